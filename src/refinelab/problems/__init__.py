@@ -1,0 +1,32 @@
+"""Benchmark problems and their tests, as data, and the loaders for each benchmark."""
+
+from refinelab.problems._asserts import tests_from_check, tests_from_statements
+from refinelab.problems._humaneval import load_humaneval
+from refinelab.problems._jsonl import load_jsonl
+from refinelab.problems._livecodebench import load_livecodebench
+from refinelab.problems._mbpp import load_mbpp
+from refinelab.problems._model import AssertTest, CallTest, Problem, ProblemKind, StdioTest, Test
+from refinelab.problems._registry import BENCHMARKS, Benchmark, benchmark, find_problem, load_benchmark
+from refinelab.problems._stdio_sources import load_apps, load_codecontests
+
+__all__ = [
+    "BENCHMARKS",
+    "AssertTest",
+    "Benchmark",
+    "CallTest",
+    "Problem",
+    "ProblemKind",
+    "StdioTest",
+    "Test",
+    "benchmark",
+    "find_problem",
+    "load_apps",
+    "load_benchmark",
+    "load_codecontests",
+    "load_humaneval",
+    "load_jsonl",
+    "load_livecodebench",
+    "load_mbpp",
+    "tests_from_check",
+    "tests_from_statements",
+]

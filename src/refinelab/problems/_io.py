@@ -1,0 +1,85 @@
+"""Reading benchmark files: JSON or JSON Lines, optionally gzip-compressed, with located errors."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TypeVar
+
+from refinelab._errors import InputError, UserError
+
+T = TypeVar("T")
+
+
+def _open_text(path: Path) -> str:
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise UserError(f"{path}: no such file") from None
+    except OSError as exc:
+        raise UserError(f"{path}: cannot read: {exc.strerror}") from None
+    if raw[:2] == b"\x1f\x8b":
+        try:
+            raw = gzip.decompress(raw)
+        except (OSError, EOFError) as exc:
+            raise InputError(path, None, None, f"corrupt gzip data ({exc})") from None
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(path, None, None, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+
+
+def read_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, object]]]:
+    """Yield ``(line_number, record)`` for every non-blank line; each line must be a JSON object."""
+    path = Path(path)
+    for number, line in enumerate(_open_text(path).splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputError(path, number, None, f"malformed JSON ({exc.msg} at column {exc.colno})") from None
+        if not isinstance(record, dict):
+            raise InputError(path, number, None, f"expected a JSON object, got {type(record).__name__}")
+        yield number, record
+
+
+def read_records(path: str | Path) -> Iterator[tuple[int | None, dict[str, object]]]:
+    """Records from a JSON Lines file, or from a file holding one JSON list of objects.
+
+    For a JSON list the position reported is the record's index (as ``record N``) rather than a line.
+    """
+    path = Path(path)
+    text = _open_text(path)
+    if not text.lstrip().startswith("["):
+        yield from read_jsonl(path)
+        return
+    try:
+        records = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(path, exc.lineno, None, f"malformed JSON ({exc.msg})") from None
+    for index, record in enumerate(records):
+        if not isinstance(record, dict):
+            raise InputError(path, None, f"record {index}", f"expected a JSON object, got {type(record).__name__}")
+        yield None if index is None else index + 1, record
+
+
+def field(record: dict[str, object], name: str, kind: type[T], where: tuple[Path, int | None]) -> T:
+    """A required field of the given type, or an :class:`InputError` naming file, line and field."""
+    if name not in record:
+        raise InputError(where[0], where[1], name, "missing")
+    value = record[name]
+    if kind is float and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)  # type: ignore[return-value]
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise InputError(where[0], where[1], name, f"expected {kind.__name__}, got {type(value).__name__}")
+    return value
+
+
+def optional(record: dict[str, object], name: str, kind: type[T], where: tuple[Path, int | None], default: T) -> T:
+    """An optional field: ``default`` when absent or null, else checked like :func:`field`."""
+    if record.get(name) is None:
+        return default
+    return field(record, name, kind, where)

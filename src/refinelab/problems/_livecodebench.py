@@ -1,0 +1,138 @@
+"""LiveCodeBench: JSON Lines with public and (optionally) private tests, or Hugging Face
+``livecodebench/code_generation_lite`` when ``datasets`` is installed.
+
+``stdin`` tests make a stdio problem; ``functional`` tests make a function problem whose entry point is
+the starter code's ``Solution.method``, each input line being one JSON argument. Private tests are
+hidden; when a record has none, the public tests are used as hidden too and ``metadata`` says so.
+Private tests in the official dataset are base64 + zlib + pickle: they are unpickled with an
+unpickler that only builds strings, lists and dicts.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import pickle
+import zlib
+from pathlib import Path
+
+from refinelab._errors import InputError, MissingDependency, UserError
+from refinelab.problems._io import field, optional, read_records
+from refinelab.problems._model import CallTest, Problem, StdioTest, Test
+from refinelab.problems._stdio_sources import entry_point_from_starter
+
+Where = tuple[Path, "int | None"]
+
+
+def load_livecodebench(path: str | Path | None = None) -> list[Problem]:
+    """Load LiveCodeBench problems from a file, or from Hugging Face when ``path`` is None."""
+    if path is None:
+        return _from_hugging_face()
+    source = Path(path)
+    return [_problem(record, (source, line)) for line, record in read_records(source)]
+
+
+def _problem(record: dict[str, object], where: Where) -> Problem:
+    public = _cases(record.get("public_tests", record.get("public_test_cases")), "public_tests", where)
+    private = _cases(record.get("private_tests", record.get("private_test_cases")), "private_tests", where)
+    starter = optional(record, "starter_code", str, where, "")
+    functional = any(case["testtype"] == "functional" for case in public + private)
+    entry = _entry_point(record, starter, where) if functional else None
+    convert = (lambda case: _call_test(case, where)) if functional else _stdio_test
+    metadata: dict[str, object] = {
+        key: record[key] for key in ("question_title", "platform", "contest_id", "contest_date", "difficulty") if key in record
+    }
+    metadata.update(source="livecodebench", private_tests=bool(private))
+    if not private:
+        metadata["note"] = "no private tests in the source: the public tests are used as hidden tests too"
+    return Problem(
+        id=field(record, "question_id", str, where),
+        prompt=field(record, "question_content", str, where),
+        kind="function" if functional else "stdio",
+        visible_tests=tuple(convert(case) for case in public),
+        hidden_tests=tuple(convert(case) for case in (private or public)),
+        entry_point=entry,
+        starter_code=starter,
+        metadata=metadata,
+    )
+
+
+def _cases(raw: object, name: str, where: Where) -> list[dict[str, str]]:
+    if raw is None or raw == "":
+        return []
+    if isinstance(raw, str):
+        raw = _decode_cases(raw, name, where)
+    if not isinstance(raw, list):
+        raise InputError(where[0], where[1], name, f"expected a list of tests, got {type(raw).__name__}")
+    cases = []
+    for case in raw:
+        if not isinstance(case, dict) or not all(isinstance(case.get(k), str) for k in ("input", "output")):
+            raise InputError(where[0], where[1], name, "each test needs string 'input' and 'output'")
+        kind = case.get("testtype", "stdin")
+        if kind not in ("stdin", "functional"):
+            raise InputError(where[0], where[1], name, f"unknown test type {kind!r} (expected stdin or functional)")
+        cases.append({"input": case["input"], "output": case["output"], "testtype": str(kind)})
+    return cases
+
+
+def _decode_cases(text: str, name: str, where: Where) -> object:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        pass
+    try:
+        data = _SafeUnpickler(io.BytesIO(zlib.decompress(base64.b64decode(text)))).load()
+        return json.loads(data) if isinstance(data, (str, bytes)) else data
+    except Exception as exc:  # noqa: BLE001 - any decoding failure is the same input error
+        raise InputError(where[0], where[1], name, f"neither JSON nor LiveCodeBench's compressed form ({exc})") from None
+
+
+class _SafeUnpickler(pickle.Unpickler):
+    """Refuses every global: plain strings, lists and dicts need none."""
+
+    def find_class(self, module: str, name: str) -> type:
+        raise pickle.UnpicklingError(f"refusing to load {module}.{name}")
+
+
+def _entry_point(record: dict[str, object], starter: str, where: Where) -> str:
+    meta = record.get("metadata")
+    if isinstance(meta, str) and meta.strip().startswith("{"):
+        meta = json.loads(meta)
+    name = meta.get("func_name") if isinstance(meta, dict) else None
+    from_starter = entry_point_from_starter(starter)
+    if isinstance(name, str) and from_starter and "." in from_starter:
+        return f"{from_starter.split('.')[0]}.{name}"
+    if isinstance(name, str):
+        return name
+    if from_starter is None:
+        raise InputError(where[0], where[1], "starter_code", "functional tests need a starter with a function")
+    return from_starter
+
+
+def _stdio_test(case: dict[str, str]) -> Test:
+    return StdioTest(case["input"], case["output"])
+
+
+def _call_test(case: dict[str, str], where: Where) -> Test:
+    try:
+        args = [json.loads(line) for line in case["input"].split("\n") if line.strip()]
+        expected = json.loads(case["output"])
+    except json.JSONDecodeError as exc:
+        raise InputError(where[0], where[1], "public_tests", f"functional test is not JSON ({exc.msg})") from None
+    return CallTest(f"candidate({', '.join(map(repr, args))})", expected)
+
+
+def _from_hugging_face() -> list[Problem]:
+    try:
+        import datasets  # type: ignore[import-not-found]
+    except ImportError:
+        raise MissingDependency(
+            "LiveCodeBench needs --data FILE or the Hugging Face datasets package: pip install datasets"
+        ) from None
+    try:
+        rows = datasets.load_dataset("livecodebench/code_generation_lite", split="test", trust_remote_code=True)
+    except Exception as exc:  # noqa: BLE001 - any hub failure means the same thing to the user
+        raise UserError(f"could not load LiveCodeBench from Hugging Face ({exc}); pass --data FILE instead") from None
+    where: Where = (Path("hf:livecodebench/code_generation_lite"), None)
+    return [_problem(dict(row), where) for row in rows]

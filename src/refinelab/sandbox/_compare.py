@@ -1,0 +1,141 @@
+"""Judging on the host: decode values the sandbox reported and compare them with expectations.
+
+Values arrive tagged by exact type (see ``_worker.encode``) and are rebuilt here from builtins only,
+so comparing them never runs candidate code.
+"""
+
+from __future__ import annotations
+
+import math
+from decimal import Decimal, InvalidOperation
+
+FLOAT_RTOL = 1e-7
+"""Relative tolerance for float comparison (evalplus uses numpy's default, 1e-7)."""
+DEFAULT_FLOAT_ATOL = 1e-6
+"""Absolute tolerance applied when the expected value holds floats and no tolerance was given."""
+
+
+class Opaque:
+    """A value of a non-builtin type the candidate returned; equal to nothing."""
+
+    def __init__(self, type_name: str) -> None:
+        self.type_name = type_name
+
+    def __eq__(self, other: object) -> bool:
+        return False
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __repr__(self) -> str:
+        return f"<{self.type_name} object>"
+
+
+def decode(data: object) -> object:
+    """Rebuild a value from the sandbox's tagged JSON encoding."""
+    if isinstance(data, list):
+        return [decode(item) for item in data]
+    if not isinstance(data, dict):
+        return data
+    ((tag, body),) = data.items()
+    if tag == "D":
+        return {_hashable(decode(k)): decode(v) for k, v in body}
+    builders = {"T": tuple, "S": lambda items: set(map(_hashable, items)), "Z": lambda items: frozenset(map(_hashable, items))}
+    if tag in builders:
+        return builders[tag]([decode(item) for item in body])
+    scalars = {"I": lambda b: int(b, 16), "F": float, "B": bytes.fromhex, "C": lambda b: complex(decode(b[0]), decode(b[1]))}  # type: ignore[arg-type]
+    if tag in scalars:
+        return scalars[tag](body)  # type: ignore[no-untyped-call]
+    return Opaque(str(body))
+
+
+def _hashable(value: object) -> object:
+    return value if value.__hash__ is not None else Opaque(type(value).__name__)
+
+
+def encode_expected(value: object) -> object:
+    """Encode a trusted expected value the same way the sandbox encodes results (for storage)."""
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return value
+    if isinstance(value, int):
+        return value if -(2**53) < value < 2**53 else {"I": hex(value)}
+    if isinstance(value, float):
+        return value if math.isfinite(value) else {"F": repr(value)}
+    if isinstance(value, list):
+        return [encode_expected(v) for v in value]
+    if isinstance(value, dict):
+        return {"D": [[encode_expected(k), encode_expected(v)] for k, v in value.items()]}
+    tags: dict[type, str] = {tuple: "T", set: "S", frozenset: "Z"}
+    for kind, tag in tags.items():
+        if isinstance(value, kind):
+            return {tag: [encode_expected(v) for v in value]}  # type: ignore[attr-defined]
+    if isinstance(value, bytes):
+        return {"B": value.hex()}
+    if isinstance(value, complex):
+        return {"C": [value.real, value.imag]}
+    raise TypeError(f"cannot store expected value of type {type(value).__name__}")
+
+
+def values_match(actual: object, expected: object, atol: float | None = None) -> bool:
+    """Equality as the benchmarks' asserts mean it, optionally with a float tolerance.
+
+    ``==`` first (so ``1 == 1.0`` and ``True == 1`` hold, as in the original asserts). With ``atol``
+    set, numbers compare within ``atol`` absolute or ``FLOAT_RTOL`` relative difference, element-wise
+    in lists and tuples of the same shape (evalplus's rule).
+    """
+    try:
+        if actual == expected:
+            return True
+    except Exception:  # noqa: BLE001 - comparing exotic decoded values must not crash judging
+        return False
+    return atol is not None and _close(actual, expected, atol)
+
+
+def holds_float(value: object) -> bool:
+    """True if the value is a float or a list/tuple holding one (evalplus then applies a tolerance)."""
+    if isinstance(value, float):
+        return True
+    if isinstance(value, (list, tuple)):
+        return any(holds_float(v) for v in value)
+    return False
+
+
+def _close(actual: object, expected: object, atol: float) -> bool:
+    numbers = (int, float)
+    if isinstance(expected, numbers) and isinstance(actual, numbers) and not isinstance(actual, bool):
+        return math.isclose(float(actual), float(expected), rel_tol=FLOAT_RTOL, abs_tol=atol)
+    if isinstance(expected, (list, tuple)) and type(actual) is type(expected):
+        assert isinstance(actual, (list, tuple))
+        return len(actual) == len(expected) and all(_close(a, e, atol) for a, e in zip(actual, expected))
+    return False
+
+
+def outputs_match(actual: str, expected: str, *, float_tolerance: float | None = None) -> bool:
+    """Compare program output with expected output the way online judges do.
+
+    Line endings are normalised (``\\r\\n`` -> ``\\n``), trailing whitespace on every line and trailing
+    blank lines are ignored. If that fails and ``float_tolerance`` is set, the outputs are compared
+    token by token, numeric tokens as decimals within that absolute tolerance.
+    """
+    if _lines(actual) == _lines(expected):
+        return True
+    if float_tolerance is None:
+        return False
+    got, want = actual.split(), expected.split()
+    return len(got) == len(want) and all(_tokens_match(g, w, float_tolerance) for g, w in zip(got, want))
+
+
+def _lines(text: str) -> list[str]:
+    lines = [line.rstrip() for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n")]
+    while lines and not lines[-1]:
+        lines.pop()
+    return lines
+
+
+def _tokens_match(got: str, want: str, tolerance: float) -> bool:
+    if got == want:
+        return True
+    try:
+        return abs(Decimal(got) - Decimal(want)) <= Decimal(str(tolerance))
+    except (InvalidOperation, ValueError):
+        return False

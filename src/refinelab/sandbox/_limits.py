@@ -1,0 +1,58 @@
+"""Resource limits for one run of candidate code."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+MIB = 1 << 20
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Limits applied to every test (time) or every run (everything else).
+
+    Time is judged on CPU time so that a verdict does not depend on how busy the machine is; wall time
+    is only a backstop against programs that sleep or block.
+    """
+
+    cpu_seconds: float = 4.0
+    """CPU time allowed per test (evalplus's floor is 4 s; LiveCodeBench uses 6 s)."""
+    wall_factor: float = 3.0
+    """Wall-clock backstop per test, as a multiple of ``cpu_seconds`` (plus one second)."""
+    memory_bytes: int = 1024 * MIB
+    """Address space the candidate may add on top of the interpreter's own (RLIMIT_AS)."""
+    file_bytes: int = 16 * MIB
+    """Largest file the candidate may write (RLIMIT_FSIZE)."""
+    open_files: int = 256
+    """Open file descriptors (RLIMIT_NOFILE)."""
+    processes: int = 64
+    """Processes and threads (RLIMIT_NPROC); enforced only under a private uid (``bwrap-uid``)."""
+    output_bytes: int = 1 * MIB
+    """Standard output (and, separately, standard error) captured per run before ``output_limit``."""
+    result_bytes: int = 64 * MIB
+    """Encoded return values per run before ``output_limit``."""
+    scratch_bytes: int = 256 * MIB
+    """Size of the private writable ``/tmp``."""
+
+    @property
+    def wall_seconds(self) -> float:
+        """The wall-clock backstop per test."""
+        return self.cpu_seconds * self.wall_factor + 1.0
+
+    def scaled(self, reference_seconds: float, *, factor: float = 4.0, floor: float = 1.0) -> Limits:
+        """Limits whose time follows a reference solution's, as evalplus does: ``max(floor, factor x t)``."""
+        return replace(self, cpu_seconds=max(floor, factor * reference_seconds))
+
+    def for_worker(self, test_count: int) -> dict[str, object]:
+        """The limits as the worker protocol spells them."""
+        return {
+            "cpu_seconds": self.cpu_seconds,
+            "wall_seconds": self.wall_seconds,
+            "cpu_total": int(self.cpu_seconds * max(test_count, 1) + 2),
+            "memory_bytes": self.memory_bytes,
+            "file_bytes": self.file_bytes,
+            "open_files": self.open_files,
+            "processes": self.processes,
+            "output_bytes": self.output_bytes,
+            "result_bytes": self.result_bytes,
+        }

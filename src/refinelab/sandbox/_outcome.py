@@ -1,0 +1,80 @@
+"""What running candidate code against tests produced: per-test outcomes and the run result."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+Verdict = Literal["pass", "fail", "error", "timeout", "memory", "output_limit", "crashed", "skipped"]
+"""Outcome of one test.
+
+``fail``: ran to the end with a wrong value or output; ``error``: raised; ``timeout``: CPU limit (or the
+wall-clock backstop); ``memory``: memory limit; ``output_limit``: printed too much; ``crashed``: the
+process died without reporting (a signal, ``os._exit``); ``skipped``: not run because an earlier test
+timed out.
+"""
+
+IsolationLevel = Literal["bwrap-uid", "bwrap", "none"]
+"""How strongly candidate code was isolated.
+
+``bwrap-uid``: bubblewrap namespaces and a private unprivileged uid per worker (process limits hold);
+``bwrap``: bubblewrap namespaces under the caller's uid (process limits shared with that uid);
+``none``: no sandbox, only rlimits and process-group cleanup (unsafe for untrusted code).
+"""
+
+SCHEMA_VERSION = 1
+
+
+@dataclass(frozen=True)
+class TestOutcome:
+    """The result of one test."""
+
+    verdict: Verdict
+    """What happened."""
+    message: str = ""
+    """Short human-readable detail: assertion text, expected vs actual, exception message."""
+    error_type: str | None = None
+    """Exception class name, for ``error`` (and ``memory``)."""
+    traceback: str | None = None
+    """Traceback trimmed to the candidate's own lines."""
+    expected: str | None = None
+    """The expected value or output (``repr`` for values), for ``fail``."""
+    actual: str | None = None
+    """What the candidate produced, for ``fail``."""
+    cpu_seconds: float | None = None
+    """CPU time of the test, when measured (stdio tests)."""
+
+    @property
+    def passed(self) -> bool:
+        """True for a pass."""
+        return self.verdict == "pass"
+
+    def to_json(self) -> dict[str, object]:
+        """A JSON-ready dict without empty fields."""
+        data = {k: v for k, v in self.__dict__.items() if v not in (None, "")}
+        data["verdict"] = self.verdict
+        return data
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """All outcomes of running one program against a list of tests."""
+
+    outcomes: tuple[TestOutcome, ...]
+    """One outcome per test, in test order."""
+    isolation: IsolationLevel
+    """The isolation the run had."""
+    output: str = field(default="", repr=False)
+    """Tail of what function-mode code printed (stdio output is in each outcome's ``actual``)."""
+    schema_version: int = SCHEMA_VERSION
+    """Version of this record's layout."""
+
+    @property
+    def passed(self) -> bool:
+        """True when there was at least one test and every test passed."""
+        return bool(self.outcomes) and all(o.passed for o in self.outcomes)
+
+    @property
+    def pass_count(self) -> int:
+        """Number of passing tests."""
+        return sum(o.passed for o in self.outcomes)

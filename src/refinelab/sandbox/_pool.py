@@ -1,0 +1,373 @@
+"""The host side of the sandbox: a pool of pre-started sandboxed workers, and judging their reports.
+
+One worker per core by default (never more than the cores unless asked, because more concurrency only
+adds contention). Each worker is started once and reused; it forks a child per job. A worker that stops
+answering is killed and replaced, and its job is reported as ``crashed`` — the caller decides whether to
+retry; the pool never raises because of what candidate code did.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import struct
+import tempfile
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from refinelab._errors import InfrastructureError, MissingDependency
+from refinelab.problems._model import AssertTest, CallTest, ProblemKind, StdioTest, Test
+from refinelab.sandbox._bwrap import WorkerCommand, bwrap_command, probe_bwrap, unsandboxed_command
+from refinelab.sandbox._compare import decode, outputs_match, values_match
+from refinelab.sandbox._limits import Limits
+from refinelab.sandbox._outcome import IsolationLevel, RunResult, TestOutcome, Verdict
+
+_HEADER = struct.Struct(">I")
+_START_TIMEOUT = 30.0
+
+IsolationMode = Literal["auto", "bwrap", "none"]
+"""``auto``: bubblewrap when it works, else the unsandboxed fallback with a warning; ``bwrap``: fail if
+bubblewrap does not work; ``none``: no sandbox (trusted code only)."""
+
+
+class SandboxWarning(UserWarning):
+    """Candidate code is running without isolation."""
+
+
+def default_workers() -> int:
+    """The number of cores this process may use."""
+    return len(os.sched_getaffinity(0))
+
+
+@dataclass(frozen=True)
+class _JobSpec:
+    """Everything about a job except its programs."""
+
+    tests: tuple[Test, ...]
+    kind: ProblemKind
+    entry_point: str | None
+    setup: str
+    limits: Limits
+    isolate: bool
+
+    def job(self, programs: list[str], job_id: int) -> dict[str, object]:
+        """The request for the worker: inputs only, never expected values or outputs."""
+        return {
+            "id": job_id,
+            "mode": self.kind,
+            "programs": programs,
+            "entry_point": self.entry_point,
+            "setup": self.setup,
+            "isolate": self.isolate,
+            "tests": [_test_for_worker(test) for test in self.tests],
+            "limits": self.limits.for_worker(1 if self.kind == "stdio" else len(self.tests) * len(programs)),
+        }
+
+
+class _Worker:
+    """One running worker process and the pipe protocol to it."""
+
+    def __init__(self, command: WorkerCommand) -> None:
+        self.command = command
+        self.process: asyncio.subprocess.Process | None = None
+        self.stderr_tail = b""
+        self._stderr_task: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        self.process = await asyncio.create_subprocess_exec(
+            *self.command.argv,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            start_new_session=True,
+            limit=1 << 20,
+        )
+        self._stderr_task = asyncio.ensure_future(self._drain_stderr())
+        assert self.process.stdout is not None
+        ready = await asyncio.wait_for(self.process.stdout.read(1), _START_TIMEOUT)
+        if ready != b"R":
+            await self.stop()
+            raise InfrastructureError(f"sandbox worker failed to start: {self.stderr_tail.decode(errors='replace')[-500:]}")
+
+    async def _drain_stderr(self) -> None:
+        assert self.process is not None and self.process.stderr is not None
+        while chunk := await self.process.stderr.read(65536):
+            self.stderr_tail = (self.stderr_tail + chunk)[-4096:]
+
+    async def call(self, job: dict[str, object], timeout: float) -> dict[str, object]:
+        process = self.process
+        assert process is not None and process.stdin is not None and process.stdout is not None
+        body = json.dumps(job).encode()
+        process.stdin.write(_HEADER.pack(len(body)) + body)
+        await process.stdin.drain()
+        header = await asyncio.wait_for(process.stdout.readexactly(_HEADER.size), timeout)
+        data = await asyncio.wait_for(process.stdout.readexactly(_HEADER.unpack(header)[0]), timeout)
+        reply = json.loads(data)
+        assert isinstance(reply, dict)
+        return reply
+
+    async def stop(self) -> None:
+        process = self.process
+        self.process = None
+        if process is None:
+            return
+        if process.stdin is not None:
+            process.stdin.close()  # the worker exits at end of input
+        try:
+            await asyncio.wait_for(process.wait(), 2.0)
+        except asyncio.TimeoutError:
+            process.kill()
+            await process.wait()
+        if self._stderr_task is not None:
+            await asyncio.gather(self._stderr_task, return_exceptions=True)
+
+
+class WorkerPool:
+    """Runs candidate programs against tests in pre-started sandboxed workers.
+
+    Use as an async context manager::
+
+        async with WorkerPool() as pool:
+            result = await pool.run(code, tests, kind="function", entry_point="add")
+    """
+
+    def __init__(
+        self,
+        *,
+        workers: int | None = None,
+        limits: Limits | None = None,
+        isolation: IsolationMode = "auto",
+        batch_size: int = 16,
+    ) -> None:
+        self.size = workers or default_workers()
+        self.batch_size = max(1, batch_size)
+        self.limits = limits or Limits()
+        self.mode: IsolationMode = isolation
+        self.isolation: IsolationLevel = "none"
+        self._idle: asyncio.Queue[_Worker] = asyncio.Queue()
+        self._all: list[_Worker] = []
+        self._scratch: tempfile.TemporaryDirectory[str] | None = None
+        self._next_id = 0
+
+    async def __aenter__(self) -> WorkerPool:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def start(self) -> None:
+        """Choose the isolation level and start the workers."""
+        commands = self._commands()
+        self.isolation = commands[0].isolation
+        workers = [_Worker(command) for command in commands]
+        started = await asyncio.gather(*(worker.start() for worker in workers), return_exceptions=True)
+        failures = [outcome for outcome in started if isinstance(outcome, BaseException)]
+        if failures:
+            await asyncio.gather(*(worker.stop() for worker in workers))
+            raise failures[0]
+        for worker in workers:
+            self._all.append(worker)
+            self._idle.put_nowait(worker)
+
+    def _commands(self) -> list[WorkerCommand]:
+        if self.mode != "none":
+            reason = probe_bwrap(self.limits)
+            if reason is None:
+                return [bwrap_command(i, self.limits) for i in range(self.size)]
+            if self.mode == "bwrap":
+                raise MissingDependency(f"{reason}; install it with: sudo apt-get install -y bubblewrap")
+            warnings.warn(f"UNSANDBOXED: {reason}; candidate code runs with rlimits only", SandboxWarning, stacklevel=3)
+        else:
+            warnings.warn("UNSANDBOXED: isolation='none'; candidate code runs with rlimits only", SandboxWarning, stacklevel=3)
+        self._scratch = tempfile.TemporaryDirectory(prefix="refinelab-")
+        return [unsandboxed_command(scratch=self._scratch.name) for _ in range(self.size)]
+
+    async def close(self) -> None:
+        """Stop every worker."""
+        await asyncio.gather(*(worker.stop() for worker in self._all))
+        self._all.clear()
+        if self._scratch is not None:
+            self._scratch.cleanup()
+
+    async def run(
+        self,
+        code: str,
+        tests: Sequence[Test],
+        *,
+        kind: ProblemKind,
+        entry_point: str | None = None,
+        setup: str = "",
+        limits: Limits | None = None,
+    ) -> RunResult:
+        """Run one program against ``tests`` and judge every test. Never raises for what the code does."""
+        (result,) = await self.run_many([code], tests, kind=kind, entry_point=entry_point, setup=setup, limits=limits)
+        return result
+
+    async def run_many(
+        self,
+        programs: Sequence[str],
+        tests: Sequence[Test],
+        *,
+        kind: ProblemKind,
+        entry_point: str | None = None,
+        setup: str = "",
+        limits: Limits | None = None,
+        isolate: bool = False,
+    ) -> list[RunResult]:
+        """Run several programs against the same tests (the samples of one problem).
+
+        Function programs are batched: one child process runs a batch of programs in turn, with the
+        interpreter state restored between them and a fresh child whenever a program leaves anything
+        behind that cannot be restored (see ``_worker/state.py``). ``isolate=True`` gives every program
+        its own process instead (slower, the strongest separation between programs).
+        """
+        if not tests:
+            return [RunResult((), self.isolation) for _ in programs]
+        limits = limits or self.limits
+        spec = _JobSpec(tuple(tests), kind, entry_point, setup, limits, isolate or kind == "stdio")
+        size = 1 if kind == "stdio" else self.batch_size
+        batches = [list(programs[i : i + size]) for i in range(0, len(programs), size)]
+        done = await asyncio.gather(*(self._run_batch(batch, spec) for batch in batches))
+        return [result for batch in done for result in batch]
+
+    async def _run_batch(self, programs: list[str], spec: _JobSpec) -> list[RunResult]:
+        rows, outputs = await self._raw_batch(programs, spec)
+        return [
+            RunResult(tuple(judge(t, r) for t, r in zip(spec.tests, row)), self.isolation, output=out)
+            for row, out in zip(rows, outputs)
+        ]
+
+    async def _raw_batch(self, programs: list[str], spec: _JobSpec) -> tuple[list[list[object]], list[str]]:
+        """The worker's reports, one row per program (a crashed worker yields ``crashed`` reports)."""
+        job = spec.job(programs, self._new_id())
+        backstop = spec.limits.wall_seconds * len(spec.tests) * len(programs) + 30.0
+        reply = await self._dispatch(job, backstop)
+        if reply is None:
+            crash = {"s": "crashed", "m": "the sandbox worker stopped answering and was replaced"}
+            return [[crash] * len(spec.tests) for _ in programs], [""] * len(programs)
+        rows, outputs = reply["results"], reply.get("outputs")
+        assert isinstance(rows, list) and isinstance(outputs, list)
+        return rows, [str(out) for out in outputs]
+
+    async def values(
+        self,
+        code: str,
+        expressions: Sequence[str],
+        *,
+        entry_point: str | None = None,
+        setup: str = "",
+        limits: Limits | None = None,
+    ) -> list[object | TestOutcome]:
+        """Evaluate expressions against a trusted program (a reference solution) and return the values.
+
+        Used to compute expected outputs (HumanEval+). An expression that fails yields its
+        :class:`TestOutcome` instead of a value.
+        """
+        tests = tuple(CallTest(expr, None) for expr in expressions)
+        spec = _JobSpec(tests, "function", entry_point, setup, limits or self.limits, True)
+        (row,), _ = await self._raw_batch([code], spec)
+        return [_value_or_outcome(test, report) for test, report in zip(tests, row)]
+
+    def _new_id(self) -> int:
+        self._next_id += 1
+        return self._next_id
+
+    async def _dispatch(self, job: dict[str, object], backstop: float) -> dict[str, object] | None:
+        worker = await self._idle.get()
+        try:
+            return await worker.call(job, backstop)
+        except (asyncio.TimeoutError, asyncio.IncompleteReadError, ConnectionError, ValueError):
+            await worker.stop()
+            await worker.start()
+            return None
+        finally:
+            self._idle.put_nowait(worker)
+
+
+def _value_or_outcome(test: CallTest, report: object) -> object:
+    if isinstance(report, dict) and report.get("s") == "value":
+        return decode(report.get("v"))
+    return judge(test, report)
+
+
+def _test_for_worker(test: Test) -> dict[str, object]:
+    """What the worker gets for a test: inputs only, never the expected value or output."""
+    if isinstance(test, CallTest):
+        return {"k": "call", "expr": test.expr}
+    if isinstance(test, AssertTest):
+        return {"k": "assert", "code": test.code}
+    return {"k": "stdio", "stdin": test.stdin}
+
+
+_STATUS_VERDICTS: dict[str, Verdict] = {
+    "error": "error",
+    "memory": "memory",
+    "timeout": "timeout",
+    "output_limit": "output_limit",
+    "crashed": "crashed",
+    "skipped": "skipped",
+}
+
+
+def judge(test: Test, report: object) -> TestOutcome:
+    """Turn the worker's report for one test into an outcome.
+
+    A pass needs the status that only the harness path produces for that kind of test (a value for a
+    call test, ``ok`` with the job's nonce for an assert test, ``done`` for a stdio test) *and*, for
+    call and stdio tests, a match judged here on the host.
+    """
+    if not isinstance(report, dict):
+        return TestOutcome("crashed", "no report for this test")
+    status = str(report.get("s"))
+    if status in _STATUS_VERDICTS:
+        return _failure_outcome(_STATUS_VERDICTS[status], report)
+    if isinstance(test, CallTest) and status == "value":
+        return _judge_value(test, report.get("v"))
+    if isinstance(test, AssertTest) and status == "ok":
+        return TestOutcome("pass")
+    if isinstance(test, StdioTest) and status == "done":
+        return _judge_stdout(test, report)
+    return TestOutcome("crashed", f"unexpected report {status!r} for this kind of test")
+
+
+def _failure_outcome(verdict: Verdict, report: dict[str, object]) -> TestOutcome:
+    traceback = report.get("tb")
+    return TestOutcome(
+        verdict,
+        str(report.get("m", "")),
+        error_type=str(report["t"]) if "t" in report else None,
+        traceback=str(traceback) if traceback else None,
+        actual=str(report["stdout"])[:2000] if report.get("stdout") else None,
+        cpu_seconds=_float_or_none(report.get("cpu")),
+    )
+
+
+def _judge_value(test: CallTest, encoded: object) -> TestOutcome:
+    actual = decode(encoded)
+    if values_match(actual, test.expected, test.atol):
+        return TestOutcome("pass")
+    expected_text, actual_text = _short_repr(test.expected), _short_repr(actual)
+    return TestOutcome("fail", f"{test.expr}: expected {expected_text}, got {actual_text}", expected=expected_text, actual=actual_text)
+
+
+def _judge_stdout(test: StdioTest, report: dict[str, object]) -> TestOutcome:
+    stdout = str(report.get("stdout", ""))
+    cpu = _float_or_none(report.get("cpu"))
+    if outputs_match(stdout, test.expected):
+        return TestOutcome("pass", cpu_seconds=cpu)
+    return TestOutcome(
+        "fail", "wrong output", expected=test.expected[:2000], actual=stdout[:2000], cpu_seconds=cpu
+    )
+
+
+def _short_repr(value: object, limit: int = 300) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _float_or_none(value: object) -> float | None:
+    return float(value) if isinstance(value, (int, float)) else None

@@ -1,0 +1,214 @@
+"""The forked child: sets its limits, runs candidate programs, and reports on the result pipe (fd 3).
+
+Every report is one JSON line carrying the job's nonce; the worker ignores lines without it. A pass is
+never inferred from how the child ends: only these reports count, and the host judges values and
+output itself.
+"""
+
+from __future__ import annotations
+
+import builtins
+import gc
+import json
+import os
+import resource
+import signal
+import sys
+import time
+import traceback
+
+from . import codec
+from .state import Snapshot
+
+CANDIDATE_FILE = "<candidate>"
+
+
+class Reporter:
+    """Writes one JSON line per event to the result pipe, with the job's nonce."""
+
+    def __init__(self, fd: int, nonce: str) -> None:
+        self._fd = fd
+        self._nonce = nonce
+        self._dumps = json.dumps
+        self._write = os.write
+
+    def send(self, message: dict[str, object]) -> None:
+        """Write one event."""
+        message["n"] = self._nonce
+        view = memoryview((self._dumps(message) + "\n").encode())
+        while view:
+            view = view[self._write(self._fd, view) :]
+
+
+def error_message(exc: BaseException) -> dict[str, object]:
+    """Describe an exception, with the traceback trimmed to the candidate's own lines."""
+    if isinstance(exc, MemoryError):
+        return {"s": "memory", "t": "MemoryError", "m": _safe_str(exc)[:2000]}
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == CANDIDATE_FILE]
+    lines = "".join(traceback.format_list(frames[-8:]))
+    try:
+        text = "".join(traceback.format_exception_only(type(exc), exc))
+    except BaseException:  # noqa: BLE001 - a candidate's exception may fail to format
+        text = type(exc).__name__ + "\n"
+    return {"s": "error", "t": type(exc).__name__, "m": _safe_str(exc)[:2000], "tb": (lines + text)[-4000:]}
+
+
+def _safe_str(exc: BaseException) -> str:
+    try:
+        return str(exc)
+    except BaseException:  # noqa: BLE001 - a candidate's __str__ may raise anything
+        return "<unprintable>"
+
+
+def _checked(function: object) -> object:
+    """The entry point as tests see it: results rebuilt from exact builtins."""
+
+    def checked(*args: object, **kwargs: object) -> object:
+        return codec.plain(function(*args, **kwargs))  # type: ignore[operator]
+
+    return checked
+
+
+def _resolve_entry(namespace: dict[str, object], entry: str) -> object:
+    """Find the function to test: ``name`` or ``Class.method`` (LeetCode's ``Solution.f``)."""
+    class_name, _, method = entry.rpartition(".")
+    if not class_name:
+        if entry not in namespace:
+            raise NameError(f"the program does not define {entry!r}")
+        return namespace[entry]
+    if class_name not in namespace:
+        raise NameError(f"the program does not define class {class_name!r}")
+    return getattr(namespace[class_name](), method)  # type: ignore[operator]
+
+
+def _test_scope(job: dict[str, object], namespace: dict[str, object]) -> dict[str, object]:
+    scope = dict(namespace)
+    scope.update(inf=float("inf"), nan=float("nan"))
+    entry = job.get("entry_point")
+    if isinstance(entry, str) and entry:
+        scope["candidate"] = _checked(_resolve_entry(namespace, entry))
+        if "." not in entry:
+            scope[entry] = scope["candidate"]
+    setup = job.get("setup")
+    if setup:
+        exec(compile(str(setup), "<tests>", "exec"), scope)  # noqa: S102 - benchmark code, sandboxed
+    return scope
+
+
+def _run_test(test: dict[str, object], scope: dict[str, object]) -> dict[str, object]:
+    try:
+        if test["k"] == "call":
+            value = eval(compile(str(test["expr"]), "<test>", "eval"), scope)  # noqa: S307 - sandboxed
+            return {"s": "value", "v": codec.encode(value)}
+        exec(compile(str(test["code"]), "<test>", "exec"), scope)  # noqa: S102 - sandboxed
+        return {"s": "ok"}
+    except BaseException as exc:  # noqa: BLE001 - candidate code may raise anything
+        return error_message(exc)
+
+
+def _flush_stdout() -> None:
+    try:
+        sys.stdout.flush()
+    except BaseException:  # noqa: BLE001, S110 - a closed or broken stdout is the program's problem
+        pass
+
+
+def _run_program(job: dict[str, object], program: int, start: int, report: Reporter) -> None:
+    """Load one program and run its tests from ``start``; every step is reported."""
+    codes, tests = job["programs"], job["tests"]
+    assert isinstance(codes, list) and isinstance(tests, list)
+    indices = range(start, len(tests))  # before the program runs: it may rebind builtins
+    namespace: dict[str, object] = {"__name__": "__candidate__", "__builtins__": builtins}
+    report.send({"p": program, "i": -1, "b": time.process_time()})
+    try:
+        exec(compile(str(codes[program]), CANDIDATE_FILE, "exec"), namespace)  # noqa: S102 - sandboxed
+        scope = _test_scope(job, namespace)
+    except BaseException as exc:  # noqa: BLE001 - candidate code may raise anything
+        _flush_stdout()
+        report.send({"p": program, "i": -1, **error_message(exc)})
+        return
+    report.send({"p": program, "i": -1, "s": "ok"})
+    for index in indices:
+        report.send({"p": program, "i": index, "b": time.process_time()})
+        result = _run_test(tests[index], scope)
+        _flush_stdout()
+        report.send({"p": program, "i": index, **result})
+
+
+def run_function_child(job: dict[str, object], first: int, start: int, report: Reporter) -> None:
+    """Run programs from ``first`` (its tests from ``start``) until done, isolated, or tainted."""
+    codes = job["programs"]
+    assert isinstance(codes, list)
+    snapshot = Snapshot(in_own_namespace=os.getppid() == 1)
+    for program in range(first, len(codes)):
+        _run_program(job, program, start if program == first else 0, report)
+        reason = snapshot.restore()
+        if job.get("isolate") or reason:
+            report.send({"p": program, "i": -2, "taint": reason or "isolated"})
+            return
+
+
+def run_stdio_child(job: dict[str, object], report: Reporter) -> None:
+    """Run a whole program with the test's input on a real fd 0."""
+    sys.stdin = sys.__stdin__ = open(0, encoding="utf-8", closefd=False)  # noqa: SIM115
+    sys.stdout = sys.__stdout__ = open(1, "w", encoding="utf-8", closefd=False)  # noqa: SIM115
+    sys.stderr = sys.__stderr__ = open(2, "w", encoding="utf-8", closefd=False, buffering=1)  # noqa: SIM115
+    codes = job["programs"]
+    assert isinstance(codes, list)
+    namespace: dict[str, object] = {"__name__": "__main__", "__builtins__": builtins}
+    report.send({"p": 0, "i": 0, "b": time.process_time()})
+    outcome: dict[str, object] = {"s": "done"}
+    try:
+        exec(compile(str(codes[0]), CANDIDATE_FILE, "exec"), namespace)  # noqa: S102 - sandboxed
+    except SystemExit as exc:
+        if exc.code not in (None, 0):
+            outcome = {"s": "error", "t": "SystemExit", "m": f"exit status {exc.code!r}", "tb": ""}
+    except BaseException as exc:  # noqa: BLE001 - candidate code may raise anything
+        outcome = error_message(exc)
+    _flush_stdout()
+    report.send({"p": 0, "i": 0, **outcome})
+
+
+def child_main(job: dict[str, object], position: tuple[int, int], fds: dict[str, int], nonce: str) -> None:
+    """Entry of the forked child; never returns."""
+    try:
+        _prepare(job, fds)
+        report = Reporter(3, nonce)
+        if job["mode"] == "stdio":
+            run_stdio_child(job, report)
+        else:
+            run_function_child(job, position[0], position[1], report)
+    finally:
+        os._exit(0)
+
+
+def _prepare(job: dict[str, object], fds: dict[str, int]) -> None:
+    os.setsid()
+    for target, source in ((0, fds["stdin"]), (1, fds["out"]), (2, fds["err"]), (3, fds["res"])):
+        os.dup2(source, target)
+    os.closerange(4, 1 << 16)
+    limits = job["limits"]
+    assert isinstance(limits, dict)
+    set_limits(limits)
+    os.chdir(str(job["cwd"]))
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    gc.enable()
+
+
+def set_limits(limits: dict[str, object]) -> None:
+    """Apply the job's rlimits to this process (soft = hard, so they cannot be raised)."""
+
+    def cap(which: int, value: object) -> None:
+        number = int(str(value))
+        resource.setrlimit(which, (number, number))
+
+    with open("/proc/self/statm", "rb") as handle:
+        vm_bytes = int(handle.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    cap(resource.RLIMIT_AS, vm_bytes + int(str(limits["memory_bytes"])))  # on top of what exists
+    cap(resource.RLIMIT_CPU, limits["cpu_total"])
+    cap(resource.RLIMIT_FSIZE, limits["file_bytes"])
+    cap(resource.RLIMIT_NOFILE, limits["open_files"])
+    cap(resource.RLIMIT_CORE, 0)
+    if limits.get("processes"):
+        cap(resource.RLIMIT_NPROC, limits["processes"])

@@ -1,0 +1,122 @@
+"""Jobs: what the worker does with one request.
+
+A function job runs one or more programs against the same tests, in as few children as possible: a
+child goes on to the next program unless the job asks for isolation or the previous program tainted
+it. When a child dies on a test, the worker records why and starts a new child at the next test (or,
+after a timeout, skips the program's remaining tests). A stdio job forks one child per (program, test).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+
+from .supervise import Key, Watch, spawn, sweep, watch_child
+
+Result = dict[str, object]
+
+
+def _run_child(job: dict[str, object], position: Key, stdin: bytes | None) -> tuple[Watch, dict[str, object]]:
+    limits = job["limits"]
+    assert isinstance(limits, dict)
+    pid, fds, nonce = spawn(job, position, stdin)
+    watch = Watch(nonce, limits)
+    status, cpu = watch_child(pid, fds, watch, limits)
+    sweep(pid)
+    return watch, {"status": status, "cpu": cpu, "cpu_total": limits["cpu_total"]}
+
+
+def death(watch: Watch, info: dict[str, object]) -> Result:
+    """Describe why a child stopped without reporting the step it was on.
+
+    A SIGKILL the worker did not send comes from the hard RLIMIT_CPU when the child used up its CPU
+    budget; otherwise the child killed itself, which is a crash.
+    """
+    if watch.killed == "timeout":
+        return {"s": "timeout", "m": "time limit exceeded"}
+    if watch.killed == "output_limit":
+        return {"s": "output_limit", "m": "output limit exceeded"}
+    status = int(str(info["status"]))
+    if os.WIFSIGNALED(status):
+        number = os.WTERMSIG(status)
+        exhausted = float(str(info["cpu"])) >= float(str(info["cpu_total"])) - 0.5
+        if number == signal.SIGXCPU or (number == signal.SIGKILL and exhausted):
+            return {"s": "timeout", "m": f"killed by {signal.Signals(number).name} (CPU limit)"}
+        return {"s": "crashed", "m": f"killed by signal {signal.Signals(number).name}"}
+    return {"s": "crashed", "m": f"exited with status {os.WEXITSTATUS(status)} before reporting a result"}
+
+
+def _clean(message: dict[str, object]) -> Result:
+    return {k: v for k, v in message.items() if k not in ("n", "p", "i")}
+
+
+def run_function_job(job: dict[str, object]) -> dict[str, object]:
+    """Run every (program, test) of a function job, restarting children as needed."""
+    programs, tests = job["programs"], job["tests"]
+    assert isinstance(programs, list) and isinstance(tests, list)
+    results: list[list[Result | None]] = [[None] * len(tests) for _ in programs]
+    outputs: list[str] = [""] * len(programs)
+    position: Key = (0, 0)
+    while position[0] < len(programs):
+        watch, info = _run_child(job, position, None)
+        watch.finish()
+        for program, text in watch.outputs.items():
+            if 0 <= program < len(outputs):
+                outputs[program] += text.decode("utf-8", "replace")
+        position = _collect(watch, info, results, position)
+    return {"results": results, "outputs": outputs}
+
+
+def _collect(watch: Watch, info: dict[str, object], results: list[list[Result | None]], position: Key) -> Key:
+    """Store what one child reported, from ``position`` on; return where the next child starts."""
+    program, start = position
+    while program < len(results):
+        stopped_at = _collect_program(watch, info, results[program], program, start)
+        if stopped_at is not None:
+            return stopped_at
+        if (program, -2) in watch.events:
+            return (program + 1, 0)
+        program, start = program + 1, 0
+    return (program, 0)
+
+
+def _collect_program(
+    watch: Watch, info: dict[str, object], row: list[Result | None], program: int, start: int
+) -> Key | None:
+    """Fill one program's row; return None if the child finished it and may have gone on."""
+    load = watch.events.get((program, -1))
+    if load is None and program not in watch.started and watch.started:
+        return (program, start)  # the child ended between programs: start this one afresh
+    if load is None or load.get("s") != "ok":
+        failure = _clean(load) if load is not None else death(watch, info)
+        for index in range(start, len(row)):
+            row[index] = dict(failure)
+        return None if load is not None else (program + 1, 0)
+    index = start
+    while index < len(row) and (program, index) in watch.events:
+        row[index] = _clean(watch.events[program, index])
+        index += 1
+    if index == len(row):
+        return None
+    row[index] = death(watch, info)
+    if row[index]["s"] != "timeout":  # type: ignore[index]
+        return (program, index + 1) if index + 1 < len(row) else (program + 1, 0)
+    for later in range(index + 1, len(row)):
+        row[later] = {"s": "skipped", "m": "not run: an earlier test timed out"}
+    return (program + 1, 0)
+
+
+def run_stdio_job(job: dict[str, object]) -> dict[str, object]:
+    """Run a stdin/stdout program once per test, each in a fresh child."""
+    tests = job["tests"]
+    assert isinstance(tests, list)
+    row: list[Result] = []
+    for test in tests:
+        watch, info = _run_child(job, (0, 0), str(test["stdin"]).encode())
+        event = watch.events.get((0, 0))
+        result = _clean(event) if event is not None and watch.killed is None else death(watch, info)
+        result["stdout"] = watch.out.decode("utf-8", "replace")
+        result["stderr"] = watch.err[-4096:].decode("utf-8", "replace")
+        result["cpu"] = info["cpu"]
+        row.append(result)
+    return {"results": [row], "outputs": [""]}

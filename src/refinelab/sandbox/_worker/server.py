@@ -1,0 +1,133 @@
+"""The worker's main loop: read a job, run it, write the reply; clean the scratch space between jobs.
+
+Protocol: 4-byte big-endian length, then a JSON object, in both directions, on private copies of the
+descriptors the host gave as stdin and stdout (0 and 1 then point at /dev/null and stderr, so children
+cannot reach the protocol). The worker writes ``R`` once when it is ready.
+"""
+
+from __future__ import annotations
+
+import builtins
+import ctypes
+import gc
+import json
+import os
+import shutil
+import signal
+import struct
+import sys
+
+from . import codec
+from .child import CANDIDATE_FILE, error_message
+from .jobs import run_function_job, run_stdio_job
+
+_HEADER = struct.Struct(">I")
+_PR_SET_PDEATHSIG = 1
+_PR_SET_DUMPABLE = 4
+PRELOADED = (
+    "array", "bisect", "collections", "copy", "datetime", "decimal", "fractions", "functools", "hashlib",
+    "heapq", "itertools", "math", "operator", "random", "re", "statistics", "string", "typing",
+)
+"""Imported once in the worker so that programs importing them pay nothing (HumanEval's prompts all
+import ``typing``)."""
+
+
+def _read_exact(fd: int, size: int) -> bytes | None:
+    data = bytearray()
+    while len(data) < size:
+        chunk = os.read(fd, size - len(data))
+        if not chunk:
+            return None
+        data += chunk
+    return bytes(data)
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
+def clean_scratch(scratch: str) -> None:
+    """Empty the scratch space so that nothing a job wrote is seen by the next one.
+
+    Inside the sandbox (PID 1 of a private namespace) that is all of /tmp and /dev/shm, which are
+    private to this worker; unsandboxed it is only the worker's own scratch directory.
+    """
+    for root in ("/tmp", "/dev/shm") if os.getpid() == 1 else (scratch,):
+        try:
+            names = os.listdir(root)
+        except OSError:
+            continue
+        for name in names:
+            path = os.path.join(root, name)
+            if os.path.isdir(path) and not os.path.islink(path):
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                try:
+                    os.unlink(path)
+                except OSError:
+                    pass
+
+
+def warm_up() -> None:
+    """Run the harness path once in the worker itself.
+
+    The first compile, exec and encode in a fresh interpreter initialise lazily allocated state; done
+    here once, every forked child inherits it (measured here: the first compile in a child took 2.7 ms
+    cold and 0.8 ms warm).
+    """
+    for name in PRELOADED:
+        __import__(name)
+    program = "def _f(a, b=2):\n    return [a, (b, {a: b}), {1.5}]\n"
+    namespace: dict[str, object] = {"__builtins__": builtins}
+    exec(compile(program, CANDIDATE_FILE, "exec"), namespace)  # noqa: S102 - our own constant
+    value = eval(compile("_f(1)", "<test>", "eval"), namespace)  # noqa: S307 - our own constant
+    json.loads(json.dumps({"i": 0, "v": codec.encode(codec.plain(value))}))
+    try:
+        raise ValueError("warm-up")
+    except ValueError as exc:
+        error_message(exc)
+
+
+def serve(proto_in: int, proto_out: int, scratch: str) -> None:
+    """Answer jobs until the host closes the pipe."""
+    counter = 0
+    while (header := _read_exact(proto_in, _HEADER.size)) is not None:
+        body = _read_exact(proto_in, _HEADER.unpack(header)[0])
+        if body is None:
+            return
+        job = json.loads(body)
+        counter += 1
+        job["cwd"] = os.path.join(scratch, f"job{counter}")
+        os.mkdir(job["cwd"], 0o700)
+        gc.freeze()  # keep the worker's objects out of the children's collections (fewer copied pages)
+        try:
+            reply = run_stdio_job(job) if job["mode"] == "stdio" else run_function_job(job)
+        finally:
+            clean_scratch(scratch)
+        reply["id"] = job["id"]
+        data = json.dumps(reply).encode()
+        _write_all(proto_out, _HEADER.pack(len(data)) + data)
+
+
+def main() -> None:
+    """Set the worker up and serve: protocol on private fds, stdio pointed away from them."""
+    proto_in, proto_out = os.dup(0), os.dup(1)
+    devnull = os.open(os.devnull, os.O_RDWR)
+    os.dup2(devnull, 0)
+    os.dup2(2, 1)
+    try:
+        libc = ctypes.CDLL(None)
+        libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)  # children cannot ptrace us or read our memory
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # setpriv's uid change cleared bwrap's
+    except (OSError, AttributeError):
+        pass
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    if hasattr(sys, "set_int_max_str_digits"):
+        sys.set_int_max_str_digits(0)
+    scratch = sys.argv[1] if len(sys.argv) > 1 else "/tmp"
+    warm_up()
+    gc.collect()
+    _write_all(proto_out, b"R")
+    serve(proto_in, proto_out, scratch)

@@ -1,0 +1,236 @@
+"""The worker's side of one child: fork it, watch its pipes and its CPU time, kill it, clean up.
+
+Time is judged on the child's CPU time, read from ``/proc`` (the child cannot lie about it), with a
+wall-clock backstop; the worker SIGKILLs the child, so catching ``BaseException`` buys nothing. Output
+is read while the child runs (no pipe-full deadlock) and capped.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import time
+
+from .child import child_main
+
+_CLK_TCK = os.sysconf("SC_CLK_TCK")
+_CHUNK = 65536
+_TICK = 0.02
+
+Key = tuple[int, int]
+"""(program, test); test -1 is loading the program, -2 a taint report."""
+
+
+class Watch:
+    """What the worker learns about one child while it runs."""
+
+    def __init__(self, nonce: str, limits: dict[str, object]) -> None:
+        self.nonce = nonce
+        self.output_cap = int(str(limits["output_bytes"]))
+        self.result_cap = int(str(limits["result_bytes"]))
+        self.out = bytearray()
+        self.err = bytearray()
+        self.res = bytearray()
+        self.outputs: dict[int, bytes] = {}
+        self.events: dict[Key, dict[str, object]] = {}
+        self.current: Key | None = None
+        self.program: int | None = None
+        self.started: set[int] = set()
+        self.begin_wall = time.monotonic()
+        self.begin_cpu = 0.0
+        self.killed: str | None = None
+
+    def take_results(self) -> None:
+        """Parse complete lines from the result pipe; lines without the nonce are ignored."""
+        end = self.res.rfind(b"\n")
+        if end < 0:
+            return
+        lines = self.res[:end].split(b"\n")
+        del self.res[: end + 1]  # in place: the pump holds a reference to this buffer
+        for line in lines:
+            self._take_line(line)
+
+    def _take_line(self, line: bytes) -> None:
+        try:
+            message = json.loads(line)
+        except ValueError:
+            return
+        if not isinstance(message, dict) or message.get("n") != self.nonce:
+            return
+        program, index = message.get("p"), message.get("i")
+        if not isinstance(program, int) or not isinstance(index, int):
+            return
+        if "b" in message:
+            self._begin((program, index), message["b"])
+        elif (program, index) not in self.events:
+            self.events[program, index] = message
+            self.current = None
+
+    def _begin(self, key: Key, cpu: object) -> None:
+        if key[0] != self.program:
+            if self.program is not None:
+                self._close_output()
+            self.program = key[0]
+        self.started.add(key[0])
+        self.current = key
+        self.begin_wall = time.monotonic()
+        self.begin_cpu = float(cpu) if isinstance(cpu, (int, float)) else 0.0
+
+    def _close_output(self) -> None:
+        """Assign what was printed so far to the current program; the next one starts empty."""
+        if self.program is not None:
+            self.outputs[self.program] = bytes(self.out[-4096:] + self.err[-4096:])
+        self.out.clear()
+        self.err.clear()
+
+    def finish(self) -> None:
+        """Assign what remains printed to the last program the child was on."""
+        self.take_results()
+        self._close_output()
+
+
+def cpu_seconds(pid: int) -> float:
+    """User plus system CPU time of a process, from /proc."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            fields = handle.read().rsplit(b")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / _CLK_TCK
+
+
+def spawn(job: dict[str, object], position: Key, stdin_data: bytes | None) -> tuple[int, dict[str, int], str]:
+    """Fork a child for ``job`` starting at ``position``; return its pid, our pipe ends and the nonce."""
+    nonce = os.urandom(16).hex()
+    child_fds: dict[str, int] = {}
+    parent_fds: dict[str, int] = {}
+    for name in ("out", "err", "res"):
+        read_end, write_end = os.pipe()
+        child_fds[name], parent_fds[name] = write_end, read_end
+    child_fds["stdin"] = _stdin_fd(stdin_data)
+    pid = os.fork()
+    if pid == 0:
+        child_main(job, position, child_fds, nonce)
+    for fd in child_fds.values():
+        os.close(fd)
+    for fd in parent_fds.values():
+        os.set_blocking(fd, False)
+    return pid, parent_fds, nonce
+
+
+def _stdin_fd(data: bytes | None) -> int:
+    """A real file descriptor for standard input: /dev/null, or a memfd holding the test's input."""
+    if data is None:
+        return os.open(os.devnull, os.O_RDONLY)
+    fd = os.memfd_create("stdin", 0)
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+    os.lseek(fd, 0, os.SEEK_SET)
+    return fd
+
+
+def watch_child(pid: int, fds: dict[str, int], watch: Watch, limits: dict[str, object]) -> tuple[int, float]:
+    """Follow the child until it exits or is killed; return its wait status and CPU seconds."""
+    pidfd = os.pidfd_open(pid)
+    sinks = {fds["out"]: watch.out, fds["err"]: watch.err, fds["res"]: watch.res}
+    open_fds = set(sinks)
+    cpu_limit = float(str(limits["cpu_seconds"]))
+    wall_limit = float(str(limits["wall_seconds"]))
+    killed = False
+    try:
+        while True:
+            ready, _, _ = select.select([*open_fds, pidfd], [], [], _TICK)
+            for fd in ready:
+                if fd != pidfd and not _pump(fd, sinks[fd], watch):
+                    open_fds.discard(fd)
+            watch.take_results()
+            if pidfd in ready:
+                break
+            if watch.killed is None:
+                watch.killed = _over_limit(pid, watch, cpu_limit, wall_limit)
+            if watch.killed is not None and not killed:
+                kill_child(pid)
+                killed = True
+        for fd in open_fds:
+            _pump(fd, sinks[fd], watch)
+        _, status, usage = os.wait4(pid, 0)
+        return status, usage.ru_utime + usage.ru_stime
+    finally:
+        os.close(pidfd)
+        for fd in fds.values():
+            os.close(fd)
+
+
+def _pump(fd: int, sink: bytearray, watch: Watch) -> bool:
+    """Read what is available into sink; False at end of file. Enforces the output caps."""
+    while True:
+        try:
+            chunk = os.read(fd, _CHUNK)
+        except BlockingIOError:
+            return True
+        if not chunk:
+            return False
+        if sink is watch.res:
+            room = watch.result_cap - len(sink)
+        else:
+            room = watch.output_cap - len(sink)
+        sink += chunk[: max(room, 0)]
+        if room < len(chunk) and watch.killed is None:
+            watch.killed = "output_limit"
+
+
+def _over_limit(pid: int, watch: Watch, cpu_limit: float, wall_limit: float) -> str | None:
+    """Judge the running test on CPU time; wall time is only a backstop (fair under load)."""
+    if watch.current is None:
+        return None
+    elapsed = time.monotonic() - watch.begin_wall
+    if elapsed > wall_limit:
+        return "timeout"
+    if elapsed > cpu_limit:
+        used = cpu_seconds(pid)
+        if used - min(watch.begin_cpu, used) > cpu_limit:
+            return "timeout"
+    return None
+
+
+def kill_child(pid: int) -> None:
+    """SIGKILL the child's process group and the child."""
+    for target, kill in ((pid, os.killpg), (pid, os.kill)):
+        try:
+            kill(target, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+def sweep(child_pid: int) -> None:
+    """End every process the job started.
+
+    Inside the sandbox the worker is PID 1 of its own namespace, so every other process in it belongs
+    to the job and all are killed. Anywhere else (the unsandboxed fallback) only the job's process group
+    is killed: a namespace-wide sweep there would hit unrelated processes.
+    """
+    if os.getpid() == 1:
+        for name in os.listdir("/proc"):
+            if name.isdigit() and name != "1":
+                _kill_quietly(int(name))
+        _reap_all()
+    else:
+        _kill_quietly(-child_pid)
+
+
+def _kill_quietly(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _reap_all() -> None:
+    while True:
+        try:
+            os.waitpid(-1, 0)
+        except ChildProcessError:
+            return
