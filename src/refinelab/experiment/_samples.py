@@ -6,7 +6,6 @@ A sample is ``{"task_id": ..., "completion": ...}`` (appended to the problem's p
 
 from __future__ import annotations
 
-import asyncio
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -16,7 +15,7 @@ from refinelab._errors import InputError
 from refinelab.metrics import mean_pass_at_k
 from refinelab.problems import Problem, find_problem
 from refinelab.problems._io import read_jsonl
-from refinelab.sandbox import RunResult, WorkerPool
+from refinelab.sandbox import RunResult, Suite, WorkerPool
 
 
 @dataclass(frozen=True)
@@ -80,25 +79,18 @@ def _program(record: dict[str, object], problem: Problem, path: str | Path, line
     raise InputError(path, line, "completion", "missing: a sample needs 'completion' or 'solution' (a string)")
 
 
+def hidden_suite(problem: Problem) -> Suite:
+    """The suite that scores a problem: its hidden tests."""
+    return Suite.of(problem.hidden_tests, kind=problem.kind, entry_point=problem.entry_point, setup=problem.test_setup)
+
+
 async def score_samples(samples: Sequence[Sample], pool: WorkerPool) -> list[ScoredSample]:
-    """Run every sample on its problem's hidden tests; samples of one problem share batches."""
-    groups: dict[str, list[Sample]] = {}
+    """Run every sample on its problem's hidden tests (in shared batches); results in sample order."""
+    suites: dict[str, Suite] = {}
     for sample in samples:
-        groups.setdefault(sample.problem.id, []).append(sample)
-    scored = await asyncio.gather(*(_score_group(group, pool) for group in groups.values()))
-    by_sample = {id(s.sample): s for batch in scored for s in batch}
-    return [by_sample[id(sample)] for sample in samples]
-
-
-async def _score_group(samples: list[Sample], pool: WorkerPool) -> list[ScoredSample]:
-    problem = samples[0].problem
-    results = await pool.run_many(
-        [s.program for s in samples],
-        problem.hidden_tests,
-        kind=problem.kind,
-        entry_point=problem.entry_point,
-        setup=problem.test_setup,
-    )
+        if sample.problem.id not in suites:
+            suites[sample.problem.id] = hidden_suite(sample.problem)
+    results = await pool.run_items([(sample.program, suites[sample.problem.id]) for sample in samples])
     return [ScoredSample(sample, result) for sample, result in zip(samples, results)]
 
 

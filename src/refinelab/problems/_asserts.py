@@ -100,3 +100,25 @@ def tests_from_check(test_source: str) -> list[Test] | None:
 
 def _is_docstring(statement: ast.stmt) -> bool:
     return isinstance(statement, ast.Expr) and isinstance(statement.value, ast.Constant)
+
+
+def without_check_function(test_source: str) -> str:
+    """The test source minus ``def check`` (and calls to it): what converted tests still need (imports,
+    helpers). Keeping ``check`` would shadow a candidate whose entry point is itself called ``check``."""
+    try:
+        module = ast.parse(test_source)
+    except SyntaxError:
+        return test_source
+    kept = [node for node in module.body if not _defines_or_calls_check(node)]
+    return ast.unparse(ast.Module(body=kept, type_ignores=[])) + "\n" if kept else ""
+
+
+def _defines_or_calls_check(node: ast.stmt) -> bool:
+    if isinstance(node, ast.FunctionDef):
+        return node.name == "check"
+    return (
+        isinstance(node, ast.Expr)
+        and isinstance(node.value, ast.Call)
+        and isinstance(node.value.func, ast.Name)
+        and node.value.func.id == "check"
+    )

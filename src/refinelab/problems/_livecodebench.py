@@ -18,6 +18,7 @@ import zlib
 from pathlib import Path
 
 from refinelab._errors import InputError, MissingDependency, UserError
+from refinelab.problems._literal import call_source
 from refinelab.problems._io import field, optional, read_records
 from refinelab.problems._model import CallTest, Problem, StdioTest, Test
 from refinelab.problems._stdio_sources import entry_point_from_starter
@@ -120,7 +121,7 @@ def _call_test(case: dict[str, str], where: Where) -> Test:
         expected = json.loads(case["output"])
     except json.JSONDecodeError as exc:
         raise InputError(where[0], where[1], "public_tests", f"functional test is not JSON ({exc.msg})") from None
-    return CallTest(f"candidate({', '.join(map(repr, args))})", expected)
+    return CallTest(call_source(args), expected)
 
 
 def _from_hugging_face() -> list[Problem]:

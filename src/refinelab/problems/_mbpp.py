@@ -10,7 +10,7 @@ import ast
 from pathlib import Path
 
 from refinelab._errors import InputError, MissingDependency, UserError
-from refinelab.problems._asserts import tests_from_check, tests_from_statements
+from refinelab.problems._asserts import tests_from_statements
 from refinelab.problems._humaneval import check_tests
 from refinelab.problems._io import field, optional, read_records
 from refinelab.problems._model import AssertTest, Problem, Test
@@ -80,8 +80,7 @@ _WRAPPERS = {"set", "sorted", "list", "tuple", "abs", "round", "len", "str", "in
 
 def _humaneval_form(record: dict[str, object], where: Where) -> Problem:
     task_id = field(record, "task_id", str, where)
-    test = field(record, "test", str, where)
-    setup = _without_check_call(test)
+    hidden, setup = check_tests(_without_check_call(field(record, "test", str, where)))
     given = [str(item) for item in optional(record, "given_tests", list, where, [])]
     visible = [t for item in given for t in (tests_from_statements(item) or [AssertTest(item)])]
     number = task_id.rsplit("/", 1)[-1]
@@ -90,7 +89,7 @@ def _humaneval_form(record: dict[str, object], where: Where) -> Problem:
         prompt=field(record, "prompt", str, where),
         kind="function",
         visible_tests=tuple(visible),
-        hidden_tests=tuple(tests_from_check(setup) or check_tests(setup)),
+        hidden_tests=tuple(hidden),
         entry_point=field(record, "entry_point", str, where),
         reference=optional(record, "canonical_solution", str, where, "") or None,
         test_setup=setup,

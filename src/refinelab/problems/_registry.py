@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from refinelab._errors import UserError
 from refinelab.problems._humaneval import load_humaneval
@@ -13,7 +14,9 @@ from refinelab.problems._livecodebench import load_livecodebench
 from refinelab.problems._mbpp import load_mbpp
 from refinelab.problems._model import Problem
 from refinelab.problems._stdio_sources import load_apps, load_codecontests
-from refinelab.sandbox import WorkerPool
+
+if TYPE_CHECKING:
+    from refinelab.sandbox import WorkerPool
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 from refinelab._errors import InputError
+from refinelab.problems._literal import call_source
 from refinelab.problems._io import field, optional, read_records
 from refinelab.problems._model import CallTest, Problem, StdioTest, Test
 
@@ -55,7 +56,7 @@ def _apps_stdio(item: object, where: Where) -> Test:
 def _apps_call(item: object, where: Where) -> Test:
     stdin, outputs = _io_pair(item, where)
     args = [_argument(line) for line in stdin.split("\n")] if stdin else []
-    return CallTest(f"candidate({', '.join(map(repr, args))})", outputs[0] if len(outputs) == 1 else outputs)
+    return CallTest(call_source(args), outputs[0] if len(outputs) == 1 else outputs)
 
 
 def _argument(text: str) -> object:

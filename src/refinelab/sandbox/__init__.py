@@ -6,14 +6,16 @@ See docs/design/sandbox.md for the threat model and how verdicts are protected.
 from refinelab.sandbox._compare import outputs_match, values_match
 from refinelab.sandbox._limits import Limits
 from refinelab.sandbox._outcome import IsolationLevel, RunResult, TestOutcome, Verdict
-from refinelab.sandbox._pool import IsolationMode, SandboxWarning, WorkerPool, default_workers, judge
+from refinelab.sandbox._pool import IsolationMode, Item, SandboxWarning, Suite, WorkerPool, default_workers, judge
 
 __all__ = [
     "IsolationLevel",
     "IsolationMode",
+    "Item",
     "Limits",
     "RunResult",
     "SandboxWarning",
+    "Suite",
     "TestOutcome",
     "Verdict",
     "WorkerPool",

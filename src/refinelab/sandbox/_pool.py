@@ -43,28 +43,51 @@ def default_workers() -> int:
 
 
 @dataclass(frozen=True)
-class _JobSpec:
-    """Everything about a job except its programs."""
+class Suite:
+    """A list of tests and how to run a program against them."""
 
     tests: tuple[Test, ...]
-    kind: ProblemKind
-    entry_point: str | None
-    setup: str
-    limits: Limits
-    isolate: bool
+    """The tests, in order."""
+    kind: ProblemKind = "function"
+    """How programs are run: functions called by tests, or whole stdin/stdout programs."""
+    entry_point: str | None = None
+    """The function the tests call (``candidate`` is bound to it)."""
+    setup: str = ""
+    """Code run after the program and before the tests."""
 
-    def job(self, programs: list[str], job_id: int) -> dict[str, object]:
-        """The request for the worker: inputs only, never expected values or outputs."""
-        return {
-            "id": job_id,
-            "mode": self.kind,
-            "programs": programs,
-            "entry_point": self.entry_point,
-            "setup": self.setup,
-            "isolate": self.isolate,
-            "tests": [_test_for_worker(test) for test in self.tests],
-            "limits": self.limits.for_worker(1 if self.kind == "stdio" else len(self.tests) * len(programs)),
-        }
+    @classmethod
+    def of(cls, tests: Sequence[Test], *, kind: ProblemKind = "function", entry_point: str | None = None,
+           setup: str = "") -> Suite:
+        """A suite from any sequence of tests."""
+        return cls(tuple(tests), kind, entry_point, setup)
+
+    def for_worker(self) -> dict[str, object]:
+        """What the worker gets: inputs only, never expected values or outputs."""
+        return {"entry_point": self.entry_point, "setup": self.setup, "tests": [_test_for_worker(t) for t in self.tests]}
+
+
+Item = tuple[str, Suite]
+"""A program and the suite to run it against."""
+
+
+def _job(items: Sequence[Item], limits: Limits, isolate: bool, job_id: int) -> dict[str, object]:
+    suites: list[Suite] = []
+    index: dict[int, int] = {}
+    for _, suite in items:
+        if id(suite) not in index:
+            index[id(suite)] = len(suites)
+            suites.append(suite)
+    kind = items[0][1].kind
+    test_count = 1 if kind == "stdio" else sum(len(suite.tests) for _, suite in items)
+    return {
+        "id": job_id,
+        "mode": kind,
+        "programs": [program for program, _ in items],
+        "suite_of": [index[id(suite)] for _, suite in items],
+        "suites": [suite.for_worker() for suite in suites],
+        "isolate": isolate or kind == "stdio",
+        "limits": limits.for_worker(test_count),
+    }
 
 
 class _Worker:
@@ -140,7 +163,7 @@ class WorkerPool:
         workers: int | None = None,
         limits: Limits | None = None,
         isolation: IsolationMode = "auto",
-        batch_size: int = 16,
+        batch_size: int = 32,
     ) -> None:
         self.size = workers or default_workers()
         self.batch_size = max(1, batch_size)
@@ -151,6 +174,8 @@ class WorkerPool:
         self._all: list[_Worker] = []
         self._scratch: tempfile.TemporaryDirectory[str] | None = None
         self._next_id = 0
+        self.stats: dict[str, float] = {}
+        """Totals the workers reported: children forked, their CPU seconds, job wall and worker CPU."""
 
     async def __aenter__(self) -> WorkerPool:
         await self.start()
@@ -204,7 +229,8 @@ class WorkerPool:
         limits: Limits | None = None,
     ) -> RunResult:
         """Run one program against ``tests`` and judge every test. Never raises for what the code does."""
-        (result,) = await self.run_many([code], tests, kind=kind, entry_point=entry_point, setup=setup, limits=limits)
+        suite = Suite.of(tests, kind=kind, entry_point=entry_point, setup=setup)
+        (result,) = await self.run_items([(code, suite)], limits=limits)
         return result
 
     async def run_many(
@@ -218,40 +244,69 @@ class WorkerPool:
         limits: Limits | None = None,
         isolate: bool = False,
     ) -> list[RunResult]:
-        """Run several programs against the same tests (the samples of one problem).
+        """Run several programs against the same tests (the samples of one problem)."""
+        suite = Suite.of(tests, kind=kind, entry_point=entry_point, setup=setup)
+        return await self.run_items([(program, suite) for program in programs], limits=limits, isolate=isolate)
+
+    async def run_items(
+        self, items: Sequence[Item], *, limits: Limits | None = None, isolate: bool = False
+    ) -> list[RunResult]:
+        """Run programs, each against its own suite, and judge every test; results in item order.
 
         Function programs are batched: one child process runs a batch of programs in turn, with the
         interpreter state restored between them and a fresh child whenever a program leaves anything
-        behind that cannot be restored (see ``_worker/state.py``). ``isolate=True`` gives every program
-        its own process instead (slower, the strongest separation between programs).
+        behind that cannot be restored (see ``_worker/state.py``). Batches interleave the items, so the
+        samples of one slow problem spread over all workers. ``isolate=True`` gives every program its
+        own process (slower; the strongest separation between programs). Stdio programs always get a
+        process per test.
         """
-        if not tests:
-            return [RunResult((), self.isolation) for _ in programs]
         limits = limits or self.limits
-        spec = _JobSpec(tuple(tests), kind, entry_point, setup, limits, isolate or kind == "stdio")
-        size = 1 if kind == "stdio" else self.batch_size
-        batches = [list(programs[i : i + size]) for i in range(0, len(programs), size)]
-        done = await asyncio.gather(*(self._run_batch(batch, spec) for batch in batches))
-        return [result for batch in done for result in batch]
+        results: list[RunResult | None] = [None] * len(items)
+        runnable = [i for i, (_, suite) in enumerate(items) if suite.tests]
+        for i in set(range(len(items))) - set(runnable):
+            results[i] = RunResult((), self.isolation)
+        batches = self._batches(runnable, items)
+        done = await asyncio.gather(*(self._run_batch([items[i] for i in batch], limits, isolate) for batch in batches))
+        for batch, batch_results in zip(batches, done):
+            for i, result in zip(batch, batch_results):
+                results[i] = result
+        return [r for r in results if r is not None]
 
-    async def _run_batch(self, programs: list[str], spec: _JobSpec) -> list[RunResult]:
-        rows, outputs = await self._raw_batch(programs, spec)
+    def _batches(self, indices: list[int], items: Sequence[Item]) -> list[list[int]]:
+        """Split into batches of the same kind; function items interleaved across the batches."""
+        stdio = [[i] for i in indices if items[i][1].kind == "stdio"]
+        functions = [i for i in indices if items[i][1].kind == "function"]
+        count = -(-len(functions) // self.batch_size) if functions else 0
+        count = max(count, min(len(functions), self.size))
+        return stdio + [functions[start::count] for start in range(count)]
+
+    async def _run_batch(self, items: list[Item], limits: Limits, isolate: bool) -> list[RunResult]:
+        rows, outputs = await self._raw_batch(items, limits, isolate)
         return [
-            RunResult(tuple(judge(t, r) for t, r in zip(spec.tests, row)), self.isolation, output=out)
-            for row, out in zip(rows, outputs)
+            RunResult(tuple(judge(t, r) for t, r in zip(suite.tests, row)), self.isolation, output=out)
+            for (_, suite), row, out in zip(items, rows, outputs)
         ]
 
-    async def _raw_batch(self, programs: list[str], spec: _JobSpec) -> tuple[list[list[object]], list[str]]:
+    async def _raw_batch(
+        self, items: list[Item], limits: Limits, isolate: bool
+    ) -> tuple[list[list[object]], list[str]]:
         """The worker's reports, one row per program (a crashed worker yields ``crashed`` reports)."""
-        job = spec.job(programs, self._new_id())
-        backstop = spec.limits.wall_seconds * len(spec.tests) * len(programs) + 30.0
+        job = _job(items, limits, isolate, self._new_id())
+        backstop = limits.wall_seconds * sum(len(suite.tests) for _, suite in items) + 30.0
         reply = await self._dispatch(job, backstop)
         if reply is None:
             crash = {"s": "crashed", "m": "the sandbox worker stopped answering and was replaced"}
-            return [[crash] * len(spec.tests) for _ in programs], [""] * len(programs)
+            return [[crash] * len(suite.tests) for _, suite in items], [""] * len(items)
         rows, outputs = reply["results"], reply.get("outputs")
         assert isinstance(rows, list) and isinstance(outputs, list)
+        self._record(reply.get("stats"))
         return rows, [str(out) for out in outputs]
+
+    def _record(self, stats: object) -> None:
+        if isinstance(stats, dict):
+            for key, value in stats.items():
+                if isinstance(value, (int, float)):
+                    self.stats[key] = self.stats.get(key, 0.0) + value
 
     async def values(
         self,
@@ -267,10 +322,9 @@ class WorkerPool:
         Used to compute expected outputs (HumanEval+). An expression that fails yields its
         :class:`TestOutcome` instead of a value.
         """
-        tests = tuple(CallTest(expr, None) for expr in expressions)
-        spec = _JobSpec(tests, "function", entry_point, setup, limits or self.limits, True)
-        (row,), _ = await self._raw_batch([code], spec)
-        return [_value_or_outcome(test, report) for test, report in zip(tests, row)]
+        suite = Suite.of([CallTest(expr, None) for expr in expressions], entry_point=entry_point, setup=setup)
+        (row,), _ = await self._raw_batch([(code, suite)], limits or self.limits, True)
+        return [_value_or_outcome(test, report) for test, report in zip(suite.tests, row)]
 
     def _new_id(self) -> int:
         self._next_id += 1
@@ -365,7 +419,10 @@ def _judge_stdout(test: StdioTest, report: dict[str, object]) -> TestOutcome:
 
 
 def _short_repr(value: object, limit: int = 300) -> str:
-    text = repr(value)
+    try:
+        text = repr(value)
+    except ValueError:  # an integer too long for decimal conversion
+        text = f"<{type(value).__name__} too large to print>"
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 

@@ -21,6 +21,15 @@ from . import codec
 from .state import Snapshot
 
 CANDIDATE_FILE = "<candidate>"
+SNAPSHOT: Snapshot | None = None
+
+
+def take_snapshot() -> None:
+    """Record the interpreter's clean state, in the worker, for every child to restore to."""
+    global SNAPSHOT  # noqa: PLW0603 - one per worker process, inherited by its children
+    SNAPSHOT = Snapshot()
+    _, saved = SNAPSHOT.saved[id(sys.modules[__name__])]
+    saved["SNAPSHOT"] = SNAPSHOT  # restoring this module must keep the snapshot it was taken with
 
 
 class Reporter:
@@ -81,26 +90,47 @@ def _resolve_entry(namespace: dict[str, object], entry: str) -> object:
     return getattr(namespace[class_name](), method)  # type: ignore[operator]
 
 
-def _test_scope(job: dict[str, object], namespace: dict[str, object]) -> dict[str, object]:
+_COMPILED: dict[tuple[str, str], object] = {}
+
+
+def _compiled(source: str, filename: str, mode: str) -> object:
+    """Compile test code once per child: every program in a batch runs the same tests."""
+    key = (source, mode)
+    code = _COMPILED.get(key)
+    if code is None:
+        code = _COMPILED[key] = compile(source, filename, mode)
+    return code
+
+
+def suite_of(job: dict[str, object], program: int) -> dict[str, object]:
+    """The suite (tests, entry point, setup) program ``program`` of the job runs against."""
+    suites, index = job["suites"], job["suite_of"]
+    assert isinstance(suites, list) and isinstance(index, list)
+    suite = suites[index[program]]
+    assert isinstance(suite, dict)
+    return suite
+
+
+def _test_scope(suite: dict[str, object], namespace: dict[str, object]) -> dict[str, object]:
     scope = dict(namespace)
     scope.update(inf=float("inf"), nan=float("nan"))
-    entry = job.get("entry_point")
+    entry = suite.get("entry_point")
     if isinstance(entry, str) and entry:
         scope["candidate"] = _checked(_resolve_entry(namespace, entry))
         if "." not in entry:
             scope[entry] = scope["candidate"]
-    setup = job.get("setup")
+    setup = suite.get("setup")
     if setup:
-        exec(compile(str(setup), "<tests>", "exec"), scope)  # noqa: S102 - benchmark code, sandboxed
+        exec(_compiled(str(setup), "<tests>", "exec"), scope)  # type: ignore[arg-type]  # noqa: S102
     return scope
 
 
 def _run_test(test: dict[str, object], scope: dict[str, object]) -> dict[str, object]:
     try:
         if test["k"] == "call":
-            value = eval(compile(str(test["expr"]), "<test>", "eval"), scope)  # noqa: S307 - sandboxed
+            value = eval(_compiled(str(test["expr"]), "<test>", "eval"), scope)  # type: ignore[arg-type]  # noqa: S307
             return {"s": "value", "v": codec.encode(value)}
-        exec(compile(str(test["code"]), "<test>", "exec"), scope)  # noqa: S102 - sandboxed
+        exec(_compiled(str(test["code"]), "<test>", "exec"), scope)  # type: ignore[arg-type]  # noqa: S102
         return {"s": "ok"}
     except BaseException as exc:  # noqa: BLE001 - candidate code may raise anything
         return error_message(exc)
@@ -113,36 +143,43 @@ def _flush_stdout() -> None:
         pass
 
 
-def _run_program(job: dict[str, object], program: int, start: int, report: Reporter) -> None:
-    """Load one program and run its tests from ``start``; every step is reported."""
-    codes, tests = job["programs"], job["tests"]
+def _run_program(job: dict[str, object], program: int, start: int, report: Reporter) -> dict[str, object]:
+    """Load one program and run its tests from ``start``; every step is reported. Returns its namespace."""
+    codes, suite = job["programs"], suite_of(job, program)
+    tests = suite["tests"]
     assert isinstance(codes, list) and isinstance(tests, list)
     indices = range(start, len(tests))  # before the program runs: it may rebind builtins
     namespace: dict[str, object] = {"__name__": "__candidate__", "__builtins__": builtins}
     report.send({"p": program, "i": -1, "b": time.process_time()})
     try:
         exec(compile(str(codes[program]), CANDIDATE_FILE, "exec"), namespace)  # noqa: S102 - sandboxed
-        scope = _test_scope(job, namespace)
+        scope = _test_scope(suite, namespace)
     except BaseException as exc:  # noqa: BLE001 - candidate code may raise anything
         _flush_stdout()
         report.send({"p": program, "i": -1, **error_message(exc)})
-        return
-    report.send({"p": program, "i": -1, "s": "ok"})
+        return namespace
+    # Each report also announces the next step ("next"), so a step costs one write, not two.
+    previous: dict[str, object] = {"p": program, "i": -1, "s": "ok"}
     for index in indices:
-        report.send({"p": program, "i": index, "b": time.process_time()})
-        result = _run_test(tests[index], scope)
+        previous["next"] = [program, index, time.process_time()]
+        report.send(previous)
+        previous = {"p": program, "i": index, **_run_test(tests[index], scope)}
         _flush_stdout()
-        report.send({"p": program, "i": index, **result})
+    report.send(previous)
+    return namespace
 
 
 def run_function_child(job: dict[str, object], first: int, start: int, report: Reporter) -> None:
     """Run programs from ``first`` (its tests from ``start``) until done, isolated, or tainted."""
     codes = job["programs"]
     assert isinstance(codes, list)
-    snapshot = Snapshot(in_own_namespace=os.getppid() == 1)
+    snapshot = SNAPSHOT
+    if snapshot is None:
+        raise RuntimeError("take_snapshot() must run in the worker before children are forked")
+    snapshot.bind(in_own_namespace=os.getppid() == 1)
     for program in range(first, len(codes)):
-        _run_program(job, program, start if program == first else 0, report)
-        reason = snapshot.restore()
+        namespace = _run_program(job, program, start if program == first else 0, report)
+        reason = snapshot.restore(namespace)
         if job.get("isolate") or reason:
             report.send({"p": program, "i": -2, "taint": reason or "isolated"})
             return

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import signal
 
+from .child import suite_of
 from .supervise import Key, Watch, spawn, sweep, watch_child
 
 Result = dict[str, object]
@@ -47,24 +48,26 @@ def death(watch: Watch, info: dict[str, object]) -> Result:
 
 
 def _clean(message: dict[str, object]) -> Result:
-    return {k: v for k, v in message.items() if k not in ("n", "p", "i")}
+    return {k: v for k, v in message.items() if k not in ("n", "p", "i", "next")}
 
 
 def run_function_job(job: dict[str, object]) -> dict[str, object]:
     """Run every (program, test) of a function job, restarting children as needed."""
-    programs, tests = job["programs"], job["tests"]
-    assert isinstance(programs, list) and isinstance(tests, list)
-    results: list[list[Result | None]] = [[None] * len(tests) for _ in programs]
+    programs = job["programs"]
+    assert isinstance(programs, list)
+    results: list[list[Result | None]] = [[None] * _test_count(job, p) for p in range(len(programs))]
     outputs: list[str] = [""] * len(programs)
     position: Key = (0, 0)
+    children, cpu = 0, 0.0
     while position[0] < len(programs):
         watch, info = _run_child(job, position, None)
+        children, cpu = children + 1, cpu + float(str(info["cpu"]))
         watch.finish()
         for program, text in watch.outputs.items():
             if 0 <= program < len(outputs):
                 outputs[program] += text.decode("utf-8", "replace")
         position = _collect(watch, info, results, position)
-    return {"results": results, "outputs": outputs}
+    return {"results": results, "outputs": outputs, "stats": {"children": children, "child_cpu": cpu}}
 
 
 def _collect(watch: Watch, info: dict[str, object], results: list[list[Result | None]], position: Key) -> Key:
@@ -106,9 +109,15 @@ def _collect_program(
     return (program + 1, 0)
 
 
+def _test_count(job: dict[str, object], program: int) -> int:
+    tests = suite_of(job, program)["tests"]
+    assert isinstance(tests, list)
+    return len(tests)
+
+
 def run_stdio_job(job: dict[str, object]) -> dict[str, object]:
     """Run a stdin/stdout program once per test, each in a fresh child."""
-    tests = job["tests"]
+    tests = suite_of(job, 0)["tests"]
     assert isinstance(tests, list)
     row: list[Result] = []
     for test in tests:

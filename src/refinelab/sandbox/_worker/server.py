@@ -16,9 +16,10 @@ import shutil
 import signal
 import struct
 import sys
+import time
 
 from . import codec
-from .child import CANDIDATE_FILE, error_message
+from .child import CANDIDATE_FILE, error_message, take_snapshot
 from .jobs import run_function_job, run_stdio_job
 
 _HEADER = struct.Struct(">I")
@@ -102,10 +103,13 @@ def serve(proto_in: int, proto_out: int, scratch: str) -> None:
         job["cwd"] = os.path.join(scratch, f"job{counter}")
         os.mkdir(job["cwd"], 0o700)
         gc.freeze()  # keep the worker's objects out of the children's collections (fewer copied pages)
+        started, started_cpu = time.monotonic(), time.process_time()
         try:
             reply = run_stdio_job(job) if job["mode"] == "stdio" else run_function_job(job)
         finally:
             clean_scratch(scratch)
+        stats = reply.setdefault("stats", {})
+        stats.update(wall=time.monotonic() - started, worker_cpu=time.process_time() - started_cpu)
         reply["id"] = job["id"]
         data = json.dumps(reply).encode()
         _write_all(proto_out, _HEADER.pack(len(data)) + data)
@@ -128,6 +132,7 @@ def main() -> None:
         sys.set_int_max_str_digits(0)
     scratch = sys.argv[1] if len(sys.argv) > 1 else "/tmp"
     warm_up()
+    take_snapshot()
     gc.collect()
     _write_all(proto_out, b"R")
     serve(proto_in, proto_out, scratch)

@@ -64,9 +64,13 @@ class Watch:
             return
         if "b" in message:
             self._begin((program, index), message["b"])
-        elif (program, index) not in self.events:
+            return
+        if (program, index) not in self.events:
             self.events[program, index] = message
             self.current = None
+        following = message.get("next")
+        if isinstance(following, list) and len(following) == 3 and all(isinstance(x, (int, float)) for x in following):
+            self._begin((int(following[0]), int(following[1])), following[2])
 
     def _begin(self, key: Key, cpu: object) -> None:
         if key[0] != self.program:
