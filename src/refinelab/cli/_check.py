@@ -27,6 +27,9 @@ def add_parser(commands: Any, environ: Mapping[str, str]) -> None:  # noqa: ANN4
     parser.add_argument("--out", type=Path, help="write one JSON line per sample with per-test outcomes")
     parser.add_argument("--timeout", type=float, default=Limits().cpu_seconds, help="CPU seconds per test")
     parser.add_argument("--self-test", action="store_true", help="run reference solutions and empty stubs")
+    parser.add_argument(
+        "--allow-package", action="append", default=[], metavar="NAME", help="let candidates import NAME (e.g. numpy)"
+    )
     parser.add_argument("--isolation", choices=["auto", "bwrap", "none"], default="auto", help="sandbox mode")
     parser.add_argument("--cache-dir", type=Path, default=default_cache_dir(environ), help="computed outputs")
     parser.set_defaults(run=run)
@@ -53,7 +56,8 @@ def run(args: argparse.Namespace) -> int:
 
 async def _run(args: argparse.Namespace) -> int:
     limits = Limits(cpu_seconds=args.timeout)
-    async with WorkerPool(workers=args.workers, limits=limits, isolation=args.isolation) as pool:
+    pool = WorkerPool(workers=args.workers, limits=limits, isolation=args.isolation, packages=args.allow_package)
+    async with pool:
         problems = await load_benchmark(args.benchmark, args.data, pool=pool, cache_dir=args.cache_dir)
         if args.self_test:
             report = await self_test(problems, pool)

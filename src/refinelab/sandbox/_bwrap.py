@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import site
@@ -11,6 +12,7 @@ import sysconfig
 from dataclasses import dataclass
 from pathlib import Path
 
+from refinelab._errors import MissingDependency
 from refinelab.sandbox._limits import Limits
 from refinelab.sandbox._outcome import IsolationLevel
 
@@ -53,7 +55,28 @@ def worker_uid(index: int) -> int:
     return UID_BASE + (os.getpid() % 50_000) * 64 + index % 64
 
 
-def bwrap_command(index: int, limits: Limits, python: str = sys.executable) -> WorkerCommand:
+PACKAGES_ROOT = f"{WORKER_ROOT}/packages"
+"""Where packages a user allowed are mounted inside the sandbox (on the candidates' ``sys.path``)."""
+
+
+def package_dirs(names: tuple[str, ...]) -> list[Path]:
+    """The installed directories of the named top-level packages (plus ``<name>.libs`` of wheels)."""
+    found: list[Path] = []
+    for name in names:
+        spec = importlib.util.find_spec(name)
+        if spec is None or not spec.submodule_search_locations:
+            raise MissingDependency(f"package {name!r} is not installed, so it cannot be offered to candidates")
+        directory = Path(next(iter(spec.submodule_search_locations)))
+        found.append(directory)
+        libs = directory.with_name(f"{name}.libs")
+        if libs.is_dir():
+            found.append(libs)
+    return found
+
+
+def bwrap_command(
+    index: int, limits: Limits, python: str = sys.executable, packages: tuple[str, ...] = ()
+) -> WorkerCommand:
     """The bubblewrap command for worker ``index``.
 
     As root, the sandbox is built without a user namespace and the worker drops to a private uid
@@ -72,12 +95,16 @@ def bwrap_command(index: int, limits: Limits, python: str = sys.executable) -> W
     for key, value in _ENV.items():
         argv += ["--setenv", key, value]
     argv += _filesystem(python, limits)
+    for directory in package_dirs(packages):
+        argv += ["--ro-bind", str(directory), f"{PACKAGES_ROOT}/{directory.name}"]
     argv += ["--chdir", "/tmp", "--"]
     if root:
         uid = str(worker_uid(index))
         argv += [shutil.which("setpriv") or "/usr/bin/setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups"]
         argv += ["--inh-caps=-all", "--bounding-set=-all", "--no-new-privs"]
     argv += [python, "-I", "-S", "-c", _launcher(WORKER_ROOT), "/tmp"]
+    if packages:
+        argv.append(PACKAGES_ROOT)
     return WorkerCommand(tuple(argv), "bwrap-uid" if root else "bwrap")
 
 
@@ -93,7 +120,7 @@ def _filesystem(python: str, limits: Limits) -> list[str]:
         args += ["--ro-bind", prefix, prefix]
     for hidden in _site_dirs():
         args += ["--tmpfs", hidden]
-    args += ["--perms", "0755", "--dir", WORKER_ROOT, "--ro-bind", str(WORKER_PACKAGE), f"{WORKER_ROOT}/_worker"]
+    args += ["--perms", "0755", "--dir", WORKER_ROOT, "--perms", "0755", "--dir", PACKAGES_ROOT, "--ro-bind", str(WORKER_PACKAGE), f"{WORKER_ROOT}/_worker"]
     args += ["--proc", "/proc", "--dev", "/dev"]
     size = str(limits.scratch_bytes)
     args += ["--perms", "1777", "--size", size, "--tmpfs", "/tmp"]
@@ -123,9 +150,12 @@ def _launcher(root: str) -> str:
     return f"import sys; sys.path.insert(0, {root!r}); from _worker.server import main; main()"
 
 
-def unsandboxed_command(python: str = sys.executable, scratch: str = "/tmp") -> WorkerCommand:
+def unsandboxed_command(
+    python: str = sys.executable, scratch: str = "/tmp", packages: tuple[str, ...] = ()
+) -> WorkerCommand:
     """The fallback: the same worker without a sandbox (rlimits and process groups only)."""
-    return WorkerCommand((python, "-I", "-S", "-c", _launcher(str(WORKER_PACKAGE.parent)), scratch), "none")
+    paths = sorted({str(directory.parent) for directory in package_dirs(packages)})
+    return WorkerCommand((python, "-I", "-S", "-c", _launcher(str(WORKER_PACKAGE.parent)), scratch, *paths), "none")
 
 
 def probe_bwrap(limits: Limits) -> str | None:

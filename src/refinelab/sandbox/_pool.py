@@ -164,9 +164,11 @@ class WorkerPool:
         limits: Limits | None = None,
         isolation: IsolationMode = "auto",
         batch_size: int = 32,
+        packages: Sequence[str] = (),
     ) -> None:
         self.size = workers or default_workers()
         self.batch_size = max(1, batch_size)
+        self.packages = tuple(packages)
         self.limits = limits or Limits()
         self.mode: IsolationMode = isolation
         self.isolation: IsolationLevel = "none"
@@ -202,14 +204,14 @@ class WorkerPool:
         if self.mode != "none":
             reason = probe_bwrap(self.limits)
             if reason is None:
-                return [bwrap_command(i, self.limits) for i in range(self.size)]
+                return [bwrap_command(i, self.limits, packages=self.packages) for i in range(self.size)]
             if self.mode == "bwrap":
                 raise MissingDependency(f"{reason}; install it with: sudo apt-get install -y bubblewrap")
             warnings.warn(f"UNSANDBOXED: {reason}; candidate code runs with rlimits only", SandboxWarning, stacklevel=3)
         else:
             warnings.warn("UNSANDBOXED: isolation='none'; candidate code runs with rlimits only", SandboxWarning, stacklevel=3)
         self._scratch = tempfile.TemporaryDirectory(prefix="refinelab-")
-        return [unsandboxed_command(scratch=self._scratch.name) for _ in range(self.size)]
+        return [unsandboxed_command(scratch=self._scratch.name, packages=self.packages) for _ in range(self.size)]
 
     async def close(self) -> None:
         """Stop every worker."""

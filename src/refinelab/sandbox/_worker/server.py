@@ -71,6 +71,14 @@ def clean_scratch(scratch: str) -> None:
                     pass
 
 
+def install_site_builtins() -> None:
+    """``exit`` and ``quit``, which ``site`` would add; ``-S`` skips site, but programs call them."""
+    import _sitebuiltins
+
+    builtins.exit = _sitebuiltins.Quitter("exit", "Ctrl-D (i.e. EOF)")  # type: ignore[attr-defined]
+    builtins.quit = _sitebuiltins.Quitter("quit", "Ctrl-D (i.e. EOF)")  # type: ignore[attr-defined]
+
+
 def warm_up() -> None:
     """Run the harness path once in the worker itself.
 
@@ -131,6 +139,8 @@ def main() -> None:
     if hasattr(sys, "set_int_max_str_digits"):
         sys.set_int_max_str_digits(0)
     scratch = sys.argv[1] if len(sys.argv) > 1 else "/tmp"
+    sys.path.extend(sys.argv[2:])  # packages the user allowed candidates to import
+    install_site_builtins()
     warm_up()
     take_snapshot()
     gc.collect()
