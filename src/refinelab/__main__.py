@@ -1,0 +1,5 @@
+"""``python -m refinelab``."""
+
+from refinelab.cli import entry
+
+entry()

@@ -1,0 +1,106 @@
+"""``refinelab check`` end to end."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from refinelab.cli import main
+
+PROBLEMS = [
+    {"id": "sq", "kind": "function", "prompt": "def sq(x):\n", "entry_point": "sq", "reference": "def sq(x):\n    return x * x\n",
+     "hidden_tests": [{"call": "sq(2)", "expected": 4}, {"call": "sq(3)", "expected": 9}]},
+    {"id": "echo", "kind": "stdio", "prompt": "Echo the line.", "reference": "print(input())\n",
+     "hidden_tests": [{"stdin": "hi\n", "stdout": "hi\n"}]},
+]
+
+
+@pytest.fixture
+def problems(tmp_path: Path) -> Path:
+    path = tmp_path / "problems.jsonl"
+    path.write_text("".join(json.dumps(p) + "\n" for p in PROBLEMS))
+    return path
+
+
+def samples(tmp_path: Path, rows: list[dict[str, object]]) -> Path:
+    path = tmp_path / "samples.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def test_scores_samples_and_writes_per_test_outcomes(tmp_path: Path, problems: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rows = [
+        {"task_id": "sq", "solution": "def sq(x):\n    return x * x\n"},
+        {"task_id": "sq", "solution": "def sq(x):\n    return x + x\n"},
+        {"task_id": "echo", "solution": "print(input())\n"},
+        {"task_id": "echo", "solution": "print('no')\n"},
+    ]
+    out = tmp_path / "out.jsonl"
+    code = main(["check", str(samples(tmp_path, rows)), "--benchmark", "jsonl", "--data", str(problems), "--out", str(out)])
+    assert code == 0
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [line["passed"] for line in lines] == [True, False, True, False]
+    assert [o["verdict"] for o in lines[1]["outcomes"]] == ["pass", "fail"]
+    assert lines[1]["outcomes"][1]["expected"] == "9"
+    printed = capsys.readouterr().out
+    assert "pass@1: 0.5000" in printed
+    assert "isolation:" in printed
+
+
+def test_self_test_passes_references_and_fails_stubs(problems: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", "--self-test", "--benchmark", "jsonl", "--data", str(problems)]) == 0
+    assert "0 discrepancies" in capsys.readouterr().out
+
+
+def test_self_test_lists_discrepancies_and_fails(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    broken = dict(PROBLEMS[0], reference="def sq(x):\n    return 0\n")
+    path = tmp_path / "broken.jsonl"
+    path.write_text(json.dumps(broken) + "\n")
+    assert main(["check", "--self-test", "--benchmark", "jsonl", "--data", str(path)]) == 1
+    assert "sq: reference: test 0: fail" in capsys.readouterr().out
+
+
+def test_unknown_task_is_a_one_line_user_error(tmp_path: Path, problems: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = samples(tmp_path, [{"task_id": "sq", "completion": "x"}, {"task_id": "nope", "completion": "x"}])
+    out = tmp_path / "out.jsonl"
+    code = main(["check", str(path), "--benchmark", "jsonl", "--data", str(problems), "--out", str(out)])
+    assert code == 2
+    error = capsys.readouterr().err.strip()
+    assert error == f"refinelab: error: {path}:2: field 'task_id': unknown task 'nope' for this benchmark"
+    assert not out.exists()  # nothing half-written
+
+
+def test_sample_without_code(tmp_path: Path, problems: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = samples(tmp_path, [{"task_id": "sq"}])
+    assert main(["check", str(path), "--benchmark", "jsonl", "--data", str(problems)]) == 2
+    assert "field 'completion': missing" in capsys.readouterr().err
+
+
+def test_file_benchmarks_need_data(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["check", "--self-test", "--benchmark", "apps"]) == 2
+    assert "needs --data FILE" in capsys.readouterr().err
+
+
+def test_mbpp_ids_are_accepted_as_evalplus_writes_them(shared_data: Path, tmp_path: Path) -> None:
+    data = shared_data / "benchmarks/mbpp.jsonl.gz"
+    rows = [{"task_id": "Mbpp/2", "solution": "def similar_elements(a, b):\n    return tuple(set(a) & set(b))\n"},
+            {"task_id": 2, "solution": "def similar_elements(a, b):\n    return ()\n"}]
+    out = tmp_path / "o.jsonl"
+    assert main(["check", str(samples(tmp_path, rows)), "--benchmark", "mbpp", "--data", str(data), "--out", str(out)]) == 0
+    assert [json.loads(line)["passed"] for line in out.read_text().splitlines()] == [True, False]
+
+
+def test_console_script_exits_2_with_one_line(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("{oops\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "refinelab", "check", "--self-test", "--benchmark", "jsonl", "--data", str(bad)],
+        capture_output=True, text=True, check=False,
+    )
+    assert done.returncode == 2
+    assert done.stderr.strip().count("\n") == 0
+    assert done.stderr.startswith(f"refinelab: error: {bad}:1: malformed JSON")

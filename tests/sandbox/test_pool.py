@@ -1,0 +1,196 @@
+"""Sandbox behaviour: verdicts, limits, stdin, batching, isolation level."""
+
+from __future__ import annotations
+
+import pytest
+
+from refinelab.problems import AssertTest, CallTest, StdioTest
+from refinelab.sandbox import Limits, RunResult, SandboxWarning, Suite, WorkerPool
+from tests.conftest import with_pool
+
+ADD = "def add(a, b):\n    return a + b\n"
+
+
+def run(code: str, tests: list, **kwargs: object) -> RunResult:
+    limits = kwargs.pop("limits", None)
+    return with_pool(lambda pool: pool.run(code, tests, limits=limits, **kwargs))  # type: ignore[arg-type]
+
+
+def verdicts(result: RunResult) -> list[str]:
+    return [o.verdict for o in result.outcomes]
+
+
+def test_call_tests_pass_and_fail_with_expected_and_actual() -> None:
+    result = run(ADD, [CallTest("add(1, 2)", 3), CallTest("candidate(2, 2)", 5)], kind="function", entry_point="add")
+    assert verdicts(result) == ["pass", "fail"]
+    failure = result.outcomes[1]
+    assert (failure.expected, failure.actual) == ("5", "4")
+    assert "candidate(2, 2)" in failure.message
+    assert not result.passed and result.pass_count == 1
+
+
+def test_assert_tests_and_setup_code() -> None:
+    tests = [AssertTest("assert add(1, 1) == TWO"), AssertTest("assert add(1, 1) == 3")]
+    result = run(ADD, tests, kind="function", entry_point="add", setup="TWO = 2")
+    assert verdicts(result) == ["pass", "error"]
+    assert result.outcomes[1].error_type == "AssertionError"
+
+
+def test_errors_carry_the_type_and_a_traceback_of_the_candidate_only() -> None:
+    code = "def f(x):\n    return helper(x)\n\ndef helper(x):\n    return 1 / x\n"
+    result = run(code, [CallTest("f(0)", 1)], kind="function", entry_point="f")
+    outcome = result.outcomes[0]
+    assert outcome.verdict == "error" and outcome.error_type == "ZeroDivisionError"
+    assert outcome.traceback is not None
+    assert 'File "<candidate>", line 5, in helper' in outcome.traceback
+    assert "_worker" not in outcome.traceback
+
+
+def test_a_program_that_does_not_load_fails_every_test() -> None:
+    result = run("def f(:\n", [CallTest("f()", 1), CallTest("f()", 2)], kind="function", entry_point="f")
+    assert verdicts(result) == ["error", "error"]
+    assert result.outcomes[0].error_type == "SyntaxError"
+
+
+def test_missing_entry_point_is_an_error_not_a_crash() -> None:
+    result = run("def g():\n    return 1\n", [CallTest("candidate()", 1)], kind="function", entry_point="f")
+    assert verdicts(result) == ["error"]
+    assert result.outcomes[0].error_type == "NameError"
+
+
+def test_class_method_entry_points() -> None:
+    code = "class Solution:\n    def twice(self, x):\n        return 2 * x\n"
+    result = run(code, [CallTest("candidate(4)", 8)], kind="function", entry_point="Solution.twice")
+    assert result.passed
+
+
+def test_timeout_is_judged_per_test_and_later_tests_are_skipped() -> None:
+    code = "def f(x):\n    while x:\n        pass\n    return x\n"
+    tests = [CallTest("f(0)", 0), CallTest("f(1)", 1), CallTest("f(0)", 0)]
+    result = run(code, tests, kind="function", entry_point="f", limits=Limits(cpu_seconds=0.3))
+    assert verdicts(result) == ["pass", "timeout", "skipped"]
+
+
+def test_sleeping_is_caught_by_the_wall_clock_backstop() -> None:
+    code = "import time\ndef f():\n    time.sleep(30)\n"
+    result = run(code, [CallTest("f()", None)], kind="function", entry_point="f", limits=Limits(cpu_seconds=0.2, wall_factor=2))
+    assert verdicts(result) == ["timeout"]
+
+
+def test_a_crash_on_one_test_does_not_lose_the_others() -> None:
+    code = "import os\ndef f(x):\n    if x == 1:\n        os._exit(3)\n    return x\n"
+    tests = [CallTest("f(0)", 0), CallTest("f(1)", 1), CallTest("f(2)", 2)]
+    result = run(code, tests, kind="function", entry_point="f")
+    assert verdicts(result) == ["pass", "crashed", "pass"]
+
+
+def test_memory_limit() -> None:
+    code = "def f():\n    return len(bytearray(512 * 1024 * 1024))\n"
+    limits = Limits(memory_bytes=128 * 1024 * 1024)
+    result = run(code, [CallTest("f()", 512 * 1024 * 1024)], kind="function", entry_point="f", limits=limits)
+    assert verdicts(result) == ["memory"]
+
+
+def test_output_limit() -> None:
+    code = "def f():\n    for _ in range(100000):\n        print('x' * 100)\n    return 1\n"
+    limits = Limits(output_bytes=64 * 1024)
+    result = run(code, [CallTest("f()", 1)], kind="function", entry_point="f", limits=limits)
+    assert verdicts(result) == ["output_limit"]
+
+
+@pytest.mark.parametrize(
+    "program",
+    [
+        "import sys\ndata = sys.stdin.buffer.read().split()\nprint(sum(map(int, data)))\n",
+        "import sys\ntotal = 0\nfor line in sys.stdin:\n    total += sum(map(int, line.split()))\nprint(total)\n",
+        "print(sum(map(int, open(0).read().split())))\n",
+        "n = int(input())\nprint(n + sum(map(int, input().split())))\n",
+    ],
+)
+def test_stdin_is_a_real_file_descriptor(program: str) -> None:
+    result = run(program, [StdioTest("1\n2 3\n", "6\n"), StdioTest("10\n0\n", "10")], kind="stdio")
+    assert result.passed, result.outcomes
+
+
+def test_stdio_judging_and_exit_status() -> None:
+    tests = [StdioTest("", "hello\n")]
+    assert run("print('hello')\nimport sys\nsys.exit(0)\n", tests, kind="stdio").passed
+    assert run("print('hello ')\nexit()\n", tests, kind="stdio").passed
+    failed = run("print('bye')\n", tests, kind="stdio").outcomes[0]
+    assert (failed.verdict, failed.actual) == ("fail", "bye\n")
+    assert verdicts(run("print('hello')\nraise SystemExit(2)\n", tests, kind="stdio")) == ["error"]
+
+
+def test_batched_programs_do_not_see_each_others_changes() -> None:
+    programs = [
+        "import builtins, math\nbuiltins.len = lambda x: 7\nmath.pi = 3\ndef f():\n    return len([1])\n",
+        "import math\ndef f():\n    return len([1]), math.pi > 3.1\n",
+        "import os\nos.environ['X'] = '1'\nos.chdir('/')\ndef f():\n    return 1\n",
+        "import os\ndef f():\n    return os.environ.get('X'), os.getcwd() != '/'\n",
+    ]
+    suite = Suite.of([CallTest("f()", None)], entry_point="f")
+    results = with_pool(lambda pool: pool.run_items([(p, suite) for p in programs]))
+    values = [r.outcomes[0].actual for r in results]
+    assert values[1] == "(1, True)"
+    assert values[3] == "(None, True)"
+
+
+def test_a_program_that_leaves_a_thread_running_gets_the_next_program_a_fresh_process() -> None:
+    programs = [
+        "import threading, time\nthreading.Thread(target=time.sleep, args=(20,), daemon=True).start()\n"
+        "def f():\n    return 1\n",
+        "import threading\ndef f():\n    return threading.active_count()\n",
+    ]
+    suite = Suite.of([CallTest("f()", 1)], entry_point="f")
+    results = with_pool(lambda pool: pool.run_items([(p, suite) for p in programs]))
+    assert [r.passed for r in results] == [True, True]
+
+
+def test_results_keep_item_order_across_interleaved_batches() -> None:
+    suites = [Suite.of([CallTest("f()", i)], entry_point="f") for i in range(5)]
+    items = [(f"def f():\n    return {i % 5}\n", suites[i % 5]) for i in range(40)]
+    results = with_pool(lambda pool: pool.run_items(items), batch_size=3)
+    assert all(r.passed for r in results)
+
+
+def test_isolation_level_is_recorded_in_every_result() -> None:
+    result = run(ADD, [CallTest("add(1, 2)", 3)], kind="function", entry_point="add")
+    assert result.isolation in ("bwrap-uid", "bwrap")
+
+
+def test_unsandboxed_mode_warns_loudly_and_says_so_in_results() -> None:
+    with pytest.warns(SandboxWarning, match="UNSANDBOXED"):
+        result = with_pool(lambda pool: pool.run(ADD, [CallTest("add(1, 2)", 3)], kind="function", entry_point="add"),
+                           isolation="none")
+    assert result.isolation == "none" and result.passed
+
+
+def test_values_of_a_trusted_program() -> None:
+    values = with_pool(lambda pool: pool.values("def f(x):\n    return [x, (x,)]\n", ["f(1)", "f(1/0)"], entry_point="f"))
+    assert values[0] == [1, (1,)]
+    assert getattr(values[1], "verdict", None) == "error"
+
+
+def test_no_tests_means_no_pass() -> None:
+    result = run(ADD, [], kind="function", entry_point="add")
+    assert result.outcomes == () and not result.passed
+
+
+def test_allowed_packages_are_importable_and_others_are_not() -> None:
+    code = "def f():\n    import numpy\n    return int(numpy.arange(4).sum())\n"
+    tests = [CallTest("f()", 6)]
+    assert run(code, tests, kind="function", entry_point="f").outcomes[0].error_type == "ModuleNotFoundError"
+    allowed = with_pool(lambda pool: pool.run(code, tests, kind="function", entry_point="f"), packages=["numpy"])
+    assert allowed.passed, allowed.outcomes
+
+
+def test_scaled_limits_follow_the_reference_time() -> None:
+    assert Limits().scaled(0.1).cpu_seconds == 1.0
+    assert Limits().scaled(2.0).cpu_seconds == 8.0
+    assert Limits(cpu_seconds=2).wall_seconds == 7.0
+
+
+def test_worker_pool_defaults_to_the_number_of_cores() -> None:
+    import os
+
+    assert WorkerPool().size == len(os.sched_getaffinity(0))

