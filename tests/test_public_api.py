@@ -9,25 +9,67 @@ import refinelab.sandbox
 
 
 def test_sandbox_api() -> None:
-    assert sorted(refinelab.sandbox.__all__) == sorted([
-        "IsolationLevel", "IsolationMode", "Item", "Limits", "RunResult", "SandboxWarning", "Suite", "TestOutcome",
-        "Verdict", "WorkerPool", "default_workers", "judge", "outputs_match", "values_match",
-    ])
+    assert sorted(refinelab.sandbox.__all__) == sorted(
+        [
+            "IsolationLevel",
+            "IsolationMode",
+            "Item",
+            "Limits",
+            "RunResult",
+            "SandboxWarning",
+            "Suite",
+            "TestOutcome",
+            "Verdict",
+            "WorkerPool",
+            "default_workers",
+            "judge",
+            "outputs_match",
+            "values_match",
+        ]
+    )
 
 
 def test_problems_api() -> None:
-    assert sorted(refinelab.problems.__all__) == sorted([
-        "BENCHMARKS", "AssertTest", "Benchmark", "CallTest", "Problem", "ProblemKind", "StdioTest", "Test", "benchmark",
-        "find_problem", "load_apps", "load_benchmark", "load_codecontests", "load_humaneval", "load_jsonl",
-        "load_livecodebench", "load_mbpp", "tests_from_check", "tests_from_statements",
-    ])
+    assert sorted(refinelab.problems.__all__) == sorted(
+        [
+            "BENCHMARKS",
+            "AssertTest",
+            "Benchmark",
+            "CallTest",
+            "Problem",
+            "ProblemKind",
+            "StdioTest",
+            "Test",
+            "benchmark",
+            "find_problem",
+            "load_apps",
+            "load_benchmark",
+            "load_codecontests",
+            "load_humaneval",
+            "load_jsonl",
+            "load_livecodebench",
+            "load_mbpp",
+            "tests_from_check",
+            "tests_from_statements",
+        ]
+    )
 
 
 def test_experiment_and_metrics_api() -> None:
-    assert sorted(refinelab.experiment.__all__) == sorted([
-        "Discrepancy", "Sample", "ScoredSample", "SelfTestReport", "Summary", "read_samples", "score_samples",
-        "self_test", "stub_program", "summarize",
-    ])
+    assert sorted(refinelab.experiment.__all__) == sorted(
+        [
+            "Discrepancy",
+            "Sample",
+            "ScoredSample",
+            "SelfTestReport",
+            "Summary",
+            "read_samples",
+            "score_samples",
+            "self_test",
+            "stub_program",
+            "summarize",
+        ]
+    )
     assert sorted(refinelab.metrics.__all__) == ["mean_pass_at_k", "pass_at_k"]
 
 

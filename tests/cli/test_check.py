@@ -12,10 +12,21 @@ import pytest
 from refinelab.cli import main
 
 PROBLEMS = [
-    {"id": "sq", "kind": "function", "prompt": "def sq(x):\n", "entry_point": "sq", "reference": "def sq(x):\n    return x * x\n",
-     "hidden_tests": [{"call": "sq(2)", "expected": 4}, {"call": "sq(3)", "expected": 9}]},
-    {"id": "echo", "kind": "stdio", "prompt": "Echo the line.", "reference": "print(input())\n",
-     "hidden_tests": [{"stdin": "hi\n", "stdout": "hi\n"}]},
+    {
+        "id": "sq",
+        "kind": "function",
+        "prompt": "def sq(x):\n",
+        "entry_point": "sq",
+        "reference": "def sq(x):\n    return x * x\n",
+        "hidden_tests": [{"call": "sq(2)", "expected": 4}, {"call": "sq(3)", "expected": 9}],
+    },
+    {
+        "id": "echo",
+        "kind": "stdio",
+        "prompt": "Echo the line.",
+        "reference": "print(input())\n",
+        "hidden_tests": [{"stdin": "hi\n", "stdout": "hi\n"}],
+    },
 ]
 
 
@@ -32,7 +43,9 @@ def samples(tmp_path: Path, rows: list[dict[str, object]]) -> Path:
     return path
 
 
-def test_scores_samples_and_writes_per_test_outcomes(tmp_path: Path, problems: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_scores_samples_and_writes_per_test_outcomes(
+    tmp_path: Path, problems: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     rows = [
         {"task_id": "sq", "solution": "def sq(x):\n    return x * x\n"},
         {"task_id": "sq", "solution": "def sq(x):\n    return x + x\n"},
@@ -40,7 +53,9 @@ def test_scores_samples_and_writes_per_test_outcomes(tmp_path: Path, problems: P
         {"task_id": "echo", "solution": "print('no')\n"},
     ]
     out = tmp_path / "out.jsonl"
-    code = main(["check", str(samples(tmp_path, rows)), "--benchmark", "jsonl", "--data", str(problems), "--out", str(out)])
+    code = main(
+        ["check", str(samples(tmp_path, rows)), "--benchmark", "jsonl", "--data", str(problems), "--out", str(out)]
+    )
     assert code == 0
     lines = [json.loads(line) for line in out.read_text().splitlines()]
     assert [line["passed"] for line in lines] == [True, False, True, False]
@@ -64,7 +79,9 @@ def test_self_test_lists_discrepancies_and_fails(tmp_path: Path, capsys: pytest.
     assert "sq: reference: test 0: fail" in capsys.readouterr().out
 
 
-def test_unknown_task_is_a_one_line_user_error(tmp_path: Path, problems: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_unknown_task_is_a_one_line_user_error(
+    tmp_path: Path, problems: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     path = samples(tmp_path, [{"task_id": "sq", "completion": "x"}, {"task_id": "nope", "completion": "x"}])
     out = tmp_path / "out.jsonl"
     code = main(["check", str(path), "--benchmark", "jsonl", "--data", str(problems), "--out", str(out)])
@@ -87,10 +104,15 @@ def test_file_benchmarks_need_data(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_mbpp_ids_are_accepted_as_evalplus_writes_them(shared_data: Path, tmp_path: Path) -> None:
     data = shared_data / "benchmarks/mbpp.jsonl.gz"
-    rows = [{"task_id": "Mbpp/2", "solution": "def similar_elements(a, b):\n    return tuple(set(a) & set(b))\n"},
-            {"task_id": 2, "solution": "def similar_elements(a, b):\n    return ()\n"}]
+    rows = [
+        {"task_id": "Mbpp/2", "solution": "def similar_elements(a, b):\n    return tuple(set(a) & set(b))\n"},
+        {"task_id": 2, "solution": "def similar_elements(a, b):\n    return ()\n"},
+    ]
     out = tmp_path / "o.jsonl"
-    assert main(["check", str(samples(tmp_path, rows)), "--benchmark", "mbpp", "--data", str(data), "--out", str(out)]) == 0
+    assert (
+        main(["check", str(samples(tmp_path, rows)), "--benchmark", "mbpp", "--data", str(data), "--out", str(out)])
+        == 0
+    )
     assert [json.loads(line)["passed"] for line in out.read_text().splitlines()] == [True, False]
 
 
@@ -99,7 +121,9 @@ def test_console_script_exits_2_with_one_line(tmp_path: Path) -> None:
     bad.write_text("{oops\n")
     done = subprocess.run(
         [sys.executable, "-m", "refinelab", "check", "--self-test", "--benchmark", "jsonl", "--data", str(bad)],
-        capture_output=True, text=True, check=False,
+        capture_output=True,
+        text=True,
+        check=False,
     )
     assert done.returncode == 2
     assert done.stderr.strip().count("\n") == 0

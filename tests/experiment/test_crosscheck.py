@@ -103,7 +103,9 @@ def test_livecodebench_their_pass_is_never_our_fail(shared_data: Path) -> None:
     """Their verdicts include private tests we do not have: their fail may be our pass, never the reverse.
     As LiveCodeBench does, numpy is importable and the limit is 6 s per test."""
     problems = {p.id: p for p in load_livecodebench(shared_data / "benchmarks/livecodebench-v5-public-tests.jsonl.gz")}
-    records = json.loads(gzip.decompress((shared_data / "llm-outputs/livecodebench/o1-mini-2024-09-12.json.gz").read_bytes()))
+    records = json.loads(
+        gzip.decompress((shared_data / "llm-outputs/livecodebench/o1-mini-2024-09-12.json.gz").read_bytes())
+    )
 
     async def body() -> list[bool]:
         async with WorkerPool(packages=["numpy"], limits=Limits(cpu_seconds=6)) as pool:

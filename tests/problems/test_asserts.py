@@ -23,7 +23,9 @@ def test_other_asserts_stay_as_code() -> None:
 
 
 def test_check_functions() -> None:
-    source = "import math\n\ndef check(candidate):\n    assert candidate(1) == 2\n    assert candidate(2) == 3\n\ncheck(f)\n"
+    source = (
+        "import math\n\ndef check(candidate):\n    assert candidate(1) == 2\n    assert candidate(2) == 3\n\ncheck(f)\n"
+    )
     assert from_check(source) == [CallTest("candidate(1)", 2), CallTest("candidate(2)", 3)]
     assert without_check_function(source) == "import math\n"
     looping = "def check(candidate):\n    for i in range(3):\n        assert candidate(i) == i\n"

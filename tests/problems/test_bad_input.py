@@ -29,7 +29,9 @@ def test_malformed_json_names_file_and_line(tmp_path: Path) -> None:
 
 
 def test_missing_field(tmp_path: Path) -> None:
-    path = write(tmp_path / "p.jsonl", [json.dumps({"id": "a", "kind": "stdio", "hidden_tests": [{"stdin": "", "stdout": ""}]})])
+    path = write(
+        tmp_path / "p.jsonl", [json.dumps({"id": "a", "kind": "stdio", "hidden_tests": [{"stdin": "", "stdout": ""}]})]
+    )
     with pytest.raises(InputError, match=r"p.jsonl:1: field 'prompt': missing"):
         load_jsonl(path)
 
@@ -54,7 +56,11 @@ def test_duplicate_ids(tmp_path: Path) -> None:
 
 
 def test_livecodebench_unknown_test_type_and_missing_field(tmp_path: Path) -> None:
-    record = {"question_id": "q", "question_content": "c", "public_tests": [{"input": "", "output": "", "testtype": "x"}]}
+    record = {
+        "question_id": "q",
+        "question_content": "c",
+        "public_tests": [{"input": "", "output": "", "testtype": "x"}],
+    }
     with pytest.raises(InputError, match=r"l.jsonl:1: field 'public_tests': unknown test type 'x'"):
         load_livecodebench(write(tmp_path / "l.jsonl", [json.dumps(record)]))
     del record["question_id"]
@@ -79,9 +85,17 @@ def test_missing_file_and_corrupt_gzip(tmp_path: Path) -> None:
 
 def test_the_generic_format_round_trip(tmp_path: Path) -> None:
     records = [
-        {"id": "add", "kind": "function", "prompt": "Write add.", "entry_point": "add",
-         "visible_tests": [{"call": "add(1, 2)", "expected": 3}],
-         "hidden_tests": [{"assert": "assert add(2, 2) == 4"}, {"call": "add(1, 2)", "expected_repr": "(3)", "atol": 0}]},
+        {
+            "id": "add",
+            "kind": "function",
+            "prompt": "Write add.",
+            "entry_point": "add",
+            "visible_tests": [{"call": "add(1, 2)", "expected": 3}],
+            "hidden_tests": [
+                {"assert": "assert add(2, 2) == 4"},
+                {"call": "add(1, 2)", "expected_repr": "(3)", "atol": 0},
+            ],
+        },
         {"id": "echo", "kind": "stdio", "prompt": "Echo.", "hidden_tests": [{"stdin": "hi\n", "stdout": "hi\n"}]},
     ]
     problems = load_jsonl(write(tmp_path / "p.jsonl", [json.dumps(r) for r in records]))

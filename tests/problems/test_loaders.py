@@ -91,7 +91,10 @@ def test_humaneval_plus_computes_and_caches_expected_outputs(shared_data: Path, 
     async def load() -> list:
         async with WorkerPool() as pool:
             return await load_benchmark(
-                "humaneval-plus", shared_data / "benchmarks/humanevalplus-mini-v0.1.10.jsonl.gz", pool=pool, cache_dir=tmp_path
+                "humaneval-plus",
+                shared_data / "benchmarks/humanevalplus-mini-v0.1.10.jsonl.gz",
+                pool=pool,
+                cache_dir=tmp_path,
             )
 
     problems = asyncio.run(load())

@@ -16,14 +16,14 @@ from pathlib import Path
 import pytest
 
 from refinelab.problems import AssertTest, CallTest, StdioTest
-from refinelab.sandbox import Limits, RunResult, WorkerPool
+from refinelab.sandbox import Limits, RunResult, Suite, WorkerPool
 from tests.conftest import with_pool
 
 RIGHT_ANSWER = [CallTest("f(2)", 4), AssertTest("assert f(3) == 9")]
 
 
 def run_function(code: str, tests: list | None = None, limits: Limits | None = None) -> RunResult:
-    return with_pool(lambda pool: pool.run(code, tests or RIGHT_ANSWER, kind="function", entry_point="f", limits=limits))
+    return with_pool(lambda pool: pool.run(code, Suite.of(tests or RIGHT_ANSWER, entry_point="f"), limits=limits))
 
 
 def processes_with(marker: str) -> list[int]:
@@ -56,7 +56,7 @@ def end_processes(pids: list[int]) -> None:
         "import atexit, os\natexit.register(lambda: os.write(1, b'PASS'))\ndef f(x):\n    return 0\n",
         "print('PASS')\nprint('OK all tests passed')\ndef f(x):\n    return 0\n",
         "import os\ndef f(x):\n    for fd in range(3, 30):\n        try:\n"
-        "            os.write(fd, b'{\"p\": 0, \"i\": 0, \"s\": \"ok\"}\\n{\"p\": 0, \"i\": 1, \"s\": \"ok\"}\\n')\n"
+        '            os.write(fd, b\'{"p": 0, "i": 0, "s": "ok"}\\n{"p": 0, "i": 1, "s": "ok"}\\n\')\n'
         "        except OSError:\n            pass\n    os._exit(0)\n",
         "class Any:\n    def __eq__(self, other):\n        return True\n    __hash__ = object.__hash__\n"
         "def f(x):\n    return Any()\n",
@@ -64,8 +64,18 @@ def end_processes(pids: list[int]) -> None:
         "def f(x):\n    return Int(0)\n",
         "import builtins\nbuiltins.AssertionError = type('Quiet', (Exception,), {})\ndef f(x):\n    return 0\n",
     ],
-    ids=["sys-exit", "os-exit-at-load", "os-exit-in-call", "system-exit", "atexit", "prints-pass", "forged-result-fd",
-         "always-equal", "int-subclass-eq", "rebinds-assertionerror"],
+    ids=[
+        "sys-exit",
+        "os-exit-at-load",
+        "os-exit-in-call",
+        "system-exit",
+        "atexit",
+        "prints-pass",
+        "forged-result-fd",
+        "always-equal",
+        "int-subclass-eq",
+        "rebinds-assertionerror",
+    ],
 )
 def test_tricks_never_pass(code: str) -> None:
     result = run_function(code)
@@ -74,7 +84,7 @@ def test_tricks_never_pass(code: str) -> None:
 
 def test_stdio_program_that_exits_without_completing_does_not_pass() -> None:
     code = "import os, sys\nprint('42')\nsys.stdout.flush()\nos._exit(0)\n"
-    result = with_pool(lambda pool: pool.run(code, [StdioTest("", "42\n")], kind="stdio"))
+    result = with_pool(lambda pool: pool.run(code, Suite.of([StdioTest("", "42\n")], kind="stdio")))
     assert not result.passed
 
 
@@ -91,8 +101,9 @@ def test_signalling_the_parent_or_init_hurts_nothing() -> None:
     code = "import os, signal\ndef f(x):\n    for pid in (os.getppid(), 1):\n        try:\n            os.kill(pid, signal.SIGKILL)\n        except OSError:\n            pass\n    return x * x\n"
 
     async def body(pool: WorkerPool) -> tuple[RunResult, RunResult]:
-        first = await pool.run(code, RIGHT_ANSWER, kind="function", entry_point="f")
-        second = await pool.run("def f(x):\n    return x * x\n", RIGHT_ANSWER, kind="function", entry_point="f")
+        suite = Suite.of(RIGHT_ANSWER, entry_point="f")
+        first = await pool.run(code, suite)
+        second = await pool.run("def f(x):\n    return x * x\n", suite)
         return first, second
 
     first, second = with_pool(body)
@@ -121,7 +132,7 @@ def test_fork_flood_is_bounded_and_cleaned_up() -> None:
     )
 
     async def body(pool: WorkerPool) -> tuple[RunResult, str]:
-        return await pool.run(code, [CallTest("f(0)", -1)], kind="function", entry_point="f"), pool.isolation
+        return await pool.run(code, Suite.of([CallTest("f(0)", -1)], entry_point="f")), pool.isolation
 
     result, isolation = with_pool(body)
     left = processes_with(marker)

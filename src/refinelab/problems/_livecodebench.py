@@ -18,8 +18,8 @@ import zlib
 from pathlib import Path
 
 from refinelab._errors import InputError, MissingDependency, UserError
-from refinelab.problems._literal import call_source
 from refinelab.problems._io import field, optional, read_records
+from refinelab.problems._literal import call_source
 from refinelab.problems._model import CallTest, Problem, StdioTest, Test
 from refinelab.problems._stdio_sources import entry_point_from_starter
 
@@ -42,7 +42,9 @@ def _problem(record: dict[str, object], where: Where) -> Problem:
     entry = _entry_point(record, starter, where) if functional else None
     convert = (lambda case: _call_test(case, where)) if functional else _stdio_test
     metadata: dict[str, object] = {
-        key: record[key] for key in ("question_title", "platform", "contest_id", "contest_date", "difficulty") if key in record
+        key: record[key]
+        for key in ("question_title", "platform", "contest_id", "contest_date", "difficulty")
+        if key in record
     }
     metadata.update(source="livecodebench", private_tests=bool(private))
     if not private:
@@ -86,7 +88,9 @@ def _decode_cases(text: str, name: str, where: Where) -> object:
         data = _SafeUnpickler(io.BytesIO(zlib.decompress(base64.b64decode(text)))).load()
         return json.loads(data) if isinstance(data, (str, bytes)) else data
     except Exception as exc:  # noqa: BLE001 - any decoding failure is the same input error
-        raise InputError(where[0], where[1], name, f"neither JSON nor LiveCodeBench's compressed form ({exc})") from None
+        raise InputError(
+            where[0], where[1], name, f"neither JSON nor LiveCodeBench's compressed form ({exc})"
+        ) from None
 
 
 class _SafeUnpickler(pickle.Unpickler):

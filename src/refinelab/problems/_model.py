@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal, Union
+from typing import Literal
 
 ProblemKind = Literal["function", "stdio"]
 """``function``: the candidate defines a function that tests call; ``stdio``: a whole program that
@@ -49,7 +49,7 @@ class StdioTest:
     """Expected standard output (compared as judges do; see :func:`refinelab.sandbox.outputs_match`)."""
 
 
-Test = Union[CallTest, AssertTest, StdioTest]
+Test = CallTest | AssertTest | StdioTest
 """Any test."""
 
 

@@ -7,8 +7,8 @@ import re
 from pathlib import Path
 
 from refinelab._errors import InputError
-from refinelab.problems._literal import call_source
 from refinelab.problems._io import field, optional, read_records
+from refinelab.problems._literal import call_source
 from refinelab.problems._model import CallTest, Problem, StdioTest, Test
 
 Where = tuple[Path, "int | None"]
@@ -27,9 +27,9 @@ def load_apps(path: str | Path) -> list[Problem]:
 def _apps_problem(record: dict[str, object], where: Where) -> Problem:
     starter = optional(record, "starter_code", str, where, "")
     entry = entry_point_from_starter(starter) if starter.strip() else None
-    convert = (lambda item: _apps_call(item, where)) if entry else (lambda item: _apps_stdio(item, where))
-    visible = [convert(item) for item in field(record, "sample_io", list, where)]
-    hidden = [convert(item) for item in field(record, "test_list", list, where)]
+    convert = _apps_call if entry else _apps_stdio
+    visible = [convert(item, where) for item in field(record, "sample_io", list, where)]
+    hidden = [convert(item, where) for item in field(record, "test_list", list, where)]
     return Problem(
         id=str(record.get("id", record.get("name", where[1]))),
         prompt=field(record, "description", str, where),

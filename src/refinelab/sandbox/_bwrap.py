@@ -120,7 +120,19 @@ def _filesystem(python: str, limits: Limits) -> list[str]:
         args += ["--ro-bind", prefix, prefix]
     for hidden in _site_dirs():
         args += ["--tmpfs", hidden]
-    args += ["--perms", "0755", "--dir", WORKER_ROOT, "--perms", "0755", "--dir", PACKAGES_ROOT, "--ro-bind", str(WORKER_PACKAGE), f"{WORKER_ROOT}/_worker"]
+    args += [
+        "--perms",
+        "0755",
+        "--dir",
+        WORKER_ROOT,
+        "--perms",
+        "0755",
+        "--dir",
+        PACKAGES_ROOT,
+        "--ro-bind",
+        str(WORKER_PACKAGE),
+        f"{WORKER_ROOT}/_worker",
+    ]
     args += ["--proc", "/proc", "--dev", "/dev"]
     size = str(limits.scratch_bytes)
     args += ["--perms", "1777", "--size", size, "--tmpfs", "/tmp"]

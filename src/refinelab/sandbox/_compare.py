@@ -35,18 +35,33 @@ def decode(data: object) -> object:
     """Rebuild a value from the sandbox's tagged JSON encoding."""
     if isinstance(data, list):
         return [decode(item) for item in data]
-    if not isinstance(data, dict):
+    if not isinstance(data, dict) or len(data) != 1:
         return data
     ((tag, body),) = data.items()
-    if tag == "D":
-        return {_hashable(decode(k)): decode(v) for k, v in body}
-    builders = {"T": tuple, "S": lambda items: set(map(_hashable, items)), "Z": lambda items: frozenset(map(_hashable, items))}
-    if tag in builders:
-        return builders[tag]([decode(item) for item in body])
-    scalars = {"I": lambda b: int(b, 16), "F": float, "B": bytes.fromhex, "C": lambda b: complex(decode(b[0]), decode(b[1]))}  # type: ignore[arg-type]
-    if tag in scalars:
-        return scalars[tag](body)  # type: ignore[no-untyped-call]
+    if tag in ("T", "S", "Z", "D") and isinstance(body, list):
+        return _decode_container(tag, body)
+    if tag == "I" and isinstance(body, str):
+        return int(body, 16)
+    if tag == "F" and isinstance(body, str):
+        return float(body)
+    if tag == "B" and isinstance(body, str):
+        return bytes.fromhex(body)
+    if tag == "C" and isinstance(body, list) and len(body) == 2:
+        real, imag = decode(body[0]), decode(body[1])
+        if isinstance(real, (int, float)) and isinstance(imag, (int, float)):
+            return complex(real, imag)
     return Opaque(str(body))
+
+
+def _decode_container(tag: str, body: list[object]) -> object:
+    if tag == "D":
+        pairs = [pair for pair in body if isinstance(pair, list) and len(pair) == 2]
+        return {_hashable(decode(k)): decode(v) for k, v in pairs}
+    items = [decode(item) for item in body]
+    if tag == "T":
+        return tuple(items)
+    hashable = [_hashable(item) for item in items]
+    return set(hashable) if tag == "S" else frozenset(hashable)
 
 
 def _hashable(value: object) -> object:

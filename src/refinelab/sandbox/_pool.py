@@ -56,14 +56,19 @@ class Suite:
     """Code run after the program and before the tests."""
 
     @classmethod
-    def of(cls, tests: Sequence[Test], *, kind: ProblemKind = "function", entry_point: str | None = None,
-           setup: str = "") -> Suite:
+    def of(
+        cls, tests: Sequence[Test], *, kind: ProblemKind = "function", entry_point: str | None = None, setup: str = ""
+    ) -> Suite:
         """A suite from any sequence of tests."""
         return cls(tuple(tests), kind, entry_point, setup)
 
     def for_worker(self) -> dict[str, object]:
         """What the worker gets: inputs only, never expected values or outputs."""
-        return {"entry_point": self.entry_point, "setup": self.setup, "tests": [_test_for_worker(t) for t in self.tests]}
+        return {
+            "entry_point": self.entry_point,
+            "setup": self.setup,
+            "tests": [_test_for_worker(t) for t in self.tests],
+        }
 
 
 Item = tuple[str, Suite]
@@ -113,7 +118,9 @@ class _Worker:
         ready = await asyncio.wait_for(self.process.stdout.read(1), _START_TIMEOUT)
         if ready != b"R":
             await self.stop()
-            raise InfrastructureError(f"sandbox worker failed to start: {self.stderr_tail.decode(errors='replace')[-500:]}")
+            raise InfrastructureError(
+                f"sandbox worker failed to start: {self.stderr_tail.decode(errors='replace')[-500:]}"
+            )
 
     async def _drain_stderr(self) -> None:
         assert self.process is not None and self.process.stderr is not None
@@ -154,7 +161,7 @@ class WorkerPool:
     Use as an async context manager::
 
         async with WorkerPool() as pool:
-            result = await pool.run(code, tests, kind="function", entry_point="add")
+            result = await pool.run(code, Suite.of(tests, entry_point="add"))
     """
 
     def __init__(
@@ -209,7 +216,9 @@ class WorkerPool:
                 raise MissingDependency(f"{reason}; install it with: sudo apt-get install -y bubblewrap")
             warnings.warn(f"UNSANDBOXED: {reason}; candidate code runs with rlimits only", SandboxWarning, stacklevel=3)
         else:
-            warnings.warn("UNSANDBOXED: isolation='none'; candidate code runs with rlimits only", SandboxWarning, stacklevel=3)
+            warnings.warn(
+                "UNSANDBOXED: isolation='none'; candidate code runs with rlimits only", SandboxWarning, stacklevel=3
+            )
         self._scratch = tempfile.TemporaryDirectory(prefix="refinelab-")
         return [unsandboxed_command(scratch=self._scratch.name, packages=self.packages) for _ in range(self.size)]
 
@@ -220,34 +229,15 @@ class WorkerPool:
         if self._scratch is not None:
             self._scratch.cleanup()
 
-    async def run(
-        self,
-        code: str,
-        tests: Sequence[Test],
-        *,
-        kind: ProblemKind,
-        entry_point: str | None = None,
-        setup: str = "",
-        limits: Limits | None = None,
-    ) -> RunResult:
-        """Run one program against ``tests`` and judge every test. Never raises for what the code does."""
-        suite = Suite.of(tests, kind=kind, entry_point=entry_point, setup=setup)
+    async def run(self, code: str, suite: Suite, *, limits: Limits | None = None) -> RunResult:
+        """Run one program against a suite and judge every test. Never raises for what the code does."""
         (result,) = await self.run_items([(code, suite)], limits=limits)
         return result
 
     async def run_many(
-        self,
-        programs: Sequence[str],
-        tests: Sequence[Test],
-        *,
-        kind: ProblemKind,
-        entry_point: str | None = None,
-        setup: str = "",
-        limits: Limits | None = None,
-        isolate: bool = False,
+        self, programs: Sequence[str], suite: Suite, *, limits: Limits | None = None, isolate: bool = False
     ) -> list[RunResult]:
-        """Run several programs against the same tests (the samples of one problem)."""
-        suite = Suite.of(tests, kind=kind, entry_point=entry_point, setup=setup)
+        """Run several programs against the same suite (the samples of one problem)."""
         return await self.run_items([(program, suite) for program in programs], limits=limits, isolate=isolate)
 
     async def run_items(
@@ -324,9 +314,10 @@ class WorkerPool:
         Used to compute expected outputs (HumanEval+). An expression that fails yields its
         :class:`TestOutcome` instead of a value.
         """
-        suite = Suite.of([CallTest(expr, None) for expr in expressions], entry_point=entry_point, setup=setup)
+        tests = [CallTest(expr, None) for expr in expressions]
+        suite = Suite.of(tests, entry_point=entry_point, setup=setup)
         (row,), _ = await self._raw_batch([(code, suite)], limits or self.limits, True)
-        return [_value_or_outcome(test, report) for test, report in zip(suite.tests, row)]
+        return [_value_or_outcome(test, report) for test, report in zip(tests, row)]
 
     def _new_id(self) -> int:
         self._next_id += 1
@@ -407,7 +398,9 @@ def _judge_value(test: CallTest, encoded: object) -> TestOutcome:
     if values_match(actual, test.expected, test.atol):
         return TestOutcome("pass")
     expected_text, actual_text = _short_repr(test.expected), _short_repr(actual)
-    return TestOutcome("fail", f"{test.expr}: expected {expected_text}, got {actual_text}", expected=expected_text, actual=actual_text)
+    return TestOutcome(
+        "fail", f"{test.expr}: expected {expected_text}, got {actual_text}", expected=expected_text, actual=actual_text
+    )
 
 
 def _judge_stdout(test: StdioTest, report: dict[str, object]) -> TestOutcome:
@@ -415,9 +408,7 @@ def _judge_stdout(test: StdioTest, report: dict[str, object]) -> TestOutcome:
     cpu = _float_or_none(report.get("cpu"))
     if outputs_match(stdout, test.expected):
         return TestOutcome("pass", cpu_seconds=cpu)
-    return TestOutcome(
-        "fail", "wrong output", expected=test.expected[:2000], actual=stdout[:2000], cpu_seconds=cpu
-    )
+    return TestOutcome("fail", "wrong output", expected=test.expected[:2000], actual=stdout[:2000], cpu_seconds=cpu)
 
 
 def _short_repr(value: object, limit: int = 300) -> str:

@@ -26,7 +26,7 @@ SNAPSHOT: Snapshot | None = None
 
 def take_snapshot() -> None:
     """Record the interpreter's clean state, in the worker, for every child to restore to."""
-    global SNAPSHOT  # noqa: PLW0603 - one per worker process, inherited by its children
+    global SNAPSHOT
     SNAPSHOT = Snapshot()
     _, saved = SNAPSHOT.saved[id(sys.modules[__name__])]
     saved["SNAPSHOT"] = SNAPSHOT  # restoring this module must keep the snapshot it was taken with
@@ -187,9 +187,11 @@ def run_function_child(job: dict[str, object], first: int, start: int, report: R
 
 def run_stdio_child(job: dict[str, object], report: Reporter) -> None:
     """Run a whole program with the test's input on a real fd 0."""
-    sys.stdin = sys.__stdin__ = open(0, encoding="utf-8", closefd=False)  # noqa: SIM115
-    sys.stdout = sys.__stdout__ = open(1, "w", encoding="utf-8", closefd=False)  # noqa: SIM115
-    sys.stderr = sys.__stderr__ = open(2, "w", encoding="utf-8", closefd=False, buffering=1)  # noqa: SIM115
+    sys.stdin = open(0, encoding="utf-8", closefd=False)  # noqa: SIM115
+    sys.stdout = open(1, "w", encoding="utf-8", closefd=False)  # noqa: SIM115
+    sys.stderr = open(2, "w", encoding="utf-8", closefd=False, buffering=1)  # noqa: SIM115
+    for name in ("stdin", "stdout", "stderr"):  # programs that use sys.__stdout__ get the same streams
+        setattr(sys, f"__{name}__", getattr(sys, name))
     codes = job["programs"]
     assert isinstance(codes, list)
     namespace: dict[str, object] = {"__name__": "__main__", "__builtins__": builtins}

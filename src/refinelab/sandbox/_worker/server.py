@@ -26,8 +26,24 @@ _HEADER = struct.Struct(">I")
 _PR_SET_PDEATHSIG = 1
 _PR_SET_DUMPABLE = 4
 PRELOADED = (
-    "array", "bisect", "collections", "copy", "datetime", "decimal", "fractions", "functools", "hashlib",
-    "heapq", "itertools", "math", "operator", "random", "re", "statistics", "string", "typing",
+    "array",
+    "bisect",
+    "collections",
+    "copy",
+    "datetime",
+    "decimal",
+    "fractions",
+    "functools",
+    "hashlib",
+    "heapq",
+    "itertools",
+    "math",
+    "operator",
+    "random",
+    "re",
+    "statistics",
+    "string",
+    "typing",
 )
 """Imported once in the worker so that programs importing them pay nothing (HumanEval's prompts all
 import ``typing``)."""
@@ -75,8 +91,8 @@ def install_site_builtins() -> None:
     """``exit`` and ``quit``, which ``site`` would add; ``-S`` skips site, but programs call them."""
     import _sitebuiltins
 
-    builtins.exit = _sitebuiltins.Quitter("exit", "Ctrl-D (i.e. EOF)")  # type: ignore[attr-defined]
-    builtins.quit = _sitebuiltins.Quitter("quit", "Ctrl-D (i.e. EOF)")  # type: ignore[attr-defined]
+    builtins.exit = _sitebuiltins.Quitter("exit", "Ctrl-D (i.e. EOF)")
+    builtins.quit = _sitebuiltins.Quitter("quit", "Ctrl-D (i.e. EOF)")
 
 
 def warm_up() -> None:
@@ -116,8 +132,12 @@ def serve(proto_in: int, proto_out: int, scratch: str) -> None:
             reply = run_stdio_job(job) if job["mode"] == "stdio" else run_function_job(job)
         finally:
             clean_scratch(scratch)
-        stats = reply.setdefault("stats", {})
-        stats.update(wall=time.monotonic() - started, worker_cpu=time.process_time() - started_cpu)
+        stats = reply.get("stats")
+        reply["stats"] = {
+            **(stats if isinstance(stats, dict) else {}),
+            "wall": time.monotonic() - started,
+            "worker_cpu": time.process_time() - started_cpu,
+        }
         reply["id"] = job["id"]
         data = json.dumps(reply).encode()
         _write_all(proto_out, _HEADER.pack(len(data)) + data)

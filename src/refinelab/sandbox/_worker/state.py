@@ -9,7 +9,7 @@ or memory — *taints* the child: it reports the reason and exits, and the next 
 
 from __future__ import annotations
 
-import _signal
+import _signal  # type: ignore[import-not-found]  # the C module: no enum wrapping
 import builtins
 import decimal
 import gc
@@ -81,7 +81,9 @@ class Snapshot:
         self.in_own_namespace = False
         self.modules = dict(sys.modules)
         self.saved: dict[int, tuple[ModuleType, dict[str, object]]] = {
-            id(module): (module, dict(vars(module))) for module in self.modules.values() if isinstance(module, ModuleType)
+            id(module): (module, dict(vars(module)))
+            for module in self.modules.values()
+            if isinstance(module, ModuleType)
         }
         harness = [m for name, m in self.modules.items() if name.startswith("_worker")]
         self.always = [id(m) for m in (builtins, sys, *harness)]
@@ -158,7 +160,7 @@ class Snapshot:
         sys.modules.update(self.modules)
         for name, saved in self.lists.items():
             getattr(sys, name)[:] = saved
-        warnings.filters[:] = self.warning_filters
+        warnings.filters[:] = self.warning_filters  # type: ignore[index]  # a list at run time
         warnings._filters_mutated()  # type: ignore[attr-defined]  # invalidates the warning caches
         if hasattr(sys, "set_int_max_str_digits"):
             sys.set_int_max_str_digits(0)

@@ -52,7 +52,7 @@ class Watch:
         for line in lines:
             self._take_line(line)
 
-    def _take_line(self, line: bytes) -> None:
+    def _take_line(self, line: bytes | bytearray) -> None:
         try:
             message = json.loads(line)
         except ValueError:
