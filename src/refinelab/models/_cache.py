@@ -1,0 +1,98 @@
+"""The response cache: SQLite, keyed by endpoint, model, messages, settings and sample index.
+
+A repeated or resumed run makes no repeated calls, and samples at temperature > 0 stay distinct
+because the sample index is part of the key. Modes: ``rw`` (default), ``ro`` (replay: a miss is an
+error), ``off``. Writes are committed one by one (WAL mode), so a crash loses at most the call in flight.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Literal
+
+from refinelab.models._types import GenerateConfig, Message, Reply, Usage
+
+CacheMode = Literal["rw", "ro", "off"]
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS responses (
+    key TEXT PRIMARY KEY,
+    endpoint TEXT NOT NULL,
+    model TEXT NOT NULL,
+    reply TEXT NOT NULL,
+    created REAL NOT NULL DEFAULT (julianday('now'))
+)
+"""
+
+
+def cache_key(endpoint: str, model: str, messages: Sequence[Message], config: GenerateConfig, sample: int) -> str:
+    """A stable hash of everything that determines a response."""
+    payload = {
+        "endpoint": endpoint,
+        "model": model,
+        "messages": [[m.role, m.content] for m in messages],
+        "config": config.key(),
+        "sample": sample,
+    }
+    return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
+
+
+class ResponseCache:
+    """A persistent store of replies."""
+
+    def __init__(self, path: str | Path, mode: CacheMode = "rw") -> None:
+        self.mode: CacheMode = mode
+        self.path = Path(path)
+        self._lock = threading.Lock()
+        self._db: sqlite3.Connection | None = None
+        if mode != "off":
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute(_SCHEMA)
+
+    def get(self, key: str) -> Reply | None:
+        """The stored reply for ``key``, if any."""
+        if self._db is None:
+            return None
+        with self._lock:
+            row = self._db.execute("SELECT reply FROM responses WHERE key = ?", (key,)).fetchone()
+        return None if row is None else _reply_from_json(row[0])
+
+    def put(self, key: str, endpoint: str, model: str, reply: Reply) -> None:
+        """Store a reply (read-write mode only)."""
+        if self._db is None or self.mode != "rw":
+            return
+        with self._lock:
+            self._db.execute(
+                "INSERT OR REPLACE INTO responses (key, endpoint, model, reply) VALUES (?, ?, ?, ?)",
+                (key, endpoint, model, _reply_to_json(reply)),
+            )
+
+    def __len__(self) -> int:
+        if self._db is None:
+            return 0
+        with self._lock:
+            return int(self._db.execute("SELECT COUNT(*) FROM responses").fetchone()[0])
+
+    def close(self) -> None:
+        """Close the database."""
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+
+
+def _reply_to_json(reply: Reply) -> str:
+    usage = None if reply.usage is None else reply.usage.__dict__
+    return json.dumps({"text": reply.text, "usage": usage, "finish_reason": reply.finish_reason, "raw": reply.raw})
+
+
+def _reply_from_json(text: str) -> Reply:
+    data = json.loads(text)
+    usage = None if data.get("usage") is None else Usage(**data["usage"])
+    return Reply(data["text"], usage, data.get("finish_reason"), data.get("raw"))

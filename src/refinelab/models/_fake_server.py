@@ -1,0 +1,182 @@
+"""A real OpenAI-compatible HTTP server on 127.0.0.1, with fault injection: a test double for the
+model layer (and for users testing their own setup without a model).
+
+``faults`` is a queue of what to do with the next requests ("429", "500", "slow", "malformed", "drop",
+"401", "404", "400"); a request with no queued fault gets a normal answer, or a random fault with
+probability ``fault_rate``. Every request body and what was done with it is recorded.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+ReplyWriter = Callable[[dict[str, object]], str]
+"""Writes the answer to a request body."""
+
+
+def echo(request: dict[str, object]) -> str:
+    """Answer ``echo: <last message>``."""
+    messages = request["messages"]
+    assert isinstance(messages, list)
+    return f"echo: {messages[-1]['content']}"
+
+
+class FakeOpenAI(ThreadingHTTPServer):
+    """The server; see the module docstring. Use :func:`serve` to run it in a thread."""
+
+    daemon_threads = True
+    request_queue_size = 256  # the default backlog of 5 resets connections under concurrent load
+
+    def __init__(self, reply: ReplyWriter = echo) -> None:
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.reply = reply
+        self.faults: deque[str] = deque()
+        self.fault_rate = 0.0
+        self.random = random.Random(1)  # noqa: S311 - fault injection, not cryptography
+        self.usage = True
+        self.accept_n = True
+        self.accept_schema = True
+        self.delay = 0.0
+        self.slow_seconds = 2.0
+        self.lock = threading.Lock()
+        self.log: list[tuple[dict[str, object], str]] = []
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        """Quiet: clients that go away (timeouts under test) are expected here."""
+
+    @property
+    def base_url(self) -> str:
+        """``http://127.0.0.1:PORT/v1``."""
+        return f"http://127.0.0.1:{self.server_address[1]}/v1"
+
+    def next_action(self) -> str:
+        """What to do with the next request: a queued fault, a random one, or ``ok``."""
+        with self.lock:
+            if self.faults:
+                return self.faults.popleft()
+            if self.fault_rate and self.random.random() < self.fault_rate:
+                return self.random.choice(["429", "500", "malformed", "drop"])
+            return "ok"
+
+    def record(self, body: dict[str, object], action: str) -> None:
+        """Log a request and what was done with it."""
+        with self.lock:
+            self.log.append((body, action))
+
+    def answered(self) -> list[dict[str, object]]:
+        """Bodies of the requests that got a normal answer."""
+        return [body for body, action in self.log if action == "ok"]
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: FakeOpenAI
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # headers and body go out in separate writes: avoid 40 ms stalls
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        action = self.server.next_action()
+        if action == "ok" and int(body.get("n", 1)) > 1 and not self.server.accept_n:
+            action = "reject-n"
+        if action == "ok" and "response_format" in body and not self.server.accept_schema:
+            action = "reject-schema"
+        self.server.record(body, action)
+        if self.server.delay:
+            time.sleep(self.server.delay)
+        getattr(self, "_" + action.replace("-", "_"), lambda b: self._status(int(action), b))(body)
+
+    def _send(self, status: int, payload: bytes, headers: dict[str, str] | None = None) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(payload)))
+        for key, value in (headers or {}).items():
+            self.send_header(key, value)
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def _status(self, status: int, body: dict[str, object]) -> None:
+        headers = {"Retry-After": "0.01"} if status == 429 else {}
+        error = {"error": {"message": f"injected {status}", "type": "test", "code": status}}
+        self._send(status, json.dumps(error).encode(), headers)
+
+    def _reject_n(self, body: dict[str, object]) -> None:
+        self._send(400, json.dumps({"error": {"message": "n > 1 is not supported", "code": 400}}).encode())
+
+    def _reject_schema(self, body: dict[str, object]) -> None:
+        self._send(400, json.dumps({"error": {"message": "response_format is not supported", "code": 400}}).encode())
+
+    def _ok(self, body: dict[str, object]) -> None:
+        n = int(body.get("n", 1))  # type: ignore[call-overload]
+        texts = [self.server.reply(body) for _ in range(n)]
+        response: dict[str, object] = {
+            "id": "chatcmpl-test",
+            "object": "chat.completion",
+            "created": 0,
+            "model": body["model"],
+            "choices": [
+                {"index": i, "message": {"role": "assistant", "content": t}, "finish_reason": "stop"}
+                for i, t in enumerate(texts)
+            ],
+        }
+        if self.server.usage:
+            messages = body["messages"]
+            assert isinstance(messages, list)
+            prompt = sum(len(str(m["content"]).split()) for m in messages)
+            completion = sum(len(t.split()) for t in texts)
+            response["usage"] = {
+                "prompt_tokens": prompt,
+                "completion_tokens": completion,
+                "total_tokens": prompt + completion,
+            }
+        self._send(200, json.dumps(response).encode())
+
+    def _slow(self, body: dict[str, object]) -> None:
+        time.sleep(self.server.slow_seconds)
+        self._ok(body)
+
+    def _malformed(self, body: dict[str, object]) -> None:
+        self._send(200, b"{this is not json")
+
+    def _drop(self, body: dict[str, object]) -> None:
+        self.close_connection = True
+        self.connection.close()
+
+
+@contextmanager
+def serve(reply: ReplyWriter = echo) -> Iterator[FakeOpenAI]:
+    """Run a :class:`FakeOpenAI` in a background thread for the ``with`` block."""
+    server = FakeOpenAI(reply)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def main() -> None:
+    """``python -m refinelab.models._fake_server [--delay S]``: serve until killed; prints the base URL."""
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--delay", type=float, default=0.0)
+    args = parser.parse_args()
+    server = FakeOpenAI()
+    server.delay = args.delay
+    print(server.base_url, flush=True)
+    server.serve_forever()
+
+
+if __name__ == "__main__":
+    main()

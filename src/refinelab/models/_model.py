@@ -1,0 +1,252 @@
+"""``Model``: retries, caching, concurrency and accounting, once, over a one-method ``Backend``."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from refinelab.models._cache import ResponseCache, cache_key
+from refinelab.models._errors import CacheMiss, EndpointError, EndpointFailed, NotSupported, TransientError
+from refinelab.models._prices import PriceTable
+from refinelab.models._tokens import estimate_usage
+from refinelab.models._types import Completion, GenerateConfig, Message, Reply, Retry, Usage
+
+
+class Backend(Protocol):
+    """Something that turns messages into replies; everything else lives in :class:`Model`.
+
+    Raise :class:`TransientError` for what may succeed on retry, :class:`NotSupported` when the server
+    rejects ``n`` > 1 or structured output, and :class:`EndpointError` when the request cannot succeed.
+    """
+
+    endpoint: str
+    """Identity of the server (its base URL); concurrency limits and the cache are per endpoint."""
+    model: str
+    """``provider:name``."""
+
+    async def complete(self, messages: Sequence[Message], config: GenerateConfig, n: int) -> list[Reply]:
+        """``n`` replies to ``messages``."""
+        ...
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """Exponential backoff with jitter; a server's ``Retry-After`` wins."""
+
+    attempts: int = 6
+    """Attempts in all, the first included."""
+    base_seconds: float = 0.5
+    """Wait after the first failure (doubles each time)."""
+    max_seconds: float = 30.0
+    """Longest wait."""
+    jitter: float = 0.5
+    """Up to this fraction is added at random, so clients do not retry in lockstep."""
+
+    def wait(self, attempt: int, retry_after: float | None) -> float:
+        """Seconds to wait after failed attempt number ``attempt`` (1-based)."""
+        if retry_after is not None:
+            return min(max(retry_after, 0.0), self.max_seconds)
+        delay: float = min(self.max_seconds, self.base_seconds * 2.0 ** (attempt - 1))
+        return delay * (1.0 + self.jitter * random.random())  # noqa: S311 - jitter, not cryptography
+
+
+_LIMITERS: dict[tuple[int, str], asyncio.Semaphore] = {}
+
+
+def _limiter(endpoint: str, limit: int) -> asyncio.Semaphore:
+    """One semaphore per endpoint (and event loop), shared by every Model in the process."""
+    key = (id(asyncio.get_running_loop()), endpoint)
+    if key not in _LIMITERS:
+        _LIMITERS[key] = asyncio.Semaphore(limit)
+    return _LIMITERS[key]
+
+
+@dataclass
+class Accounting:
+    """What a Model has spent so far."""
+
+    calls: int = 0
+    """Successful requests sent (cache hits excluded)."""
+    cache_hits: int = 0
+    """Replies served from the cache."""
+    retries: int = 0
+    """Failed attempts that were retried."""
+    failures: int = 0
+    """Calls that ended as :class:`EndpointFailed`."""
+    usage: Usage = field(default_factory=Usage)
+    """Tokens of every reply returned, cached or not."""
+    cost_usd: float | None = 0.0
+    """Cost of the replies returned; ``None`` once any had an unknown price."""
+
+
+class Model:
+    """A model: ``await model.generate(messages, config)``.
+
+    Retries transient failures with backoff (recording every retry), caps requests in flight per
+    endpoint, serves repeated requests from the cache, and accounts usage and cost.
+    """
+
+    def __init__(
+        self,
+        backend: Backend,
+        *,
+        concurrency: int = 16,
+        retry: RetryPolicy | None = None,
+        cache: ResponseCache | None = None,
+        prices: PriceTable | None = None,
+    ) -> None:
+        self.backend = backend
+        self.name = backend.model
+        self.concurrency = concurrency
+        self.retry = retry or RetryPolicy()
+        self.cache = cache
+        self.prices = prices or PriceTable()
+        self.accounting = Accounting()
+        self._unsupported: set[str] = set()
+        self._answered = False
+
+    async def generate(
+        self, messages: Sequence[Message], config: GenerateConfig | None = None, *, sample: int = 0
+    ) -> Completion:
+        """One completion; ``sample`` distinguishes samples of the same request (it is in the cache key)."""
+        (completion,) = await self.generate_n(messages, config, n=1, first_sample=sample)
+        return completion
+
+    async def generate_n(
+        self, messages: Sequence[Message], config: GenerateConfig | None = None, *, n: int, first_sample: int = 0
+    ) -> list[Completion]:
+        """``n`` samples (indices ``first_sample`` ...): one request with ``n`` where the server allows it,
+        else one request each. Cached samples are not requested again."""
+        config = config or GenerateConfig()
+        samples = list(range(first_sample, first_sample + n))
+        found = {s: self._cached(messages, config, s) for s in samples}
+        missing = [s for s in samples if found[s] is None]
+        fresh = await self._request_samples(messages, config, missing) if missing else {}
+        return [found[s] or fresh[s] for s in samples]
+
+    def generate_sync(self, messages: Sequence[Message], config: GenerateConfig | None = None) -> Completion:
+        """:meth:`generate` for code that is not async (runs its own event loop, closes its connections)."""
+
+        async def once() -> Completion:
+            async with self:
+                return await self.generate(messages, config)
+
+        return asyncio.run(once())
+
+    async def aclose(self) -> None:
+        """Close the backend's connections for the running event loop (if it holds any)."""
+        close = getattr(self.backend, "aclose", None)
+        if close is not None:
+            await close()
+
+    async def __aenter__(self) -> Model:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    def _cached(self, messages: Sequence[Message], config: GenerateConfig, sample: int) -> Completion | None:
+        if self.cache is None or self.cache.mode == "off":
+            return None
+        reply = self.cache.get(cache_key(self.backend.endpoint, self.name, messages, config, sample))
+        if reply is None:
+            if self.cache.mode == "ro":
+                raise CacheMiss(f"replay mode: no cached response for a request to {self.name} (sample {sample})")
+            return None
+        self.accounting.cache_hits += 1
+        return self._completion(reply, messages, sample, 0.0, (), cached=True)
+
+    async def _request_samples(
+        self, messages: Sequence[Message], config: GenerateConfig, samples: list[int]
+    ) -> dict[int, Completion]:
+        if len(samples) > 1 and "n" not in self._unsupported:
+            try:
+                return dict(zip(samples, await self._call(messages, config, len(samples), samples)))
+            except NotSupported:
+                self._unsupported.add("n")
+        done = await asyncio.gather(*(self._call(messages, config, 1, [s]) for s in samples))
+        return {s: completions[0] for s, completions in zip(samples, done)}
+
+    async def _call(
+        self, messages: Sequence[Message], config: GenerateConfig, n: int, samples: list[int]
+    ) -> list[Completion]:
+        retries: list[Retry] = []
+        async with _limiter(self.backend.endpoint, self.concurrency):
+            replies, latency = await self._attempts(messages, config, n, retries)
+        completions = []
+        for sample, reply in zip(samples, replies):
+            if self.cache is not None:
+                self.cache.put(
+                    cache_key(self.backend.endpoint, self.name, messages, config, sample),
+                    self.backend.endpoint,
+                    self.name,
+                    reply,
+                )
+            completions.append(self._completion(reply, messages, sample, latency, tuple(retries)))
+        self.accounting.calls += 1
+        return completions
+
+    async def _attempts(
+        self, messages: Sequence[Message], config: GenerateConfig, n: int, retries: list[Retry]
+    ) -> tuple[list[Reply], float]:
+        """Try until a reply, a non-retryable error, or the last attempt."""
+        for attempt in range(1, self.retry.attempts + 1):
+            started = time.perf_counter()
+            try:
+                replies = await self.backend.complete(messages, self._supported(config), n)
+            except NotSupported as exc:
+                if exc.feature != "json_schema" or "json_schema" in self._unsupported:
+                    raise
+                self._unsupported.add("json_schema")  # ask again without it; callers parse the text
+                continue
+            except TransientError as exc:
+                if attempt == self.retry.attempts:
+                    self._give_up(exc, retries)
+                wait = self.retry.wait(attempt, exc.retry_after)
+                retries.append(Retry(attempt, exc.reason, wait))
+                self.accounting.retries += 1
+                await asyncio.sleep(wait)
+                continue
+            self._answered = True
+            return replies, time.perf_counter() - started
+        raise AssertionError("unreachable: the loop returns or raises")
+
+    def _supported(self, config: GenerateConfig) -> GenerateConfig:
+        if config.json_schema is not None and "json_schema" in self._unsupported:
+            return GenerateConfig(**{**config.key(), "json_schema": None})  # type: ignore[arg-type]
+        return config
+
+    def _give_up(self, error: TransientError, retries: list[Retry]) -> None:
+        self.accounting.failures += 1
+        if error.connection and not self._answered:
+            raise EndpointError(
+                f"cannot reach {self.backend.endpoint} for {self.name}: {error.reason}; is the server running? "
+                "(start vLLM, Ollama or llama.cpp there, or pass --base-url)"
+            )
+        raise EndpointFailed(
+            f"{self.name} at {self.backend.endpoint} failed {len(retries) + 1} times (last: {error.reason})",
+            len(retries),
+        )
+
+    def _completion(
+        self,
+        reply: Reply,
+        messages: Sequence[Message],
+        sample: int,
+        latency: float,
+        retries: tuple[Retry, ...],
+        *,
+        cached: bool = False,
+    ) -> Completion:
+        usage = reply.usage or estimate_usage(self.name, messages, reply.text)
+        cost = self.prices.cost(self.name, usage)
+        self.accounting.usage += usage
+        spent = self.accounting.cost_usd
+        self.accounting.cost_usd = None if spent is None or cost is None else spent + cost
+        return Completion(
+            reply.text, usage, latency, reply.finish_reason, self.name, cost, sample, cached, retries, reply.raw
+        )

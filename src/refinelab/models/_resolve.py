@@ -1,0 +1,185 @@
+"""Model strings a user would type, and the endpoints behind them.
+
+``openai:gpt-4.1-mini``, ``vllm:Qwen/Qwen2.5-Coder-7B-Instruct`` (http://localhost:8000/v1),
+``ollama:qwen2.5-coder:7b`` (http://localhost:11434/v1), ``llamacpp:NAME`` (http://localhost:8080/v1),
+or any ``NAME`` with an explicit ``base_url``. Keys come from the environment; aliases and per-endpoint
+settings from the project config (``[models]`` in ``refinelab.toml``).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from refinelab._errors import InputError, UserError
+from refinelab.models._cache import ResponseCache
+from refinelab.models._model import Model, RetryPolicy
+from refinelab.models._prices import Price, PriceTable
+
+
+@dataclass(frozen=True)
+class Provider:
+    """Where a provider's server usually listens, and where its key comes from."""
+
+    base_url: str
+    """Default base URL."""
+    key_variable: str
+    """Environment variable holding the API key."""
+    key_required: bool
+    """False for local servers that accept any key."""
+
+
+PROVIDERS: Mapping[str, Provider] = {
+    "openai": Provider("https://api.openai.com/v1", "OPENAI_API_KEY", True),
+    "vllm": Provider("http://localhost:8000/v1", "VLLM_API_KEY", False),
+    "ollama": Provider("http://localhost:11434/v1", "OLLAMA_API_KEY", False),
+    "llamacpp": Provider("http://localhost:8080/v1", "LLAMACPP_API_KEY", False),
+}
+
+
+@dataclass(frozen=True)
+class EndpointSettings:
+    """Per-endpoint settings from the project config."""
+
+    base_url: str | None = None
+    """Where the server listens."""
+    concurrency: int | None = None
+    """Requests in flight."""
+    price: Price | None = None
+    """USD per million tokens."""
+
+
+@dataclass(frozen=True)
+class ModelsConfig:
+    """The ``[models]`` part of the project config."""
+
+    aliases: Mapping[str, str] = field(default_factory=dict)
+    """Short names for model strings."""
+    endpoints: Mapping[str, EndpointSettings] = field(default_factory=dict)
+    """Settings by model string."""
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A resolved model string."""
+
+    model: str
+    """``provider:name``."""
+    base_url: str
+    """Where to send requests."""
+    api_key: str
+    """The key to send."""
+
+
+def load_models_config(path: str | Path) -> ModelsConfig:
+    """The ``[models]`` table of a project config file (``refinelab.toml``); unknown keys are errors.
+
+    ::
+
+        [models.aliases]
+        small = "vllm:Qwen/Qwen2.5-Coder-3B-Instruct"
+
+        [models.endpoints."vllm:Qwen/Qwen2.5-Coder-3B-Instruct"]
+        base_url = "http://gpu-box:8000/v1"
+        concurrency = 32
+        price = { input = 0.0, output = 0.0 }
+    """
+    data = _read_toml(Path(path))
+    models = data.get("models", {})
+    if not isinstance(models, dict):
+        raise InputError(path, None, "models", "must be a table")
+    _only(models, {"aliases", "endpoints"}, path, "models")
+    aliases = models.get("aliases", {})
+    if not isinstance(aliases, dict) or not all(isinstance(v, str) for v in aliases.values()):
+        raise InputError(path, None, "models.aliases", "must map names to model strings")
+    endpoints = {
+        name: _endpoint(table, path, f"models.endpoints.{name}") for name, table in models.get("endpoints", {}).items()
+    }
+    return ModelsConfig(dict(aliases), endpoints)
+
+
+def _read_toml(path: Path) -> dict[str, object]:
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - Python 3.10
+        import tomli as tomllib  # type: ignore[import-not-found,unused-ignore]
+    try:
+        with path.open("rb") as handle:
+            data: dict[str, object] = tomllib.load(handle)
+            return data
+    except FileNotFoundError:
+        raise UserError(f"{path}: no such file") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(path, getattr(exc, "lineno", None), None, f"invalid TOML ({exc})") from None
+
+
+def _only(table: dict[str, object], allowed: set[str], path: str | Path, where: str) -> None:
+    unknown = sorted(set(table) - allowed)
+    if unknown:
+        raise InputError(path, None, f"{where}.{unknown[0]}", "unknown key")
+
+
+def _endpoint(table: object, path: str | Path, where: str) -> EndpointSettings:
+    if not isinstance(table, dict):
+        raise InputError(path, None, where, "must be a table")
+    _only(table, {"base_url", "concurrency", "price"}, path, where)
+    url, concurrency, price = table.get("base_url"), table.get("concurrency"), table.get("price")
+    if url is not None and not isinstance(url, str):
+        raise InputError(path, None, f"{where}.base_url", "must be a string")
+    if concurrency is not None and (not isinstance(concurrency, int) or concurrency < 1):
+        raise InputError(path, None, f"{where}.concurrency", "must be a positive integer")
+    return EndpointSettings(url, concurrency, _price(price, path, f"{where}.price") if price is not None else None)
+
+
+def _price(table: object, path: str | Path, where: str) -> Price:
+    if not isinstance(table, dict):
+        raise InputError(path, None, where, "must be a table like { input = 0.4, output = 1.6 }")
+    _only(table, {"input", "output", "cached_input"}, path, where)
+    values = {k: v for k, v in table.items() if isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0}
+    if set(values) != set(table) or not {"input", "output"} <= set(values):
+        raise InputError(path, None, where, "needs non-negative 'input' and 'output' (USD per million tokens)")
+    return Price(float(values["input"]), float(values["output"]), values.get("cached_input"))
+
+
+def resolve(
+    text: str, environ: Mapping[str, str], *, base_url: str | None = None, config: ModelsConfig | None = None
+) -> ModelSpec:
+    """Resolve a model string (after aliases) into a model, URL and key; user errors say what to fix."""
+    config = config or ModelsConfig()
+    text = config.aliases.get(text, text)
+    settings = config.endpoints.get(text, EndpointSettings())
+    provider_name, _, name = text.partition(":")
+    provider = PROVIDERS.get(provider_name) if name else None
+    if provider is None:
+        url = base_url or settings.base_url
+        if url is None:
+            known = ", ".join(f"{p}:NAME" for p in PROVIDERS)
+            raise UserError(f"model {text!r}: use one of {known}, or give --base-url for an OpenAI-compatible server")
+        key = environ.get("REFINELAB_API_KEY") or environ.get("OPENAI_API_KEY") or "EMPTY"
+        return ModelSpec(text if ":" in text else f"custom:{text}", url, key)
+    provider_key = environ.get(provider.key_variable)
+    if provider_key is None and provider.key_required and base_url is None:
+        raise UserError(f"model {text!r} needs an API key: set {provider.key_variable}")
+    return ModelSpec(text, base_url or settings.base_url or provider.base_url, provider_key or "EMPTY")
+
+
+def open_model(
+    text: str,
+    environ: Mapping[str, str],
+    *,
+    base_url: str | None = None,
+    config: ModelsConfig | None = None,
+    cache: ResponseCache | None = None,
+    retry: RetryPolicy | None = None,
+) -> Model:
+    """A :class:`Model` for a model string, with the config's concurrency and prices applied."""
+    from refinelab.models._openai import OpenAIBackend
+
+    config = config or ModelsConfig()
+    spec = resolve(text, environ, base_url=base_url, config=config)
+    settings = config.endpoints.get(config.aliases.get(text, text), EndpointSettings())
+    prices = PriceTable({spec.model: settings.price} if settings.price else None)
+    backend = OpenAIBackend(spec.model, spec.base_url, spec.api_key)
+    return Model(backend, concurrency=settings.concurrency or 16, retry=retry, cache=cache, prices=prices)

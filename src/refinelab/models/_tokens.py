@@ -1,0 +1,37 @@
+"""Estimating token counts when a server does not report them (the estimate is marked as such)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from functools import lru_cache
+
+from refinelab.models._types import Message, Usage
+
+_MESSAGE_OVERHEAD = 4
+"""Tokens a chat template adds per message (role markers), as OpenAI documents for its models."""
+
+
+@lru_cache(maxsize=8)
+def _tiktoken_counter(model: str) -> Callable[[str], int] | None:
+    """tiktoken's encoder for OpenAI models, if tiktoken is installed and has its encoding available."""
+    try:
+        import tiktoken  # type: ignore[import-not-found]
+
+        encoding = tiktoken.encoding_for_model(model)
+    except Exception:  # noqa: BLE001 - not installed, unknown model, or its files cannot be fetched
+        return None
+    return lambda text: len(encoding.encode(text))
+
+
+def _rough(text: str) -> int:
+    """About four characters per token for English and code: the usual rule of thumb."""
+    return max(1, (len(text) + 3) // 4) if text else 0
+
+
+def estimate_usage(model: str, messages: Sequence[Message], completion: str) -> Usage:
+    """Estimated usage: tiktoken for OpenAI models where available, else the 4-characters rule."""
+    provider, _, name = model.partition(":")
+    counter = _tiktoken_counter(name) if provider == "openai" else None
+    count = counter or _rough
+    prompt = sum(count(m.content) + _MESSAGE_OVERHEAD for m in messages)
+    return Usage(prompt, count(completion), 0, estimated=True)

@@ -1,0 +1,197 @@
+"""The OpenAI-compatible backend against a real HTTP server on 127.0.0.1, with injected faults."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable
+from pathlib import Path
+from typing import TypeVar
+
+import pytest
+
+from refinelab.models import (
+    EndpointError,
+    EndpointFailed,
+    FakeOpenAI,
+    GenerateConfig,
+    Message,
+    Model,
+    ResponseCache,
+    RetryPolicy,
+    open_model,
+    serve,
+)
+from refinelab.models._openai import OpenAIBackend
+
+T = TypeVar("T")
+FAST_RETRY = RetryPolicy(attempts=4, base_seconds=0.01, max_seconds=0.05)
+ASK = [Message.user("hello there")]
+
+
+def run(model: Model, work: Awaitable[T]) -> T:
+    """Run ``work`` in a fresh event loop and close the model's connections after it."""
+
+    async def main() -> T:
+        async with model:
+            return await work
+
+    return asyncio.run(main())
+
+
+def model_for(
+    server: FakeOpenAI, *, timeout: float = 5.0, cache: ResponseCache | None = None, attempts: int = 4
+) -> Model:
+    backend = OpenAIBackend("vllm:test-model", server.base_url, "EMPTY", timeout=timeout)
+    return Model(backend, retry=RetryPolicy(attempts=attempts, base_seconds=0.01, max_seconds=0.05), cache=cache)
+
+
+def test_a_plain_call_reports_text_usage_latency_and_raw_response() -> None:
+    with serve() as server:
+        completion = model_for(server).generate_sync(ASK, GenerateConfig(temperature=0, max_tokens=50, stop=("END",)))
+        body = server.answered()[0]
+    assert completion.text == "echo: hello there"
+    assert (completion.usage.prompt_tokens, completion.usage.completion_tokens) == (2, 3)
+    assert not completion.usage.estimated
+    assert completion.finish_reason == "stop" and completion.latency_seconds > 0
+    assert completion.raw is not None and completion.raw["model"] == "test-model"
+    assert body["temperature"] == 0 and body["max_tokens"] == 50 and body["stop"] == ["END"]
+    assert completion.cost_usd is None  # a local model has no known price
+
+
+def test_missing_usage_is_estimated_and_marked() -> None:
+    with serve() as server:
+        server.usage = False
+        completion = model_for(server).generate_sync(ASK)
+    assert completion.usage.estimated and completion.usage.completion_tokens > 0
+
+
+@pytest.mark.parametrize("fault", ["429", "500", "malformed", "drop", "slow"])
+def test_transient_faults_are_retried_and_recorded(fault: str) -> None:
+    with serve() as server:
+        server.faults.extend([fault, fault])
+        server.slow_seconds = 1.0
+        model = model_for(server, timeout=0.3)
+        completion = model.generate_sync(ASK)
+        assert len(server.answered()) == 1
+    assert completion.text == "echo: hello there"
+    assert len(completion.retries) == 2
+    assert model.accounting.retries == 2 and model.accounting.calls == 1
+    assert (
+        completion.retries[0].reason in {"429", "500", "malformed response", "timeout"}
+        or "connection" in completion.retries[0].reason
+    )
+
+
+def test_retry_after_is_honoured() -> None:
+    with serve() as server:
+        server.faults.append("429")
+        completion = model_for(server).generate_sync(ASK)
+    assert completion.retries[0].wait_seconds == pytest.approx(0.01)
+
+
+def test_exhausted_retries_end_as_an_infrastructure_error() -> None:
+    with serve() as server:
+        server.faults.extend(["500"] * 10)
+        model = model_for(server, attempts=3)
+        with pytest.raises(EndpointFailed, match="failed 3 times"):
+            model.generate_sync(ASK)
+    assert model.accounting.failures == 1
+
+
+@pytest.mark.parametrize(("fault", "hint"), [("401", "API key"), ("404", "does not know model"), ("400", "rejected")])
+def test_fatal_errors_fail_fast_with_advice(fault: str, hint: str) -> None:
+    with serve() as server:
+        server.faults.append(fault)
+        with pytest.raises(EndpointError, match=hint):
+            model_for(server).generate_sync(ASK)
+        assert len(server.log) == 1  # not retried
+
+
+def test_unreachable_endpoint_says_what_to_do() -> None:
+    backend = OpenAIBackend("vllm:x", "http://127.0.0.1:9/v1", "EMPTY", timeout=1)
+    model = Model(backend, retry=FAST_RETRY)
+    with pytest.raises(EndpointError, match="is the server running"):
+        model.generate_sync(ASK)
+
+
+def test_n_samples_in_one_request_or_one_each_when_rejected() -> None:
+    with serve() as server:
+        model = model_for(server)
+        completions = run(model, model.generate_n(ASK, GenerateConfig(temperature=0.8), n=3))
+        assert [c.sample for c in completions] == [0, 1, 2] and len(server.log) == 1
+    with serve() as server:
+        server.accept_n = False
+        model = model_for(server)
+        completions = run(model, model.generate_n(ASK, GenerateConfig(temperature=0.8), n=3))
+        assert len(completions) == 3 and len(server.answered()) == 3
+        assert [body.get("n", 1) for body, _ in server.log] == [3, 1, 1, 1]
+
+
+def test_structured_output_is_requested_with_the_schema() -> None:
+    schema = {"type": "object", "properties": {"passed": {"type": "boolean"}}}
+    with serve() as server:
+        model_for(server).generate_sync(ASK, GenerateConfig.with_schema(schema))
+        body = server.answered()[0]
+    assert body["response_format"]["json_schema"]["schema"] == schema  # type: ignore[index]
+
+
+def test_the_cache_makes_repeats_free_and_keeps_samples_distinct(tmp_path: Path) -> None:
+    with serve() as server:
+        cache = ResponseCache(tmp_path / "cache.sqlite")
+        model = model_for(server, cache=cache)
+        first = run(model, model.generate_n(ASK, GenerateConfig(temperature=1), n=2))
+        replay = model_for(server, cache=ResponseCache(tmp_path / "cache.sqlite"))
+        again = run(replay, replay.generate_n(ASK, GenerateConfig(temperature=1), n=2))
+        assert len(server.log) == 1
+    assert [c.cached for c in again] == [True, True] and [c.text for c in again] == [c.text for c in first]
+    assert len(cache) == 2
+
+
+def test_twenty_percent_faults_nothing_lost_or_duplicated_and_a_rerun_is_free(tmp_path: Path) -> None:
+    prompts = [[Message.user(f"task {i}")] for i in range(150)]
+
+    async def run_all(model: Model) -> list[object]:
+        async def one(messages: list[Message]) -> object:
+            try:
+                return await model.generate(messages)
+            except EndpointFailed as exc:
+                return exc
+
+        async with model:
+            return await asyncio.gather(*(one(p) for p in prompts))
+
+    with serve() as server:
+        server.fault_rate = 0.2
+        model = model_for(server, cache=ResponseCache(tmp_path / "c.sqlite"), attempts=6)
+        results = asyncio.run(run_all(model))
+        answered = [body["messages"][0]["content"] for body in server.answered()]  # type: ignore[index]
+        requests_first = len(server.log)
+        retried = requests_first - len(answered)
+        rerun = asyncio.run(run_all(model_for(server, cache=ResponseCache(tmp_path / "c.sqlite"))))
+        assert len(server.log) == requests_first  # the second run made no request at all
+    done = [r for r in results if not isinstance(r, EndpointFailed)]
+    assert len(done) + model.accounting.failures == 150
+    assert sorted(answered) == sorted(set(answered))  # no prompt answered twice
+    assert len(answered) == len(done)
+    assert model.accounting.retries == retried
+    assert all(getattr(r, "cached", False) for r in rerun if not isinstance(r, EndpointFailed))
+
+
+def test_model_strings_reach_the_right_server() -> None:
+    with serve() as server:
+        model = open_model("ollama:qwen2.5-coder:7b", {}, base_url=server.base_url)
+        model.generate_sync(ASK)
+        assert server.answered()[0]["model"] == "qwen2.5-coder:7b"
+
+
+def test_structured_output_falls_back_to_plain_text_when_the_server_rejects_it() -> None:
+    schema = {"type": "object"}
+    with serve() as server:
+        server.accept_schema = False
+        model = model_for(server)
+        first = model.generate_sync(ASK, GenerateConfig.with_schema(schema))
+        second = model.generate_sync([Message.user("again")], GenerateConfig.with_schema(schema))
+        actions = [action for _, action in server.log]
+    assert first.text == "echo: hello there" and second.text == "echo: again"
+    assert actions == ["reject-schema", "ok", "ok"]  # rejected once, then never asked again
+    assert not first.retries

@@ -1,0 +1,149 @@
+"""The model layer with the shipped doubles: accounting, cache, retries, resolution, prices."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from refinelab._errors import UserError
+from refinelab.models import (
+    CacheMiss,
+    FunctionModel,
+    GenerateConfig,
+    Message,
+    Model,
+    ModelsConfig,
+    Price,
+    PriceTable,
+    Reply,
+    ResponseCache,
+    RetryPolicy,
+    ScriptedModel,
+    TransientError,
+    Usage,
+    resolve,
+)
+from refinelab.models._resolve import EndpointSettings
+
+
+def test_scripted_model_replies_in_order_and_by_rule() -> None:
+    model = ScriptedModel(["first", "second"], rules=[(lambda m: "critic" in m[0].content, '{"passed": true}')])
+    assert model.generate_sync([Message.user("write code")]).text == "first"
+    assert model.generate_sync([Message.system("you are a critic")]).text == '{"passed": true}'
+    assert model.generate_sync([Message.user("again")]).text == "second"
+    assert len(model.requests) == 3
+    assert model.accounting.calls == 3
+    assert model.accounting.usage == Usage(2 + 4 + 1, 1 + 2 + 1)
+
+
+def test_function_model_sees_messages_and_config() -> None:
+    def reply(messages: Sequence[Message], config: GenerateConfig) -> str:
+        return f"{len(messages)} messages at t={config.temperature}"
+
+    completion = FunctionModel(reply).generate_sync(
+        [Message.user("a"), Message.user("b")], GenerateConfig(temperature=0.2)
+    )
+    assert completion.text == "2 messages at t=0.2"
+    assert completion.model == "function:function"
+
+
+def test_cache_modes(tmp_path: Path) -> None:
+    path = tmp_path / "cache.sqlite"
+    ask = [Message.user("x")]
+    writer = ScriptedModel(["stored"])
+    writer.cache = ResponseCache(path)
+    writer.generate_sync(ask)
+    replay = ScriptedModel([])
+    replay.cache = ResponseCache(path, mode="ro")
+    assert replay.generate_sync(ask).text == "stored" and replay.requests == []
+    with pytest.raises(CacheMiss):
+        replay.generate_sync([Message.user("never asked")])
+    off = ScriptedModel(["fresh"])
+    off.cache = ResponseCache(path, mode="off")
+    assert off.generate_sync(ask).text == "fresh"
+
+
+class FlakyBackend:
+    endpoint = "flaky://"
+    model = "flaky:m"
+
+    def __init__(self, failures: int) -> None:
+        self.failures = failures
+
+    async def complete(self, messages: Sequence[Message], config: GenerateConfig, n: int) -> list[Reply]:
+        if self.failures:
+            self.failures -= 1
+            raise TransientError("500")
+        return [Reply("ok", Usage(1, 1), "stop")]
+
+
+def test_backoff_grows_and_is_capped() -> None:
+    policy = RetryPolicy(base_seconds=1, max_seconds=5, jitter=0)
+    assert [policy.wait(a, None) for a in (1, 2, 3, 4)] == [1, 2, 4, 5]
+    assert policy.wait(1, 2.5) == 2.5
+
+
+def test_retries_are_recorded_on_the_completion() -> None:
+    model = Model(FlakyBackend(2), retry=RetryPolicy(base_seconds=0.001))
+    completion = model.generate_sync([Message.user("x")])
+    assert [r.attempt for r in completion.retries] == [1, 2]
+
+
+def test_concurrency_is_capped_per_endpoint() -> None:
+    class Slow:
+        endpoint = "slow://"
+        model = "slow:m"
+        active = 0
+        peak = 0
+
+        async def complete(self, messages: Sequence[Message], config: GenerateConfig, n: int) -> list[Reply]:
+            Slow.active += 1
+            Slow.peak = max(Slow.peak, Slow.active)
+            await asyncio.sleep(0.01)
+            Slow.active -= 1
+            return [Reply("ok", None, "stop")]
+
+    async def run() -> None:
+        first, second = Model(Slow(), concurrency=3), Model(Slow(), concurrency=3)
+        await asyncio.gather(*(m.generate([Message.user(str(i))]) for i in range(12) for m in (first, second)))
+
+    asyncio.run(run())
+    assert Slow.peak == 3  # two Model objects, one endpoint, one limit
+
+
+def test_costs_use_the_price_table_and_are_none_when_unknown() -> None:
+    usage = Usage(1_000_000, 1_000_000, 500_000)
+    assert Price(2.0, 8.0, 0.5).cost(usage) == pytest.approx(1.0 + 0.25 + 8.0)
+    table = PriceTable({"vllm:mine": Price(0.0, 0.0)})
+    assert table.cost("openai:gpt-4.1-mini", Usage(1_000_000, 0)) == pytest.approx(0.40)
+    assert table.cost("vllm:mine", usage) == 0.0
+    assert table.cost("vllm:unknown", usage) is None
+    model = ScriptedModel(["a", "b"])
+    model.generate_sync([Message.user("x")])
+    assert model.accounting.cost_usd is None
+
+
+def test_model_strings() -> None:
+    assert resolve("vllm:Qwen/Qwen2.5-Coder-7B-Instruct", {}).base_url == "http://localhost:8000/v1"
+    assert resolve("ollama:qwen2.5-coder:7b", {}).base_url == "http://localhost:11434/v1"
+    assert resolve("llamacpp:any", {}).base_url == "http://localhost:8080/v1"
+    spec = resolve("openai:gpt-4.1-mini", {"OPENAI_API_KEY": "sk-x"})
+    assert (spec.base_url, spec.api_key) == ("https://api.openai.com/v1", "sk-x")
+    with pytest.raises(UserError, match="set OPENAI_API_KEY"):
+        resolve("openai:gpt-4.1-mini", {})
+    with pytest.raises(UserError, match="--base-url"):
+        resolve("my-model", {})
+    assert resolve("my-model", {}, base_url="http://h:1/v1").model == "custom:my-model"
+    config = ModelsConfig(
+        aliases={"small": "vllm:q3b"}, endpoints={"vllm:q3b": EndpointSettings(base_url="http://gpu:9/v1")}
+    )
+    assert resolve("small", {}, config=config).base_url == "http://gpu:9/v1"
+
+
+def test_config_merge() -> None:
+    base = GenerateConfig(temperature=0.2, top_p=0.95)
+    merged = base.merge(GenerateConfig(temperature=0.0, max_tokens=10))
+    assert (merged.temperature, merged.top_p, merged.max_tokens) == (0.0, 0.95, 10)
