@@ -30,7 +30,6 @@ class Backend(Protocol):
 
     async def complete(self, messages: Sequence[Message], config: GenerateConfig, n: int) -> list[Reply]:
         """``n`` replies to ``messages``."""
-        ...
 
 
 @dataclass(frozen=True)
