@@ -1,5 +1,9 @@
-"""Strategies (coming) and the helpers they use to read model output."""
+"""Strategies: small async functions over a problem and an :class:`Env`, each returning a
+:class:`Trajectory`; and the helpers they use to read model output."""
 
+from refinelab.strategies._env import Budget, BudgetExhausted, Env
+from refinelab.strategies._execution import exec_refine, sampling, single_pass
+from refinelab.strategies._feedback import FeedbackFormat, MemoryPolicy, feedback
 from refinelab.strategies._parsing import (
     Critique,
     Parsed,
@@ -11,15 +15,34 @@ from refinelab.strategies._parsing import (
     parse_critique_xml,
     strip_reasoning,
 )
+from refinelab.strategies._registry import STRATEGIES, StrategySpec, strategy
+from refinelab.strategies._trajectory import Attempt, CriticOutput, Origin, StopReason, Trajectory
 
 __all__ = [
+    "STRATEGIES",
+    "Attempt",
+    "Budget",
+    "BudgetExhausted",
+    "CriticOutput",
     "Critique",
+    "Env",
+    "FeedbackFormat",
+    "MemoryPolicy",
+    "Origin",
     "Parsed",
     "RedraftCritique",
+    "StopReason",
+    "StrategySpec",
     "Suggestion",
+    "Trajectory",
+    "exec_refine",
     "extract_code",
     "extract_confidence",
+    "feedback",
     "parse_critique_json",
     "parse_critique_xml",
+    "sampling",
+    "single_pass",
+    "strategy",
     "strip_reasoning",
 ]

@@ -1,0 +1,88 @@
+"""What a strategy is handed: generate with a role, run code on visible tests, and a budget.
+
+Strategies never build clients; swapping a model or a sandbox never touches a strategy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from refinelab.models import Completion, GenerateConfig, Message, Model, Usage
+from refinelab.problems import Problem
+from refinelab.sandbox import RunResult, Suite, WorkerPool
+
+Role = Literal["actor", "critic"]
+
+
+@dataclass(frozen=True)
+class Budget:
+    """Limits per problem, checked before every call; ``None`` means no limit."""
+
+    max_calls: int | None = None
+    """Model calls (actor and critic)."""
+    max_tokens: int | None = None
+    """Prompt plus completion tokens."""
+    max_cost_usd: float | None = None
+    """Dollars; calls with an unknown price count as unknown, so this limit stops them too."""
+
+
+class BudgetExhausted(Exception):
+    """A budget would be exceeded by the next call; the trajectory ends with the reason."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+@dataclass
+class Spent:
+    """What one problem has used so far."""
+
+    calls: int = 0
+    usage: Usage = field(default_factory=Usage)
+    cost_usd: float | None = 0.0
+
+
+class Env:
+    """The capabilities a strategy gets for one problem."""
+
+    def __init__(
+        self, actor: Model, sandbox: WorkerPool, *, critic: Model | None = None, budget: Budget | None = None
+    ) -> None:
+        self.actor = actor
+        self.critic = critic or actor
+        self.sandbox = sandbox
+        self.budget = budget or Budget()
+        self.spent = Spent()
+
+    def check_budget(self) -> None:
+        """Raise :class:`BudgetExhausted` if the next call would go over a limit."""
+        budget, spent = self.budget, self.spent
+        if budget.max_calls is not None and spent.calls >= budget.max_calls:
+            raise BudgetExhausted(f"max_calls={budget.max_calls}")
+        if budget.max_tokens is not None and spent.usage.total_tokens >= budget.max_tokens:
+            raise BudgetExhausted(f"max_tokens={budget.max_tokens}")
+        if budget.max_cost_usd is not None and (spent.cost_usd is None or spent.cost_usd >= budget.max_cost_usd):
+            raise BudgetExhausted(f"max_cost_usd={budget.max_cost_usd}")
+
+    async def generate(
+        self, role: Role, messages: Sequence[Message], config: GenerateConfig, *, sample: int = 0
+    ) -> Completion:
+        """One call to the actor or the critic, after checking the budget."""
+        self.check_budget()
+        model = self.actor if role == "actor" else self.critic
+        completion = await model.generate(messages, config, sample=sample)
+        self.spent.calls += 1
+        self.spent.usage += completion.usage
+        if self.spent.cost_usd is not None:
+            self.spent.cost_usd = None if completion.cost_usd is None else self.spent.cost_usd + completion.cost_usd
+        return completion
+
+    async def execute(self, code: str, problem: Problem) -> RunResult:
+        """Run a program on the problem's visible tests (never the hidden ones)."""
+        suite = Suite.of(
+            problem.visible_tests, kind=problem.kind, entry_point=problem.entry_point, setup=problem.test_setup
+        )
+        return await self.sandbox.run(code, suite)

@@ -1,0 +1,177 @@
+"""Strategies grounded in execution: single pass, execution-feedback refinement, parallel sampling."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from refinelab.models import GenerateConfig, Message
+from refinelab.problems import Problem
+from refinelab.strategies._env import BudgetExhausted, Env
+from refinelab.strategies._feedback import FeedbackFormat, MemoryPolicy, compress, feedback
+from refinelab.strategies._parsing import extract_code, extract_confidence
+from refinelab.strategies._prompts import REFINE_SYSTEM, draft_messages, refine_message, task_text
+from refinelab.strategies._registry import strategy
+from refinelab.strategies._trajectory import Attempt, Origin, StopReason, Trajectory
+
+DEFAULT_CONFIG = GenerateConfig(temperature=0.0)
+"""Temperature 0, as the refinement studies use."""
+LIVECODEBENCH_CONFIG = GenerateConfig(temperature=0.2, top_p=0.95)
+"""LiveCodeBench's sampling settings."""
+
+
+@dataclass(frozen=True)
+class _Request:
+    """One actor request and how to label the attempt it produces."""
+
+    messages: list[Message]
+    config: GenerateConfig
+    origin: Origin
+    index: int
+    given: str | None = None
+    sample: int = 0
+    ask_confidence: bool = False
+
+
+async def _attempt(env: Env, problem: Problem, request: _Request) -> Attempt:
+    """Ask the actor, extract the code, run it on the visible tests."""
+    completion = await env.generate("actor", request.messages, request.config, sample=request.sample)
+    parsed = extract_code(completion.text, problem.entry_point)
+    confidence = extract_confidence(completion.text).value if request.ask_confidence else None
+    code = None if parsed.value is None else with_prompt_imports(problem, parsed.value)
+    visible = await env.execute(code, problem) if code is not None and problem.visible_tests else None
+    return Attempt(
+        request.index,
+        request.origin,
+        code,
+        completion.text,
+        completion.usage,
+        completion.latency_seconds,
+        request.given,
+        parsed.error,
+        confidence,
+        visible,
+    )
+
+
+def with_prompt_imports(problem: Problem, code: str) -> str:
+    """The program with the prompt's import lines it lacks (HumanEval prompts import ``List`` and such;
+    models often return only the function)."""
+    imports = [
+        line for line in problem.prompt.splitlines() if line.startswith(("import ", "from ")) and line not in code
+    ]
+    return "\n".join([*imports, code]) if imports else code
+
+
+def _finish(
+    problem: Problem,
+    spec: tuple[str, dict[str, object]],
+    attempts: list[Attempt],
+    reason: StopReason,
+    *,
+    note: str | None = None,
+    final: int | None = None,
+) -> Trajectory:
+    chosen = final if final is not None else (len(attempts) - 1 if attempts else None)
+    return Trajectory(problem.id, spec[0], spec[1], tuple(attempts), chosen, reason, note)
+
+
+@strategy("single-pass")
+async def single_pass(
+    problem: Problem, env: Env, *, config: GenerateConfig = DEFAULT_CONFIG, ask_confidence: bool = False
+) -> Trajectory:
+    """One generation (its visible-test result is recorded, never used to choose)."""
+    spec = ("single-pass", {"config": config.key(), "ask_confidence": ask_confidence})
+    messages = draft_messages(problem, ask_confidence=ask_confidence)
+    try:
+        first = await _attempt(env, problem, _Request(messages, config, "draft", 0, ask_confidence=ask_confidence))
+    except BudgetExhausted as exc:
+        return _finish(problem, spec, [], "budget", note=exc.reason)
+    return _finish(problem, spec, [first], "single_pass")
+
+
+@strategy("exec-refine")
+async def exec_refine(
+    problem: Problem,
+    env: Env,
+    *,
+    max_iters: int = 5,
+    feedback_format: FeedbackFormat = "raw",
+    memory: MemoryPolicy = "full",
+    config: GenerateConfig = DEFAULT_CONFIG,
+) -> Trajectory:
+    """Generate, run the visible tests, stop when all pass, else feed the failures back and refine.
+
+    ``max_iters`` counts refinements (so at most ``max_iters + 1`` attempts).
+    """
+    params: dict[str, object] = {
+        "max_iters": max_iters,
+        "feedback_format": feedback_format,
+        "memory": memory,
+        "config": config.key(),
+    }
+    spec = ("exec-refine", params)
+    attempts: list[Attempt] = []
+    try:
+        attempts.append(await _attempt(env, problem, _Request(draft_messages(problem), config, "draft", 0)))
+        while not _passes(attempts[-1]):
+            if len(attempts) > max_iters:
+                return _finish(problem, spec, attempts, "max_iterations")
+            messages, given = _refinement(problem, attempts, feedback_format, memory)
+            attempts.append(await _attempt(env, problem, _Request(messages, config, "refine", len(attempts), given)))
+    except BudgetExhausted as exc:
+        return _finish(problem, spec, attempts, "budget", note=exc.reason)
+    return _finish(problem, spec, attempts, "visible_tests_passed")
+
+
+def _passes(attempt: Attempt) -> bool:
+    return attempt.visible is not None and attempt.visible.passed
+
+
+def _outcome_text(problem: Problem, attempt: Attempt, style: FeedbackFormat) -> str:
+    if attempt.code is None:
+        return f"No program could be read from the reply ({attempt.parse_error}). Give the code in a ```python block."
+    if attempt.visible is None:
+        return "The problem has no visible tests to run."
+    return feedback(problem, attempt.visible, style)
+
+
+def _refinement(
+    problem: Problem, attempts: list[Attempt], style: FeedbackFormat, memory: MemoryPolicy
+) -> tuple[list[Message], str]:
+    """The request for the next attempt under the memory policy, and the feedback it carries."""
+    last = attempts[-1]
+    given = _outcome_text(problem, last, style)
+    messages = [Message.system(REFINE_SYSTEM), Message.user(task_text(problem))]
+    if memory == "full":
+        for attempt in attempts[:-1]:
+            messages += [Message.assistant(attempt.response), Message.user(_outcome_text(problem, attempt, style))]
+    elif memory == "compressed" and len(attempts) > 1:
+        digest = compress([(a.code or "", _outcome_text(problem, a, "summary")) for a in attempts[:-1]])
+        messages.append(Message.user(f"Earlier attempts, in short:\n{digest}"))
+    messages.append(Message.user(refine_message(last.code or last.response, given)))
+    return messages, given
+
+
+@strategy("sampling")
+async def sampling(
+    problem: Problem, env: Env, *, n: int = 8, config: GenerateConfig = LIVECODEBENCH_CONFIG
+) -> Trajectory:
+    """``n`` independent samples; the answer is the first that passes the visible tests, else the one
+    that passes most (ties to the earliest). Every sample is kept, so pass@k can be computed."""
+    spec = ("sampling", {"n": n, "config": config.key()})
+    attempts: list[Attempt] = []
+    try:
+        for index in range(n):
+            request = _Request(draft_messages(problem), config, "sample", index, sample=index)
+            attempts.append(await _attempt(env, problem, request))
+    except BudgetExhausted as exc:
+        return _finish(problem, spec, attempts, "budget", note=exc.reason, final=_select(attempts))
+    return _finish(problem, spec, attempts, "sampled", final=_select(attempts))
+
+
+def _select(attempts: list[Attempt]) -> int | None:
+    if not attempts:
+        return None
+    scores = [a.visible.pass_count if a.visible is not None else -1 for a in attempts]
+    passing = [i for i, a in enumerate(attempts) if _passes(a)]
+    return passing[0] if passing else scores.index(max(scores))

@@ -1,0 +1,107 @@
+"""Trajectories: every attempt a strategy made, in order, with what produced it and how it fared.
+
+Strategies only ever see visible tests; the experiment runner scores every attempt on the hidden tests
+afterwards, so per-iteration pass rates and regressions fall out of stored trajectories.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from refinelab.models import Usage
+from refinelab.sandbox import RunResult
+
+Origin = Literal["draft", "refine", "redraft", "sample"]
+"""How an attempt came about."""
+Verdict = Literal["pass", "refine", "redraft"]
+"""A critic's decision (Self-Refine critics say pass or refine)."""
+SCHEMA_VERSION = 1
+
+
+@dataclass(frozen=True)
+class CriticOutput:
+    """What the critic said about an attempt."""
+
+    raw: str
+    """The critic's reply as written."""
+    verdict: Verdict | None
+    """The decision; ``None`` when the reply could not be parsed (see ``parse_error``)."""
+    critique: str
+    """The critique text."""
+    parse_error: str | None = None
+    """Why the reply could not be read, if it could not."""
+    confidence: float | None = None
+    """The critic's stated confidence, when asked for."""
+    usage: Usage = field(default_factory=Usage)
+    """Tokens the critique cost."""
+    latency_seconds: float = 0.0
+    """Wall time of the critic call."""
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """One program the actor produced."""
+
+    index: int
+    """0 for the first attempt."""
+    origin: Origin
+    """draft, refine, redraft or sample."""
+    code: str | None
+    """The extracted program; ``None`` when no code could be extracted (``parse_error`` says why)."""
+    response: str
+    """The actor's reply as written."""
+    usage: Usage
+    """Tokens of the actor call (``usage.prompt_tokens`` shows how memory policies grow the prompt)."""
+    latency_seconds: float
+    """Wall time of the actor call."""
+    feedback: str | None = None
+    """The feedback the actor was given to produce this attempt (None for a draft or a sample)."""
+    parse_error: str | None = None
+    """Why no code could be extracted, if none could."""
+    confidence: float | None = None
+    """The actor's stated confidence, when asked for."""
+    visible: RunResult | None = None
+    """The attempt's result on the visible tests, when the strategy ran them."""
+    critic: CriticOutput | None = None
+    """The critic's view of this attempt, when a critic was consulted."""
+
+
+StopReason = Literal["accepted", "visible_tests_passed", "max_iterations", "single_pass", "sampled", "budget"]
+
+
+@dataclass(frozen=True)
+class Trajectory:
+    """A strategy's whole run on one problem."""
+
+    problem_id: str
+    """The problem."""
+    strategy: str
+    """Registered strategy name."""
+    params: dict[str, object]
+    """The arguments it ran with."""
+    attempts: tuple[Attempt, ...]
+    """Every attempt, in order."""
+    final: int | None
+    """Index of the attempt the strategy returns as its answer (None if it produced none)."""
+    stop_reason: StopReason
+    """Why it stopped."""
+    budget_note: str | None = None
+    """Which budget ran out, when ``stop_reason`` is ``budget``."""
+    schema_version: int = SCHEMA_VERSION
+    """Version of this record's layout."""
+
+    @property
+    def final_attempt(self) -> Attempt | None:
+        """The returned attempt."""
+        return None if self.final is None else self.attempts[self.final]
+
+    @property
+    def usage(self) -> Usage:
+        """Tokens of every actor and critic call."""
+        total = Usage()
+        for attempt in self.attempts:
+            total += attempt.usage
+            if attempt.critic is not None:
+                total += attempt.critic.usage
+        return total
