@@ -130,14 +130,31 @@ def test_models_and_strategies_api() -> None:
     )
     assert sorted(refinelab.strategies.__all__) == sorted(
         [
+            "STRATEGIES",
+            "Attempt",
+            "Budget",
+            "BudgetExhausted",
+            "CriticOutput",
             "Critique",
+            "Env",
+            "FeedbackFormat",
+            "MemoryPolicy",
+            "Origin",
             "Parsed",
             "RedraftCritique",
+            "StopReason",
+            "StrategySpec",
             "Suggestion",
+            "Trajectory",
+            "exec_refine",
             "extract_code",
             "extract_confidence",
+            "feedback",
             "parse_critique_json",
             "parse_critique_xml",
+            "sampling",
+            "single_pass",
+            "strategy",
             "strip_reasoning",
         ]
     )
