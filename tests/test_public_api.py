@@ -153,6 +153,8 @@ def test_models_and_strategies_api() -> None:
             "parse_critique_json",
             "parse_critique_xml",
             "sampling",
+            "self_redraft",
+            "self_refine",
             "single_pass",
             "strategy",
             "strip_reasoning",

@@ -1,6 +1,7 @@
 """Strategies: small async functions over a problem and an :class:`Env`, each returning a
 :class:`Trajectory`; and the helpers they use to read model output."""
 
+from refinelab.strategies._critics import self_redraft, self_refine
 from refinelab.strategies._env import Budget, BudgetExhausted, Env
 from refinelab.strategies._execution import exec_refine, sampling, single_pass
 from refinelab.strategies._feedback import FeedbackFormat, MemoryPolicy, feedback
@@ -42,6 +43,8 @@ __all__ = [
     "parse_critique_json",
     "parse_critique_xml",
     "sampling",
+    "self_redraft",
+    "self_refine",
     "single_pass",
     "strategy",
     "strip_reasoning",

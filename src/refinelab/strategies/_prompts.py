@@ -50,3 +50,38 @@ def draft_messages(problem: Problem, *, ask_confidence: bool = False) -> list[Me
 def refine_message(code: str, feedback: str) -> str:
     """The user turn that asks for a fix: the previous program and what went wrong."""
     return f"Previous program:\n```python\n{code.rstrip()}\n```\n\nTest results:\n{feedback}"
+
+
+CRITIC_SYSTEM = (
+    "You are a senior code reviewer. Examine the program for logic errors, syntax problems and edge cases "
+    "it would get wrong{stdio}. Do not rewrite the program. Answer only with JSON of the form "
+    '{{"critique": "<the specific mistakes, or empty>", "passed": <true if the program is fully correct, else false>}}.'
+)
+
+CRITIC_SCHEMA: dict[str, object] = {
+    "type": "object",
+    "properties": {"critique": {"type": "string"}, "passed": {"type": "boolean"}},
+    "required": ["critique", "passed"],
+    "additionalProperties": False,
+}
+
+REFINE_AFTER_CRITIQUE_SYSTEM = (
+    "You are an expert Python programmer. A reviewer flagged problems in your previous program. Fix them and "
+    "give only the full corrected program in a single ```python code block."
+)
+
+REDRAFT_CRITIC_SYSTEM = (
+    "You are a senior code reviewer. Judge whether the program solves the problem. Write your critique inside "
+    "<critique></critique>, then your decision inside <suggestion></suggestion>: pass if it is correct, refine if "
+    "the approach is right but details are wrong, redraft if the approach itself is wrong."
+)
+
+REFINE_INSTRUCTION = "Keep your approach and fix the problems the reviewer found."
+REDRAFT_INSTRUCTION = "Your approach is fundamentally flawed: write a new solution that takes a different approach."
+
+
+def critic_messages(problem: Problem, code: str, system: str) -> list[Message]:
+    """The critic's request: the problem and the program to review."""
+    stdio = " (it must read standard input and write standard output)" if problem.kind == "stdio" else ""
+    body = f"Problem:\n{problem.prompt.strip()}\n\nProgram:\n```python\n{code.rstrip()}\n```"
+    return [Message.system(system.format(stdio=stdio)), Message.user(body)]

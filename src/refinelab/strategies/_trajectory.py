@@ -67,7 +67,10 @@ class Attempt:
     """The critic's view of this attempt, when a critic was consulted."""
 
 
-StopReason = Literal["accepted", "visible_tests_passed", "max_iterations", "single_pass", "sampled", "budget"]
+StopReason = Literal[
+    "accepted", "visible_tests_passed", "max_iterations", "single_pass", "sampled", "budget", "critic_unreadable"
+]
+"""Why a trajectory ended (``critic_unreadable``: the critic's reply could not be parsed; never guessed)."""
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,145 @@
+"""Strategies that ask a critic model: Self-Refine (pass/refine as JSON) and Self-Redraft
+(pass/refine/redraft as tags, regeneration that sees the whole trajectory). No tests are run to decide
+anything; visible-test results are recorded for analysis only."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from refinelab.models import GenerateConfig, Message
+from refinelab.problems import Problem
+from refinelab.strategies._env import BudgetExhausted, Env
+from refinelab.strategies._execution import DEFAULT_CONFIG, LIVECODEBENCH_CONFIG, _attempt, _finish, _Request
+from refinelab.strategies._feedback import MemoryPolicy, compress
+from refinelab.strategies._parsing import extract_confidence, parse_critique_json, parse_critique_xml
+from refinelab.strategies._prompts import (
+    CRITIC_SCHEMA,
+    CRITIC_SYSTEM,
+    REDRAFT_CRITIC_SYSTEM,
+    REDRAFT_INSTRUCTION,
+    REFINE_AFTER_CRITIQUE_SYSTEM,
+    REFINE_INSTRUCTION,
+    critic_messages,
+    draft_messages,
+    refine_message,
+    task_text,
+)
+from refinelab.strategies._registry import strategy
+from refinelab.strategies._trajectory import Attempt, CriticOutput, Origin, Trajectory
+
+
+async def _critique(env: Env, problem: Problem, attempt: Attempt, config: GenerateConfig, redraft: bool) -> Attempt:
+    """Ask the critic about an attempt; the attempt comes back with the critic's output attached."""
+    code = attempt.code if attempt.code is not None else attempt.response
+    system = REDRAFT_CRITIC_SYSTEM if redraft else CRITIC_SYSTEM
+    completion = await env.generate("critic", critic_messages(problem, code, system), config)
+    text = completion.text
+    if redraft:
+        tagged = parse_critique_xml(text)
+        verdict = None if tagged.value is None else tagged.value.suggestion
+        critique, error = ("" if tagged.value is None else tagged.value.critique), tagged.error
+    else:
+        parsed = parse_critique_json(text)
+        verdict = None if parsed.value is None else ("pass" if parsed.value.passed else "refine")
+        critique, error = ("" if parsed.value is None else parsed.value.critique), parsed.error
+    output = CriticOutput(
+        text, verdict, critique, error, extract_confidence(text).value, completion.usage, completion.latency_seconds
+    )
+    return replace(attempt, critic=output)
+
+
+@strategy("self-refine")
+async def self_refine(
+    problem: Problem,
+    env: Env,
+    *,
+    max_iters: int = 3,
+    config: GenerateConfig = DEFAULT_CONFIG,
+    structured: bool = True,
+) -> Trajectory:
+    """Actor drafts; the critic answers ``{"critique", "passed"}``; stop when it passes, else the actor
+    rewrites from the problem, its previous code and the critique; at most ``max_iters`` refinements.
+
+    The critic may be a different (e.g. smaller) model: give :class:`Env` a ``critic``.
+    """
+    critic_config = GenerateConfig.with_schema(CRITIC_SCHEMA).merge(config) if structured else config
+    spec = ("self-refine", {"max_iters": max_iters, "config": config.key(), "structured": structured})
+    attempts: list[Attempt] = []
+    try:
+        attempts.append(await _attempt(env, problem, _Request(draft_messages(problem), config, "draft", 0)))
+        while True:
+            attempts[-1] = await _critique(env, problem, attempts[-1], critic_config, redraft=False)
+            critic = attempts[-1].critic
+            assert critic is not None
+            if critic.verdict is None:
+                return _finish(problem, spec, attempts, "critic_unreadable", note=critic.parse_error)
+            if critic.verdict == "pass":
+                return _finish(problem, spec, attempts, "accepted")
+            if len(attempts) > max_iters:
+                return _finish(problem, spec, attempts, "max_iterations")
+            messages = [
+                Message.system(REFINE_AFTER_CRITIQUE_SYSTEM),
+                Message.user(task_text(problem)),
+                Message.user(refine_message(attempts[-1].code or attempts[-1].response, critic.critique)),
+            ]
+            request = _Request(messages, config, "refine", len(attempts), critic.critique)
+            attempts.append(await _attempt(env, problem, request))
+    except BudgetExhausted as exc:
+        return _finish(problem, spec, attempts, "budget", note=exc.reason)
+
+
+@strategy("self-redraft")
+async def self_redraft(
+    problem: Problem,
+    env: Env,
+    *,
+    max_iters: int = 16,
+    memory: MemoryPolicy = "full",
+    config: GenerateConfig = LIVECODEBENCH_CONFIG,
+) -> Trajectory:
+    """Actor drafts; the critic says pass, refine or redraft; regeneration sees the trajectory
+    ``(y0, c0, ..., yi, ci)`` (or the last round, or a digest: ``memory``); at most ``max_iters`` rounds."""
+    params: dict[str, object] = {"max_iters": max_iters, "memory": memory, "config": config.key()}
+    spec = ("self-redraft", params)
+    attempts: list[Attempt] = []
+    try:
+        attempts.append(await _attempt(env, problem, _Request(draft_messages(problem), config, "draft", 0)))
+        while True:
+            attempts[-1] = await _critique(env, problem, attempts[-1], config, redraft=True)
+            critic = attempts[-1].critic
+            assert critic is not None
+            if critic.verdict is None:
+                return _finish(problem, spec, attempts, "critic_unreadable", note=critic.parse_error)
+            if critic.verdict == "pass":
+                return _finish(problem, spec, attempts, "accepted")
+            if len(attempts) > max_iters:
+                return _finish(problem, spec, attempts, "max_iterations")
+            messages = _redraft_messages(problem, attempts, memory)
+            origin: Origin = "redraft" if critic.verdict == "redraft" else "refine"
+            attempts.append(
+                await _attempt(env, problem, _Request(messages, config, origin, len(attempts), critic.critique))
+            )
+    except BudgetExhausted as exc:
+        return _finish(problem, spec, attempts, "budget", note=exc.reason)
+
+
+def _round_text(attempt: Attempt) -> str:
+    critic = attempt.critic
+    review = "" if critic is None else f"Reviewer: {critic.critique} (suggestion: {critic.verdict})"
+    return f"```python\n{(attempt.code or attempt.response).rstrip()}\n```\n{review}"
+
+
+def _redraft_messages(problem: Problem, attempts: list[Attempt], memory: MemoryPolicy) -> list[Message]:
+    last = attempts[-1]
+    assert last.critic is not None
+    instruction = REDRAFT_INSTRUCTION if last.critic.verdict == "redraft" else REFINE_INSTRUCTION
+    messages = [Message.system(REFINE_AFTER_CRITIQUE_SYSTEM), Message.user(task_text(problem))]
+    if memory == "full":
+        history = "\n\n".join(f"Attempt {a.index}:\n{_round_text(a)}" for a in attempts[:-1])
+        if history:
+            messages.append(Message.user(f"Your earlier attempts and their reviews:\n\n{history}"))
+    elif memory == "compressed" and len(attempts) > 1:
+        digest = compress([(a.code or "", a.critic.critique if a.critic else "") for a in attempts[:-1]])
+        messages.append(Message.user(f"Earlier attempts, in short:\n{digest}"))
+    messages.append(Message.user(f"Latest attempt:\n{_round_text(last)}\n\n{instruction}"))
+    return messages
