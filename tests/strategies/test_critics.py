@@ -151,3 +151,47 @@ def test_a_real_server_sees_exactly_the_requests_the_trajectory_records() -> Non
         for b in bodies
         for m in b["messages"]  # type: ignore[attr-defined]
     )
+
+
+def test_confidence_is_asked_for_and_recorded_when_wanted() -> None:
+    actor = ScriptedModel([RIGHT + "\nConfidence: 0.9"])
+    critic = ScriptedModel(['{"critique": "", "passed": true, "confidence": 0.75}'])
+    trajectory = run(SQUARE, actor, critic, ask_confidence=True)
+    attempt = trajectory.attempts[0]
+    assert attempt.confidence == 0.9 and attempt.critic is not None and attempt.critic.confidence == 0.75
+    assert "Confidence: X" in actor.requests[0][-1].content
+    assert "confidence" in critic.requests[0][0].content
+    quiet = run(SQUARE, ScriptedModel([RIGHT]), ScriptedModel(['{"critique": "", "passed": true}']))
+    assert quiet.attempts[0].confidence is None and quiet.attempts[0].critic.confidence is None  # type: ignore[union-attr]
+
+
+def test_a_spec_with_a_critic_and_settings_runs_and_round_trips() -> None:
+    from refinelab.strategies import StrategySpec
+
+    spec = StrategySpec.parse("self-refine(max_iters=1, critic=ollama:qwen2.5-coder:7b, temperature=0.2)")
+    assert spec.params == {"max_iters": 1, "critic": "ollama:qwen2.5-coder:7b", "temperature": 0.2}
+    assert StrategySpec.parse(str(spec)) == spec
+    kwargs = spec.kwargs()
+    assert kwargs["max_iters"] == 1 and kwargs["config"] == GenerateConfig(temperature=0.2)
+    actor = ScriptedModel([WRONG, RIGHT])
+    critic = ScriptedModel(['{"critique": "adds", "passed": false}', '{"critique": "", "passed": true}'])
+
+    async def main() -> Trajectory:
+        async with WorkerPool() as pool:
+            return await spec.run(SQUARE, Env(actor, pool, critic=critic))
+
+    trajectory = asyncio.run(main())
+    assert trajectory.strategy == "self-refine" and trajectory.params["max_iters"] == 1
+    assert len(trajectory.attempts) == 2
+
+
+def test_unknown_spec_parameters_are_user_errors() -> None:
+    import pytest
+
+    from refinelab._errors import UserError
+    from refinelab.strategies import StrategySpec
+
+    with pytest.raises(UserError, match="has no parameter 'iterations'"):
+        StrategySpec.parse("exec-refine(iterations=3)").kwargs()
+    with pytest.raises(UserError, match="unknown strategy 'self-improve'"):
+        StrategySpec.parse("self-improve")

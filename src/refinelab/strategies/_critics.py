@@ -13,26 +13,31 @@ from refinelab.strategies._execution import DEFAULT_CONFIG, LIVECODEBENCH_CONFIG
 from refinelab.strategies._feedback import MemoryPolicy, compress
 from refinelab.strategies._parsing import extract_confidence, parse_critique_json, parse_critique_xml
 from refinelab.strategies._prompts import (
-    CRITIC_SCHEMA,
+    CRITIC_CONFIDENCE_JSON,
+    CRITIC_CONFIDENCE_XML,
     CRITIC_SYSTEM,
     REDRAFT_CRITIC_SYSTEM,
     REDRAFT_INSTRUCTION,
     REFINE_AFTER_CRITIQUE_SYSTEM,
     REFINE_INSTRUCTION,
     critic_messages,
+    critic_schema,
     draft_messages,
     refine_message,
     task_text,
 )
 from refinelab.strategies._registry import strategy
-from refinelab.strategies._trajectory import Attempt, CriticOutput, Origin, Trajectory
+from refinelab.strategies._trajectory import Attempt, CriticOutput, Origin, StopReason, Trajectory
 
 
-async def _critique(env: Env, problem: Problem, attempt: Attempt, config: GenerateConfig, redraft: bool) -> Attempt:
+async def _critique(
+    env: Env, problem: Problem, attempt: Attempt, config: GenerateConfig, redraft: bool, ask_confidence: bool
+) -> Attempt:
     """Ask the critic about an attempt; the attempt comes back with the critic's output attached."""
     code = attempt.code if attempt.code is not None else attempt.response
     system = REDRAFT_CRITIC_SYSTEM if redraft else CRITIC_SYSTEM
-    completion = await env.generate("critic", critic_messages(problem, code, system), config)
+    confidence = (CRITIC_CONFIDENCE_XML if redraft else CRITIC_CONFIDENCE_JSON) if ask_confidence else ""
+    completion = await env.generate("critic", critic_messages(problem, code, system, confidence), config)
     text = completion.text
     if redraft:
         tagged = parse_critique_xml(text)
@@ -42,9 +47,8 @@ async def _critique(env: Env, problem: Problem, attempt: Attempt, config: Genera
         parsed = parse_critique_json(text)
         verdict = None if parsed.value is None else ("pass" if parsed.value.passed else "refine")
         critique, error = ("" if parsed.value is None else parsed.value.critique), parsed.error
-    output = CriticOutput(
-        text, verdict, critique, error, extract_confidence(text).value, completion.usage, completion.latency_seconds
-    )
+    stated = extract_confidence(text).value if ask_confidence else None
+    output = CriticOutput(text, verdict, critique, error, stated, completion.usage, completion.latency_seconds)
     return replace(attempt, critic=output)
 
 
@@ -56,36 +60,54 @@ async def self_refine(
     max_iters: int = 3,
     config: GenerateConfig = DEFAULT_CONFIG,
     structured: bool = True,
+    ask_confidence: bool = False,
 ) -> Trajectory:
     """Actor drafts; the critic answers ``{"critique", "passed"}``; stop when it passes, else the actor
     rewrites from the problem, its previous code and the critique; at most ``max_iters`` refinements.
 
-    The critic may be a different (e.g. smaller) model: give :class:`Env` a ``critic``.
+    The critic may be a different (e.g. smaller) model: give :class:`Env` a ``critic``. ``structured``
+    asks for the verdict with a JSON Schema (servers that cannot do it get plain text, then parsed).
     """
-    critic_config = GenerateConfig.with_schema(CRITIC_SCHEMA).merge(config) if structured else config
-    spec = ("self-refine", {"max_iters": max_iters, "config": config.key(), "structured": structured})
+    schema = critic_schema(ask_confidence)
+    critic_config = GenerateConfig.with_schema(schema).merge(config) if structured else config
+    params: dict[str, object] = {
+        "max_iters": max_iters,
+        "config": config.key(),
+        "structured": structured,
+        "ask_confidence": ask_confidence,
+    }
+    spec = ("self-refine", params)
     attempts: list[Attempt] = []
     try:
-        attempts.append(await _attempt(env, problem, _Request(draft_messages(problem), config, "draft", 0)))
+        draft = _Request(draft_messages(problem), config, "draft", 0, ask_confidence=ask_confidence)
+        attempts.append(await _attempt(env, problem, draft))
         while True:
-            attempts[-1] = await _critique(env, problem, attempts[-1], critic_config, redraft=False)
+            attempts[-1] = await _critique(env, problem, attempts[-1], critic_config, False, ask_confidence)
             critic = attempts[-1].critic
             assert critic is not None
-            if critic.verdict is None:
-                return _finish(problem, spec, attempts, "critic_unreadable", note=critic.parse_error)
-            if critic.verdict == "pass":
-                return _finish(problem, spec, attempts, "accepted")
-            if len(attempts) > max_iters:
-                return _finish(problem, spec, attempts, "max_iterations")
+            stop = _stop(critic, len(attempts), max_iters)
+            if stop is not None:
+                return _finish(problem, spec, attempts, stop, note=critic.parse_error)
             messages = [
                 Message.system(REFINE_AFTER_CRITIQUE_SYSTEM),
                 Message.user(task_text(problem)),
                 Message.user(refine_message(attempts[-1].code or attempts[-1].response, critic.critique)),
             ]
-            request = _Request(messages, config, "refine", len(attempts), critic.critique)
+            request = _Request(
+                messages, config, "refine", len(attempts), critic.critique, ask_confidence=ask_confidence
+            )
             attempts.append(await _attempt(env, problem, request))
     except BudgetExhausted as exc:
         return _finish(problem, spec, attempts, "budget", note=exc.reason)
+
+
+def _stop(critic: CriticOutput, attempts: int, max_iters: int) -> StopReason | None:
+    """Why to stop after this critique, or None to go on."""
+    if critic.verdict is None:
+        return "critic_unreadable"
+    if critic.verdict == "pass":
+        return "accepted"
+    return "max_iterations" if attempts > max_iters else None
 
 
 @strategy("self-redraft")
@@ -96,29 +118,32 @@ async def self_redraft(
     max_iters: int = 16,
     memory: MemoryPolicy = "full",
     config: GenerateConfig = LIVECODEBENCH_CONFIG,
+    ask_confidence: bool = False,
 ) -> Trajectory:
     """Actor drafts; the critic says pass, refine or redraft; regeneration sees the trajectory
     ``(y0, c0, ..., yi, ci)`` (or the last round, or a digest: ``memory``); at most ``max_iters`` rounds."""
-    params: dict[str, object] = {"max_iters": max_iters, "memory": memory, "config": config.key()}
+    params: dict[str, object] = {
+        "max_iters": max_iters,
+        "memory": memory,
+        "config": config.key(),
+        "ask_confidence": ask_confidence,
+    }
     spec = ("self-redraft", params)
     attempts: list[Attempt] = []
     try:
-        attempts.append(await _attempt(env, problem, _Request(draft_messages(problem), config, "draft", 0)))
+        draft = _Request(draft_messages(problem), config, "draft", 0, ask_confidence=ask_confidence)
+        attempts.append(await _attempt(env, problem, draft))
         while True:
-            attempts[-1] = await _critique(env, problem, attempts[-1], config, redraft=True)
+            attempts[-1] = await _critique(env, problem, attempts[-1], config, True, ask_confidence)
             critic = attempts[-1].critic
             assert critic is not None
-            if critic.verdict is None:
-                return _finish(problem, spec, attempts, "critic_unreadable", note=critic.parse_error)
-            if critic.verdict == "pass":
-                return _finish(problem, spec, attempts, "accepted")
-            if len(attempts) > max_iters:
-                return _finish(problem, spec, attempts, "max_iterations")
-            messages = _redraft_messages(problem, attempts, memory)
+            stop = _stop(critic, len(attempts), max_iters)
+            if stop is not None:
+                return _finish(problem, spec, attempts, stop, note=critic.parse_error)
             origin: Origin = "redraft" if critic.verdict == "redraft" else "refine"
-            attempts.append(
-                await _attempt(env, problem, _Request(messages, config, origin, len(attempts), critic.critique))
-            )
+            messages = _redraft_messages(problem, attempts, memory)
+            request = _Request(messages, config, origin, len(attempts), critic.critique, ask_confidence=ask_confidence)
+            attempts.append(await _attempt(env, problem, request))
     except BudgetExhausted as exc:
         return _finish(problem, spec, attempts, "budget", note=exc.reason)
 

@@ -9,7 +9,7 @@ from refinelab.problems import Problem
 from refinelab.strategies._env import BudgetExhausted, Env
 from refinelab.strategies._feedback import FeedbackFormat, MemoryPolicy, compress, feedback
 from refinelab.strategies._parsing import extract_code, extract_confidence
-from refinelab.strategies._prompts import REFINE_SYSTEM, draft_messages, refine_message, task_text
+from refinelab.strategies._prompts import CONFIDENCE_REQUEST, REFINE_SYSTEM, draft_messages, refine_message, task_text
 from refinelab.strategies._registry import strategy
 from refinelab.strategies._trajectory import Attempt, Origin, StopReason, Trajectory
 
@@ -34,7 +34,8 @@ class _Request:
 
 async def _attempt(env: Env, problem: Problem, request: _Request) -> Attempt:
     """Ask the actor, extract the code, run it on the visible tests."""
-    completion = await env.generate("actor", request.messages, request.config, sample=request.sample)
+    messages = request.messages + ([Message.user(CONFIDENCE_REQUEST)] if request.ask_confidence else [])
+    completion = await env.generate("actor", messages, request.config, sample=request.sample)
     parsed = extract_code(completion.text, problem.entry_point)
     confidence = extract_confidence(completion.text).value if request.ask_confidence else None
     code = None if parsed.value is None else with_prompt_imports(problem, parsed.value)
@@ -81,16 +82,16 @@ async def single_pass(
 ) -> Trajectory:
     """One generation (its visible-test result is recorded, never used to choose)."""
     spec = ("single-pass", {"config": config.key(), "ask_confidence": ask_confidence})
-    messages = draft_messages(problem, ask_confidence=ask_confidence)
+    request = _Request(draft_messages(problem), config, "draft", 0, ask_confidence=ask_confidence)
     try:
-        first = await _attempt(env, problem, _Request(messages, config, "draft", 0, ask_confidence=ask_confidence))
+        first = await _attempt(env, problem, request)
     except BudgetExhausted as exc:
         return _finish(problem, spec, [], "budget", note=exc.reason)
     return _finish(problem, spec, [first], "single_pass")
 
 
 @strategy("exec-refine")
-async def exec_refine(
+async def exec_refine(  # noqa: PLR0913 - flat knobs map one to one onto ``exec-refine(key=value)`` specs
     problem: Problem,
     env: Env,
     *,
@@ -98,6 +99,7 @@ async def exec_refine(
     feedback_format: FeedbackFormat = "raw",
     memory: MemoryPolicy = "full",
     config: GenerateConfig = DEFAULT_CONFIG,
+    ask_confidence: bool = False,
 ) -> Trajectory:
     """Generate, run the visible tests, stop when all pass, else feed the failures back and refine.
 
@@ -108,16 +110,19 @@ async def exec_refine(
         "feedback_format": feedback_format,
         "memory": memory,
         "config": config.key(),
+        "ask_confidence": ask_confidence,
     }
     spec = ("exec-refine", params)
     attempts: list[Attempt] = []
     try:
-        attempts.append(await _attempt(env, problem, _Request(draft_messages(problem), config, "draft", 0)))
+        draft = _Request(draft_messages(problem), config, "draft", 0, ask_confidence=ask_confidence)
+        attempts.append(await _attempt(env, problem, draft))
         while not _passes(attempts[-1]):
             if len(attempts) > max_iters:
                 return _finish(problem, spec, attempts, "max_iterations")
             messages, given = _refinement(problem, attempts, feedback_format, memory)
-            attempts.append(await _attempt(env, problem, _Request(messages, config, "refine", len(attempts), given)))
+            request = _Request(messages, config, "refine", len(attempts), given, ask_confidence=ask_confidence)
+            attempts.append(await _attempt(env, problem, request))
     except BudgetExhausted as exc:
         return _finish(problem, spec, attempts, "budget", note=exc.reason)
     return _finish(problem, spec, attempts, "visible_tests_passed")
@@ -154,15 +159,22 @@ def _refinement(
 
 @strategy("sampling")
 async def sampling(
-    problem: Problem, env: Env, *, n: int = 8, config: GenerateConfig = LIVECODEBENCH_CONFIG
+    problem: Problem,
+    env: Env,
+    *,
+    n: int = 8,
+    config: GenerateConfig = LIVECODEBENCH_CONFIG,
+    ask_confidence: bool = False,
 ) -> Trajectory:
     """``n`` independent samples; the answer is the first that passes the visible tests, else the one
     that passes most (ties to the earliest). Every sample is kept, so pass@k can be computed."""
-    spec = ("sampling", {"n": n, "config": config.key()})
+    spec = ("sampling", {"n": n, "config": config.key(), "ask_confidence": ask_confidence})
     attempts: list[Attempt] = []
     try:
         for index in range(n):
-            request = _Request(draft_messages(problem), config, "sample", index, sample=index)
+            request = _Request(
+                draft_messages(problem), config, "sample", index, sample=index, ask_confidence=ask_confidence
+            )
             attempts.append(await _attempt(env, problem, request))
     except BudgetExhausted as exc:
         return _finish(problem, spec, attempts, "budget", note=exc.reason, final=_select(attempts))

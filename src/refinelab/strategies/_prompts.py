@@ -41,10 +41,9 @@ def task_text(problem: Problem) -> str:
     return "\n\n".join(parts)
 
 
-def draft_messages(problem: Problem, *, ask_confidence: bool = False) -> list[Message]:
+def draft_messages(problem: Problem) -> list[Message]:
     """The actor's first request."""
-    text = task_text(problem) + (f"\n\n{CONFIDENCE_REQUEST}" if ask_confidence else "")
-    return [Message.system(ACTOR_SYSTEM), Message.user(text)]
+    return [Message.system(ACTOR_SYSTEM), Message.user(task_text(problem))]
 
 
 def refine_message(code: str, feedback: str) -> str:
@@ -80,8 +79,20 @@ REFINE_INSTRUCTION = "Keep your approach and fix the problems the reviewer found
 REDRAFT_INSTRUCTION = "Your approach is fundamentally flawed: write a new solution that takes a different approach."
 
 
-def critic_messages(problem: Problem, code: str, system: str) -> list[Message]:
-    """The critic's request: the problem and the program to review."""
+CRITIC_CONFIDENCE_JSON = ' Also include "confidence": a number from 0 to 1, how sure you are of your verdict.'
+CRITIC_CONFIDENCE_XML = " Finally give how sure you are of your verdict, from 0 to 1, as <confidence>X</confidence>."
+
+
+def critic_messages(problem: Problem, code: str, system: str, confidence: str = "") -> list[Message]:
+    """The critic's request: the problem and the program to review (and, if given, a confidence request)."""
     stdio = " (it must read standard input and write standard output)" if problem.kind == "stdio" else ""
     body = f"Problem:\n{problem.prompt.strip()}\n\nProgram:\n```python\n{code.rstrip()}\n```"
-    return [Message.system(system.format(stdio=stdio)), Message.user(body)]
+    return [Message.system(system.format(stdio=stdio) + confidence), Message.user(body)]
+
+
+def critic_schema(ask_confidence: bool) -> dict[str, object]:
+    """The critic's JSON Schema, with a confidence field when asked for one."""
+    if not ask_confidence:
+        return CRITIC_SCHEMA
+    properties = {"critique": {"type": "string"}, "passed": {"type": "boolean"}, "confidence": {"type": "number"}}
+    return {**CRITIC_SCHEMA, "properties": properties, "required": ["critique", "passed", "confidence"]}

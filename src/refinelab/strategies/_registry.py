@@ -3,16 +3,24 @@
 from __future__ import annotations
 
 import ast
+import inspect
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from refinelab._errors import UserError
+from refinelab.models import GenerateConfig
+from refinelab.problems import Problem
+from refinelab.strategies._env import Env
+from refinelab.strategies._trajectory import Trajectory
 
 StrategyFunction = Callable[..., Awaitable[Any]]
 F = TypeVar("F", bound=StrategyFunction)
 
 STRATEGIES: dict[str, StrategyFunction] = {}
+RUNNER_KEYS = ("actor", "critic")
+"""Spec keys that choose models: the experiment runner builds the :class:`Env` from them."""
+_SETTINGS = ("temperature", "top_p", "max_tokens", "seed")
 
 
 def strategy(name: str) -> Callable[[F], F]:
@@ -37,6 +45,28 @@ class StrategySpec:
     def __str__(self) -> str:
         args = ", ".join(f"{k}={v}" for k, v in self.params.items())
         return f"{self.name}({args})" if args else self.name
+
+    def kwargs(self) -> dict[str, object]:
+        """The strategy function's keyword arguments: model choices (``actor``, ``critic``) are the runner's,
+        and sampling settings (``temperature``, ``top_p``, ``max_tokens``, ``seed``) become ``config``."""
+        function = STRATEGIES[self.name]
+        accepted = set(inspect.signature(function).parameters) - {"problem", "env"}
+        settings = {k: v for k, v in self.params.items() if k in _SETTINGS}
+        kwargs = {k: v for k, v in self.params.items() if k not in _SETTINGS and k not in RUNNER_KEYS}
+        if settings:
+            kwargs["config"] = GenerateConfig(**settings)  # type: ignore[arg-type]
+        unknown = sorted(set(kwargs) - accepted)
+        if unknown:
+            raise UserError(
+                f"strategy {self.name!r} has no parameter {unknown[0]!r} (it takes: {', '.join(sorted(accepted))})"
+            )
+        return kwargs
+
+    async def run(self, problem: Problem, env: Env) -> Trajectory:
+        """Run this strategy with its arguments on one problem."""
+        result = await STRATEGIES[self.name](problem, env, **self.kwargs())
+        assert isinstance(result, Trajectory)
+        return result
 
     @classmethod
     def parse(cls, text: str) -> StrategySpec:
