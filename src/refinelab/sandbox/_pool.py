@@ -262,6 +262,7 @@ class WorkerPool:
         for batch, batch_results in zip(batches, done):
             for i, result in zip(batch, batch_results):
                 results[i] = result
+        assert all(r is not None for r in results), "every item gets a result"
         return [r for r in results if r is not None]
 
     def _batches(self, indices: list[int], items: Sequence[Item]) -> list[list[int]]:

@@ -4,7 +4,8 @@ anything; visible-test results are recorded for analysis only."""
 
 from __future__ import annotations
 
-from dataclasses import replace
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 
 from refinelab.models import GenerateConfig, Message
 from refinelab.problems import Problem
@@ -76,25 +77,60 @@ async def self_refine(
         "structured": structured,
         "ask_confidence": ask_confidence,
     }
-    spec = ("self-refine", params)
+    loop = _CriticLoop(
+        config, critic_config, False, max_iters, ask_confidence, lambda attempts: _refine_messages(problem, attempts)
+    )
+    return await _critic_loop(problem, env, ("self-refine", params), loop)
+
+
+def _refine_messages(problem: Problem, attempts: list[Attempt]) -> list[Message]:
+    """Self-Refine's rewrite request: the problem, the previous program and the critique."""
+    last = attempts[-1]
+    critique = last.critic.critique if last.critic is not None else ""
+    return [
+        Message.system(REFINE_AFTER_CRITIQUE_SYSTEM),
+        Message.user(task_text(problem)),
+        Message.user(refine_message(last.code or last.response, critique)),
+    ]
+
+
+@dataclass(frozen=True)
+class _CriticLoop:
+    """What differs between the critic-driven strategies."""
+
+    config: GenerateConfig
+    critic_config: GenerateConfig
+    redraft: bool
+    max_iters: int
+    ask_confidence: bool
+    next_messages: Callable[[list[Attempt]], list[Message]]
+
+
+async def _critic_loop(
+    problem: Problem, env: Env, spec: tuple[str, dict[str, object]], loop: _CriticLoop
+) -> Trajectory:
+    """Draft; then critique, stop or regenerate, until the critic passes, the cap, or the budget."""
     attempts: list[Attempt] = []
     try:
-        draft = _Request(draft_messages(problem), config, "draft", 0, ask_confidence=ask_confidence)
+        draft = _Request(draft_messages(problem), loop.config, "draft", 0, ask_confidence=loop.ask_confidence)
         attempts.append(await _attempt(env, problem, draft))
         while True:
-            attempts[-1] = await _critique(env, problem, attempts[-1], critic_config, False, ask_confidence)
+            attempts[-1] = await _critique(
+                env, problem, attempts[-1], loop.critic_config, loop.redraft, loop.ask_confidence
+            )
             critic = attempts[-1].critic
             assert critic is not None
-            stop = _stop(critic, len(attempts), max_iters)
+            stop = _stop(critic, len(attempts), loop.max_iters)
             if stop is not None:
                 return _finish(problem, spec, attempts, stop, note=critic.parse_error)
-            messages = [
-                Message.system(REFINE_AFTER_CRITIQUE_SYSTEM),
-                Message.user(task_text(problem)),
-                Message.user(refine_message(attempts[-1].code or attempts[-1].response, critic.critique)),
-            ]
+            origin: Origin = "redraft" if critic.verdict == "redraft" else "refine"
             request = _Request(
-                messages, config, "refine", len(attempts), critic.critique, ask_confidence=ask_confidence
+                loop.next_messages(attempts),
+                loop.config,
+                origin,
+                len(attempts),
+                critic.critique,
+                ask_confidence=loop.ask_confidence,
             )
             attempts.append(await _attempt(env, problem, request))
     except BudgetExhausted as exc:
@@ -128,24 +164,10 @@ async def self_redraft(
         "config": config.key(),
         "ask_confidence": ask_confidence,
     }
-    spec = ("self-redraft", params)
-    attempts: list[Attempt] = []
-    try:
-        draft = _Request(draft_messages(problem), config, "draft", 0, ask_confidence=ask_confidence)
-        attempts.append(await _attempt(env, problem, draft))
-        while True:
-            attempts[-1] = await _critique(env, problem, attempts[-1], config, True, ask_confidence)
-            critic = attempts[-1].critic
-            assert critic is not None
-            stop = _stop(critic, len(attempts), max_iters)
-            if stop is not None:
-                return _finish(problem, spec, attempts, stop, note=critic.parse_error)
-            origin: Origin = "redraft" if critic.verdict == "redraft" else "refine"
-            messages = _redraft_messages(problem, attempts, memory)
-            request = _Request(messages, config, origin, len(attempts), critic.critique, ask_confidence=ask_confidence)
-            attempts.append(await _attempt(env, problem, request))
-    except BudgetExhausted as exc:
-        return _finish(problem, spec, attempts, "budget", note=exc.reason)
+    loop = _CriticLoop(
+        config, config, True, max_iters, ask_confidence, lambda attempts: _redraft_messages(problem, attempts, memory)
+    )
+    return await _critic_loop(problem, env, ("self-redraft", params), loop)
 
 
 def _round_text(attempt: Attempt) -> str:
