@@ -130,6 +130,7 @@ def test_models_and_strategies_api() -> None:
     )
     assert sorted(refinelab.strategies.__all__) == sorted(
         [
+            "DEFAULT_PROMPTS",
             "STRATEGIES",
             "Attempt",
             "Budget",
@@ -141,6 +142,7 @@ def test_models_and_strategies_api() -> None:
             "MemoryPolicy",
             "Origin",
             "Parsed",
+            "Prompts",
             "RedraftCritique",
             "StopReason",
             "StrategySpec",

@@ -8,10 +8,20 @@ from pathlib import Path
 
 import pytest
 
-from refinelab.models import Model, ScriptedModel
+from refinelab._errors import UserError
+from refinelab.models import Model, Price, PriceTable, ScriptedModel
 from refinelab.problems import CallTest, Problem, StdioTest, load_livecodebench
 from refinelab.sandbox import WorkerPool
-from refinelab.strategies import Budget, Env, StrategySpec, Trajectory, exec_refine, sampling, single_pass
+from refinelab.strategies import (
+    Budget,
+    Env,
+    Prompts,
+    StrategySpec,
+    Trajectory,
+    exec_refine,
+    sampling,
+    single_pass,
+)
 
 SQUARE = Problem(
     id="sq",
@@ -84,15 +94,19 @@ def test_exec_refine_stops_at_the_iteration_cap() -> None:
 
 
 def test_memory_policies_change_what_the_actor_sees() -> None:
-    prompts = {}
+    prompts, tokens = {}, {}
     for memory in ("full", "last", "compressed"):
         model = ScriptedModel([WRONG, WRONG, WRONG, RIGHT])
         trajectory = run(model, lambda env, m=memory: exec_refine(SQUARE, env, memory=m))  # type: ignore[misc]
         prompts[memory] = [len(request) for request in model.requests]
-        assert trajectory.attempts[-1].usage.prompt_tokens > 0
+        tokens[memory] = [a.usage.prompt_tokens for a in trajectory.attempts]
+        # the double counts words, so the recorded prompt tokens are exactly the words it was sent
+        assert tokens[memory] == [sum(len(m.content.split()) for m in r) for r in model.requests]
     assert prompts["last"] == [2, 3, 3, 3]
     assert prompts["full"] == [2, 3, 5, 7]  # the whole conversation grows
     assert prompts["compressed"] == [2, 3, 4, 4]  # one digest line per earlier round instead
+    assert tokens["full"][:2] == tokens["last"][:2] == tokens["compressed"][:2]
+    assert tokens["full"][3] > tokens["compressed"][3] > tokens["last"][3]
 
 
 def test_a_reply_without_code_is_recorded_and_asked_again() -> None:
@@ -107,6 +121,22 @@ def test_budget_is_checked_before_each_call() -> None:
     trajectory = run(model, lambda env: exec_refine(SQUARE, env), Budget(max_calls=2))
     assert len(trajectory.attempts) == 2 and trajectory.stop_reason == "budget"
     assert trajectory.budget_note == "max_calls=2" and len(model.requests) == 2
+
+
+def test_cost_budget_stops_before_the_call_that_would_go_over() -> None:
+    model = ScriptedModel([WRONG] * 5)
+    model.prices = PriceTable({"scripted:scripted": Price(1000.0, 1000.0)})  # $0.001 a token
+    first = run(ScriptedModel([WRONG]), lambda env: single_pass(SQUARE, env)).attempts[0].usage.total_tokens
+    budget = Budget(max_cost_usd=first * 0.001 * 1.5)  # the second call starts under it, the third would not
+    trajectory = run(model, lambda env: exec_refine(SQUARE, env), budget)
+    assert len(trajectory.attempts) == 2 and len(model.requests) == 2
+    assert trajectory.stop_reason == "budget" and trajectory.budget_note == f"max_cost_usd={budget.max_cost_usd}"
+
+
+def test_a_cost_budget_stops_calls_whose_price_is_unknown() -> None:
+    model = ScriptedModel([WRONG] * 5)  # no price: cost unknown after the first call, so no second call
+    trajectory = run(model, lambda env: exec_refine(SQUARE, env), Budget(max_cost_usd=100.0))
+    assert len(model.requests) == 1 and trajectory.stop_reason == "budget"
 
 
 def test_sampling_keeps_every_sample_and_selects_by_visible_tests() -> None:
@@ -128,6 +158,28 @@ def test_the_correct_sanitize_hands_program_is_returned_unchanged(shared_data: P
     trajectory = run(model, lambda env: exec_refine(hands, env))
     assert len(trajectory.attempts) == 1 and trajectory.stop_reason == "visible_tests_passed"
     assert len(model.requests) == 1
+
+
+def test_a_prompt_file_replaces_templates_and_is_recorded(tmp_path: Path) -> None:
+    path = tmp_path / "prompts.toml"
+    path.write_text('actor_system = "You write Python. Short programs only."\n', encoding="utf-8")
+    spec = StrategySpec.parse(f"single-pass(prompts={path})")
+    model = ScriptedModel([RIGHT])
+    trajectory = run(model, lambda env: spec.run(SQUARE, env))
+    assert model.requests[0][0].content == "You write Python. Short programs only."
+    label = str(trajectory.params["prompts"])
+    assert label.startswith(f"{path}#") and label.endswith(Prompts.load(path).digest)
+    assert run(ScriptedModel([RIGHT]), lambda env: single_pass(SQUARE, env)).params["prompts"] == "default"
+
+
+def test_a_bad_prompt_file_names_the_file_line_and_key(tmp_path: Path) -> None:
+    path = tmp_path / "prompts.toml"
+    path.write_text('critic_system = "Review{stdio}."\nactor_sytem = "typo"\n', encoding="utf-8")
+    with pytest.raises(UserError, match=rf"{path}:2: field 'actor_sytem': unknown prompt"):
+        Prompts.load(path)
+    path.write_text("refine_turn = 3\n", encoding="utf-8")
+    with pytest.raises(UserError, match=rf"{path}:1: field 'refine_turn': must be a string"):
+        Prompts.load(path)
 
 
 def test_strategy_specs_round_trip() -> None:

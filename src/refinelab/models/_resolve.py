@@ -8,12 +8,12 @@ settings from the project config (``[models]`` in ``refinelab.toml``).
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from refinelab._errors import InputError, UserError
+from refinelab._toml import read_toml
 from refinelab.models._cache import ResponseCache
 from refinelab.models._model import Model, RetryPolicy
 from refinelab.models._prices import Price, PriceTable
@@ -86,7 +86,7 @@ def load_models_config(path: str | Path) -> ModelsConfig:
         concurrency = 32
         price = { input = 0.0, output = 0.0 }
     """
-    data = _read_toml(Path(path))
+    data = read_toml(Path(path))
     models = data.get("models", {})
     if not isinstance(models, dict):
         raise InputError(path, None, "models", "must be a table")
@@ -98,21 +98,6 @@ def load_models_config(path: str | Path) -> ModelsConfig:
         name: _endpoint(table, path, f"models.endpoints.{name}") for name, table in models.get("endpoints", {}).items()
     }
     return ModelsConfig(dict(aliases), endpoints)
-
-
-def _read_toml(path: Path) -> dict[str, object]:
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover - Python 3.10
-        import tomli as tomllib  # type: ignore[import-not-found,unused-ignore]
-    try:
-        with path.open("rb") as handle:
-            data: dict[str, object] = tomllib.load(handle)
-            return data
-    except FileNotFoundError:
-        raise UserError(f"{path}: no such file") from None
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(path, getattr(exc, "lineno", None), None, f"invalid TOML ({exc})") from None
 
 
 def _only(table: dict[str, object], allowed: set[str], path: str | Path, where: str) -> None:

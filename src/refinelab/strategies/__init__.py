@@ -16,10 +16,12 @@ from refinelab.strategies._parsing import (
     parse_critique_xml,
     strip_reasoning,
 )
+from refinelab.strategies._prompts import DEFAULT_PROMPTS, Prompts
 from refinelab.strategies._registry import STRATEGIES, StrategySpec, strategy
 from refinelab.strategies._trajectory import Attempt, CriticOutput, Origin, StopReason, Trajectory
 
 __all__ = [
+    "DEFAULT_PROMPTS",
     "STRATEGIES",
     "Attempt",
     "Budget",
@@ -31,6 +33,7 @@ __all__ = [
     "MemoryPolicy",
     "Origin",
     "Parsed",
+    "Prompts",
     "RedraftCritique",
     "StopReason",
     "StrategySpec",

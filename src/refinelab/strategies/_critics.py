@@ -13,32 +13,17 @@ from refinelab.strategies._env import BudgetExhausted, Env
 from refinelab.strategies._execution import DEFAULT_CONFIG, LIVECODEBENCH_CONFIG, _attempt, _finish, _Request
 from refinelab.strategies._feedback import MemoryPolicy, compress
 from refinelab.strategies._parsing import extract_confidence, parse_critique_json, parse_critique_xml
-from refinelab.strategies._prompts import (
-    CRITIC_CONFIDENCE_JSON,
-    CRITIC_CONFIDENCE_XML,
-    CRITIC_SYSTEM,
-    REDRAFT_CRITIC_SYSTEM,
-    REDRAFT_INSTRUCTION,
-    REFINE_AFTER_CRITIQUE_SYSTEM,
-    REFINE_INSTRUCTION,
-    critic_messages,
-    critic_schema,
-    draft_messages,
-    refine_message,
-    task_text,
-)
+from refinelab.strategies._prompts import DEFAULT_PROMPTS, Prompts, critic_schema
 from refinelab.strategies._registry import strategy
 from refinelab.strategies._trajectory import Attempt, CriticOutput, Origin, StopReason, Trajectory
 
 
-async def _critique(
-    env: Env, problem: Problem, attempt: Attempt, config: GenerateConfig, redraft: bool, ask_confidence: bool
-) -> Attempt:
+async def _critique(env: Env, problem: Problem, attempt: Attempt, loop: _CriticLoop) -> Attempt:
     """Ask the critic about an attempt; the attempt comes back with the critic's output attached."""
     code = attempt.code if attempt.code is not None else attempt.response
-    system = REDRAFT_CRITIC_SYSTEM if redraft else CRITIC_SYSTEM
-    confidence = (CRITIC_CONFIDENCE_XML if redraft else CRITIC_CONFIDENCE_JSON) if ask_confidence else ""
-    completion = await env.generate("critic", critic_messages(problem, code, system, confidence), config)
+    redraft, ask_confidence = loop.redraft, loop.ask_confidence
+    messages = loop.prompts.critic(problem, code, redraft=redraft, ask_confidence=ask_confidence)
+    completion = await env.generate("critic", messages, loop.critic_config)
     text = completion.text
     if redraft:
         tagged = parse_critique_xml(text)
@@ -54,7 +39,7 @@ async def _critique(
 
 
 @strategy("self-refine")
-async def self_refine(
+async def self_refine(  # noqa: PLR0913 - flat knobs map one to one onto ``self-refine(key=value)`` specs
     problem: Problem,
     env: Env,
     *,
@@ -62,6 +47,7 @@ async def self_refine(
     config: GenerateConfig = DEFAULT_CONFIG,
     structured: bool = True,
     ask_confidence: bool = False,
+    prompts: Prompts = DEFAULT_PROMPTS,
 ) -> Trajectory:
     """Actor drafts; the critic answers ``{"critique", "passed"}``; stop when it passes, else the actor
     rewrites from the problem, its previous code and the critique; at most ``max_iters`` refinements.
@@ -76,21 +62,28 @@ async def self_refine(
         "config": config.key(),
         "structured": structured,
         "ask_confidence": ask_confidence,
+        "prompts": prompts.label(),
     }
     loop = _CriticLoop(
-        config, critic_config, False, max_iters, ask_confidence, lambda attempts: _refine_messages(problem, attempts)
+        config,
+        critic_config,
+        False,
+        max_iters,
+        ask_confidence,
+        lambda attempts: _refine_messages(problem, attempts, prompts),
+        prompts,
     )
     return await _critic_loop(problem, env, ("self-refine", params), loop)
 
 
-def _refine_messages(problem: Problem, attempts: list[Attempt]) -> list[Message]:
+def _refine_messages(problem: Problem, attempts: list[Attempt], prompts: Prompts) -> list[Message]:
     """Self-Refine's rewrite request: the problem, the previous program and the critique."""
     last = attempts[-1]
     critique = last.critic.critique if last.critic is not None else ""
     return [
-        Message.system(REFINE_AFTER_CRITIQUE_SYSTEM),
-        Message.user(task_text(problem)),
-        Message.user(refine_message(last.code or last.response, critique)),
+        Message.system(prompts.refine_after_critique_system),
+        Message.user(prompts.task(problem)),
+        Message.user(prompts.refine(last.code or last.response, critique)),
     ]
 
 
@@ -104,6 +97,7 @@ class _CriticLoop:
     max_iters: int
     ask_confidence: bool
     next_messages: Callable[[list[Attempt]], list[Message]]
+    prompts: Prompts = DEFAULT_PROMPTS
 
 
 async def _critic_loop(
@@ -112,12 +106,17 @@ async def _critic_loop(
     """Draft; then critique, stop or regenerate, until the critic passes, the cap, or the budget."""
     attempts: list[Attempt] = []
     try:
-        draft = _Request(draft_messages(problem), loop.config, "draft", 0, ask_confidence=loop.ask_confidence)
+        draft = _Request(
+            loop.prompts.draft(problem),
+            loop.config,
+            "draft",
+            0,
+            ask_confidence=loop.ask_confidence,
+            prompts=loop.prompts,
+        )
         attempts.append(await _attempt(env, problem, draft))
         while True:
-            attempts[-1] = await _critique(
-                env, problem, attempts[-1], loop.critic_config, loop.redraft, loop.ask_confidence
-            )
+            attempts[-1] = await _critique(env, problem, attempts[-1], loop)
             critic = attempts[-1].critic
             assert critic is not None
             stop = _stop(critic, len(attempts), loop.max_iters)
@@ -131,6 +130,7 @@ async def _critic_loop(
                 len(attempts),
                 critic.critique,
                 ask_confidence=loop.ask_confidence,
+                prompts=loop.prompts,
             )
             attempts.append(await _attempt(env, problem, request))
     except BudgetExhausted as exc:
@@ -147,7 +147,7 @@ def _stop(critic: CriticOutput, attempts: int, max_iters: int) -> StopReason | N
 
 
 @strategy("self-redraft")
-async def self_redraft(
+async def self_redraft(  # noqa: PLR0913 - flat knobs map one to one onto ``self-redraft(key=value)`` specs
     problem: Problem,
     env: Env,
     *,
@@ -155,6 +155,7 @@ async def self_redraft(
     memory: MemoryPolicy = "full",
     config: GenerateConfig = LIVECODEBENCH_CONFIG,
     ask_confidence: bool = False,
+    prompts: Prompts = DEFAULT_PROMPTS,
 ) -> Trajectory:
     """Actor drafts; the critic says pass, refine or redraft; regeneration sees the trajectory
     ``(y0, c0, ..., yi, ci)`` (or the last round, or a digest: ``memory``); at most ``max_iters`` rounds."""
@@ -163,9 +164,16 @@ async def self_redraft(
         "memory": memory,
         "config": config.key(),
         "ask_confidence": ask_confidence,
+        "prompts": prompts.label(),
     }
     loop = _CriticLoop(
-        config, config, True, max_iters, ask_confidence, lambda attempts: _redraft_messages(problem, attempts, memory)
+        config,
+        config,
+        True,
+        max_iters,
+        ask_confidence,
+        lambda attempts: _redraft_messages(problem, attempts, memory, prompts),
+        prompts,
     )
     return await _critic_loop(problem, env, ("self-redraft", params), loop)
 
@@ -176,11 +184,14 @@ def _round_text(attempt: Attempt) -> str:
     return f"```python\n{(attempt.code or attempt.response).rstrip()}\n```\n{review}"
 
 
-def _redraft_messages(problem: Problem, attempts: list[Attempt], memory: MemoryPolicy) -> list[Message]:
+def _redraft_messages(
+    problem: Problem, attempts: list[Attempt], memory: MemoryPolicy, prompts: Prompts
+) -> list[Message]:
     last = attempts[-1]
     assert last.critic is not None
-    instruction = REDRAFT_INSTRUCTION if last.critic.verdict == "redraft" else REFINE_INSTRUCTION
-    messages = [Message.system(REFINE_AFTER_CRITIQUE_SYSTEM), Message.user(task_text(problem))]
+    redraft = last.critic.verdict == "redraft"
+    instruction = prompts.redraft_instruction if redraft else prompts.refine_instruction
+    messages = [Message.system(prompts.refine_after_critique_system), Message.user(prompts.task(problem))]
     if memory == "full":
         history = "\n\n".join(f"Attempt {a.index}:\n{_round_text(a)}" for a in attempts[:-1])
         if history:

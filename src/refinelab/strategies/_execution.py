@@ -9,7 +9,7 @@ from refinelab.problems import Problem
 from refinelab.strategies._env import BudgetExhausted, Env
 from refinelab.strategies._feedback import FeedbackFormat, MemoryPolicy, compress, feedback
 from refinelab.strategies._parsing import extract_code, extract_confidence
-from refinelab.strategies._prompts import CONFIDENCE_REQUEST, REFINE_SYSTEM, draft_messages, refine_message, task_text
+from refinelab.strategies._prompts import DEFAULT_PROMPTS, Prompts
 from refinelab.strategies._registry import strategy
 from refinelab.strategies._trajectory import Attempt, Origin, StopReason, Trajectory
 
@@ -30,11 +30,13 @@ class _Request:
     given: str | None = None
     sample: int = 0
     ask_confidence: bool = False
+    prompts: Prompts = DEFAULT_PROMPTS
 
 
 async def _attempt(env: Env, problem: Problem, request: _Request) -> Attempt:
     """Ask the actor, extract the code, run it on the visible tests."""
-    messages = request.messages + ([Message.user(CONFIDENCE_REQUEST)] if request.ask_confidence else [])
+    ask = [Message.user(request.prompts.confidence_request)] if request.ask_confidence else []
+    messages = request.messages + ask
     completion = await env.generate("actor", messages, request.config, sample=request.sample)
     parsed = extract_code(completion.text, problem.entry_point)
     confidence = extract_confidence(completion.text).value if request.ask_confidence else None
@@ -78,11 +80,17 @@ def _finish(
 
 @strategy("single-pass")
 async def single_pass(
-    problem: Problem, env: Env, *, config: GenerateConfig = DEFAULT_CONFIG, ask_confidence: bool = False
+    problem: Problem,
+    env: Env,
+    *,
+    config: GenerateConfig = DEFAULT_CONFIG,
+    ask_confidence: bool = False,
+    prompts: Prompts = DEFAULT_PROMPTS,
 ) -> Trajectory:
     """One generation (its visible-test result is recorded, never used to choose)."""
-    spec = ("single-pass", {"config": config.key(), "ask_confidence": ask_confidence})
-    request = _Request(draft_messages(problem), config, "draft", 0, ask_confidence=ask_confidence)
+    params = {"config": config.key(), "ask_confidence": ask_confidence, "prompts": prompts.label()}
+    spec = ("single-pass", params)
+    request = _Request(prompts.draft(problem), config, "draft", 0, ask_confidence=ask_confidence, prompts=prompts)
     try:
         first = await _attempt(env, problem, request)
     except BudgetExhausted as exc:
@@ -100,6 +108,7 @@ async def exec_refine(  # noqa: PLR0913 - flat knobs map one to one onto ``exec-
     memory: MemoryPolicy = "full",
     config: GenerateConfig = DEFAULT_CONFIG,
     ask_confidence: bool = False,
+    prompts: Prompts = DEFAULT_PROMPTS,
 ) -> Trajectory:
     """Generate, run the visible tests, stop when all pass, else feed the failures back and refine.
 
@@ -111,17 +120,20 @@ async def exec_refine(  # noqa: PLR0913 - flat knobs map one to one onto ``exec-
         "memory": memory,
         "config": config.key(),
         "ask_confidence": ask_confidence,
+        "prompts": prompts.label(),
     }
     spec = ("exec-refine", params)
     attempts: list[Attempt] = []
     try:
-        draft = _Request(draft_messages(problem), config, "draft", 0, ask_confidence=ask_confidence)
+        draft = _Request(prompts.draft(problem), config, "draft", 0, ask_confidence=ask_confidence, prompts=prompts)
         attempts.append(await _attempt(env, problem, draft))
         while not _passes(attempts[-1]):
             if len(attempts) > max_iters:
                 return _finish(problem, spec, attempts, "max_iterations")
-            messages, given = _refinement(problem, attempts, feedback_format, memory)
-            request = _Request(messages, config, "refine", len(attempts), given, ask_confidence=ask_confidence)
+            messages, given = _refinement(problem, attempts, (feedback_format, memory), prompts)
+            request = _Request(
+                messages, config, "refine", len(attempts), given, ask_confidence=ask_confidence, prompts=prompts
+            )
             attempts.append(await _attempt(env, problem, request))
     except BudgetExhausted as exc:
         return _finish(problem, spec, attempts, "budget", note=exc.reason)
@@ -141,19 +153,20 @@ def _outcome_text(problem: Problem, attempt: Attempt, style: FeedbackFormat) -> 
 
 
 def _refinement(
-    problem: Problem, attempts: list[Attempt], style: FeedbackFormat, memory: MemoryPolicy
+    problem: Problem, attempts: list[Attempt], policy: tuple[FeedbackFormat, MemoryPolicy], prompts: Prompts
 ) -> tuple[list[Message], str]:
     """The request for the next attempt under the memory policy, and the feedback it carries."""
+    style, memory = policy
     last = attempts[-1]
     given = _outcome_text(problem, last, style)
-    messages = [Message.system(REFINE_SYSTEM), Message.user(task_text(problem))]
+    messages = [Message.system(prompts.refine_system), Message.user(prompts.task(problem))]
     if memory == "full":
         for attempt in attempts[:-1]:
             messages += [Message.assistant(attempt.response), Message.user(_outcome_text(problem, attempt, style))]
     elif memory == "compressed" and len(attempts) > 1:
         digest = compress([(a.code or "", _outcome_text(problem, a, "summary")) for a in attempts[:-1]])
         messages.append(Message.user(f"Earlier attempts, in short:\n{digest}"))
-    messages.append(Message.user(refine_message(last.code or last.response, given)))
+    messages.append(Message.user(prompts.refine(last.code or last.response, given)))
     return messages, given
 
 
@@ -165,15 +178,23 @@ async def sampling(
     n: int = 8,
     config: GenerateConfig = LIVECODEBENCH_CONFIG,
     ask_confidence: bool = False,
+    prompts: Prompts = DEFAULT_PROMPTS,
 ) -> Trajectory:
     """``n`` independent samples; the answer is the first that passes the visible tests, else the one
     that passes most (ties to the earliest). Every sample is kept, so pass@k can be computed."""
-    spec = ("sampling", {"n": n, "config": config.key(), "ask_confidence": ask_confidence})
+    params = {"n": n, "config": config.key(), "ask_confidence": ask_confidence, "prompts": prompts.label()}
+    spec = ("sampling", params)
     attempts: list[Attempt] = []
     try:
         for index in range(n):
             request = _Request(
-                draft_messages(problem), config, "sample", index, sample=index, ask_confidence=ask_confidence
+                prompts.draft(problem),
+                config,
+                "sample",
+                index,
+                sample=index,
+                ask_confidence=ask_confidence,
+                prompts=prompts,
             )
             attempts.append(await _attempt(env, problem, request))
     except BudgetExhausted as exc:

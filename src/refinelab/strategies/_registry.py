@@ -12,6 +12,7 @@ from refinelab._errors import UserError
 from refinelab.models import GenerateConfig
 from refinelab.problems import Problem
 from refinelab.strategies._env import Env
+from refinelab.strategies._prompts import Prompts
 from refinelab.strategies._trajectory import Trajectory
 
 StrategyFunction = Callable[..., Awaitable[Any]]
@@ -48,13 +49,16 @@ class StrategySpec:
 
     def kwargs(self) -> dict[str, object]:
         """The strategy function's keyword arguments: model choices (``actor``, ``critic``) are the runner's,
-        and sampling settings (``temperature``, ``top_p``, ``max_tokens``, ``seed``) become ``config``."""
+        sampling settings (``temperature``, ``top_p``, ``max_tokens``, ``seed``) become ``config``, and
+        ``prompts=FILE.toml`` loads a prompt set."""
         function = STRATEGIES[self.name]
         accepted = set(inspect.signature(function).parameters) - {"problem", "env"}
         settings = {k: v for k, v in self.params.items() if k in _SETTINGS}
         kwargs = {k: v for k, v in self.params.items() if k not in _SETTINGS and k not in RUNNER_KEYS}
         if settings:
             kwargs["config"] = GenerateConfig(**settings)  # type: ignore[arg-type]
+        if isinstance(kwargs.get("prompts"), str):
+            kwargs["prompts"] = Prompts.load(str(kwargs["prompts"]))
         unknown = sorted(set(kwargs) - accepted)
         if unknown:
             raise UserError(
