@@ -130,6 +130,7 @@ def test_models_and_strategies_api() -> None:
     )
     assert sorted(refinelab.strategies.__all__) == sorted(
         [
+            "CRITIC_STRATEGIES",
             "DEFAULT_PROMPTS",
             "STRATEGIES",
             "Attempt",

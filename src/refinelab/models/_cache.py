@@ -58,20 +58,25 @@ class ResponseCache:
 
     def get(self, key: str) -> Reply | None:
         """The stored reply for ``key``, if any."""
+        found = self.lookup(key)
+        return None if found is None else found[0]
+
+    def lookup(self, key: str) -> tuple[Reply, float] | None:
+        """The stored reply for ``key`` and the latency of the request that produced it, if any."""
         if self._db is None:
             return None
         with self._lock:
             row = self._db.execute("SELECT reply FROM responses WHERE key = ?", (key,)).fetchone()
         return None if row is None else _reply_from_json(row[0])
 
-    def put(self, key: str, endpoint: str, model: str, reply: Reply) -> None:
-        """Store a reply (read-write mode only)."""
+    def put(self, key: str, endpoint: str, model: str, reply: Reply, latency: float = 0.0) -> None:
+        """Store a reply and its request's latency (read-write mode only)."""
         if self._db is None or self.mode != "rw":
             return
         with self._lock:
             self._db.execute(
                 "INSERT OR REPLACE INTO responses (key, endpoint, model, reply) VALUES (?, ?, ?, ?)",
-                (key, endpoint, model, _reply_to_json(reply)),
+                (key, endpoint, model, _reply_to_json(reply, latency)),
             )
 
     def __len__(self) -> int:
@@ -87,12 +92,13 @@ class ResponseCache:
             self._db = None
 
 
-def _reply_to_json(reply: Reply) -> str:
+def _reply_to_json(reply: Reply, latency: float) -> str:
     usage = None if reply.usage is None else reply.usage.__dict__
-    return json.dumps({"text": reply.text, "usage": usage, "finish_reason": reply.finish_reason, "raw": reply.raw})
+    payload = {"text": reply.text, "usage": usage, "finish_reason": reply.finish_reason, "raw": reply.raw}
+    return json.dumps({**payload, "latency": latency})
 
 
-def _reply_from_json(text: str) -> Reply:
+def _reply_from_json(text: str) -> tuple[Reply, float]:
     data = json.loads(text)
     usage = None if data.get("usage") is None else Usage(**data["usage"])
-    return Reply(data["text"], usage, data.get("finish_reason"), data.get("raw"))
+    return Reply(data["text"], usage, data.get("finish_reason"), data.get("raw")), float(data.get("latency", 0.0))

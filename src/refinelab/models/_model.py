@@ -151,13 +151,14 @@ class Model:
     def _cached(self, messages: Sequence[Message], config: GenerateConfig, sample: int) -> Completion | None:
         if self.cache is None or self.cache.mode == "off":
             return None
-        reply = self.cache.get(cache_key(self.backend.endpoint, self.name, messages, config, sample))
-        if reply is None:
+        found = self.cache.lookup(cache_key(self.backend.endpoint, self.name, messages, config, sample))
+        if found is None:
             if self.cache.mode == "ro":
                 raise CacheMiss(f"replay mode: no cached response for a request to {self.name} (sample {sample})")
             return None
         self.accounting.cache_hits += 1
-        return self._completion(reply, messages, sample, 0.0, (), cached=True)
+        reply, latency = found
+        return self._completion(reply, messages, sample, latency, (), cached=True)
 
     async def _request_samples(
         self, messages: Sequence[Message], config: GenerateConfig, samples: list[int]
@@ -184,6 +185,7 @@ class Model:
                     self.backend.endpoint,
                     self.name,
                     reply,
+                    latency,
                 )
             completions.append(self._completion(reply, messages, sample, latency, tuple(retries)))
         self.accounting.calls += 1

@@ -131,7 +131,8 @@ class Completion:
     usage: Usage
     """Tokens (reported, or estimated and marked so)."""
     latency_seconds: float
-    """Wall time of the successful request (0 for a cache hit)."""
+    """Wall time of the successful request (for a cache hit, that of the request that produced it:
+    a resumed run reports the times it really took)."""
     finish_reason: str | None
     """Why generation stopped."""
     model: str

@@ -17,10 +17,11 @@ from refinelab.strategies._parsing import (
     strip_reasoning,
 )
 from refinelab.strategies._prompts import DEFAULT_PROMPTS, Prompts
-from refinelab.strategies._registry import STRATEGIES, StrategySpec, strategy
+from refinelab.strategies._registry import CRITIC_STRATEGIES, STRATEGIES, StrategySpec, strategy
 from refinelab.strategies._trajectory import Attempt, CriticOutput, Origin, StopReason, Trajectory
 
 __all__ = [
+    "CRITIC_STRATEGIES",
     "DEFAULT_PROMPTS",
     "STRATEGIES",
     "Attempt",

@@ -34,11 +34,21 @@ async def _critique(env: Env, problem: Problem, attempt: Attempt, loop: _CriticL
         verdict = None if parsed.value is None else ("pass" if parsed.value.passed else "refine")
         critique, error = ("" if parsed.value is None else parsed.value.critique), parsed.error
     stated = extract_confidence(text).value if ask_confidence else None
-    output = CriticOutput(text, verdict, critique, error, stated, completion.usage, completion.latency_seconds)
+    output = CriticOutput(
+        text,
+        verdict,
+        critique,
+        error,
+        stated,
+        completion.usage,
+        completion.latency_seconds,
+        completion.cost_usd,
+        completion.cached,
+    )
     return replace(attempt, critic=output)
 
 
-@strategy("self-refine")
+@strategy("self-refine", uses_critic=True)
 async def self_refine(  # noqa: PLR0913 - flat knobs map one to one onto ``self-refine(key=value)`` specs
     problem: Problem,
     env: Env,
@@ -146,7 +156,7 @@ def _stop(critic: CriticOutput, attempts: int, max_iters: int) -> StopReason | N
     return "max_iterations" if attempts > max_iters else None
 
 
-@strategy("self-redraft")
+@strategy("self-redraft", uses_critic=True)
 async def self_redraft(  # noqa: PLR0913 - flat knobs map one to one onto ``self-redraft(key=value)`` specs
     problem: Problem,
     env: Env,

@@ -14,6 +14,8 @@ from refinelab.problems import Problem
 from refinelab.sandbox import RunResult, Suite, WorkerPool
 
 Role = Literal["actor", "critic"]
+REPEAT_STRIDE = 1_000_000
+"""Sample indices of repeat ``r`` start at ``r * REPEAT_STRIDE`` (a strategy's own samples stay below it)."""
 
 
 @dataclass(frozen=True)
@@ -49,13 +51,22 @@ class Env:
     """The capabilities a strategy gets for one problem."""
 
     def __init__(
-        self, actor: Model, sandbox: WorkerPool, *, critic: Model | None = None, budget: Budget | None = None
+        self,
+        actor: Model,
+        sandbox: WorkerPool,
+        *,
+        critic: Model | None = None,
+        budget: Budget | None = None,
+        repeat: int = 0,
     ) -> None:
         self.actor = actor
         self.critic = critic or actor
         self.sandbox = sandbox
         self.budget = budget or Budget()
         self.spent = Spent()
+        self.repeat = repeat
+        """Which repetition of the same problem and configuration this is: repeats are distinct samples
+        (their own cache entries), so a repeated run is a new draw, not a cache hit."""
 
     def check_budget(self) -> None:
         """Raise :class:`BudgetExhausted` if the next call would go over a limit."""
@@ -73,7 +84,7 @@ class Env:
         """One call to the actor or the critic, after checking the budget."""
         self.check_budget()
         model = self.actor if role == "actor" else self.critic
-        completion = await model.generate(messages, config, sample=sample)
+        completion = await model.generate(messages, config, sample=sample + self.repeat * REPEAT_STRIDE)
         self.spent.calls += 1
         self.spent.usage += completion.usage
         if self.spent.cost_usd is not None:

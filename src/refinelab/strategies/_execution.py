@@ -53,6 +53,8 @@ async def _attempt(env: Env, problem: Problem, request: _Request) -> Attempt:
         parsed.error,
         confidence,
         visible,
+        cost_usd=completion.cost_usd,
+        cached=completion.cached,
     )
 
 

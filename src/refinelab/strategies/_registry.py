@@ -19,16 +19,20 @@ StrategyFunction = Callable[..., Awaitable[Any]]
 F = TypeVar("F", bound=StrategyFunction)
 
 STRATEGIES: dict[str, StrategyFunction] = {}
+CRITIC_STRATEGIES: set[str] = set()
+"""Strategies that consult a critic (the runner pairs them with each critic model)."""
 RUNNER_KEYS = ("actor", "critic")
 """Spec keys that choose models: the experiment runner builds the :class:`Env` from them."""
 _SETTINGS = ("temperature", "top_p", "max_tokens", "seed")
 
 
-def strategy(name: str) -> Callable[[F], F]:
-    """Register a strategy function under ``name``."""
+def strategy(name: str, *, uses_critic: bool = False) -> Callable[[F], F]:
+    """Register a strategy function under ``name`` (``uses_critic``: it asks a critic model)."""
 
     def register(function: F) -> F:
         STRATEGIES[name] = function
+        if uses_critic:
+            CRITIC_STRATEGIES.add(name)
         return function
 
     return register

@@ -37,6 +37,10 @@ class CriticOutput:
     """Tokens the critique cost."""
     latency_seconds: float = 0.0
     """Wall time of the critic call."""
+    cost_usd: float | None = None
+    """Price of the critic call; ``None`` when unknown."""
+    cached: bool = False
+    """True when the reply came from the response cache."""
 
 
 @dataclass(frozen=True)
@@ -65,6 +69,10 @@ class Attempt:
     """The attempt's result on the visible tests, when the strategy ran them."""
     critic: CriticOutput | None = None
     """The critic's view of this attempt, when a critic was consulted."""
+    cost_usd: float | None = None
+    """Price of the actor call; ``None`` when unknown."""
+    cached: bool = False
+    """True when the actor's reply came from the response cache."""
 
 
 StopReason = Literal[
