@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 
 from refinelab import __version__
 from refinelab._errors import InfrastructureError, UserError
-from refinelab.cli import _check, _ping
+from refinelab.cli import _check, _ping, _report, _run
 
 
 def build_parser(environ: Mapping[str, str]) -> argparse.ArgumentParser:
@@ -22,6 +22,8 @@ def build_parser(environ: Mapping[str, str]) -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     _check.add_parser(commands, environ)
     _ping.add_parser(commands, environ)
+    _run.add_parser(commands, environ)
+    _report.add_parsers(commands, environ)
     return parser
 
 

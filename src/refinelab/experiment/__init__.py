@@ -1,16 +1,44 @@
-"""Experiments: scoring samples files, self-testing benchmarks (runs over models come later)."""
+"""Experiments: specs, the runner, the crash-safe store; scoring samples files and self-testing benchmarks."""
 
+from refinelab.experiment._runner import Progress, RunSummary, Settings, run_experiment, score_attempts, select
 from refinelab.experiment._samples import Sample, ScoredSample, Summary, read_samples, score_samples, summarize
 from refinelab.experiment._selftest import Discrepancy, SelfTestReport, self_test, stub_program
+from refinelab.experiment._spec import (
+    SAME,
+    BenchmarkChoice,
+    Configuration,
+    ExperimentSpec,
+    SandboxChoice,
+    load_spec,
+)
+from refinelab.experiment._store import MIGRATIONS, SCHEMA_VERSION, Failure, RunInfo, Store, Unit
 
 __all__ = [
+    "MIGRATIONS",
+    "SAME",
+    "SCHEMA_VERSION",
+    "BenchmarkChoice",
+    "Configuration",
     "Discrepancy",
+    "ExperimentSpec",
+    "Failure",
+    "Progress",
+    "RunInfo",
+    "RunSummary",
     "Sample",
+    "SandboxChoice",
     "ScoredSample",
     "SelfTestReport",
+    "Settings",
+    "Store",
     "Summary",
+    "Unit",
+    "load_spec",
     "read_samples",
+    "run_experiment",
+    "score_attempts",
     "score_samples",
+    "select",
     "self_test",
     "stub_program",
     "summarize",

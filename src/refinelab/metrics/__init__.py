@@ -1,5 +1,76 @@
-"""Metrics: pure functions over results."""
+"""Metrics: pure functions over scored trajectories (and pass@k over sample counts)."""
 
+from refinelab.metrics._calibration import Bin, actor_confidence, brier, critic_confidence, reliability
+from refinelab.metrics._compare import (
+    EqualTokens,
+    Means,
+    Paired,
+    bootstrap_difference,
+    mcnemar,
+    means,
+    multiple,
+    paired,
+    sampling_at_equal_tokens,
+    trajectories_pass_at_k,
+)
+from refinelab.metrics._critic import ConfusionMatrix, Decision, confusion_matrix, decisions
 from refinelab.metrics._passk import mean_pass_at_k, pass_at_k
+from refinelab.metrics._records import ScoredAttempt, ScoredTrajectory
+from refinelab.metrics._refinement import (
+    Rate,
+    answer_at,
+    average_attempts,
+    average_refinements,
+    capped,
+    first_pass_iterations,
+    improvement_rate,
+    max_iteration,
+    pass_at_iteration,
+    pass_final,
+    prompt_tokens_by_round,
+    regression_errors,
+    regression_rate,
+    sampled,
+    step_rates,
+)
 
-__all__ = ["mean_pass_at_k", "pass_at_k"]
+__all__ = [
+    "Bin",
+    "ConfusionMatrix",
+    "Decision",
+    "EqualTokens",
+    "Means",
+    "Paired",
+    "Rate",
+    "ScoredAttempt",
+    "ScoredTrajectory",
+    "actor_confidence",
+    "answer_at",
+    "average_attempts",
+    "average_refinements",
+    "bootstrap_difference",
+    "brier",
+    "capped",
+    "confusion_matrix",
+    "critic_confidence",
+    "decisions",
+    "first_pass_iterations",
+    "improvement_rate",
+    "max_iteration",
+    "mcnemar",
+    "mean_pass_at_k",
+    "means",
+    "multiple",
+    "paired",
+    "pass_at_iteration",
+    "pass_at_k",
+    "pass_final",
+    "prompt_tokens_by_round",
+    "regression_errors",
+    "regression_rate",
+    "reliability",
+    "sampled",
+    "sampling_at_equal_tokens",
+    "step_rates",
+    "trajectories_pass_at_k",
+]

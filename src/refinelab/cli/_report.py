@@ -1,0 +1,67 @@
+"""``refinelab report`` and ``refinelab export``: views over stored runs."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from refinelab._errors import UserError
+from refinelab.cli._run import default_store
+from refinelab.experiment import Store
+from refinelab.report import build_report, render_html, render_text, report_csv, report_json, write_atomically
+
+
+def add_parsers(commands: Any, environ: Mapping[str, str]) -> None:
+    """Register ``report`` and ``export``."""
+    report = commands.add_parser("report", help="tables (and --html plots) of stored runs")
+    report.add_argument("runs", nargs="*", metavar="RUN", help="run ids or unique prefixes (default: the newest)")
+    report.add_argument("--store", type=Path, default=default_store(environ), help="results database")
+    report.add_argument("--format", choices=["text", "csv", "json"], default="text", help="output format")
+    report.add_argument("--out", type=Path, help="write to FILE instead of standard output")
+    report.add_argument("--html", type=Path, metavar="FILE", help="also write a self-contained HTML page")
+    report.add_argument("--baseline", metavar="RUN", help="show differences against this run")
+    report.add_argument("--list", action="store_true", help="list stored runs")
+    report.set_defaults(run=run_report)
+    export = commands.add_parser("export", help="one JSON line per attempt of a stored run")
+    export.add_argument("run_id", nargs="?", metavar="RUN", help="run id or unique prefix (default: the newest)")
+    export.add_argument("--store", type=Path, default=default_store(environ), help="results database")
+    export.add_argument("--out", type=Path, required=True, help="FILE.jsonl")
+    export.set_defaults(run=run_export)
+
+
+def _open(path: Path) -> Store:
+    if not path.exists():
+        raise UserError(f"{path}: no store here (run `refinelab run` first, or pass --store)")
+    return Store(path)
+
+
+def run_report(args: argparse.Namespace) -> int:
+    """Print (or write) the report of each run."""
+    with _open(args.store) as store:
+        if args.list:
+            for info in store.runs():
+                print(f"{info.id}  {info.status:10}  {info.name}")
+            return 0
+        reports = [build_report(store, run, baseline=args.baseline) for run in (args.runs or [None])]
+    render = {"text": render_text, "csv": report_csv, "json": report_json}[args.format]
+    text = "\n".join(render(report) for report in reports)
+    if args.out is not None:
+        write_atomically(args.out, text)
+    else:
+        print(text, end="")
+    if args.html is not None:
+        write_atomically(args.html, "\n".join(render_html(report) for report in reports))
+    return 0
+
+
+def run_export(args: argparse.Namespace) -> int:
+    """Write every attempt of a run as JSON lines."""
+    with _open(args.store) as store:
+        run = store.run(args.run_id)
+        lines = [json.dumps(row) + "\n" for row in store.export_rows(run.id)]
+    write_atomically(args.out, lines)
+    print(f"{len(lines)} attempts of run {run.id} -> {args.out}")
+    return 0

@@ -1,0 +1,190 @@
+"""``refinelab run``: run (or resume) an experiment from a spec file or from flags, then report."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+import time
+from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, TextIO
+
+from refinelab._errors import UserError
+from refinelab.experiment import (
+    SAME,
+    BenchmarkChoice,
+    ExperimentSpec,
+    Progress,
+    Settings,
+    Store,
+    load_spec,
+    run_experiment,
+)
+from refinelab.problems import BENCHMARKS
+from refinelab.report import build_report, render_text
+from refinelab.strategies import StrategySpec
+
+_ONE_OFF = ("benchmark", "data", "limit", "problems", "strategy", "param", "model", "critic", "repeats", "name")
+
+
+def add_parser(commands: Any, environ: Mapping[str, str]) -> None:
+    """Register ``run``."""
+    parser = commands.add_parser("run", help="run strategies on a benchmark with models; resumable")
+    parser.add_argument("spec", nargs="?", type=Path, help="experiment spec (TOML); or use the flags below")
+    one_off = parser.add_argument_group("one-off runs (instead of a spec file)")
+    one_off.add_argument("--benchmark", choices=sorted(BENCHMARKS), help="which problems")
+    one_off.add_argument("--data", type=Path, help="benchmark file")
+    one_off.add_argument("--limit", type=int, help="at most N problems")
+    one_off.add_argument("--problems", help="only these task ids, comma-separated")
+    one_off.add_argument("--strategy", action="append", help="e.g. 'self-refine(max_iters=3)' (repeatable)")
+    one_off.add_argument("--param", action="append", default=[], metavar="KEY=VALUE", help="strategy argument")
+    one_off.add_argument("--model", action="append", help="actor model (repeatable)")
+    one_off.add_argument("--critic", action="append", help="critic model for critic strategies (default: the actor)")
+    one_off.add_argument("--repeats", type=int, help="repetitions of each problem (default 1)")
+    one_off.add_argument("--name", help="a name for the run (part of its id)")
+    parser.add_argument("--base-url", help="OpenAI-compatible server for the actor (vLLM, Ollama, llama.cpp...)")
+    parser.add_argument("--critic-base-url", help="server for the critic (default: --base-url)")
+    parser.add_argument("--concurrency", type=int, help="problems in flight (default 8)")
+    parser.add_argument("--timeout", type=float, help="CPU seconds per test (default 4)")
+    parser.add_argument("--isolation", choices=["auto", "bwrap", "none"], help="sandbox mode")
+    parser.add_argument("--store", type=Path, default=default_store(environ), help="results database")
+    parser.add_argument("--cache", type=Path, help="response cache (default: responses.sqlite beside the store)")
+    parser.add_argument("--quiet", action="store_true", help="no progress line and no report at the end")
+    parser.set_defaults(run=lambda args: run(args, environ))
+
+
+def default_store(environ: Mapping[str, str]) -> Path:
+    """``$REFINELAB_STORE``, else ``.refinelab/store.sqlite`` in the current directory (one per project)."""
+    return Path(environ.get("REFINELAB_STORE") or ".refinelab/store.sqlite")
+
+
+def run(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
+    """Build the spec, run it, print the report; 1 when infrastructure failures are left to retry."""
+    spec = _spec(args)
+    settings = Settings(args.store, args.cache or args.store.with_name("responses.sqlite"), environ)
+    display = TerminalProgress(sys.stderr, quiet=args.quiet)
+    print(f"run {spec.run_id}: {len(spec.configurations())} configurations · store {args.store}", file=sys.stderr)
+    try:
+        summary = asyncio.run(run_experiment(spec, settings, Progress(on_update=display.update)))
+    except KeyboardInterrupt:
+        display.finish()
+        print(
+            "refinelab: interrupted; finished trajectories are stored: run the same command to resume", file=sys.stderr
+        )
+        return 130
+    display.finish()
+    with Store(args.store) as store:
+        report = build_report(store, summary.run_id)
+    if not args.quiet:
+        print(render_text(report), end="")
+    open_failures = [f for f in report.failures if not f.resolved]
+    if open_failures:
+        print(
+            f"refinelab: {len(open_failures)} trajectories hit infrastructure failures; run the same command to retry",
+            file=sys.stderr,
+        )
+        return 1
+    return 0
+
+
+def _spec(args: argparse.Namespace) -> ExperimentSpec:
+    given = [name for name in _ONE_OFF if getattr(args, name) not in (None, [])]
+    if args.spec is not None and given:
+        raise UserError(f"give a spec file or --{given[0].replace('_', '-')} and the other one-off flags, not both")
+    spec = load_spec(args.spec) if args.spec is not None else _from_flags(args)
+    return _with_overrides(spec, args)
+
+
+def _from_flags(args: argparse.Namespace) -> ExperimentSpec:
+    if args.benchmark is None or not args.strategy or not args.model:
+        raise UserError("give a spec file, or at least --benchmark, --strategy and --model")
+    params = dict(_param(text) for text in args.param)
+    strategies = [StrategySpec.parse(text) for text in args.strategy]
+    strategies = [StrategySpec(s.name, {**s.params, **params}) for s in strategies]
+    for strategy in strategies:
+        strategy.kwargs()  # unknown arguments are errors now, not after the first problem
+    problems = tuple(p.strip() for p in args.problems.split(",") if p.strip()) if args.problems else ()
+    data = str(args.data.resolve()) if args.data else None
+    benchmark = BenchmarkChoice(args.benchmark, data, problems, None, 0, _positive(args.limit, "--limit"))
+    return ExperimentSpec(
+        (benchmark,),
+        tuple(strategies),
+        tuple(args.model),
+        tuple(args.critic or [SAME]),
+        _positive(args.repeats, "--repeats") or 1,
+        args.name or f"{args.benchmark}",
+    )
+
+
+def _with_overrides(spec: ExperimentSpec, args: argparse.Namespace) -> ExperimentSpec:
+    sandbox = spec.sandbox
+    if args.timeout is not None:
+        if args.timeout <= 0:
+            raise UserError("--timeout must be positive")
+        sandbox = replace(sandbox, timeout=args.timeout)
+    if args.isolation is not None:
+        sandbox = replace(sandbox, isolation=args.isolation)
+    return replace(
+        spec,
+        base_url=args.base_url or spec.base_url,
+        critic_base_url=args.critic_base_url or spec.critic_base_url,
+        concurrency=_positive(args.concurrency, "--concurrency") or spec.concurrency,
+        sandbox=sandbox,
+    )
+
+
+def _positive(value: int | None, flag: str) -> int | None:
+    if value is not None and value < 1:
+        raise UserError(f"{flag} must be at least 1")
+    return value
+
+
+def _param(text: str) -> tuple[str, object]:
+    key, equals, _ = text.partition("=")
+    if not equals or not key.strip().isidentifier():
+        raise UserError(f"--param {text!r}: expected KEY=VALUE")
+    (name, value), *_ = StrategySpec.parse(f"single-pass({text})").params.items()
+    return name, value
+
+
+class TerminalProgress:
+    """done/total, ETA, tokens and cost so far: one rewritten line on a terminal, a line per 10% elsewhere."""
+
+    def __init__(self, stream: TextIO, *, quiet: bool = False) -> None:
+        self.stream, self.quiet = stream, quiet
+        self.tty = stream.isatty()
+        self.started = time.monotonic()
+        self.shown = -1
+        self.wrote = False
+
+    def update(self, progress: Progress) -> None:
+        """Show the current state."""
+        if self.quiet or progress.total == 0:
+            return
+        finished = progress.skipped + progress.done + progress.failed
+        decile = 10 * finished // progress.total
+        if not self.tty and decile == self.shown:
+            return
+        self.shown = decile
+        line = self._line(progress, finished)
+        self.stream.write(f"\r\033[K{line}" if self.tty else f"{line}\n")
+        self.stream.flush()
+        self.wrote = True
+
+    def _line(self, progress: Progress, finished: int) -> str:
+        elapsed = time.monotonic() - self.started
+        ran = progress.done + progress.failed
+        left = progress.total - finished
+        eta = f"{elapsed / ran * left:.0f} s" if ran else "?"
+        cost = "unknown" if progress.cost_usd is None else f"${progress.cost_usd:.4f}"
+        failed = f" · {progress.failed} infrastructure failures" if progress.failed else ""
+        resumed = f" ({progress.skipped} from before)" if progress.skipped else ""
+        return f"[{finished}/{progress.total}]{resumed} ETA {eta} · {progress.tokens:,} tokens · cost {cost}{failed}"
+
+    def finish(self) -> None:
+        """End the progress line."""
+        if self.tty and self.wrote:
+            self.stream.write("\n")
+            self.stream.flush()

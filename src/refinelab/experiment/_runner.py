@@ -1,0 +1,256 @@
+"""The runner: one asyncio scheduler over problems x configurations x repeats.
+
+Each unit (one strategy run on one problem) runs its strategy against the visible tests, has every
+attempt scored on the hidden tests, and is stored in one transaction. Units already stored are
+skipped, so running the same spec again resumes; the response cache makes the calls of a unit that
+was cut short free the second time. Infrastructure failures are recorded and leave the unit to be
+retried; they never count as the model failing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import platform
+import random
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from refinelab import __version__
+from refinelab._errors import InfrastructureError, UserError
+from refinelab.experiment._samples import hidden_suite
+from refinelab.experiment._spec import BenchmarkChoice, Configuration, ExperimentSpec
+from refinelab.experiment._store import Store, Unit
+from refinelab.models import Model, ModelsConfig, ResponseCache, RetryPolicy, load_models_config, open_model
+from refinelab.problems import Problem, find_problem, load_benchmark
+from refinelab.sandbox import Limits, RunResult, WorkerPool, default_workers
+from refinelab.strategies import Env, Trajectory
+
+
+@dataclass
+class Progress:
+    """What a run has done so far; ``on_update`` is called after every unit."""
+
+    total: int = 0
+    """Units in the run."""
+    skipped: int = 0
+    """Units already stored when this invocation started."""
+    done: int = 0
+    """Units stored by this invocation."""
+    failed: int = 0
+    """Units that hit an infrastructure failure in this invocation."""
+    tokens: int = 0
+    """Tokens spent by this invocation's units (cached replies included)."""
+    cost_usd: float | None = 0.0
+    """Their cost; ``None`` once any price was unknown."""
+    on_update: Callable[[Progress], None] = field(default=lambda progress: None, repr=False)
+    """Display hook."""
+
+    def add(self, trajectory: Trajectory) -> None:
+        """Count a stored unit."""
+        self.done += 1
+        self.tokens += trajectory.usage.total_tokens
+        costs = [a.cost_usd for a in trajectory.attempts] + [
+            a.critic.cost_usd for a in trajectory.attempts if a.critic is not None
+        ]
+        if self.cost_usd is not None:
+            self.cost_usd = None if None in costs else self.cost_usd + sum(c for c in costs if c is not None)
+        self.on_update(self)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Where things live and how to reach models; none of it changes results."""
+
+    store: Path
+    """The store file."""
+    cache: Path
+    """The response cache file."""
+    environ: Mapping[str, str] = field(default_factory=dict)
+    """Environment for API keys."""
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    """Retries of model calls."""
+    cache_dir: Path | None = None
+    """Where computed benchmark outputs (HumanEval+) are cached."""
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """What an invocation of the runner did."""
+
+    run_id: str
+    """The run."""
+    resumed: bool
+    """The run existed before this invocation."""
+    progress: Progress
+    """Counts."""
+
+
+async def run_experiment(spec: ExperimentSpec, settings: Settings, progress: Progress | None = None) -> RunSummary:
+    """Run (or resume) ``spec``; see the module docstring."""
+    progress = progress or Progress()
+    limits = Limits(cpu_seconds=spec.sandbox.timeout)
+    workers = min(spec.sandbox.workers or default_workers(), default_workers())
+    pool = WorkerPool(
+        workers=workers, limits=limits, isolation=spec.sandbox.isolation, packages=list(spec.sandbox.allow_packages)
+    )
+    with Store(settings.store) as store:
+        async with pool:
+            problems = await _problems(spec.benchmarks, pool, settings.cache_dir)
+            resumed = _open_run(store, spec, pool, problems)
+            cache = ResponseCache(settings.cache)
+            try:
+                models = _Models(spec, settings, cache)
+                try:
+                    await _schedule(spec, problems, _Context(store, pool, models, spec), progress)
+                finally:
+                    await models.aclose()
+            finally:
+                cache.close()
+        failed = {f.unit for f in store.failures(spec.run_id) if not f.resolved}
+        store.finish_run(spec.run_id, "incomplete" if failed else "complete")
+    return RunSummary(spec.run_id, resumed, progress)
+
+
+def _open_run(store: Store, spec: ExperimentSpec, pool: WorkerPool, problems: Sequence[tuple[str, Problem]]) -> bool:
+    header = {
+        "versions": {"refinelab": __version__, "python": platform.python_version()},
+        "isolation": pool.isolation,
+        "limits": asdict(pool.limits),
+    }
+    created = store.open_run(spec.run_id, spec.to_json(), header)
+    store.add_configurations(spec.run_id, spec.configurations())
+    store.add_problems(spec.run_id, problems)
+    return not created
+
+
+async def _problems(
+    choices: Sequence[BenchmarkChoice], pool: WorkerPool, cache_dir: Path | None
+) -> list[tuple[str, Problem]]:
+    """Every chosen problem as ``(benchmark/id, problem)``; a problem without hidden tests is an error."""
+    chosen = []
+    for choice in choices:
+        loaded = await load_benchmark(choice.name, choice.data, pool=pool, cache_dir=cache_dir)
+        for problem in select(loaded, choice):
+            if not problem.hidden_tests:
+                raise UserError(f"{choice.name}: problem {problem.id} has no hidden tests to score attempts on")
+            chosen.append((f"{choice.name}/{problem.id}", problem))
+    return chosen
+
+
+def select(problems: Sequence[Problem], choice: BenchmarkChoice) -> list[Problem]:
+    """The chosen problems, in benchmark order: named ids, then a seeded sample, then the limit."""
+    chosen = list(problems)
+    if choice.problems:
+        by_id = {p.id: p for p in problems}
+        found = [find_problem(by_id, task_id) for task_id in choice.problems]
+        missing = [t for t, p in zip(choice.problems, found) if p is None]
+        if missing:
+            raise UserError(f"{choice.name}: no problem {missing[0]!r}")
+        wanted = {p.id for p in found if p is not None}
+        chosen = [p for p in chosen if p.id in wanted]
+    if choice.sample is not None and choice.sample < len(chosen):
+        keep = sorted(random.Random(choice.seed).sample(range(len(chosen)), choice.sample))  # noqa: S311
+        chosen = [chosen[i] for i in keep]
+    return chosen[: choice.limit] if choice.limit is not None else chosen
+
+
+class _Models:
+    """One :class:`Model` per (model string, server), shared by all units, with the response cache."""
+
+    def __init__(self, spec: ExperimentSpec, settings: Settings, cache: ResponseCache) -> None:
+        self.spec, self.settings, self.cache = spec, settings, cache
+        self.config = load_models_config(spec.models_file) if spec.models_file else ModelsConfig()
+        self.open: dict[tuple[str, str | None], Model] = {}
+
+    def get(self, name: str, *, critic: bool = False) -> Model:
+        url = (self.spec.critic_base_url or self.spec.base_url) if critic else self.spec.base_url
+        key = (name, url)
+        if key not in self.open:
+            self.open[key] = open_model(
+                name,
+                self.settings.environ,
+                base_url=url,
+                config=self.config,
+                cache=self.cache,
+                retry=self.settings.retry,
+            )
+        return self.open[key]
+
+    async def aclose(self) -> None:
+        for model in self.open.values():
+            await model.aclose()
+
+
+@dataclass(frozen=True)
+class _Context:
+    store: Store
+    pool: WorkerPool
+    models: _Models
+    spec: ExperimentSpec
+
+
+async def _schedule(
+    spec: ExperimentSpec, problems: Sequence[tuple[str, Problem]], context: _Context, progress: Progress
+) -> None:
+    """Work through every unit not yet stored with ``spec.concurrency`` workers."""
+    configurations = spec.configurations()
+    units = [
+        (configuration, key, problem, repeat)
+        for configuration in configurations
+        for key, problem in problems
+        for repeat in range(spec.repeats)
+    ]
+    done = context.store.done(spec.run_id)
+    todo = [u for u in units if (u[0].key, u[1], u[3]) not in done]
+    progress.total, progress.skipped = len(units), len(units) - len(todo)
+    progress.on_update(progress)
+    queue: asyncio.Queue[tuple[Configuration, str, Problem, int]] = asyncio.Queue()
+    for unit in todo:
+        queue.put_nowait(unit)
+    workers = [asyncio.create_task(_work(queue, context, progress)) for _ in range(min(spec.concurrency, len(todo)))]
+    try:
+        await asyncio.gather(*workers)
+    finally:
+        for worker in workers:
+            worker.cancel()
+        await asyncio.gather(*workers, return_exceptions=True)
+
+
+async def _work(
+    queue: asyncio.Queue[tuple[Configuration, str, Problem, int]], context: _Context, progress: Progress
+) -> None:
+    while not queue.empty():
+        configuration, key, problem, repeat = queue.get_nowait()
+        unit: Unit = (configuration.key, key, repeat)
+        try:
+            trajectory, hidden = await _run_unit(configuration, problem, repeat, context)
+        except InfrastructureError as exc:
+            context.store.record_failure(context.spec.run_id, unit, type(exc).__name__, str(exc))
+            progress.failed += 1
+            progress.on_update(progress)
+            continue
+        context.store.save(context.spec.run_id, unit, trajectory, hidden)
+        progress.add(trajectory)
+
+
+async def _run_unit(
+    configuration: Configuration, problem: Problem, repeat: int, context: _Context
+) -> tuple[Trajectory, list[RunResult | None]]:
+    """Run the strategy, then score every attempt on the hidden tests."""
+    models = context.models
+    actor = models.get(configuration.actor)
+    critic = models.get(configuration.critic, critic=True) if configuration.critic is not None else None
+    env = Env(actor, context.pool, critic=critic, budget=context.spec.budget, repeat=repeat)
+    trajectory = await configuration.strategy.run(problem, env)
+    return trajectory, await score_attempts(trajectory, problem, context.pool)
+
+
+async def score_attempts(trajectory: Trajectory, problem: Problem, pool: WorkerPool) -> list[RunResult | None]:
+    """Each attempt's result on the hidden tests (``None`` for an attempt without code); identical
+    programs are run once."""
+    suite = hidden_suite(problem)
+    programs = sorted({a.code for a in trajectory.attempts if a.code is not None})
+    results = await pool.run_items([(code, suite) for code in programs]) if programs else []
+    by_code = dict(zip(programs, results))
+    return [None if a.code is None else by_code[a.code] for a in trajectory.attempts]

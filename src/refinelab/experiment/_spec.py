@@ -1,0 +1,299 @@
+"""The experiment spec: which benchmarks, strategies, actor and critic models, repeats; validated.
+
+Written as TOML (``refinelab run SPEC.toml``) or built from command-line flags. Unknown keys are
+errors that name the file, the line and the field. The run id is a hash of what determines results,
+so running the same spec again resumes the same run.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from refinelab._errors import UserError
+from refinelab._toml import located, read_toml
+from refinelab.problems import BENCHMARKS
+from refinelab.sandbox import Limits
+from refinelab.strategies import CRITIC_STRATEGIES, Budget, StrategySpec
+
+SAME = "same"
+"""In ``critics``: the actor critiques itself."""
+
+
+@dataclass(frozen=True)
+class BenchmarkChoice:
+    """One benchmark and which of its problems to run."""
+
+    name: str
+    """Registered benchmark name."""
+    data: str | None = None
+    """Benchmark file, when it has no default source."""
+    problems: tuple[str, ...] = ()
+    """Only these task ids (empty: all)."""
+    sample: int | None = None
+    """A seeded random subset of this many problems (after ``problems``)."""
+    seed: int = 0
+    """Seed of that subset."""
+    limit: int | None = None
+    """At most this many problems (the first ones, after ``problems`` and ``sample``)."""
+
+
+@dataclass(frozen=True)
+class SandboxChoice:
+    """How generated code runs."""
+
+    isolation: Literal["auto", "bwrap", "none"] = "auto"
+    """``auto``, ``bwrap`` or ``none``."""
+    timeout: float = Limits().cpu_seconds
+    """CPU seconds per test."""
+    workers: int | None = None
+    """Sandbox workers (default: the number of cores). Does not change results."""
+    allow_packages: tuple[str, ...] = ()
+    """Packages candidates may import (e.g. numpy)."""
+
+
+@dataclass(frozen=True)
+class Configuration:
+    """One strategy with one actor and (for critic strategies) one critic."""
+
+    strategy: StrategySpec
+    """The strategy and its arguments."""
+    actor: str
+    """Actor model string."""
+    critic: str | None
+    """Critic model string (``None`` when the strategy has no critic); equal to ``actor`` for self-critique."""
+
+    @property
+    def key(self) -> str:
+        """A stable short id."""
+        payload = json.dumps([self.strategy.name, _plain(self.strategy.params), self.actor, self.critic])
+        return hashlib.sha256(payload.encode()).hexdigest()[:10]
+
+    @property
+    def label(self) -> str:
+        """``strategy(args) · actor / critic``."""
+        models = self.actor if self.critic is None else f"{self.actor} / {self.critic}"
+        return f"{self.strategy} · {models}"
+
+
+@dataclass(frozen=True)
+class ExperimentSpec:
+    """Everything a run needs to know; see docs/experiments.md for the TOML form."""
+
+    benchmarks: tuple[BenchmarkChoice, ...]
+    """What to solve."""
+    strategies: tuple[StrategySpec, ...]
+    """How."""
+    actors: tuple[str, ...]
+    """Actor models."""
+    critics: tuple[str, ...] = (SAME,)
+    """Critic models for critic strategies (``same``: the actor itself)."""
+    repeats: int = 1
+    """Independent repetitions of each problem x configuration."""
+    name: str = "experiment"
+    """A label; part of the run id."""
+    base_url: str | None = None
+    """OpenAI-compatible server for the actors (overrides the model string's provider)."""
+    critic_base_url: str | None = None
+    """Server for the critics (default: ``base_url``)."""
+    concurrency: int = 8
+    """Problems in flight at once (model calls are also capped per endpoint). Does not change results."""
+    budget: Budget = field(default_factory=Budget)
+    """Limits per problem."""
+    sandbox: SandboxChoice = field(default_factory=SandboxChoice)
+    """How code runs."""
+    models_file: str | None = None
+    """A TOML file with a ``[models]`` table (aliases, endpoints, prices)."""
+
+    def configurations(self) -> list[Configuration]:
+        """Every strategy x actor (x critic, for critic strategies), in spec order, without duplicates."""
+        found: dict[str, Configuration] = {}
+        for strategy in self.strategies:
+            for actor in self.actors:
+                for critic in self._critics_for(strategy, actor):
+                    configuration = Configuration(_without_models(strategy), actor, critic)
+                    found.setdefault(configuration.key, configuration)
+        return list(found.values())
+
+    def _critics_for(self, strategy: StrategySpec, actor: str) -> list[str | None]:
+        if strategy.name not in CRITIC_STRATEGIES:
+            return [None]
+        if "critic" in strategy.params:
+            return [str(strategy.params["critic"])]
+        return [actor if critic == SAME else critic for critic in self.critics]
+
+    def to_json(self) -> dict[str, object]:
+        """The spec as plain data (stored with the run)."""
+        return _plain(self.__dict__)  # type: ignore[return-value]
+
+    @property
+    def run_id(self) -> str:
+        """A hash of what determines results (not concurrency or worker counts)."""
+        data = self.to_json()
+        data.pop("concurrency")
+        sandbox = data["sandbox"]
+        assert isinstance(sandbox, dict)
+        sandbox.pop("workers")
+        digest = hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:12]
+        return f"{_slug(self.name)}-{digest}"
+
+
+def _without_models(strategy: StrategySpec) -> StrategySpec:
+    return StrategySpec(strategy.name, {k: v for k, v in strategy.params.items() if k not in ("actor", "critic")})
+
+
+def _slug(text: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "-" for c in text)[:40] or "run"
+
+
+def _plain(value: object) -> object:
+    if isinstance(value, StrategySpec):
+        return str(value)
+    if hasattr(value, "__dataclass_fields__"):
+        return {k: _plain(v) for k, v in value.__dict__.items()}
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return value
+
+
+_TOP = {
+    "name",
+    "benchmarks",
+    "strategies",
+    "actors",
+    "critics",
+    "repeats",
+    "base_url",
+    "critic_base_url",
+    "concurrency",
+    "budget",
+    "sandbox",
+    "models",
+}
+_BENCHMARK = {"name", "data", "problems", "sample", "seed", "limit"}
+_SANDBOX = {"isolation", "timeout", "workers", "allow_packages"}
+_BUDGET = {"max_calls", "max_tokens", "max_cost_usd"}
+
+
+def load_spec(path: str | Path) -> ExperimentSpec:
+    """Read and validate a spec file; relative data paths are relative to the file."""
+    path = Path(path)
+    table = read_toml(path)
+    _known(path, table, _TOP, "")
+    reader = _Reader(path)
+    spec = ExperimentSpec(
+        benchmarks=tuple(reader.benchmark(b, i) for i, b in enumerate(reader.tables(table, "benchmarks"))),
+        strategies=tuple(reader.strategy(text) for text in reader.strings(table, "strategies", required=True)),
+        actors=tuple(reader.strings(table, "actors", required=True)),
+        critics=tuple(reader.strings(table, "critics") or [SAME]),
+        repeats=reader.integer(table, "repeats", 1),
+        name=reader.string(table, "name") or path.stem,
+        base_url=reader.string(table, "base_url"),
+        critic_base_url=reader.string(table, "critic_base_url"),
+        concurrency=reader.integer(table, "concurrency", 8),
+        budget=reader.budget(table.get("budget", {})),
+        sandbox=reader.sandbox(table.get("sandbox", {})),
+        models_file=str(path) if "models" in table else None,
+    )
+    if not spec.benchmarks:
+        raise located(path, "benchmarks", "missing: add at least one [[benchmarks]] table with a name")
+    return spec
+
+
+def _known(path: Path, table: dict[str, object], allowed: set[str], prefix: str) -> None:
+    for key in table:
+        if key not in allowed:
+            raise located(path, f"{prefix}{key}", f"unknown key; known: {', '.join(sorted(allowed))}")
+
+
+class _Reader:
+    """Typed reads from a parsed spec, each failure located in the file."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def tables(self, table: dict[str, object], key: str) -> list[dict[str, object]]:
+        value = table.get(key, [])
+        if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
+            raise located(self.path, key, "must be an array of tables ([[benchmarks]])")
+        return value
+
+    def strings(self, table: dict[str, object], key: str, *, required: bool = False) -> list[str]:
+        value = table.get(key)
+        if value is None and not required:
+            return []
+        if not isinstance(value, list) or not value or not all(isinstance(v, str) and v for v in value):
+            raise located(self.path, key, "must be a non-empty list of strings")
+        return value
+
+    def string(self, table: dict[str, object], key: str) -> str | None:
+        value = table.get(key)
+        if value is not None and not isinstance(value, str):
+            raise located(self.path, key, "must be a string")
+        return value
+
+    def integer(self, table: dict[str, object], key: str, default: int | None, *, minimum: int = 1) -> int:
+        value = table.get(key, default)
+        if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
+            raise located(self.path, key, f"must be an integer >= {minimum}")
+        return value
+
+    def optional_integer(self, table: dict[str, object], key: str, minimum: int = 1) -> int | None:
+        return None if key not in table else self.integer(table, key, None, minimum=minimum)
+
+    def number(self, table: dict[str, object], key: str) -> float | None:
+        value = table.get(key)
+        if value is None:
+            return None
+        if not isinstance(value, (int, float)) or isinstance(value, bool) or value <= 0:
+            raise located(self.path, key, "must be a positive number")
+        return float(value)
+
+    def strategy(self, text: str) -> StrategySpec:
+        try:
+            spec = StrategySpec.parse(text)
+            spec.kwargs()
+        except UserError as exc:
+            raise located(self.path, "strategies", str(exc)) from None
+        return spec
+
+    def benchmark(self, table: dict[str, object], index: int) -> BenchmarkChoice:
+        _known(self.path, table, _BENCHMARK, f"benchmarks[{index}].")
+        name = self.string(table, "name")
+        if name not in BENCHMARKS:
+            raise located(self.path, "name", f"unknown benchmark {name!r}; choose one of: {', '.join(BENCHMARKS)}")
+        data = self.string(table, "data")
+        if data is not None and not Path(data).is_absolute():
+            data = str((self.path.parent / data).resolve())
+        return BenchmarkChoice(
+            name,
+            data,
+            tuple(self.strings(table, "problems")),
+            self.optional_integer(table, "sample"),
+            self.integer(table, "seed", 0, minimum=0),
+            self.optional_integer(table, "limit"),
+        )
+
+    def budget(self, table: object) -> Budget:
+        if not isinstance(table, dict):
+            raise located(self.path, "budget", "must be a table")
+        _known(self.path, table, _BUDGET, "budget.")
+        calls, tokens = self.optional_integer(table, "max_calls"), self.optional_integer(table, "max_tokens")
+        return Budget(calls, tokens, self.number(table, "max_cost_usd"))
+
+    def sandbox(self, table: object) -> SandboxChoice:
+        if not isinstance(table, dict):
+            raise located(self.path, "sandbox", "must be a table")
+        _known(self.path, table, _SANDBOX, "sandbox.")
+        isolation = self.string(table, "isolation") or "auto"
+        if isolation not in ("auto", "bwrap", "none"):
+            raise located(self.path, "isolation", "must be auto, bwrap or none")
+        timeout = self.number(table, "timeout") or Limits().cpu_seconds
+        packages = tuple(self.strings(table, "allow_packages"))
+        workers = self.optional_integer(table, "workers")
+        return SandboxChoice(isolation, timeout, workers, packages)  # type: ignore[arg-type]

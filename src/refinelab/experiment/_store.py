@@ -1,0 +1,399 @@
+"""The store: one SQLite file holding runs, problems, configurations, trajectories, attempts, critic
+outputs, per-test outcomes, usage, timings and infrastructure failures.
+
+Crash safety: a trajectory and everything under it is written in one transaction after it is fully
+scored, so after ``kill -9`` a trajectory is either wholly there or not at all; WAL journaling keeps
+the file consistent. The schema grows by named, append-only migrations (never edit a released one).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from refinelab._errors import UserError
+from refinelab.experiment._spec import Configuration
+from refinelab.metrics._records import ScoredAttempt, ScoredTrajectory
+from refinelab.problems import Problem
+from refinelab.sandbox import RunResult
+from refinelab.strategies import Attempt, Trajectory
+
+MIGRATIONS: tuple[tuple[str, str], ...] = (
+    (
+        "m001_initial",
+        """
+        CREATE TABLE runs (
+            id TEXT PRIMARY KEY, name TEXT NOT NULL, created REAL NOT NULL, spec TEXT NOT NULL,
+            versions TEXT NOT NULL, isolation TEXT NOT NULL, limits TEXT NOT NULL,
+            status TEXT NOT NULL, finished REAL
+        );
+        CREATE TABLE problems (
+            run_id TEXT NOT NULL, problem TEXT NOT NULL, kind TEXT NOT NULL,
+            visible_tests INTEGER NOT NULL, hidden_tests INTEGER NOT NULL,
+            PRIMARY KEY (run_id, problem)
+        );
+        CREATE TABLE configs (
+            run_id TEXT NOT NULL, config TEXT NOT NULL, strategy TEXT NOT NULL, params TEXT NOT NULL,
+            actor TEXT NOT NULL, critic TEXT, position INTEGER NOT NULL,
+            PRIMARY KEY (run_id, config)
+        );
+        CREATE TABLE trajectories (
+            run_id TEXT NOT NULL, config TEXT NOT NULL, problem TEXT NOT NULL, repeat INTEGER NOT NULL,
+            stop_reason TEXT NOT NULL, final INTEGER, budget_note TEXT, recorded_params TEXT NOT NULL,
+            finished REAL NOT NULL,
+            PRIMARY KEY (run_id, config, problem, repeat)
+        );
+        CREATE TABLE attempts (
+            run_id TEXT NOT NULL, config TEXT NOT NULL, problem TEXT NOT NULL, repeat INTEGER NOT NULL,
+            idx INTEGER NOT NULL, origin TEXT NOT NULL, code TEXT, response TEXT NOT NULL, feedback TEXT,
+            parse_error TEXT, confidence REAL, prompt_tokens INTEGER NOT NULL, completion_tokens INTEGER NOT NULL,
+            cached_tokens INTEGER NOT NULL, estimated INTEGER NOT NULL, cost_usd REAL, latency_s REAL NOT NULL,
+            cached INTEGER NOT NULL, visible_passed INTEGER, visible_pass_count INTEGER, visible_outcomes TEXT,
+            hidden_passed INTEGER NOT NULL, hidden_pass_count INTEGER NOT NULL, hidden_total INTEGER NOT NULL,
+            hidden_outcomes TEXT, isolation TEXT,
+            PRIMARY KEY (run_id, config, problem, repeat, idx)
+        );
+        CREATE TABLE critic_outputs (
+            run_id TEXT NOT NULL, config TEXT NOT NULL, problem TEXT NOT NULL, repeat INTEGER NOT NULL,
+            idx INTEGER NOT NULL, raw TEXT NOT NULL, verdict TEXT, critique TEXT NOT NULL, parse_error TEXT,
+            confidence REAL, prompt_tokens INTEGER NOT NULL, completion_tokens INTEGER NOT NULL,
+            cost_usd REAL, latency_s REAL NOT NULL, cached INTEGER NOT NULL,
+            PRIMARY KEY (run_id, config, problem, repeat, idx)
+        );
+        CREATE TABLE infra_failures (
+            id INTEGER PRIMARY KEY, run_id TEXT NOT NULL, config TEXT NOT NULL, problem TEXT NOT NULL,
+            repeat INTEGER NOT NULL, kind TEXT NOT NULL, message TEXT NOT NULL, at REAL NOT NULL
+        );
+        """,
+    ),
+    (
+        "m002_model_calls_view",
+        """
+        CREATE VIEW model_calls AS
+            SELECT run_id, config, problem, repeat, idx, 'actor' AS role, prompt_tokens, completion_tokens,
+                   cost_usd, latency_s, cached FROM attempts
+            UNION ALL
+            SELECT run_id, config, problem, repeat, idx, 'critic' AS role, prompt_tokens, completion_tokens,
+                   cost_usd, latency_s, cached FROM critic_outputs;
+        CREATE INDEX infra_failures_unit ON infra_failures (run_id, config, problem, repeat);
+        """,
+    ),
+)
+"""Named migrations, applied in order; append new ones, never edit a released one."""
+SCHEMA_VERSION = len(MIGRATIONS)
+
+Unit = tuple[str, str, int]
+"""(configuration key, ``benchmark/problem_id``, repeat)."""
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """A stored run's header."""
+
+    id: str
+    """Run id."""
+    name: str
+    """The spec's name."""
+    created: float
+    """Unix time the run started."""
+    spec: dict[str, object]
+    """The spec as stored."""
+    versions: dict[str, str]
+    """refinelab and Python versions."""
+    isolation: str
+    """Sandbox isolation level."""
+    limits: dict[str, object]
+    """Sandbox limits."""
+    status: str
+    """``running``, ``complete`` or ``incomplete`` (some units failed for infrastructure reasons)."""
+
+
+@dataclass(frozen=True)
+class Failure:
+    """An infrastructure failure (endpoint, sandbox): recorded, kept out of the metrics, retried on resume."""
+
+    unit: Unit
+    """Which trajectory."""
+    kind: str
+    """Exception type."""
+    message: str
+    """What happened."""
+    resolved: bool
+    """The unit was completed later (on a resume)."""
+
+
+class Store:
+    """One SQLite file; see the module docstring."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(self.path, isolation_level=None)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.execute("CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied REAL NOT NULL)")
+        except sqlite3.DatabaseError as exc:
+            raise UserError(f"{self.path}: not a refinelab store ({exc})") from None
+        self._migrate()
+
+    def close(self) -> None:
+        """Close the file."""
+        self._db.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def applied(self) -> list[str]:
+        """Names of the migrations applied, in order."""
+        return [row[0] for row in self._db.execute("SELECT name FROM migrations ORDER BY name")]
+
+    def _migrate(self) -> None:
+        known = {name for name, _ in MIGRATIONS}
+        newer = sorted(set(self.applied) - known)
+        if newer:
+            raise UserError(f"{self.path}: written by a newer refinelab (migration {newer[0]}); upgrade refinelab")
+        for name, script in MIGRATIONS:
+            if name not in self.applied:
+                with self._transaction():  # DDL is transactional in SQLite: a migration applies whole or not at all
+                    for statement in filter(str.strip, script.split(";")):
+                        self._db.execute(statement)
+                    self._db.execute("INSERT INTO migrations VALUES (?, ?)", (name, time.time()))
+
+    # --- writing ---------------------------------------------------------------------------------
+
+    def open_run(self, run_id: str, spec: dict[str, object], header: Mapping[str, object]) -> bool:
+        """Record a run (``header``: versions, isolation, limits); False when it already exists (a resume)."""
+        if self._db.execute("SELECT 1 FROM runs WHERE id = ?", (run_id,)).fetchone():
+            self._db.execute("UPDATE runs SET status = 'running' WHERE id = ?", (run_id,))
+            return False
+        row = (run_id, str(spec.get("name", "")), time.time(), json.dumps(spec), json.dumps(header["versions"]))
+        with self._transaction():
+            self._db.execute(
+                "INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, 'running', NULL)",
+                (*row, str(header["isolation"]), json.dumps(header["limits"])),
+            )
+        return True
+
+    def add_configurations(self, run_id: str, configurations: Sequence[Configuration]) -> None:
+        """Record the run's configurations (idempotent)."""
+        rows = [(run_id, c.key, c.strategy.name, _args(c), c.actor, c.critic, i) for i, c in enumerate(configurations)]
+        with self._transaction():
+            self._db.executemany("INSERT OR IGNORE INTO configs VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+
+    def add_problems(self, run_id: str, problems: Sequence[tuple[str, Problem]]) -> None:
+        """Record the run's problems as ``(benchmark/id, problem)`` (idempotent)."""
+        rows = [(run_id, key, p.kind, len(p.visible_tests), len(p.hidden_tests)) for key, p in problems]
+        with self._transaction():
+            self._db.executemany("INSERT OR IGNORE INTO problems VALUES (?, ?, ?, ?, ?)", rows)
+
+    def save(self, run_id: str, unit: Unit, trajectory: Trajectory, hidden: Sequence[RunResult | None]) -> None:
+        """Store one scored trajectory, all of it or nothing."""
+        key = (run_id, *unit)
+        with self._transaction():
+            self._db.execute(
+                "INSERT INTO trajectories VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (*key, trajectory.stop_reason, trajectory.final, trajectory.budget_note,
+                 json.dumps(trajectory.params, default=str), time.time()),
+            )  # fmt: skip
+            for attempt, result in zip(trajectory.attempts, hidden):
+                self._db.execute(_INSERT_ATTEMPT, _attempt_row(key, attempt, result))
+                if attempt.critic is not None:
+                    self._db.execute(_INSERT_CRITIC, _critic_row(key, attempt))
+
+    def record_failure(self, run_id: str, unit: Unit, kind: str, message: str) -> None:
+        """Record an infrastructure failure of one unit."""
+        with self._transaction():
+            self._db.execute(
+                "INSERT INTO infra_failures (run_id, config, problem, repeat, kind, message, at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (run_id, *unit, kind, message, time.time()),
+            )
+
+    def finish_run(self, run_id: str, status: str) -> None:
+        """Mark the run complete or incomplete."""
+        self._db.execute("UPDATE runs SET status = ?, finished = ? WHERE id = ?", (status, time.time(), run_id))
+
+    def _transaction(self) -> _Transaction:
+        return _Transaction(self._db)
+
+    # --- reading ---------------------------------------------------------------------------------
+
+    def done(self, run_id: str) -> set[Unit]:
+        """Units with a stored trajectory."""
+        rows = self._db.execute("SELECT config, problem, repeat FROM trajectories WHERE run_id = ?", (run_id,))
+        return {(c, p, int(r)) for c, p, r in rows}
+
+    def runs(self) -> list[RunInfo]:
+        """Every run, oldest first."""
+        rows = self._db.execute("SELECT * FROM runs ORDER BY created").fetchall()
+        return [_run_info(row) for row in rows]
+
+    def run(self, run_id: str | None = None) -> RunInfo:
+        """One run (default: the newest); a user error naming the known runs if there is no such run."""
+        runs = self.runs()
+        if not runs:
+            raise UserError(f"{self.path}: no runs stored yet (run `refinelab run` first)")
+        if run_id is None:
+            return runs[-1]
+        matches = [r for r in runs if r.id == run_id] or [r for r in runs if r.id.startswith(run_id)]
+        if len(matches) != 1:
+            known = ", ".join(r.id for r in runs[-5:])
+            raise UserError(f"{self.path}: no single run {run_id!r} (latest: {known})")
+        return matches[0]
+
+    def trajectories(self, run_id: str) -> list[ScoredTrajectory]:
+        """Every stored trajectory of a run, scored, in configuration then problem order."""
+        attempts: dict[Unit, list[ScoredAttempt]] = {}
+        for row in self._db.execute(_ATTEMPTS_QUERY, (run_id,)):
+            attempts.setdefault((row[0], row[1], int(row[2])), []).append(_scored_attempt(row[3:]))
+        rows = self._db.execute(_TRAJECTORIES_QUERY, (run_id,)).fetchall()
+        return [
+            ScoredTrajectory(c, s, p, a, cr, prob, rep, tuple(attempts.get((c, prob, rep), ())), final, stop)
+            for c, s, p, a, cr, prob, rep, final, stop in rows
+        ]
+
+    def configurations(self, run_id: str) -> list[tuple[str, str, str, str, str | None]]:
+        """``(key, strategy, params, actor, critic)`` of a run, in spec order."""
+        query = "SELECT config, strategy, params, actor, critic FROM configs WHERE run_id = ? ORDER BY position"
+        return list(self._db.execute(query, (run_id,)))
+
+    def problems(self, run_id: str) -> list[tuple[str, str, int, int]]:
+        """``(problem, kind, visible tests, hidden tests)`` of a run."""
+        return list(
+            self._db.execute(
+                "SELECT problem, kind, visible_tests, hidden_tests FROM problems WHERE run_id = ?", (run_id,)
+            )
+        )
+
+    def failures(self, run_id: str) -> list[Failure]:
+        """Every infrastructure failure of a run, with whether a resume completed the unit since."""
+        done = self.done(run_id)
+        rows = self._db.execute(
+            "SELECT config, problem, repeat, kind, message FROM infra_failures WHERE run_id = ? ORDER BY id", (run_id,)
+        )
+        return [Failure((c, p, int(r)), k, m, (c, p, int(r)) in done) for c, p, r, k, m in rows]
+
+    def export_rows(self, run_id: str) -> Iterator[dict[str, object]]:
+        """One dict per attempt (the ``refinelab export`` line), in stored order."""
+        cursor = self._db.execute(_EXPORT_QUERY, (run_id,))
+        names = [d[0] for d in cursor.description]
+        for row in cursor:
+            yield _export_line(dict(zip(names, row)))
+
+
+class _Transaction:
+    """``BEGIN IMMEDIATE`` ... ``COMMIT``, or ``ROLLBACK`` on any exception."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+
+    def __enter__(self) -> None:
+        self.db.execute("BEGIN IMMEDIATE")
+
+    def __exit__(self, kind: object, *_: object) -> None:
+        self.db.execute("COMMIT" if kind is None else "ROLLBACK")
+
+
+def _args(configuration: Configuration) -> str:
+    text = str(configuration.strategy)
+    return text[len(configuration.strategy.name) + 1 : -1] if "(" in text else ""
+
+
+def _json(value: object) -> str:
+    return json.dumps(value, default=str)
+
+
+def _attempt_row(key: tuple[str, str, str, int], attempt: Attempt, hidden: RunResult | None) -> tuple[object, ...]:
+    usage, visible = attempt.usage, attempt.visible
+    return (
+        *key, attempt.index, attempt.origin, attempt.code, attempt.response, attempt.feedback, attempt.parse_error,
+        attempt.confidence, usage.prompt_tokens, usage.completion_tokens, usage.cached_tokens, int(usage.estimated),
+        attempt.cost_usd, attempt.latency_seconds, int(attempt.cached),
+        None if visible is None else int(visible.passed),
+        None if visible is None else visible.pass_count,
+        None if visible is None else _json([o.to_json() for o in visible.outcomes]),
+        int(hidden is not None and hidden.passed),
+        0 if hidden is None else hidden.pass_count,
+        0 if hidden is None else len(hidden.outcomes),
+        None if hidden is None else _json([o.to_json() for o in hidden.outcomes]),
+        None if hidden is None else hidden.isolation,
+    )  # fmt: skip
+
+
+def _critic_row(key: tuple[str, str, str, int], attempt: Attempt) -> tuple[object, ...]:
+    critic = attempt.critic
+    assert critic is not None
+    usage = critic.usage
+    return (
+        *key, attempt.index, critic.raw, critic.verdict, critic.critique, critic.parse_error, critic.confidence,
+        usage.prompt_tokens, usage.completion_tokens, critic.cost_usd, critic.latency_seconds, int(critic.cached),
+    )  # fmt: skip
+
+
+_INSERT_ATTEMPT = "INSERT INTO attempts VALUES (" + ", ".join(["?"] * 26) + ")"  # noqa: S608 - placeholders only
+_INSERT_CRITIC = "INSERT INTO critic_outputs VALUES (" + ", ".join(["?"] * 15) + ")"  # noqa: S608 - placeholders only
+_TRAJECTORIES_QUERY = """
+SELECT t.config, c.strategy, c.params, c.actor, c.critic, t.problem, t.repeat, t.final, t.stop_reason
+FROM trajectories t JOIN configs c ON c.run_id = t.run_id AND c.config = t.config
+WHERE t.run_id = ? ORDER BY c.position, t.problem, t.repeat
+"""
+_ATTEMPTS_QUERY = """
+SELECT a.config, a.problem, a.repeat, a.idx, a.origin, a.hidden_passed, a.visible_passed,
+       COALESCE(a.visible_pass_count, 0), k.verdict,
+       a.prompt_tokens + COALESCE(k.prompt_tokens, 0), a.prompt_tokens,
+       a.completion_tokens + COALESCE(k.completion_tokens, 0),
+       CASE WHEN a.cost_usd IS NULL OR (k.idx IS NOT NULL AND k.cost_usd IS NULL) THEN NULL
+            ELSE a.cost_usd + COALESCE(k.cost_usd, 0) END,
+       a.latency_s + COALESCE(k.latency_s, 0), a.confidence, k.confidence
+FROM attempts a LEFT JOIN critic_outputs k
+  ON k.run_id = a.run_id AND k.config = a.config AND k.problem = a.problem AND k.repeat = a.repeat AND k.idx = a.idx
+WHERE a.run_id = ? ORDER BY a.config, a.problem, a.repeat, a.idx
+"""
+_EXPORT_QUERY = """
+SELECT t.run_id, t.problem AS problem_id, c.strategy, c.params, c.actor, c.critic, t.repeat, a.idx AS iteration, a.origin,
+       a.code, k.verdict AS critic_verdict, k.critique AS critic_critique, a.visible_passed, a.hidden_passed,
+       a.hidden_pass_count, a.hidden_total, a.prompt_tokens, a.completion_tokens, a.cost_usd, a.latency_s,
+       k.prompt_tokens AS critic_prompt_tokens, k.completion_tokens AS critic_completion_tokens,
+       k.cost_usd AS critic_cost_usd, k.latency_s AS critic_latency_s, a.confidence,
+       k.confidence AS critic_confidence, a.feedback, t.final = a.idx AS is_final, t.stop_reason
+FROM trajectories t
+JOIN configs c ON c.run_id = t.run_id AND c.config = t.config
+JOIN attempts a ON a.run_id = t.run_id AND a.config = t.config AND a.problem = t.problem AND a.repeat = t.repeat
+LEFT JOIN critic_outputs k
+  ON k.run_id = a.run_id AND k.config = a.config AND k.problem = a.problem AND k.repeat = a.repeat AND k.idx = a.idx
+WHERE t.run_id = ? ORDER BY c.position, t.problem, t.repeat, a.idx
+"""
+
+
+def _scored_attempt(row: Sequence[Any]) -> ScoredAttempt:
+    idx, origin, hidden, visible, visible_count, verdict, prompt, actor_prompt, completion = row[:9]
+    cost, latency, confidence, critic_confidence = row[9:]
+    return ScoredAttempt(
+        int(idx), origin, bool(hidden), None if visible is None else bool(visible), int(visible_count), verdict,
+        int(prompt), int(actor_prompt), int(completion), cost, float(latency), confidence, critic_confidence,
+    )  # fmt: skip
+
+
+def _export_line(row: dict[str, object]) -> dict[str, object]:
+    for flag in ("visible_passed", "hidden_passed", "is_final"):
+        if row[flag] is not None:
+            row[flag] = bool(row[flag])
+    return row
+
+
+def _run_info(row: Sequence[Any]) -> RunInfo:
+    run_id, name, created, spec, versions, isolation, limits, status, _ = row
+    return RunInfo(
+        str(run_id), str(name), float(created), json.loads(spec), json.loads(versions),
+        str(isolation), json.loads(limits), str(status),
+    )  # fmt: skip

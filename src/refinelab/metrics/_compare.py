@@ -1,0 +1,160 @@
+"""Comparing strategies: paired tests on the same problems, cost multiples, and refinement against
+sampling at the same token budget."""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from refinelab.metrics._passk import mean_pass_at_k
+from refinelab.metrics._records import ScoredAttempt, ScoredTrajectory
+from refinelab.metrics._refinement import sampled
+
+
+@dataclass(frozen=True)
+class Paired:
+    """Two strategies' hidden-test verdicts on the same (problem, repeat) pairs."""
+
+    a: tuple[bool, ...]
+    """Strategy A's verdicts."""
+    b: tuple[bool, ...]
+    """Strategy B's, in the same order."""
+
+    @property
+    def only_a(self) -> int:
+        """Pairs only A passed."""
+        return sum(x and not y for x, y in zip(self.a, self.b))
+
+    @property
+    def only_b(self) -> int:
+        """Pairs only B passed."""
+        return sum(y and not x for x, y in zip(self.a, self.b))
+
+
+def paired(a: Sequence[ScoredTrajectory], b: Sequence[ScoredTrajectory]) -> Paired:
+    """Align two configurations' trajectories by (problem, repeat); unmatched ones are left out."""
+    by_key = {(t.problem, t.repeat): t.passed for t in b}
+    keys = [(t.problem, t.repeat) for t in a if (t.problem, t.repeat) in by_key]
+    passed_a = {(t.problem, t.repeat): t.passed for t in a}
+    return Paired(tuple(passed_a[k] for k in keys), tuple(by_key[k] for k in keys))
+
+
+def mcnemar(pairs: Paired) -> float:
+    """Exact two-sided McNemar p-value: the discordant pairs under a fair coin."""
+    low, n = min(pairs.only_a, pairs.only_b), pairs.only_a + pairs.only_b
+    if n == 0:
+        return 1.0
+    tail: float = sum(math.comb(n, i) for i in range(low + 1)) / 2**n
+    return min(1.0, 2 * tail)
+
+
+def bootstrap_difference(
+    pairs: Paired, *, resamples: int = 2000, level: float = 0.95, seed: int = 0
+) -> tuple[float, float, float] | None:
+    """Pass rate of B minus A, with a percentile bootstrap interval over paired problems (seeded)."""
+    n = len(pairs.a)
+    if n == 0:
+        return None
+    diffs = [float(y) - float(x) for x, y in zip(pairs.a, pairs.b)]
+    rng = random.Random(seed)  # noqa: S311 - resampling, not cryptography
+    means = sorted(sum(diffs[rng.randrange(n)] for _ in range(n)) / n for _ in range(resamples))
+    tail = (1 - level) / 2
+    low, high = means[int(tail * (resamples - 1))], means[int((1 - tail) * (resamples - 1))]
+    return sum(diffs) / n, low, high
+
+
+def trajectories_pass_at_k(trajectories: Sequence[ScoredTrajectory], k: int) -> float | None:
+    """Unbiased pass@k: over a sampling strategy's samples of each problem, or else over the repeats'
+    returned answers; None when some problem has fewer than ``k``."""
+    counts: dict[str, list[bool]] = {}
+    for trajectory in trajectories:
+        outcomes = counts.setdefault(trajectory.problem, [])
+        if sampled(trajectory):
+            outcomes.extend(a.hidden_passed for a in trajectory.attempts)
+        else:
+            outcomes.append(trajectory.passed)
+    return mean_pass_at_k(((len(v), sum(v)) for v in counts.values()), k)
+
+
+@dataclass(frozen=True)
+class Means:
+    """Mean use per problem."""
+
+    tokens: float
+    """Tokens (prompt + completion, actor + critic)."""
+    seconds: float
+    """Model time."""
+    cost_usd: float | None
+    """Dollars; None when any price is unknown."""
+
+
+def means(trajectories: Sequence[ScoredTrajectory]) -> Means | None:
+    """Mean tokens, model time and cost per trajectory."""
+    if not trajectories:
+        return None
+    n = len(trajectories)
+    costs = [t.cost_usd for t in trajectories]
+    cost = None if any(c is None for c in costs) else sum(c for c in costs if c is not None) / n
+    return Means(sum(t.tokens for t in trajectories) / n, sum(t.latency_seconds for t in trajectories) / n, cost)
+
+
+def multiple(value: float | None, baseline: float | None) -> float | None:
+    """``value / baseline``, or None when either is unknown or the baseline is 0."""
+    if value is None or baseline is None or baseline == 0:
+        return None
+    return value / baseline
+
+
+@dataclass(frozen=True)
+class EqualTokens:
+    """Sampling given the tokens refinement spent on each problem."""
+
+    problems: int
+    """Problems compared."""
+    refinement: float
+    """Refinement's pass rate."""
+    sampling: float
+    """Pass rate of sampling's choice (by visible tests) among the samples that fit in the same tokens."""
+    any_sample: float
+    """Share where any of those samples passes (an oracle's upper bound)."""
+    mean_samples: float
+    """Samples that fit, on average (at least one)."""
+
+
+def sampling_at_equal_tokens(
+    refinement: Sequence[ScoredTrajectory], sampling: Sequence[ScoredTrajectory]
+) -> EqualTokens | None:
+    """For each problem both ran: take samples in order while their tokens fit within what refinement
+    spent on it (at least one), choose among them as the sampling strategy does, and score."""
+    spent = {(t.problem, t.repeat): t for t in refinement}
+    rows = []
+    for trajectory in sampling:
+        reference = spent.get((trajectory.problem, trajectory.repeat))
+        if reference is None or not trajectory.attempts:
+            continue
+        prefix = _prefix_within(trajectory.attempts, reference.tokens)
+        rows.append(
+            (reference.passed, _select(prefix).hidden_passed, any(a.hidden_passed for a in prefix), len(prefix))
+        )
+    if not rows:
+        return None
+    n = len(rows)
+    return EqualTokens(n, *(sum(float(r[i]) for r in rows) / n for i in range(4)))
+
+
+def _prefix_within(attempts: Sequence[ScoredAttempt], tokens: int) -> list[ScoredAttempt]:
+    chosen, used = [attempts[0]], attempts[0].tokens
+    for attempt in attempts[1:]:
+        if used + attempt.tokens > tokens:
+            break
+        chosen.append(attempt)
+        used += attempt.tokens
+    return chosen
+
+
+def _select(attempts: Sequence[ScoredAttempt]) -> ScoredAttempt:
+    """The sampling strategy's rule: first passing the visible tests, else most passed, ties earliest."""
+    passing = [a for a in attempts if a.visible_passed]
+    return passing[0] if passing else max(attempts, key=lambda a: (a.visible_pass_count, -a.index))

@@ -1,0 +1,87 @@
+"""How good the critic's verdicts were, judged against the hidden tests."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from refinelab.metrics._records import ScoredTrajectory
+from refinelab.metrics._refinement import Rate
+
+
+@dataclass(frozen=True)
+class ConfusionMatrix:
+    """Critic verdicts (accept = pass; reject = refine or redraft) against hidden-test truth."""
+
+    true_accept: int = 0
+    """Accepted code that passes."""
+    false_accept: int = 0
+    """Accepted code that fails (the critic let a bug through)."""
+    true_reject: int = 0
+    """Rejected code that fails."""
+    false_reject: int = 0
+    """Rejected code that passes (the hallucinated flaw that invites a regression)."""
+
+    @property
+    def total(self) -> int:
+        """Verdicts counted."""
+        return self.true_accept + self.false_accept + self.true_reject + self.false_reject
+
+    @property
+    def accept_rate(self) -> Rate:
+        """Verdicts that accepted, of all."""
+        return Rate(self.true_accept + self.false_accept, self.total)
+
+    @property
+    def false_rejection_rate(self) -> Rate:
+        """Correct code rejected, of correct code judged."""
+        return Rate(self.false_reject, self.false_reject + self.true_accept)
+
+    @property
+    def false_acceptance_rate(self) -> Rate:
+        """Wrong code accepted, of wrong code judged."""
+        return Rate(self.false_accept, self.false_accept + self.true_reject)
+
+    @property
+    def accuracy(self) -> Rate:
+        """Verdicts that matched the tests."""
+        return Rate(self.true_accept + self.true_reject, self.total)
+
+
+def confusion_matrix(trajectories: Sequence[ScoredTrajectory]) -> ConfusionMatrix:
+    """Every readable verdict of the critic, against whether the judged attempt passes the hidden tests."""
+    counts = {"ta": 0, "fa": 0, "tr": 0, "fr": 0}
+    for trajectory in trajectories:
+        for attempt in trajectory.attempts:
+            if attempt.critic_verdict is None:
+                continue
+            accept = attempt.critic_verdict == "pass"
+            key = ("t" if accept == attempt.hidden_passed else "f") + ("a" if accept else "r")
+            counts[key] += 1
+    return ConfusionMatrix(counts["ta"], counts["fa"], counts["tr"], counts["fr"])
+
+
+@dataclass(frozen=True)
+class Decision:
+    """How often the critic made one decision, and how often it led to passing code."""
+
+    count: int
+    """Times the critic said it."""
+    led_to_pass: int
+    """For pass: the accepted attempt passes; for refine or redraft: the next attempt passes."""
+
+
+def decisions(trajectories: Sequence[ScoredTrajectory]) -> dict[str, Decision]:
+    """pass / refine / redraft counts and their outcomes (a decision with no next attempt, because a
+    budget ended the run, counts as not leading to a pass)."""
+    found: dict[str, list[int]] = {"pass": [0, 0], "refine": [0, 0], "redraft": [0, 0]}
+    for trajectory in trajectories:
+        attempts = trajectory.attempts
+        for i, attempt in enumerate(attempts):
+            verdict = attempt.critic_verdict
+            if verdict is None:
+                continue
+            judged = attempt if verdict == "pass" else (attempts[i + 1] if i + 1 < len(attempts) else None)
+            found[verdict][0] += 1
+            found[verdict][1] += judged is not None and judged.hidden_passed
+    return {verdict: Decision(count, passed) for verdict, (count, passed) in found.items()}

@@ -1,0 +1,138 @@
+"""What refinement did: pass@1 after each iteration, improvements, regressions, iterations.
+
+Iteration ``i`` is attempt ``i`` (0 = the first attempt). A trajectory that stopped before iteration
+``i`` keeps its last attempt, as in the studies. For sampling (all attempts are samples) the answer
+at every iteration is the selected sample.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from refinelab.metrics._records import ScoredAttempt, ScoredTrajectory
+
+
+@dataclass(frozen=True)
+class Rate:
+    """``count`` of ``of``; ``value`` is ``None`` when ``of`` is 0 (no case, not zero)."""
+
+    count: int
+    """Cases that happened."""
+    of: int
+    """Cases that could have."""
+
+    @property
+    def value(self) -> float | None:
+        """The share, or None."""
+        return self.count / self.of if self.of else None
+
+
+def sampled(trajectory: ScoredTrajectory) -> bool:
+    """True for a sampling trajectory (its attempts are independent samples, not iterations)."""
+    return bool(trajectory.attempts) and all(a.origin == "sample" for a in trajectory.attempts)
+
+
+def answer_at(trajectory: ScoredTrajectory, iteration: int) -> ScoredAttempt | None:
+    """The answer after ``iteration`` refinements (the last attempt if it stopped earlier)."""
+    if not trajectory.attempts:
+        return None
+    if sampled(trajectory):
+        return None if trajectory.final is None else trajectory.attempts[trajectory.final]
+    return trajectory.attempts[min(iteration, len(trajectory.attempts) - 1)]
+
+
+def _passes_at(trajectory: ScoredTrajectory, iteration: int) -> bool:
+    answer = answer_at(trajectory, iteration)
+    return answer is not None and answer.hidden_passed
+
+
+def pass_at_iteration(trajectories: Sequence[ScoredTrajectory], iteration: int) -> float | None:
+    """Share of trajectories whose answer after ``iteration`` passes the hidden tests."""
+    if not trajectories:
+        return None
+    return sum(_passes_at(t, iteration) for t in trajectories) / len(trajectories)
+
+
+def pass_final(trajectories: Sequence[ScoredTrajectory]) -> float | None:
+    """Share whose returned answer passes the hidden tests."""
+    return sum(t.passed for t in trajectories) / len(trajectories) if trajectories else None
+
+
+def max_iteration(trajectories: Sequence[ScoredTrajectory]) -> int:
+    """The largest iteration any (non-sampling) trajectory reached."""
+    return max((len(t.attempts) - 1 for t in trajectories if not sampled(t) and t.attempts), default=0)
+
+
+def step_rates(trajectories: Sequence[ScoredTrajectory], iteration: int) -> tuple[Rate, Rate]:
+    """(improvement, regression) from iteration ``iteration - 1`` to ``iteration``: failing answers that
+    came to pass, of failing ones; passing answers that came to fail, of passing ones."""
+    before = [_passes_at(t, iteration - 1) for t in trajectories]
+    after = [_passes_at(t, iteration) for t in trajectories]
+    improved = sum(not b and a for b, a in zip(before, after))
+    regressed = sum(b and not a for b, a in zip(before, after))
+    return Rate(improved, before.count(False)), Rate(regressed, before.count(True))
+
+
+def improvement_rate(trajectories: Sequence[ScoredTrajectory]) -> Rate:
+    """Initially wrong answers (attempt 0) whose returned answer passes, of initially wrong ones."""
+    first = [t for t in trajectories if t.attempts and not t.attempts[0].hidden_passed]
+    return Rate(sum(t.passed for t in first), len(first))
+
+
+def regression_rate(trajectories: Sequence[ScoredTrajectory]) -> Rate:
+    """Initially correct answers whose returned answer fails, of initially correct ones."""
+    first = [t for t in trajectories if t.attempts and t.attempts[0].hidden_passed]
+    return Rate(sum(not t.passed for t in first), len(first))
+
+
+def regression_errors(trajectories: Sequence[ScoredTrajectory]) -> int:
+    """Passing attempts the critic rejected and the actor then refined into a failing one."""
+    count = 0
+    for trajectory in trajectories:
+        for attempt, following in zip(trajectory.attempts, trajectory.attempts[1:]):
+            rejected = attempt.critic_verdict in ("refine", "redraft")
+            count += attempt.hidden_passed and rejected and not following.hidden_passed
+    return count
+
+
+def average_refinements(trajectories: Sequence[ScoredTrajectory]) -> float | None:
+    """Mean refinement steps (attempts after the first); 0 for single pass."""
+    sequential = [t for t in trajectories if not sampled(t)]
+    if not sequential:
+        return None
+    return sum(max(len(t.attempts) - 1, 0) for t in sequential) / len(sequential)
+
+
+def average_attempts(trajectories: Sequence[ScoredTrajectory]) -> float | None:
+    """Mean attempts (generations) per problem; 1 for single pass."""
+    return sum(len(t.attempts) for t in trajectories) / len(trajectories) if trajectories else None
+
+
+def first_pass_iterations(trajectories: Sequence[ScoredTrajectory]) -> Counter[int | None]:
+    """How many trajectories first passed the hidden tests at each attempt index (None: never)."""
+    found: Counter[int | None] = Counter()
+    for trajectory in trajectories:
+        found[next((a.index for a in trajectory.attempts if a.hidden_passed), None)] += 1
+    return found
+
+
+def capped(trajectory: ScoredTrajectory, cap: int) -> ScoredTrajectory:
+    """The trajectory as it would have been with at most ``cap`` refinements: no new model calls,
+    the attempts after the cap dropped (their calls and tokens with them)."""
+    if sampled(trajectory):
+        raise ValueError("an iteration cap does not apply to sampling; compare sample counts with pass@k")
+    if len(trajectory.attempts) <= cap + 1:
+        return trajectory
+    return replace(trajectory, attempts=trajectory.attempts[: cap + 1], final=cap, stop_reason="max_iterations")
+
+
+def prompt_tokens_by_round(trajectories: Sequence[ScoredTrajectory]) -> list[float]:
+    """Mean actor prompt tokens at each attempt index, over the trajectories that reached it: how the
+    memory policy grows (or holds) the prompt."""
+    by_round: dict[int, list[int]] = {}
+    for trajectory in trajectories:
+        for attempt in trajectory.attempts:
+            by_round.setdefault(attempt.index, []).append(attempt.actor_prompt_tokens)
+    return [sum(v) / len(v) for _, v in sorted(by_round.items())]

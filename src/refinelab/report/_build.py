@@ -1,0 +1,270 @@
+"""The numbers a report shows, computed from a stored run by the metrics (formatting lives elsewhere)."""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from refinelab.experiment import Failure, RunInfo, Store
+from refinelab.metrics import (
+    ConfusionMatrix,
+    Decision,
+    EqualTokens,
+    Means,
+    Rate,
+    ScoredTrajectory,
+    actor_confidence,
+    average_attempts,
+    average_refinements,
+    bootstrap_difference,
+    brier,
+    capped,
+    confusion_matrix,
+    critic_confidence,
+    decisions,
+    first_pass_iterations,
+    improvement_rate,
+    max_iteration,
+    mcnemar,
+    means,
+    multiple,
+    paired,
+    pass_at_iteration,
+    pass_final,
+    prompt_tokens_by_round,
+    regression_errors,
+    regression_rate,
+    sampled,
+    sampling_at_equal_tokens,
+    trajectories_pass_at_k,
+)
+
+
+@dataclass(frozen=True)
+class Row:
+    """One configuration's numbers."""
+
+    label: str
+    """``strategy(args) · actor / critic``."""
+    strategy: str
+    """Strategy name."""
+    actor: str
+    """Actor model."""
+    critic: str | None
+    """Critic model."""
+    trajectories: int
+    """Trajectories scored."""
+    by_iteration: tuple[float, ...]
+    """Pass@1 after iteration 0, 1, ... (hidden tests)."""
+    final: float
+    """Pass@1 of the returned answers."""
+    regression_errors: int
+    """Passing attempts rejected and refined into failing ones."""
+    refinements: float | None
+    """Average refinement steps (Avg It.)."""
+    attempts: float
+    """Average attempts (generations) per problem."""
+    use: Means
+    """Mean tokens, time, cost per problem."""
+    vs_single: Means | None
+    """This configuration's use as a multiple of single pass with the same actor (when the run has one)."""
+    improvement: Rate
+    """Initially wrong, finally right."""
+    regression: Rate
+    """Initially right, finally wrong."""
+    confusion: ConfusionMatrix | None
+    """Critic verdicts against the tests (critic strategies)."""
+    decisions: dict[str, Decision]
+    """pass / refine / redraft counts."""
+    confidence: float | None
+    """Mean stated confidence of the returned answers."""
+    brier_actor: float | None
+    """Brier score of the actor's stated confidence."""
+    brier_critic: float | None
+    """Brier score of the critic's confidence in its verdicts."""
+    pass_at: dict[int, float]
+    """pass@k where defined."""
+    prompt_by_round: tuple[float, ...]
+    """Mean actor prompt tokens per attempt index."""
+    first_pass: dict[str, int]
+    """Attempt index of the first passing attempt ("never" for none) -> trajectories."""
+    caps: tuple[tuple[int, float, float], ...]
+    """Counterfactual caps: (cap, pass@1, mean tokens) for each cap below the one used."""
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """A configuration against single pass with the same actor, on the same problems."""
+
+    label: str
+    """The configuration."""
+    baseline: str
+    """The single-pass configuration."""
+    pairs: int
+    """Problems (x repeats) both ran."""
+    only_baseline: int
+    """Pairs only single pass solved."""
+    only_this: int
+    """Pairs only this configuration solved."""
+    p_value: float
+    """Exact McNemar."""
+    difference: tuple[float, float, float] | None
+    """Pass-rate difference and its 95% bootstrap interval."""
+
+
+@dataclass(frozen=True)
+class Report:
+    """Everything one report shows."""
+
+    run: RunInfo
+    """The run's header."""
+    problems: int
+    """Problems in the run."""
+    hidden_tests: str
+    """Which tests scored the attempts, in words."""
+    rows: tuple[Row, ...]
+    """One per configuration with stored trajectories."""
+    comparisons: tuple[Comparison, ...] = ()
+    """Paired tests against single pass."""
+    equal_tokens: tuple[tuple[str, str, EqualTokens], ...] = ()
+    """(refinement, sampling, numbers) for each pair with the same actor."""
+    failures: tuple[Failure, ...] = ()
+    """Infrastructure failures (kept out of every number above)."""
+    pending: int = 0
+    """Units not stored (still to run, or failed for infrastructure reasons)."""
+    baseline: Report | None = field(default=None, repr=False)
+    """Another run to show differences against."""
+
+
+def build_report(store: Store, run_id: str | None = None, *, baseline: str | None = None) -> Report:
+    """The report of one stored run (default: the newest)."""
+    run = store.run(run_id)
+    trajectories = store.trajectories(run.id)
+    groups: dict[str, list[ScoredTrajectory]] = {}
+    for trajectory in trajectories:
+        groups.setdefault(trajectory.config, []).append(trajectory)
+    singles = {g[0].actor: g for g in groups.values() if g[0].strategy == "single-pass"}
+    rows = tuple(_row(group, singles.get(group[0].actor)) for group in groups.values())
+    problems = store.problems(run.id)
+    configs, repeats = len(store.configurations(run.id)), int(str(run.spec.get("repeats", 1)))
+    return Report(
+        run,
+        len(problems),
+        _hidden_text(problems),
+        rows,
+        _comparisons(groups, singles),
+        _equal_tokens(groups),
+        tuple(store.failures(run.id)),
+        configs * len(problems) * repeats - len(trajectories),
+        build_report(store, baseline) if baseline is not None else None,
+    )
+
+
+def _row(group: Sequence[ScoredTrajectory], single: Sequence[ScoredTrajectory] | None) -> Row:
+    first = group[0]
+    use = means(group)
+    assert use is not None
+    top = max_iteration(group)
+    by_iteration = tuple(v for i in range(top + 1) if (v := pass_at_iteration(group, i)) is not None)
+    return Row(
+        first.label, first.strategy, first.actor, first.critic, len(group), by_iteration,
+        pass_final(group) or 0.0, regression_errors(group), average_refinements(group),
+        average_attempts(group) or 0.0, use, _multiples(use, single), improvement_rate(group),
+        regression_rate(group), confusion_matrix(group) if first.critic is not None else None,
+        decisions(group) if first.critic is not None else {}, _stated(group), brier(actor_confidence(group)),
+        brier(critic_confidence(group)), _pass_at(group), tuple(prompt_tokens_by_round(group)),
+        _first_pass(group), _caps(group, top),
+    )  # fmt: skip
+
+
+def _multiples(use: Means, single: Sequence[ScoredTrajectory] | None) -> Means | None:
+    base = means(single) if single else None
+    if base is None:
+        return None
+    return Means(
+        multiple(use.tokens, base.tokens) or 0.0,
+        multiple(use.seconds, base.seconds) or 0.0,
+        multiple(use.cost_usd, base.cost_usd),
+    )
+
+
+def _stated(group: Sequence[ScoredTrajectory]) -> float | None:
+    stated = [a.confidence for t in group if (a := t.attempts[t.final] if t.final is not None else None)]
+    values = [v for v in stated if v is not None]
+    return statistics.fmean(values) if values else None
+
+
+def _pass_at(group: Sequence[ScoredTrajectory]) -> dict[int, float]:
+    found = {}
+    for k in (1, 2, 4, 8, 16, 32):
+        value = trajectories_pass_at_k(group, k)
+        if value is None:
+            break
+        found[k] = value
+    return found
+
+
+def _first_pass(group: Sequence[ScoredTrajectory]) -> dict[str, int]:
+    counts = first_pass_iterations(group)
+    ordered = sorted(k for k in counts if k is not None)
+    return {**{str(k): counts[k] for k in ordered}, "never": counts.get(None, 0)}
+
+
+def _caps(group: Sequence[ScoredTrajectory], top: int) -> tuple[tuple[int, float, float], ...]:
+    if any(sampled(t) for t in group) or top == 0:
+        return ()
+    rows = []
+    for cap in range(top):
+        trimmed = [capped(t, cap) for t in group]
+        use = means(trimmed)
+        rows.append((cap, pass_final(trimmed) or 0.0, use.tokens if use else 0.0))
+    return tuple(rows)
+
+
+def _comparisons(
+    groups: dict[str, list[ScoredTrajectory]], singles: dict[str, list[ScoredTrajectory]]
+) -> tuple[Comparison, ...]:
+    found = []
+    for group in groups.values():
+        single = singles.get(group[0].actor)
+        if single is None or group is single:
+            continue
+        pairs = paired(single, group)
+        found.append(
+            Comparison(
+                group[0].label,
+                single[0].label,
+                len(pairs.a),
+                pairs.only_a,
+                pairs.only_b,
+                mcnemar(pairs),
+                bootstrap_difference(pairs),
+            )
+        )
+    return tuple(found)
+
+
+def _equal_tokens(groups: dict[str, list[ScoredTrajectory]]) -> tuple[tuple[str, str, EqualTokens], ...]:
+    samplers = [g for g in groups.values() if any(sampled(t) for t in g)]
+    found = []
+    for group in groups.values():
+        if group[0].strategy == "single-pass" or group in samplers:
+            continue
+        for sampler in (s for s in samplers if s[0].actor == group[0].actor):
+            result = sampling_at_equal_tokens(group, sampler)
+            if result is not None:
+                found.append((group[0].label, sampler[0].label, result))
+    return tuple(found)
+
+
+def _hidden_text(problems: Sequence[tuple[str, str, int, int]]) -> str:
+    if not problems:
+        return "no problems"
+    benchmarks = sorted({p[0].split("/", 1)[0] for p in problems})
+    hidden = statistics.median(p[3] for p in problems)
+    visible = statistics.median(p[2] for p in problems)
+    return (
+        f"every attempt scored on the hidden tests ({', '.join(benchmarks)}: median {hidden:g} per problem); "
+        f"strategies saw only the visible tests (median {visible:g} per problem)"
+    )

@@ -1,0 +1,87 @@
+"""Numbers out: CSV and JSON of a report's tables, JSONL of every attempt; files written atomically."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+from collections.abc import Iterable
+from dataclasses import asdict
+from pathlib import Path
+
+from refinelab._errors import UserError
+from refinelab.report._build import Report
+
+
+def report_json(report: Report) -> str:
+    """The report's numbers as JSON (one object per configuration, plus the run's header)."""
+    data = {
+        "run": asdict(report.run),
+        "problems": report.problems,
+        "hidden_tests": report.hidden_tests,
+        "configurations": [asdict(row) for row in report.rows],
+        "comparisons": [asdict(c) for c in report.comparisons],
+        "equal_tokens": [{"refinement": a, "sampling": b, **asdict(e)} for a, b, e in report.equal_tokens],
+        "infrastructure_failures": [asdict(f) for f in report.failures],
+        "pending": report.pending,
+    }
+    return json.dumps(data, indent=2, default=str) + "\n"
+
+
+def report_csv(report: Report) -> str:
+    """One CSV row per configuration with its headline numbers."""
+    depth = max((len(r.by_iteration) for r in report.rows), default=1)
+    header = ["run_id", "configuration", "strategy", "actor", "critic", "n"]
+    header += [f"pass_it{i}" for i in range(depth)]
+    header += ["pass_final", "regression_errors", "avg_refinements", "avg_attempts", "tokens_per_task"]
+    header += ["seconds_per_task", "cost_per_task_usd", "tokens_x_single", "cost_x_single", "improvement_rate"]
+    header += ["regression_rate", "false_accepts", "false_rejects"]
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(header)
+    for r in report.rows:
+        its = [r.by_iteration[min(i, len(r.by_iteration) - 1)] if r.by_iteration else "" for i in range(depth)]
+        single = r.vs_single
+        writer.writerow(
+            [
+                report.run.id,
+                r.label,
+                r.strategy,
+                r.actor,
+                r.critic or "",
+                r.trajectories,
+                *its,
+                r.final,
+                r.regression_errors,
+                _blank(r.refinements),
+                r.attempts,
+                r.use.tokens,
+                r.use.seconds,
+                _blank(r.use.cost_usd),
+                _blank(single and single.tokens),
+                _blank(single and single.cost_usd),
+                _blank(r.improvement.value),
+                _blank(r.regression.value),
+                _blank(r.confusion and r.confusion.false_accept),
+                _blank(r.confusion and r.confusion.false_reject),
+            ]
+        )
+    return out.getvalue()
+
+
+def _blank(value: object) -> object:
+    return "" if value is None else value
+
+
+def write_atomically(path: Path, text: str | Iterable[str]) -> None:
+    """Write beside ``path`` and rename: the file is whole or absent, never half-written."""
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with temporary.open("w", encoding="utf-8") as handle:
+            for chunk in [text] if isinstance(text, str) else text:
+                handle.write(chunk)
+        temporary.replace(path)
+    except OSError as exc:
+        temporary.unlink(missing_ok=True)
+        raise UserError(f"{path}: cannot write: {exc.strerror}") from None

@@ -1,0 +1,269 @@
+"""Terminal tables in the shape of the research's tables (formatting only)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from refinelab.metrics import Rate
+from refinelab.report._build import Report, Row
+
+Table = tuple[str, list[str], list[list[str]]]
+"""(title, header, rows)."""
+
+
+def percent(value: float | None) -> str:
+    """``38.3`` for 0.383; ``–`` when unknown."""
+    return "–" if value is None else f"{100 * value:.1f}"
+
+
+def times(value: float | None) -> str:
+    """``2.15x``; ``–`` when unknown."""
+    return "–" if value is None else f"{value:.2f}x"
+
+
+def dollars(value: float | None) -> str:
+    """``$0.0012``; ``unknown`` when the price is unknown (never a false $0)."""
+    return "unknown" if value is None else f"${value:.4f}"
+
+
+def rate(value: Rate) -> str:
+    """``12.5% (2/16)``."""
+    return "–" if value.value is None else f"{100 * value.value:.1f}% ({value.count}/{value.of})"
+
+
+def tables(report: Report) -> list[Table]:
+    """Every table of the report, in order."""
+    rows = report.rows
+    found = [_iterations(rows), _per_task(rows), _rates(rows)]
+    if any(r.confusion is not None for r in rows):
+        found.append(_critics(rows))
+    if report.comparisons:
+        found.append(_comparisons(report))
+    if report.equal_tokens:
+        found.append(_equal_tokens(report))
+    if any(r.caps for r in rows):
+        found.append(_caps(rows))
+    if any(len(r.prompt_by_round) > 1 for r in rows):
+        found.append(_prompts(rows))
+    if report.baseline is not None:
+        found.append(_baseline(report, report.baseline))
+    return found
+
+
+def _iterations(rows: Sequence[Row]) -> Table:
+    depth = max((len(r.by_iteration) for r in rows), default=1)
+    header = ["configuration", "n", "single pass", *(f"{i} it." for i in range(1, depth)), "final"]
+    header += ["Regr.", "Avg It.", "Cost x"]
+    body = []
+    for row in rows:
+        start = row.by_iteration[0] if row.by_iteration else None
+        cells = [percent(start)]
+        for i in range(1, depth):
+            sampling = row.refinements is None  # samples are not iterations
+            value = None if sampling or not row.by_iteration else row.by_iteration[min(i, len(row.by_iteration) - 1)]
+            cells.append(_with_change(value, start))
+        cost = row.vs_single.cost_usd if row.vs_single else None
+        tokens = row.vs_single.tokens if row.vs_single else None
+        cost_cell = times(cost) if cost is not None else (f"{times(tokens)} tok" if tokens is not None else "–")
+        refinements = "–" if row.refinements is None else f"{row.refinements:.2f}"
+        body.append(
+            [
+                row.label,
+                str(row.trajectories),
+                *cells,
+                percent(row.final),
+                str(row.regression_errors),
+                refinements,
+                cost_cell,
+            ]
+        )
+    return ("Pass@1 (%) on hidden tests by iteration (change from single pass)", header, body)
+
+
+def _with_change(value: float | None, start: float | None) -> str:
+    if value is None or start is None:
+        return "–"
+    return f"{100 * value:.1f} ({100 * (value - start):+.1f})"
+
+
+def _per_task(rows: Sequence[Row]) -> Table:
+    header = ["configuration", "pass", "time/task", "tokens/task", "attempts", "confidence", "cost/task"]
+    body = [
+        [
+            row.label,
+            percent(row.final),
+            f"{row.use.seconds:.1f} s",
+            f"{row.use.tokens:,.0f}",
+            f"{row.attempts:.2f}",
+            "–" if row.confidence is None else f"{row.confidence:.2f}",
+            dollars(row.use.cost_usd),
+        ]
+        for row in rows
+    ]
+    return ("Per task: pass rate, model time, tokens, attempts, stated confidence, cost", header, body)
+
+
+def _rates(rows: Sequence[Row]) -> Table:
+    header = ["configuration", "improvement", "regression", "pass@k", "first pass at attempt", "Brier"]
+    body = []
+    for row in rows:
+        passk = ", ".join(f"@{k} {percent(v)}" for k, v in row.pass_at.items()) or "–"
+        first = ", ".join(f"{k}: {v}" for k, v in row.first_pass.items())
+        briers = [f"actor {row.brier_actor:.3f}" if row.brier_actor is not None else ""]
+        briers.append(f"critic {row.brier_critic:.3f}" if row.brier_critic is not None else "")
+        body.append(
+            [
+                row.label,
+                rate(row.improvement),
+                rate(row.regression),
+                passk,
+                first,
+                " ".join(b for b in briers if b) or "–",
+            ]
+        )
+    return ("Improvement (wrong -> right) and regression (right -> wrong), first to final attempt", header, body)
+
+
+def _critics(rows: Sequence[Row]) -> Table:
+    header = ["configuration", "true acc.", "false acc.", "true rej.", "false rej.", "accepts", "false rej. rate"]
+    header.append("decisions (led to a pass)")
+    body = []
+    for row in rows:
+        if row.confusion is None:
+            continue
+        m = row.confusion
+        said = ", ".join(f"{k} {d.count} ({d.led_to_pass})" for k, d in row.decisions.items() if d.count)
+        body.append(
+            [
+                row.label,
+                str(m.true_accept),
+                str(m.false_accept),
+                str(m.true_reject),
+                str(m.false_reject),
+                rate(m.accept_rate),
+                rate(m.false_rejection_rate),
+                said or "–",
+            ]
+        )
+    return ("Critic verdicts against the hidden tests", header, body)
+
+
+def _comparisons(report: Report) -> Table:
+    header = ["configuration", "vs", "pairs", "only single", "only this", "McNemar p", "difference [95% CI]"]
+    body = []
+    for c in report.comparisons:
+        diff = "–" if c.difference is None else "{:+.1f} [{:+.1f}, {:+.1f}]".format(*(100 * x for x in c.difference))
+        body.append(
+            [c.label, c.baseline, str(c.pairs), str(c.only_baseline), str(c.only_this), f"{c.p_value:.3g}", diff]
+        )
+    return ("Paired against single pass with the same actor (exact McNemar; bootstrap interval)", header, body)
+
+
+def _equal_tokens(report: Report) -> Table:
+    header = ["refinement", "sampling", "problems", "refinement pass", "sampling pass", "any sample", "samples"]
+    body = [
+        [
+            a,
+            b,
+            str(e.problems),
+            percent(e.refinement),
+            percent(e.sampling),
+            percent(e.any_sample),
+            f"{e.mean_samples:.2f}",
+        ]
+        for a, b, e in report.equal_tokens
+    ]
+    return (
+        "Refinement against sampling at the same tokens per problem (samples chosen by visible tests)",
+        header,
+        body,
+    )
+
+
+def _caps(rows: Sequence[Row]) -> Table:
+    header = ["configuration", "cap", "pass", "tokens/task"]
+    body = [[row.label, str(cap), percent(value), f"{tokens:,.0f}"] for row in rows for cap, value, tokens in row.caps]
+    return ("As if the iteration cap were lower (re-scored from stored attempts, no new calls)", header, body)
+
+
+def _prompts(rows: Sequence[Row]) -> Table:
+    depth = max(len(r.prompt_by_round) for r in rows)
+    header = ["configuration", *(f"attempt {i}" for i in range(depth))]
+    body = [
+        [row.label, *(f"{v:,.0f}" for v in row.prompt_by_round), *(["–"] * (depth - len(row.prompt_by_round)))]
+        for row in rows
+    ]
+    return ("Actor prompt tokens per attempt (how the memory policy grows the prompt)", header, body)
+
+
+def _baseline(report: Report, baseline: Report) -> Table:
+    theirs = {row.label: row for row in baseline.rows}
+    header = ["configuration", "pass", f"pass in {baseline.run.id}", "difference", "tokens/task difference"]
+    body = []
+    for row in report.rows:
+        other = theirs.get(row.label)
+        if other is None:
+            body.append([row.label, percent(row.final), "–", "–", "–"])
+            continue
+        change = f"{100 * (row.final - other.final):+.1f}"
+        body.append(
+            [row.label, percent(row.final), percent(other.final), change, f"{row.use.tokens - other.use.tokens:+,.0f}"]
+        )
+    return (f"Against baseline run {baseline.run.id}", header, body)
+
+
+def header_lines(report: Report) -> list[str]:
+    """What ran, where, and on which tests."""
+    run, limits = report.run, report.run.limits
+    lines = [
+        f"run {run.id} ({run.status}) · refinelab {run.versions.get('refinelab', '?')} · Python "
+        f"{run.versions.get('python', '?')}",
+        f"sandbox: isolation {run.isolation} · {limits.get('cpu_seconds')} CPU s per test "
+        f"(wall x{limits.get('wall_factor')}) · memory {_mib(limits.get('memory_bytes'))}",
+        f"{report.problems} problems: {report.hidden_tests}",
+    ]
+    if report.pending:
+        lines.append(f"{report.pending} trajectories not stored yet: run the same command again to finish them")
+    return lines
+
+
+def _mib(value: object) -> str:
+    return f"{int(value) // 2**20} MiB" if isinstance(value, int) else "?"
+
+
+def failure_lines(report: Report) -> list[str]:
+    """Infrastructure failures, apart from the model's numbers."""
+    if not report.failures:
+        return []
+    open_ = [f for f in report.failures if not f.resolved]
+    lines = [
+        f"Infrastructure failures (not counted as model failures): {len(report.failures)} recorded, "
+        f"{len(report.failures) - len(open_)} since completed on a resume, {len(open_)} open"
+    ]
+    lines += [f"  {f.unit[1]} [{f.unit[0]}] repeat {f.unit[2]}: {f.kind}: {f.message}" for f in open_[:20]]
+    return lines
+
+
+def render_table(table: Table) -> str:
+    """A plain aligned table with its title."""
+    title, header, rows = table
+    widths = [max(len(cell) for cell in column) for column in zip(header, *rows)]
+    line = "  ".join("-" * w for w in widths)
+    lines = [title, line, _cells(header, widths), line, *(_cells(row, widths) for row in rows), line]
+    return "\n".join(lines)
+
+
+def _cells(cells: Sequence[str], widths: Sequence[int]) -> str:
+    first = cells[0].ljust(widths[0])
+    rest = (cell.rjust(width) for cell, width in zip(cells[1:], widths[1:]))
+    return "  ".join([first, *rest]).rstrip()
+
+
+def render_text(report: Report) -> str:
+    """The whole report as terminal text."""
+    parts = ["\n".join(header_lines(report))]
+    parts += [render_table(table) for table in tables(report)]
+    failures = failure_lines(report)
+    if failures:
+        parts.append("\n".join(failures))
+    return "\n\n".join(parts) + "\n"
