@@ -29,16 +29,39 @@ def read_toml(path: Path) -> dict[str, object]:
 
 
 def located(path: Path, field: str, problem: str) -> InputError:
-    """An :class:`InputError` for ``field`` (dotted, e.g. ``benchmarks.limit``) with the line where the
-    field's last part is written, when it can be found."""
-    return InputError(path, line_of(path, field.rsplit(".", 1)[-1]), field, problem)
+    """An :class:`InputError` for ``field`` (dotted: ``limit``, ``sandbox.timeout``, ``benchmarks[1].name``)
+    with the line where it is written, when that can be found."""
+    return InputError(path, line_of(path, field), field, problem)
 
 
-def line_of(path: Path, key: str) -> int | None:
-    """The first line that assigns ``key`` or opens a table named ``key`` (None if not found)."""
-    pattern = re.compile(rf"^\s*(\[\[?\s*(\w[\w.-]*\.)?{re.escape(key)}\s*\]\]?|\"?{re.escape(key)}\"?\s*=)")
+def line_of(path: Path, field: str) -> int | None:
+    """The line that assigns ``field``'s last part inside its table (or opens a table of that name)."""
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except OSError:
         return None
-    return next((number for number, line in enumerate(lines, 1) if pattern.match(line)), None)
+    table, _, key = field.rpartition(".")
+    start, end = _table_span(lines, table) if table else (0, _next_header(lines, 0))
+    pattern = re.compile(rf"^\s*(\[\[?\s*{re.escape(key)}\s*\]\]?|\"?{re.escape(key)}\"?\s*=)")
+    found = next((n for n in range(start, end) if pattern.match(lines[n])), None)
+    if found is None and not table:
+        found = next((n for n, line in enumerate(lines) if pattern.match(line)), None)
+    return None if found is None else found + 1
+
+
+def _table_span(lines: list[str], table: str) -> tuple[int, int]:
+    """Lines of ``name`` / ``name[i]`` (the i-th ``[[name]]``), header excluded."""
+    name, _, index = table.partition("[")
+    wanted = int(index.rstrip("]")) if index else 0
+    header = re.compile(rf"^\s*\[\[?\s*{re.escape(name)}\s*\]\]?")
+    seen = -1
+    for number, line in enumerate(lines):
+        if header.match(line):
+            seen += 1
+            if seen == wanted:
+                return number + 1, _next_header(lines, number + 1)
+    return 0, len(lines)
+
+
+def _next_header(lines: list[str], start: int) -> int:
+    return next((n for n in range(start, len(lines)) if lines[n].lstrip().startswith("[")), len(lines))

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from refinelab._errors import UserError
+from refinelab._errors import InputError, UserError
 from refinelab._toml import located, read_toml
 from refinelab.problems import BENCHMARKS
 from refinelab.sandbox import Limits
@@ -214,13 +214,18 @@ def _known(path: Path, table: dict[str, object], allowed: set[str], prefix: str)
 class _Reader:
     """Typed reads from a parsed spec, each failure located in the file."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, where: str = "") -> None:
         self.path = path
+        self.where = where
+        """Dotted prefix of the table being read (``sandbox.``, ``benchmarks[0].``)."""
+
+    def error(self, key: str, problem: str) -> InputError:
+        return located(self.path, f"{self.where}{key}", problem)
 
     def tables(self, table: dict[str, object], key: str) -> list[dict[str, object]]:
         value = table.get(key, [])
         if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
-            raise located(self.path, key, "must be an array of tables ([[benchmarks]])")
+            raise self.error(key, "must be an array of tables ([[benchmarks]])")
         return value
 
     def strings(self, table: dict[str, object], key: str, *, required: bool = False) -> list[str]:
@@ -228,19 +233,19 @@ class _Reader:
         if value is None and not required:
             return []
         if not isinstance(value, list) or not value or not all(isinstance(v, str) and v for v in value):
-            raise located(self.path, key, "must be a non-empty list of strings")
+            raise self.error(key, "must be a non-empty list of strings")
         return value
 
     def string(self, table: dict[str, object], key: str) -> str | None:
         value = table.get(key)
         if value is not None and not isinstance(value, str):
-            raise located(self.path, key, "must be a string")
+            raise self.error(key, "must be a string")
         return value
 
     def integer(self, table: dict[str, object], key: str, default: int | None, *, minimum: int = 1) -> int:
         value = table.get(key, default)
         if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
-            raise located(self.path, key, f"must be an integer >= {minimum}")
+            raise self.error(key, f"must be an integer >= {minimum}")
         return value
 
     def optional_integer(self, table: dict[str, object], key: str, minimum: int = 1) -> int | None:
@@ -251,7 +256,7 @@ class _Reader:
         if value is None:
             return None
         if not isinstance(value, (int, float)) or isinstance(value, bool) or value <= 0:
-            raise located(self.path, key, "must be a positive number")
+            raise self.error(key, "must be a positive number")
         return float(value)
 
     def strategy(self, text: str) -> StrategySpec:
@@ -263,37 +268,41 @@ class _Reader:
         return spec
 
     def benchmark(self, table: dict[str, object], index: int) -> BenchmarkChoice:
-        _known(self.path, table, _BENCHMARK, f"benchmarks[{index}].")
-        name = self.string(table, "name")
+        where = f"benchmarks[{index}]."
+        _known(self.path, table, _BENCHMARK, where)
+        reader = _Reader(self.path, where)
+        name = reader.string(table, "name")
         if name not in BENCHMARKS:
-            raise located(self.path, "name", f"unknown benchmark {name!r}; choose one of: {', '.join(BENCHMARKS)}")
-        data = self.string(table, "data")
+            raise reader.error("name", f"unknown benchmark {name!r}; choose one of: {', '.join(BENCHMARKS)}")
+        data = reader.string(table, "data")
         if data is not None and not Path(data).is_absolute():
             data = str((self.path.parent / data).resolve())
         return BenchmarkChoice(
             name,
             data,
-            tuple(self.strings(table, "problems")),
-            self.optional_integer(table, "sample"),
-            self.integer(table, "seed", 0, minimum=0),
-            self.optional_integer(table, "limit"),
+            tuple(reader.strings(table, "problems")),
+            reader.optional_integer(table, "sample"),
+            reader.integer(table, "seed", 0, minimum=0),
+            reader.optional_integer(table, "limit"),
         )
 
     def budget(self, table: object) -> Budget:
         if not isinstance(table, dict):
             raise located(self.path, "budget", "must be a table")
         _known(self.path, table, _BUDGET, "budget.")
-        calls, tokens = self.optional_integer(table, "max_calls"), self.optional_integer(table, "max_tokens")
-        return Budget(calls, tokens, self.number(table, "max_cost_usd"))
+        reader = _Reader(self.path, "budget.")
+        calls, tokens = reader.optional_integer(table, "max_calls"), reader.optional_integer(table, "max_tokens")
+        return Budget(calls, tokens, reader.number(table, "max_cost_usd"))
 
     def sandbox(self, table: object) -> SandboxChoice:
         if not isinstance(table, dict):
             raise located(self.path, "sandbox", "must be a table")
         _known(self.path, table, _SANDBOX, "sandbox.")
-        isolation = self.string(table, "isolation") or "auto"
+        reader = _Reader(self.path, "sandbox.")
+        isolation = reader.string(table, "isolation") or "auto"
         if isolation not in ("auto", "bwrap", "none"):
-            raise located(self.path, "isolation", "must be auto, bwrap or none")
-        timeout = self.number(table, "timeout") or Limits().cpu_seconds
-        packages = tuple(self.strings(table, "allow_packages"))
-        workers = self.optional_integer(table, "workers")
+            raise reader.error("isolation", "must be auto, bwrap or none")
+        timeout = reader.number(table, "timeout") or Limits().cpu_seconds
+        packages = tuple(reader.strings(table, "allow_packages"))
+        workers = reader.optional_integer(table, "workers")
         return SandboxChoice(isolation, timeout, workers, packages)  # type: ignore[arg-type]

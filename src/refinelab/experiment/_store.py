@@ -360,8 +360,9 @@ FROM attempts a LEFT JOIN critic_outputs k
 WHERE a.run_id = ? ORDER BY a.config, a.problem, a.repeat, a.idx
 """
 _EXPORT_QUERY = """
-SELECT t.run_id, t.problem AS problem_id, c.strategy, c.params, c.actor, c.critic, t.repeat, a.idx AS iteration, a.origin,
-       a.code, k.verdict AS critic_verdict, k.critique AS critic_critique, a.visible_passed, a.hidden_passed,
+SELECT t.run_id, t.problem AS problem_id, c.strategy, c.params, c.actor, c.critic, t.repeat,
+       a.idx AS iteration, a.origin, a.code, k.verdict AS critic_verdict, k.critique AS critic_critique,
+       a.visible_passed, a.hidden_passed,
        a.hidden_pass_count, a.hidden_total, a.prompt_tokens, a.completion_tokens, a.cost_usd, a.latency_s,
        k.prompt_tokens AS critic_prompt_tokens, k.completion_tokens AS critic_completion_tokens,
        k.cost_usd AS critic_cost_usd, k.latency_s AS critic_latency_s, a.confidence,

@@ -1,8 +1,8 @@
 """What refinement did: pass@1 after each iteration, improvements, regressions, iterations.
 
 Iteration ``i`` is attempt ``i`` (0 = the first attempt). A trajectory that stopped before iteration
-``i`` keeps its last attempt, as in the studies. For sampling (all attempts are samples) the answer
-at every iteration is the selected sample.
+``i`` keeps its last attempt, as in the studies. For sampling (all attempts are samples) iteration 0
+is the first sample (a single pass at the sampling temperature) and every later one the selected sample.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ def answer_at(trajectory: ScoredTrajectory, iteration: int) -> ScoredAttempt | N
     """The answer after ``iteration`` refinements (the last attempt if it stopped earlier)."""
     if not trajectory.attempts:
         return None
-    if sampled(trajectory):
+    if sampled(trajectory) and iteration > 0:
         return None if trajectory.final is None else trajectory.attempts[trajectory.final]
     return trajectory.attempts[min(iteration, len(trajectory.attempts) - 1)]
 

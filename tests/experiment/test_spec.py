@@ -1,0 +1,86 @@
+"""Experiment specs: TOML validated with located errors; configurations; stable run ids."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from refinelab._errors import UserError
+from refinelab.experiment import load_spec
+
+SPEC = """\
+name = "asym"
+actors = ["vllm:big"]
+critics = ["same", "vllm:small"]
+strategies = ["single-pass", "self-refine(max_iters=3)", "exec-refine(feedback_format=diff)"]
+repeats = 2
+
+[[benchmarks]]
+name = "jsonl"
+data = "problems.jsonl"
+limit = 5
+
+[sandbox]
+timeout = 6
+
+[budget]
+max_calls = 20
+"""
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "spec.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_a_spec_expands_to_configurations(tmp_path: Path) -> None:
+    spec = load_spec(write(tmp_path, SPEC))
+    labels = [c.label for c in spec.configurations()]
+    assert labels == [
+        "single-pass · vllm:big",
+        "self-refine(max_iters=3) · vllm:big / vllm:big",
+        "self-refine(max_iters=3) · vllm:big / vllm:small",
+        "exec-refine(feedback_format=diff) · vllm:big",
+    ]
+    assert spec.benchmarks[0].data == str(tmp_path / "problems.jsonl")  # relative to the spec file
+    assert spec.sandbox.timeout == 6.0 and spec.budget.max_calls == 20 and spec.repeats == 2
+
+
+def test_run_id_is_stable_and_ignores_what_does_not_change_results(tmp_path: Path) -> None:
+    spec = load_spec(write(tmp_path, SPEC))
+    assert spec.run_id.startswith("asym-") and load_spec(tmp_path / "spec.toml").run_id == spec.run_id
+    assert replace(spec, concurrency=1).run_id == spec.run_id
+    assert replace(spec, repeats=3).run_id != spec.run_id
+
+
+def test_a_critic_named_in_the_strategy_wins(tmp_path: Path) -> None:
+    text = SPEC.replace('"self-refine(max_iters=3)"', '"self-refine(critic=ollama:tiny)"')
+    critics = {c.critic for c in load_spec(write(tmp_path, text)).configurations() if c.strategy.name == "self-refine"}
+    assert critics == {"ollama:tiny"}
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (("repeats = 2", "repeats = 2\ncolour = 1"), r"spec.toml:6: field 'colour': unknown key"),
+        (("limit = 5", "limit = 5\nlimt = 3"), r"spec.toml:11: field 'benchmarks\[0\].limt': unknown key"),
+        (("limit = 5", "limit = 0"), r"spec.toml:10: field 'benchmarks\[0\].limit': must be an integer >= 1"),
+        (("max_iters=3", "max_iter=3"), r"spec.toml:4: field 'strategies': strategy 'self-refine' has no parameter"),
+        (('name = "jsonl"', 'name = "nope"'), r"spec.toml:8: field 'benchmarks\[0\].name': unknown benchmark 'nope'"),
+        (("timeout = 6", "timeout = -1"), r"spec.toml:13: field 'sandbox.timeout': must be a positive number"),
+        (('actors = ["vllm:big"]', "actors = []"), r"spec.toml:2: field 'actors': must be a non-empty list"),
+    ],
+)
+def test_bad_specs_name_the_file_line_and_field(tmp_path: Path, change: tuple[str, str], message: str) -> None:
+    path = write(tmp_path, SPEC.replace(*change))
+    with pytest.raises(UserError, match=message):
+        load_spec(path)
+
+
+def test_a_spec_without_benchmarks_is_an_error(tmp_path: Path) -> None:
+    path = write(tmp_path, SPEC.split("[[benchmarks]]")[0])
+    with pytest.raises(UserError, match="add at least one \\[\\[benchmarks\\]\\]"):
+        load_spec(path)
