@@ -11,6 +11,7 @@ import pytest
 from refinelab._errors import UserError
 from refinelab.models import (
     CacheMiss,
+    Completion,
     FunctionModel,
     GenerateConfig,
     Message,
@@ -64,6 +65,29 @@ def test_cache_modes(tmp_path: Path) -> None:
     off = ScriptedModel(["fresh"])
     off.cache = ResponseCache(path, mode="off")
     assert off.generate_sync(ask).text == "fresh"
+
+
+def test_identical_requests_in_flight_make_one_call_and_keep_their_latency(tmp_path: Path) -> None:
+    class SlowBackend:
+        endpoint, model = "slow://", "slow:m"
+        calls = 0
+
+        async def complete(self, messages: Sequence[Message], config: GenerateConfig, n: int) -> list[Reply]:
+            SlowBackend.calls += 1
+            await asyncio.sleep(0.05)
+            return [Reply("once", Usage(2, 1), "stop")]
+
+    model = Model(SlowBackend(), cache=ResponseCache(tmp_path / "c.sqlite"))
+
+    async def main() -> list[Completion]:
+        ask = [Message.user("same")]
+        return list(await asyncio.gather(*(model.generate(ask) for _ in range(3)), model.generate(ask, sample=1)))
+
+    first, second, third, other = asyncio.run(main())
+    assert SlowBackend.calls == 2  # one for sample 0 (shared by three callers), one for sample 1
+    assert [c.cached for c in (first, second, third)].count(False) == 1
+    assert first.latency_seconds == second.latency_seconds == third.latency_seconds >= 0.05  # the request's own time
+    assert not other.cached
 
 
 class FlakyBackend:

@@ -106,14 +106,30 @@ class Model:
         self.prices = prices or PriceTable()
         self.accounting = Accounting()
         self._unsupported: set[str] = set()
+        self._in_flight: dict[str, asyncio.Future[None]] = {}
         self._answered = False
 
     async def generate(
         self, messages: Sequence[Message], config: GenerateConfig | None = None, *, sample: int = 0
     ) -> Completion:
-        """One completion; ``sample`` distinguishes samples of the same request (it is in the cache key)."""
-        (completion,) = await self.generate_n(messages, config, n=1, first_sample=sample)
-        return completion
+        """One completion; ``sample`` distinguishes samples of the same request (it is in the cache key).
+
+        With a read-write cache, a request identical to one in flight waits for it and is answered from
+        the cache: concurrent strategies that share a first draft make one call, not two.
+        """
+        if self.cache is None or self.cache.mode != "rw":
+            (completion,) = await self.generate_n(messages, config, n=1, first_sample=sample)
+            return completion
+        key = cache_key(self.backend.endpoint, self.name, messages, config or GenerateConfig(), sample)
+        while (leader := self._in_flight.get(key)) is not None:
+            await asyncio.wait([leader])  # its outcome is in the cache (or it failed and we ask ourselves)
+        self._in_flight[key] = done = asyncio.get_running_loop().create_future()
+        try:
+            (completion,) = await self.generate_n(messages, config, n=1, first_sample=sample)
+            return completion
+        finally:
+            del self._in_flight[key]
+            done.set_result(None)
 
     async def generate_n(
         self, messages: Sequence[Message], config: GenerateConfig | None = None, *, n: int, first_sample: int = 0

@@ -1,0 +1,134 @@
+"""``refinelab run`` against a real OpenAI-compatible server on 127.0.0.1: every attempt scored on the
+hidden tests, resumes that repeat nothing, infrastructure failures kept apart."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from refinelab.cli import main
+from refinelab.experiment import BenchmarkChoice, ExperimentSpec, Settings, Store, run_experiment
+from refinelab.models import RetryPolicy
+from refinelab.models._fake_server import FakeOpenAI, serve
+from refinelab.strategies import StrategySpec
+from tests.experiment.fakes import N_PROBLEMS, reply, write_benchmark
+
+STRATEGIES = ["single-pass", "self-refine(max_iters=2)", "exec-refine", "sampling(n=3)"]
+
+
+def run_cli(server: FakeOpenAI, data: Path, store: Path, *extra: str) -> int:
+    args = ["run", "--benchmark", "jsonl", "--data", str(data), "--model", "fake", "--base-url", server.base_url]
+    for strategy in STRATEGIES:
+        args += ["--strategy", strategy]
+    return main([*args, "--store", str(store), "--quiet", *extra], {})
+
+
+def exported(store: Path) -> list[dict[str, object]]:
+    out = store.with_name("export.jsonl")
+    assert main(["export", "--store", str(store), "--out", str(out)], {}) == 0
+    rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    return [{k: v for k, v in row.items() if k not in ("run_id", "latency_s", "critic_latency_s")} for row in rows]
+
+
+def test_every_attempt_is_scored_and_a_second_run_repeats_nothing(tmp_path: Path) -> None:
+    data = write_benchmark(tmp_path / "problems.jsonl")
+    with serve(reply) as server:
+        assert run_cli(server, data, tmp_path / "s.sqlite") == 0
+        requests = len(server.log)
+        assert run_cli(server, data, tmp_path / "s.sqlite") == 0
+        assert len(server.log) == requests  # everything was stored: no call, no work
+    rows = exported(tmp_path / "s.sqlite")
+    assert {(r["strategy"], r["problem_id"]) for r in rows} == {
+        (s.split("(")[0], f"jsonl/p{i}") for s in STRATEGIES for i in range(N_PROBLEMS)
+    }
+    assert all(r["hidden_total"] == 2 for r in rows)  # every attempt ran on the two hidden tests
+    refine = [r for r in rows if r["strategy"] == "self-refine" and r["problem_id"] == "jsonl/p3"]
+    # p3: a correct draft the critic rejects, "fixed" into a wrong program, which the critic then accepts
+    assert [(r["iteration"], r["hidden_passed"], r["critic_verdict"]) for r in refine] == [
+        (0, True, "refine"),
+        (1, False, "pass"),
+    ]
+
+
+def test_identical_requests_from_different_strategies_are_made_once(tmp_path: Path) -> None:
+    data = write_benchmark(tmp_path / "problems.jsonl")
+    with serve(reply) as server:
+        assert run_cli(server, data, tmp_path / "s.sqlite") == 0
+        bodies = Counter(json.dumps(body, sort_keys=True) for body in server.answered() if body["temperature"] == 0)
+    # single-pass, self-refine and exec-refine share their first draft: the cache and the in-flight
+    # check make it one request per problem
+    assert max(bodies.values()) == 1
+
+
+def test_a_fault_injecting_server_changes_no_result(tmp_path: Path) -> None:
+    data = write_benchmark(tmp_path / "problems.jsonl")
+    with serve(reply) as clean:
+        assert run_cli(clean, data, tmp_path / "clean.sqlite") == 0
+    with serve(reply) as faulty:
+        faulty.fault_rate = 0.2
+        assert run_cli(faulty, data, tmp_path / "faulty.sqlite") == 0
+        faults = [action for _, action in faulty.log if action != "ok"]
+    assert faults, "the server should have injected faults"
+    assert exported(tmp_path / "faulty.sqlite") == exported(tmp_path / "clean.sqlite")
+    with Store(tmp_path / "faulty.sqlite") as store:
+        assert store.failures(store.run().id) == []  # every fault was retried away
+
+
+def test_infrastructure_failures_are_kept_apart_and_retried_on_resume(tmp_path: Path) -> None:
+    data = write_benchmark(tmp_path / "problems.jsonl", n=2)
+    spec = ExperimentSpec(
+        (BenchmarkChoice("jsonl", str(data)),), (StrategySpec("single-pass"),), ("fake",), concurrency=1
+    )
+    with serve(reply) as server:
+        settings = Settings(
+            tmp_path / "s.sqlite", tmp_path / "c.sqlite", retry=RetryPolicy(attempts=2, base_seconds=0.01)
+        )
+        spec = ExperimentSpec(spec.benchmarks, spec.strategies, spec.actors, base_url=server.base_url, concurrency=1)
+        server.faults.extend(["500", "500"])  # the first problem's only call fails twice: retries exhausted
+        summary = asyncio.run(run_experiment(spec, settings))
+        assert (summary.progress.done, summary.progress.failed) == (1, 1)
+        with Store(settings.store) as store:
+            (failure,) = store.failures(spec.run_id)
+            assert failure.kind == "EndpointFailed" and not failure.resolved
+            assert len(store.trajectories(spec.run_id)) == 1  # the failure is not scored as a failed problem
+            assert store.run(spec.run_id).status == "incomplete"
+        again = asyncio.run(run_experiment(spec, settings))
+        assert (again.progress.skipped, again.progress.done, again.progress.failed) == (1, 1, 0)
+    with Store(settings.store) as store:
+        assert [f.resolved for f in store.failures(spec.run_id)] == [True]
+        assert store.run(spec.run_id).status == "complete"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ([], "give a spec file, or at least --benchmark, --strategy and --model"),
+        (["spec.toml", "--benchmark", "jsonl"], "give a spec file or --benchmark"),
+        (
+            ["--benchmark", "jsonl", "--strategy", "exec-refine(max_iter=2)", "--model", "m"],
+            "has no parameter 'max_iter'",
+        ),
+        (
+            ["--benchmark", "jsonl", "--strategy", "single-pass", "--model", "m", "--param", "oops"],
+            "expected KEY=VALUE",
+        ),
+    ],
+)
+def test_bad_run_commands_are_one_line_errors(
+    args: list[str], message: str, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    assert main(["run", *args, "--store", str(tmp_path / "s.sqlite")], {}) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert message in err[-1] and err[-1].startswith("refinelab: error:")
+    assert not (tmp_path / "s.sqlite").exists()  # nothing half-written
+
+
+def test_an_unreachable_server_is_a_user_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    data = write_benchmark(tmp_path / "problems.jsonl", n=1)
+    args = ["run", "--benchmark", "jsonl", "--data", str(data), "--strategy", "single-pass", "--model", "m"]
+    code = main([*args, "--base-url", "http://127.0.0.1:9/v1", "--store", str(tmp_path / "s.sqlite"), "--quiet"], {})
+    assert code == 2 and "cannot reach http://127.0.0.1:9/v1" in capsys.readouterr().err
