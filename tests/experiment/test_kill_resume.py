@@ -1,0 +1,85 @@
+"""kill -9 a running ``refinelab run`` at random moments; running it again must finish with results
+identical to an uninterrupted run's, and the server must see no answered request again."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import random
+import signal
+import sqlite3
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from refinelab.models._fake_server import FakeOpenAI, serve
+from tests.experiment.fakes import reply, write_benchmark
+from tests.experiment.test_runner import exported
+
+KILLS = 6
+STRATEGIES = ["single-pass", "self-refine(max_iters=2)", "exec-refine"]  # temperature 0: every body is distinct
+
+
+def command(server: FakeOpenAI, data: Path, store: Path) -> list[str]:
+    args = [sys.executable, "-m", "refinelab", "run", "--benchmark", "jsonl", "--data", str(data), "--model", "fake"]
+    for strategy in STRATEGIES:
+        args += ["--strategy", strategy]
+    return [*args, "--base-url", server.base_url, "--store", str(store), "--concurrency", "3", "--quiet"]
+
+
+class Timed:
+    """The fake model, noting when each request body was answered."""
+
+    def __init__(self) -> None:
+        self.answered: dict[str, list[float]] = {}
+        self.lock = threading.Lock()
+
+    def __call__(self, body: dict[str, object]) -> str:
+        with self.lock:
+            self.answered.setdefault(json.dumps(body, sort_keys=True), []).append(time.monotonic())
+        return reply(body)
+
+
+@pytest.mark.slow
+def test_kill_9_at_random_moments_then_resume(tmp_path: Path) -> None:
+    data = write_benchmark(tmp_path / "problems.jsonl", n=16)
+    with serve(reply) as server:
+        server.delay = 0.05
+        subprocess.run(command(server, data, tmp_path / "whole.sqlite"), check=True, capture_output=True)
+    timed, kills, progress, rng = Timed(), [], [], random.Random(7)
+    with serve(timed) as server:
+        server.delay = 0.05
+        for _ in range(KILLS):
+            process = subprocess.Popen(command(server, data, tmp_path / "killed.sqlite"), stderr=subprocess.DEVNULL)
+            time.sleep(rng.uniform(0.4, 2.0))
+            if process.poll() is not None:
+                break
+            process.send_signal(signal.SIGKILL)
+            process.wait()
+            kills.append(time.monotonic())
+            progress.append(_stored(tmp_path / "killed.sqlite"))
+        finished = subprocess.run(command(server, data, tmp_path / "killed.sqlite"), capture_output=True, text=True)
+    assert finished.returncode == 0, finished.stderr
+    print("trajectories stored at each kill:", progress)
+    assert any(0 < done < 3 * 16 for done in progress), f"no kill landed mid-run: {progress}"
+    assert exported(tmp_path / "killed.sqlite") == exported(tmp_path / "whole.sqlite")
+    for body, times in timed.answered.items():
+        # a request may come twice only if it was in flight at a kill: sent, but its answer not yet in
+        # the cache (the server answers a dead client, or the client died between reading and writing)
+        for first, second in itertools.pairwise(times):
+            in_flight = any(abs(kill - first) < 0.5 and kill < second for kill in kills)
+            assert in_flight, f"answered at {first:.3f} and again at {second:.3f}; kills at {kills}: {body[-200:]}"
+
+
+def _stored(path: Path) -> int:
+    if not path.exists():
+        return 0
+    with sqlite3.connect(path) as db:
+        try:
+            return int(db.execute("SELECT COUNT(*) FROM trajectories").fetchone()[0])
+        except sqlite3.OperationalError:  # killed before the schema was written
+            return 0
