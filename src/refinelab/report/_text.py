@@ -59,8 +59,9 @@ def _iterations(rows: Sequence[Row]) -> Table:
         start = row.by_iteration[0] if row.by_iteration else None
         cells = [percent(start)]
         for i in range(1, depth):
-            sampling = row.refinements is None  # samples are not iterations
-            value = None if sampling or not row.by_iteration else row.by_iteration[min(i, len(row.by_iteration) - 1)]
+            # samples are not iterations, and a configuration that never refined has no later column
+            flat = row.refinements is None or len(row.by_iteration) < 2
+            value = None if flat else row.by_iteration[min(i, len(row.by_iteration) - 1)]
             cells.append(_with_change(value, start))
         cost = row.vs_single.cost_usd if row.vs_single else None
         tokens = row.vs_single.tokens if row.vs_single else None

@@ -1,0 +1,132 @@
+"""Reports over a stored run built by hand: snapshot of the tables, numbers recomputed by hand, HTML,
+CSV and JSON, and the CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from refinelab.cli import main
+from refinelab.experiment import Configuration, Store
+from refinelab.models import Usage
+from refinelab.problems import CallTest, Problem
+from refinelab.report import build_report, render_html, render_text, report_csv, report_json
+from refinelab.sandbox import RunResult
+from refinelab.sandbox import TestOutcome as Outcome
+from refinelab.strategies import Attempt, CriticOutput, StrategySpec, Trajectory
+
+SNAPSHOT = Path(__file__).parent / "snapshots" / "report.txt"
+SINGLE = Configuration(StrategySpec("single-pass"), "m", None)
+REFINE = Configuration(StrategySpec("self-refine", {"max_iters": 2}), "m", "small")
+HEADER = {
+    "versions": {"refinelab": "0.1.0", "python": "3.11.7"},
+    "isolation": "bwrap-uid",
+    "limits": {"cpu_seconds": 4.0, "wall_factor": 3.0, "memory_bytes": 2**30},
+}
+# hidden-test truth of each attempt, and the critic's verdict on it, per problem
+SINGLE_RUNS = {"p0": [True], "p1": [False], "p2": [True], "p3": [False]}
+REFINE_RUNS = {
+    "p0": [(True, "pass")],
+    "p1": [(False, "refine"), (True, "pass")],
+    "p2": [(True, "refine"), (False, "refine"), (False, "pass")],  # a regression error
+    "p3": [(False, "pass")],  # a false acceptance
+}
+
+
+def problem(name: str) -> Problem:
+    return Problem(id=name, prompt="", kind="function", visible_tests=(CallTest("f()", 1),),
+                   hidden_tests=(CallTest("f()", 1), CallTest("f(2)", 2)), entry_point="f")  # fmt: skip
+
+
+def result(ok: bool) -> RunResult:
+    return RunResult((Outcome("pass"), Outcome("pass" if ok else "fail")), "bwrap-uid")
+
+
+def attempt(index: int, verdict: str | None, tokens: int) -> Attempt:
+    critic = None if verdict is None else CriticOutput("{}", verdict, "c", usage=Usage(20, 5), latency_seconds=1.0)  # type: ignore[arg-type]
+    return Attempt(index, "draft" if index == 0 else "refine", f"def f(x=1): return x  # {index}", "r",
+                   Usage(tokens, 10), 2.0, critic=critic, confidence=0.8)  # fmt: skip
+
+
+def fill(store: Store) -> None:
+    store.open_run("demo-1", {"name": "demo", "repeats": 1}, HEADER)
+    store.add_configurations("demo-1", [SINGLE, REFINE])
+    store.add_problems("demo-1", [(f"jsonl/{p}", problem(p)) for p in SINGLE_RUNS])
+    for name, truth in SINGLE_RUNS.items():
+        trajectory = Trajectory(name, "single-pass", {}, (attempt(0, None, 100),), 0, "single_pass")
+        store.save("demo-1", (SINGLE.key, f"jsonl/{name}", 0), trajectory, [result(t) for t in truth])
+    for name, steps in REFINE_RUNS.items():
+        attempts = tuple(attempt(i, verdict, 100 + 50 * i) for i, (_, verdict) in enumerate(steps))
+        trajectory = Trajectory(name, "self-refine", {}, attempts, len(steps) - 1, "accepted")
+        store.save("demo-1", (REFINE.key, f"jsonl/{name}", 0), trajectory, [result(ok) for ok, _ in steps])
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Store:
+    with Store(tmp_path / "store.sqlite") as opened:
+        fill(opened)
+        yield opened  # type: ignore[misc]
+
+
+def test_text_report_matches_the_snapshot(store: Store) -> None:
+    text = render_text(build_report(store))
+    if os.environ.get("REFINELAB_UPDATE_SNAPSHOTS"):
+        SNAPSHOT.parent.mkdir(exist_ok=True)
+        SNAPSHOT.write_text(text, encoding="utf-8")
+    assert text == SNAPSHOT.read_text(encoding="utf-8")
+
+
+def test_report_numbers_match_a_hand_count(store: Store) -> None:
+    data = json.loads(report_json(build_report(store)))
+    single, refine = data["configurations"]
+    assert single["final"] == 2 / 4 and single["by_iteration"] == [0.5]
+    # self-refine: iteration 0 = p0 P, p1 F, p2 P, p3 F; iteration 1: P P F F; iteration 2: P P F F
+    assert refine["by_iteration"] == [0.5, 0.5, 0.5] and refine["final"] == 0.5
+    assert refine["regression_errors"] == 1 and refine["refinements"] == (0 + 1 + 2 + 0) / 4
+    # tokens per problem: actor 100+10 per draft, +50 per later attempt index, critic 25 per critique
+    tokens = [110 + 25, (110 + 25) + (160 + 25), (110 + 25) + (160 + 25) + (210 + 25), 110 + 25]
+    assert refine["use"]["tokens"] == sum(tokens) / 4
+    assert refine["vs_single"]["tokens"] == pytest.approx(sum(tokens) / 4 / 110)
+    assert refine["use"]["cost_usd"] is None  # no price: unknown, never $0
+    assert refine["confusion"] == {"true_accept": 2, "false_accept": 2, "true_reject": 2, "false_reject": 1}
+    assert refine["improvement"] == {"count": 1, "of": 2} and refine["regression"] == {"count": 1, "of": 2}
+    assert refine["caps"] == [[0, 0.5, 135.0], [1, 0.5, (135 + 320 + 320 + 135) / 4]]
+    (comparison,) = data["comparisons"]
+    assert (comparison["only_baseline"], comparison["only_this"], comparison["p_value"]) == (1, 1, 1.0)
+
+
+def test_html_is_one_self_contained_page_with_plots(store: Store) -> None:
+    page = render_html(build_report(store))
+    assert page.startswith("<!doctype html>") and page.count("<svg") == 4  # iterations, cost, two histograms
+    assert (
+        "Critic confusion matrix" in page
+        and "<script" not in page
+        and "http://" not in page.replace("http://www.w3.org/2000/svg", "")
+    )
+
+
+def test_csv_has_a_row_per_configuration(store: Store) -> None:
+    lines = report_csv(build_report(store)).splitlines()
+    assert len(lines) == 3 and lines[0].startswith("run_id,configuration,strategy")
+    assert lines[2].split(",")[:3] == ["demo-1", "self-refine(max_iters=2) · m / small", "self-refine"]
+
+
+def test_report_and_export_commands(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "store.sqlite"
+    with Store(path) as store:
+        fill(store)
+    html = tmp_path / "report.html"
+    assert main(["report", "--store", str(path), "--html", str(html)], {}) == 0
+    out = capsys.readouterr().out
+    assert out == SNAPSHOT.read_text(encoding="utf-8") and html.read_text(encoding="utf-8").startswith("<!doctype")
+    assert main(["report", "demo", "--store", str(path), "--baseline", "demo-1"], {}) == 0
+    assert "Against baseline run demo-1" in capsys.readouterr().out
+    assert main(["export", "--store", str(path), "--out", str(tmp_path / "a.jsonl")], {}) == 0
+    rows = [json.loads(line) for line in (tmp_path / "a.jsonl").read_text(encoding="utf-8").splitlines()]
+    required = {"run_id", "problem_id", "strategy", "params", "actor", "critic", "iteration", "origin", "code"}
+    required |= {"critic_verdict", "visible_passed", "hidden_passed", "prompt_tokens", "completion_tokens"}
+    assert len(rows) == 4 + 7 and required | {"cost_usd", "latency_s"} <= set(rows[0])
+    assert main(["report", "--store", str(tmp_path / "missing.sqlite")], {}) == 2
