@@ -5,6 +5,7 @@ from __future__ import annotations
 import refinelab.experiment
 import refinelab.metrics
 import refinelab.problems
+import refinelab.report
 import refinelab.sandbox
 
 
@@ -55,26 +56,98 @@ def test_problems_api() -> None:
     )
 
 
-def test_experiment_and_metrics_api() -> None:
+def test_experiment_metrics_and_report_api() -> None:
     assert sorted(refinelab.experiment.__all__) == sorted(
         [
+            "BenchmarkChoice",
+            "Configuration",
             "Discrepancy",
+            "ExperimentSpec",
+            "Failure",
+            "MIGRATIONS",
+            "Progress",
+            "RunInfo",
+            "RunSummary",
+            "SAME",
+            "SCHEMA_VERSION",
             "Sample",
+            "SandboxChoice",
             "ScoredSample",
             "SelfTestReport",
+            "Settings",
+            "Store",
             "Summary",
+            "Unit",
+            "load_spec",
             "read_samples",
+            "run_experiment",
+            "score_attempts",
             "score_samples",
+            "select",
             "self_test",
             "stub_program",
             "summarize",
         ]
     )
-    assert sorted(refinelab.metrics.__all__) == ["mean_pass_at_k", "pass_at_k"]
+    assert sorted(refinelab.metrics.__all__) == sorted(
+        [
+            "Bin",
+            "ConfusionMatrix",
+            "Decision",
+            "EqualTokens",
+            "Means",
+            "Paired",
+            "Rate",
+            "ScoredAttempt",
+            "ScoredTrajectory",
+            "actor_confidence",
+            "answer_at",
+            "average_attempts",
+            "average_refinements",
+            "bootstrap_difference",
+            "brier",
+            "capped",
+            "confusion_matrix",
+            "critic_confidence",
+            "decisions",
+            "first_pass_iterations",
+            "improvement_rate",
+            "max_iteration",
+            "mcnemar",
+            "mean_pass_at_k",
+            "means",
+            "multiple",
+            "paired",
+            "pass_at_iteration",
+            "pass_at_k",
+            "pass_final",
+            "prompt_tokens_by_round",
+            "regression_errors",
+            "regression_rate",
+            "reliability",
+            "sampled",
+            "sampling_at_equal_tokens",
+            "step_rates",
+            "trajectories_pass_at_k",
+        ]
+    )
+    assert sorted(refinelab.report.__all__) == sorted(
+        [
+            "Comparison",
+            "Report",
+            "Row",
+            "build_report",
+            "render_html",
+            "render_text",
+            "report_csv",
+            "report_json",
+            "write_atomically",
+        ]
+    )
 
 
 def test_everything_listed_exists() -> None:
-    for module in (refinelab.sandbox, refinelab.problems, refinelab.experiment, refinelab.metrics):
+    for module in (refinelab.sandbox, refinelab.problems, refinelab.experiment, refinelab.metrics, refinelab.report):
         for name in module.__all__:
             assert hasattr(module, name), f"{module.__name__}.{name}"
 

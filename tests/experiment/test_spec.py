@@ -84,3 +84,22 @@ def test_a_spec_without_benchmarks_is_an_error(tmp_path: Path) -> None:
     path = write(tmp_path, SPEC.split("[[benchmarks]]")[0])
     with pytest.raises(UserError, match="add at least one \\[\\[benchmarks\\]\\]"):
         load_spec(path)
+
+
+def test_selection_filters_by_date_and_samples_keeping_the_difficulty_mix() -> None:
+    from refinelab.experiment import BenchmarkChoice, select
+    from refinelab.problems import Problem, StdioTest
+
+    def problem(i: int) -> Problem:
+        metadata = {"difficulty": "easy" if i < 6 else "hard", "contest_date": f"2024-0{1 + i % 9}-15T00:00:00"}
+        return Problem(id=f"p{i}", prompt="", kind="stdio", visible_tests=(), hidden_tests=(StdioTest("", ""),),
+                       metadata=metadata)  # fmt: skip
+
+    problems = [problem(i) for i in range(10)]
+    picked = select(problems, BenchmarkChoice("jsonl", sample=5, seed=3))
+    assert [p.metadata["difficulty"] for p in picked].count("easy") == 3 and len(picked) == 5  # 6:4 kept as 3:2
+    assert picked == select(problems, BenchmarkChoice("jsonl", sample=5, seed=3))  # seeded
+    assert picked != select(problems, BenchmarkChoice("jsonl", sample=5, seed=4))
+    recent = select(problems, BenchmarkChoice("jsonl", after="2024-06-01"))
+    assert [p.id for p in recent] == ["p5", "p6", "p7", "p8"]  # months 6 to 9 (p9 wraps to January)
+    assert [p.id for p in select(problems, BenchmarkChoice("jsonl", problems=("p9", "p1"), limit=1))] == ["p1"]

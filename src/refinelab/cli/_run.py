@@ -107,7 +107,7 @@ def _from_flags(args: argparse.Namespace) -> ExperimentSpec:
         strategy.kwargs()  # unknown arguments are errors now, not after the first problem
     problems = tuple(p.strip() for p in args.problems.split(",") if p.strip()) if args.problems else ()
     data = str(args.data.resolve()) if args.data else None
-    benchmark = BenchmarkChoice(args.benchmark, data, problems, None, 0, _positive(args.limit, "--limit"))
+    benchmark = BenchmarkChoice(args.benchmark, data, problems, limit=_positive(args.limit, "--limit"))
     return ExperimentSpec(
         (benchmark,),
         tuple(strategies),

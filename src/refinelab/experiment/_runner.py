@@ -149,10 +149,27 @@ def select(problems: Sequence[Problem], choice: BenchmarkChoice) -> list[Problem
             raise UserError(f"{choice.name}: no problem {missing[0]!r}")
         wanted = {p.id for p in found if p is not None}
         chosen = [p for p in chosen if p.id in wanted]
+    if choice.after is not None:
+        chosen = [p for p in chosen if str(p.metadata.get("contest_date", ""))[:10] >= choice.after]
     if choice.sample is not None and choice.sample < len(chosen):
-        keep = sorted(random.Random(choice.seed).sample(range(len(chosen)), choice.sample))  # noqa: S311
+        keep = stratified_sample(chosen, choice.sample, choice.seed)
         chosen = [chosen[i] for i in keep]
     return chosen[: choice.limit] if choice.limit is not None else chosen
+
+
+def stratified_sample(problems: Sequence[Problem], size: int, seed: int) -> list[int]:
+    """Indices of a seeded random sample of ``size`` problems, in order, with each difficulty's share
+    kept (largest remainders get the rounding)."""
+    groups: dict[str, list[int]] = {}
+    for index, problem in enumerate(problems):
+        groups.setdefault(str(problem.metadata.get("difficulty", "")), []).append(index)
+    quotas = {key: size * len(members) / len(problems) for key, members in groups.items()}
+    counts = {key: int(quota) for key, quota in quotas.items()}
+    by_remainder = sorted(groups, key=lambda key: (counts[key] - quotas[key], key))
+    for key in by_remainder[: size - sum(counts.values())]:
+        counts[key] += 1
+    rng = random.Random(seed)  # noqa: S311 - sampling problems, not cryptography
+    return sorted(i for key in sorted(groups) for i in rng.sample(groups[key], counts[key]))
 
 
 class _Models:

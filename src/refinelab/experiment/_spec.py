@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -33,8 +34,12 @@ class BenchmarkChoice:
     """Benchmark file, when it has no default source."""
     problems: tuple[str, ...] = ()
     """Only these task ids (empty: all)."""
+    after: str | None = None
+    """Only problems published on or after this date (``YYYY-MM-DD``; LiveCodeBench's ``contest_date``),
+    to stay past a model's training cut-off."""
     sample: int | None = None
-    """A seeded random subset of this many problems (after ``problems``)."""
+    """A seeded random subset of this many problems (after ``problems`` and ``after``), keeping the
+    difficulty mix when the problems have a difficulty."""
     seed: int = 0
     """Seed of that subset."""
     limit: int | None = None
@@ -175,7 +180,7 @@ _TOP = {
     "sandbox",
     "models",
 }
-_BENCHMARK = {"name", "data", "problems", "sample", "seed", "limit"}
+_BENCHMARK = {"name", "data", "problems", "after", "sample", "seed", "limit"}
 _SANDBOX = {"isolation", "timeout", "workers", "allow_packages"}
 _BUDGET = {"max_calls", "max_tokens", "max_cost_usd"}
 
@@ -277,10 +282,14 @@ class _Reader:
         data = reader.string(table, "data")
         if data is not None and not Path(data).is_absolute():
             data = str((self.path.parent / data).resolve())
+        after = reader.string(table, "after")
+        if after is not None and not re.fullmatch(r"\d{4}-\d{2}-\d{2}", after):
+            raise reader.error("after", "must be a date written YYYY-MM-DD")
         return BenchmarkChoice(
             name,
             data,
             tuple(reader.strings(table, "problems")),
+            after,
             reader.optional_integer(table, "sample"),
             reader.integer(table, "seed", 0, minimum=0),
             reader.optional_integer(table, "limit"),
