@@ -83,3 +83,21 @@ def _stored(path: Path) -> int:
             return int(db.execute("SELECT COUNT(*) FROM trajectories").fetchone()[0])
         except sqlite3.OperationalError:  # killed before the schema was written
             return 0
+
+
+@pytest.mark.slow
+def test_ctrl_c_stops_cleanly_and_the_run_resumes(tmp_path: Path) -> None:
+    data = write_benchmark(tmp_path / "problems.jsonl", n=16)
+    with serve(reply) as server:
+        server.delay = 0.05
+        process = subprocess.Popen(command(server, data, tmp_path / "s.sqlite"), stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 30
+        while _stored(tmp_path / "s.sqlite") == 0 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        process.send_signal(signal.SIGINT)
+        _, err = process.communicate(timeout=30)
+        assert process.returncode == 130 and "run the same command to resume" in err
+        stored = _stored(tmp_path / "s.sqlite")
+        assert 0 < stored < 3 * 16
+        finished = subprocess.run(command(server, data, tmp_path / "s.sqlite"), capture_output=True, text=True)
+    assert finished.returncode == 0 and _stored(tmp_path / "s.sqlite") == 3 * 16

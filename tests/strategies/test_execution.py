@@ -186,3 +186,4 @@ def test_strategy_specs_round_trip() -> None:
     spec = StrategySpec.parse("exec-refine(max_iters=3, feedback_format=diff)")
     assert spec.params == {"max_iters": 3, "feedback_format": "diff"}
     assert StrategySpec.parse(str(spec)) == spec
+    assert StrategySpec.parse("sampling(ask_confidence=false, n=2)").params == {"ask_confidence": False, "n": 2}

@@ -98,7 +98,10 @@ def _argument(part: str, text: str) -> tuple[str, object]:
     key, equals, value = part.partition("=")
     if not equals or not key.strip().isidentifier():
         raise UserError(f"strategy {text!r}: expected key=value, got {part!r}")
+    word = value.strip()
+    if word.lower() in ("true", "false"):  # TOML and shell spelling of booleans
+        return key.strip(), word.lower() == "true"
     try:
-        return key.strip(), ast.literal_eval(value.strip())
+        return key.strip(), ast.literal_eval(word)
     except (ValueError, SyntaxError):
-        return key.strip(), value.strip()
+        return key.strip(), word
