@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from refinelab._errors import UserError
+from refinelab.cli._check import default_cache_dir
 from refinelab.experiment import (
     SAME,
     BenchmarkChoice,
@@ -63,7 +64,8 @@ def default_store(environ: Mapping[str, str]) -> Path:
 def run(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
     """Build the spec, run it, print the report; 1 when infrastructure failures are left to retry."""
     spec = _spec(args)
-    settings = Settings(args.store, args.cache or args.store.with_name("responses.sqlite"), environ)
+    cache = args.cache or args.store.with_name("responses.sqlite")
+    settings = Settings(args.store, cache, environ, cache_dir=default_cache_dir(environ))
     display = TerminalProgress(sys.stderr, quiet=args.quiet)
     print(f"run {spec.run_id}: {len(spec.configurations())} configurations · store {args.store}", file=sys.stderr)
     try:
