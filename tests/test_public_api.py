@@ -141,7 +141,6 @@ def test_experiment_metrics_and_report_api() -> None:
             "render_text",
             "report_csv",
             "report_json",
-            "write_atomically",
         ]
     )
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from refinelab._errors import UserError
+from refinelab._files import write_atomically
 from refinelab.experiment import ScoredSample, SelfTestReport, read_samples, score_samples, self_test, summarize
 from refinelab.problems import BENCHMARKS, Problem, load_benchmark
 from refinelab.sandbox import Limits, WorkerPool, default_workers
@@ -65,22 +65,9 @@ async def _run(args: argparse.Namespace) -> int:
         samples = read_samples(args.samples, problems)
         scored = await score_samples(samples, pool)
     if args.out is not None:
-        _write_atomically(args.out, [item.to_json() for item in scored])
+        write_atomically(args.out, [json.dumps(item.to_json()) + "\n" for item in scored])
     _print_summary(scored, problems, pool)
     return 0
-
-
-def _write_atomically(path: Path, lines: Sequence[dict[str, object]]) -> None:
-    """Write to a temporary file beside ``path`` and rename it: never a half-written file."""
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with temporary.open("w", encoding="utf-8") as handle:
-            for line in lines:
-                handle.write(json.dumps(line) + "\n")
-        temporary.replace(path)
-    except OSError as exc:
-        temporary.unlink(missing_ok=True)
-        raise UserError(f"{path}: cannot write: {exc.strerror}") from None
 
 
 def _print_summary(scored: Sequence[ScoredSample], problems: Sequence[Problem], pool: WorkerPool) -> None:

@@ -9,9 +9,10 @@ from pathlib import Path
 from typing import Any
 
 from refinelab._errors import UserError
+from refinelab._files import write_atomically
 from refinelab.cli._run import default_store
 from refinelab.experiment import Store
-from refinelab.report import build_report, render_html, render_text, report_csv, report_json, write_atomically
+from refinelab.report import build_report, render_html, render_text, report_csv, report_json
 
 
 def add_parsers(commands: Any, environ: Mapping[str, str]) -> None:

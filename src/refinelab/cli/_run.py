@@ -144,11 +144,10 @@ def _positive(value: int | None, flag: str) -> int | None:
 
 
 def _param(text: str) -> tuple[str, object]:
-    key, equals, _ = text.partition("=")
-    if not equals or not key.strip().isidentifier():
-        raise UserError(f"--param {text!r}: expected KEY=VALUE")
-    (name, value), *_ = StrategySpec.parse(f"single-pass({text})").params.items()
-    return name, value
+    try:
+        return StrategySpec.argument(text)
+    except UserError:
+        raise UserError(f"--param {text!r}: expected KEY=VALUE") from None
 
 
 class TerminalProgress:

@@ -50,11 +50,8 @@ class Progress:
         """Count a stored unit."""
         self.done += 1
         self.tokens += trajectory.usage.total_tokens
-        costs = [a.cost_usd for a in trajectory.attempts] + [
-            a.critic.cost_usd for a in trajectory.attempts if a.critic is not None
-        ]
-        if self.cost_usd is not None:
-            self.cost_usd = None if None in costs else self.cost_usd + sum(c for c in costs if c is not None)
+        cost = trajectory.cost_usd
+        self.cost_usd = None if self.cost_usd is None or cost is None else self.cost_usd + cost
         self.on_update(self)
 
 

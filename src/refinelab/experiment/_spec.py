@@ -16,6 +16,7 @@ from typing import Literal
 
 from refinelab._errors import InputError, UserError
 from refinelab._toml import located, read_toml
+from refinelab.metrics._records import configuration_label
 from refinelab.problems import BENCHMARKS
 from refinelab.sandbox import Limits
 from refinelab.strategies import CRITIC_STRATEGIES, Budget, StrategySpec
@@ -80,8 +81,7 @@ class Configuration:
     @property
     def label(self) -> str:
         """``strategy(args) · actor / critic``."""
-        models = self.actor if self.critic is None else f"{self.actor} / {self.critic}"
-        return f"{self.strategy} · {models}"
+        return configuration_label(str(self.strategy), self.actor, self.critic)
 
 
 @dataclass(frozen=True)

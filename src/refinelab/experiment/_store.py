@@ -186,7 +186,10 @@ class Store:
 
     def add_configurations(self, run_id: str, configurations: Sequence[Configuration]) -> None:
         """Record the run's configurations (idempotent)."""
-        rows = [(run_id, c.key, c.strategy.name, _args(c), c.actor, c.critic, i) for i, c in enumerate(configurations)]
+        rows = [
+            (run_id, c.key, c.strategy.name, c.strategy.arguments, c.actor, c.critic, i)
+            for i, c in enumerate(configurations)
+        ]
         with self._transaction():
             self._db.executemany("INSERT OR IGNORE INTO configs VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
 
@@ -203,7 +206,7 @@ class Store:
             self._db.execute(
                 "INSERT INTO trajectories VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (*key, trajectory.stop_reason, trajectory.final, trajectory.budget_note,
-                 json.dumps(trajectory.params, default=str), time.time()),
+                 _json(trajectory.params), time.time()),
             )  # fmt: skip
             for attempt, result in zip(trajectory.attempts, hidden):
                 self._db.execute(_INSERT_ATTEMPT, _attempt_row(key, attempt, result))
@@ -302,11 +305,6 @@ class _Transaction:
 
     def __exit__(self, kind: object, *_: object) -> None:
         self.db.execute("COMMIT" if kind is None else "ROLLBACK")
-
-
-def _args(configuration: Configuration) -> str:
-    text = str(configuration.strategy)
-    return text[len(configuration.strategy.name) + 1 : -1] if "(" in text else ""
 
 
 def _json(value: object) -> str:

@@ -95,6 +95,12 @@ class ScoredTrajectory:
     @property
     def label(self) -> str:
         """``strategy(args) · actor / critic``."""
-        name = f"{self.strategy}({self.params})" if self.params else self.strategy
-        models = self.actor if self.critic is None else f"{self.actor} / {self.critic}"
-        return f"{name} · {models}"
+        return configuration_label(
+            f"{self.strategy}({self.params})" if self.params else self.strategy, self.actor, self.critic
+        )
+
+
+def configuration_label(strategy: str, actor: str, critic: str | None) -> str:
+    """How reports name a configuration: ``strategy(args) · actor / critic``."""
+    models = actor if critic is None else f"{actor} / {critic}"
+    return f"{strategy} · {models}"

@@ -56,11 +56,6 @@ class ResponseCache:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute(_SCHEMA)
 
-    def get(self, key: str) -> Reply | None:
-        """The stored reply for ``key``, if any."""
-        found = self.lookup(key)
-        return None if found is None else found[0]
-
     def lookup(self, key: str) -> tuple[Reply, float] | None:
         """The stored reply for ``key`` and the latency of the request that produced it, if any."""
         if self._db is None:

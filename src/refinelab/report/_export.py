@@ -1,16 +1,12 @@
-"""Numbers out: CSV and JSON of a report's tables, JSONL of every attempt; files written atomically."""
+"""Numbers out: CSV and JSON of a report's tables."""
 
 from __future__ import annotations
 
 import csv
 import io
 import json
-import os
-from collections.abc import Iterable
 from dataclasses import asdict
-from pathlib import Path
 
-from refinelab._errors import UserError
 from refinelab.report._build import Report
 
 
@@ -72,16 +68,3 @@ def report_csv(report: Report) -> str:
 
 def _blank(value: object) -> object:
     return "" if value is None else value
-
-
-def write_atomically(path: Path, text: str | Iterable[str]) -> None:
-    """Write beside ``path`` and rename: the file is whole or absent, never half-written."""
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with temporary.open("w", encoding="utf-8") as handle:
-            for chunk in [text] if isinstance(text, str) else text:
-                handle.write(chunk)
-        temporary.replace(path)
-    except OSError as exc:
-        temporary.unlink(missing_ok=True)
-        raise UserError(f"{path}: cannot write: {exc.strerror}") from None

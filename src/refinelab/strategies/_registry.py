@@ -48,8 +48,17 @@ class StrategySpec:
     """Keyword arguments."""
 
     def __str__(self) -> str:
-        args = ", ".join(f"{k}={v}" for k, v in self.params.items())
-        return f"{self.name}({args})" if args else self.name
+        return f"{self.name}({self.arguments})" if self.params else self.name
+
+    @property
+    def arguments(self) -> str:
+        """The arguments as written: ``max_iters=3, feedback_format=diff``."""
+        return ", ".join(f"{k}={v}" for k, v in self.params.items())
+
+    @staticmethod
+    def argument(text: str) -> tuple[str, object]:
+        """One ``key=value`` (a Python literal, true/false, or a bare word)."""
+        return _argument(text, text)
 
     def kwargs(self) -> dict[str, object]:
         """The strategy function's keyword arguments: model choices (``actor``, ``critic``) are the runner's,

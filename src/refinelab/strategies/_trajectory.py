@@ -108,6 +108,12 @@ class Trajectory:
         return None if self.final is None else self.attempts[self.final]
 
     @property
+    def cost_usd(self) -> float | None:
+        """Dollars of every actor and critic call; ``None`` when any price is unknown."""
+        costs = [a.cost_usd for a in self.attempts] + [a.critic.cost_usd for a in self.attempts if a.critic]
+        return None if None in costs else sum(c for c in costs if c is not None)
+
+    @property
     def usage(self) -> Usage:
         """Tokens of every actor and critic call."""
         total = Usage()

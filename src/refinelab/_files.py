@@ -1,0 +1,22 @@
+"""Writing output files so that they are whole or absent, never half-written."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from pathlib import Path
+
+from refinelab._errors import UserError
+
+
+def write_atomically(path: Path, text: str | Iterable[str]) -> None:
+    """Write beside ``path`` and rename; a write error is a one-line user error."""
+    temporary = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with temporary.open("w", encoding="utf-8") as handle:
+            for chunk in [text] if isinstance(text, str) else text:
+                handle.write(chunk)
+        temporary.replace(path)
+    except OSError as exc:
+        temporary.unlink(missing_ok=True)
+        raise UserError(f"{path}: cannot write: {exc.strerror}") from None
