@@ -80,14 +80,10 @@ def test_a_fault_injecting_server_changes_no_result(tmp_path: Path) -> None:
 
 def test_infrastructure_failures_are_kept_apart_and_retried_on_resume(tmp_path: Path) -> None:
     data = write_benchmark(tmp_path / "problems.jsonl", n=2)
-    spec = ExperimentSpec(
-        (BenchmarkChoice("jsonl", str(data)),), (StrategySpec("single-pass"),), ("fake",), concurrency=1
-    )
+    settings = Settings(tmp_path / "s.sqlite", tmp_path / "c.sqlite", retry=RetryPolicy(attempts=2, base_seconds=0.01))
     with serve(reply) as server:
-        settings = Settings(
-            tmp_path / "s.sqlite", tmp_path / "c.sqlite", retry=RetryPolicy(attempts=2, base_seconds=0.01)
-        )
-        spec = ExperimentSpec(spec.benchmarks, spec.strategies, spec.actors, base_url=server.base_url, concurrency=1)
+        benchmarks, strategies = (BenchmarkChoice("jsonl", str(data)),), (StrategySpec("single-pass"),)
+        spec = ExperimentSpec(benchmarks, strategies, ("fake",), base_url=server.base_url, concurrency=1)
         server.faults.extend(["500", "500"])  # the first problem's only call fails twice: retries exhausted
         summary = asyncio.run(run_experiment(spec, settings))
         assert (summary.progress.done, summary.progress.failed) == (1, 1)
