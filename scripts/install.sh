@@ -1,12 +1,42 @@
 #!/usr/bin/env bash
-# Install everything refinelab needs on Debian/Ubuntu: bubblewrap (the sandbox) and the package with
-# its development tools. Uses sudo for apt when not run as root.
+# Install refinelab for development on Debian/Ubuntu: the system packages it needs (bubblewrap for the
+# sandbox; the venv module where the distribution splits it out), then a project virtualenv in .venv
+# holding refinelab and its development tools. PEP 668 systems (Debian 12, Ubuntu >= 23.04) refuse
+# `pip install` into the system Python; a virtualenv is what works everywhere.
+#
+#   PYTHON=python3.12 bash scripts/install.sh    # choose the interpreter (default: python3 on PATH)
+#   REFINELAB_VENV=/opt/rl bash scripts/install.sh  # choose where the virtualenv goes (default: .venv)
+#
+# Run as root, or as a user with sudo (used only for apt).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if command -v apt-get >/dev/null 2>&1 && ! command -v bwrap >/dev/null 2>&1; then
-  sudo_cmd=""
-  [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
+PYTHON="${PYTHON:-python3}"
+VENV="${REFINELAB_VENV:-.venv}"
+
+sudo_cmd=""
+[ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
+
+apt_install() {
+  command -v apt-get >/dev/null 2>&1 || { echo "install.sh: please install: $*" >&2; return 0; }
   $sudo_cmd apt-get update -qq
-  $sudo_cmd apt-get install -y -qq bubblewrap
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "$@"
+}
+
+packages=()
+command -v bwrap >/dev/null 2>&1 || packages+=(bubblewrap)
+if ! command -v uv >/dev/null 2>&1 && ! "$PYTHON" -c "import ensurepip, venv" >/dev/null 2>&1; then
+  packages+=(python3-venv)  # Debian and Ubuntu ship venv's ensurepip separately
 fi
-python3 -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+if [ "${#packages[@]}" -gt 0 ]; then
+  apt_install "${packages[@]}"
+fi
+
+if command -v uv >/dev/null 2>&1; then
+  [ -x "$VENV/bin/python" ] || uv venv --quiet --python "$PYTHON" "$VENV"
+  uv pip install --quiet --python "$VENV/bin/python" -e '.[dev]'
+else
+  [ -x "$VENV/bin/python" ] || "$PYTHON" -m venv "$VENV"
+  "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+fi
+
+echo "refinelab is installed in $VENV: run $VENV/bin/refinelab, or first: source $VENV/bin/activate"

@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# Run every check CI runs: lint, types, then the whole test suite (warnings are errors).
+# Run every check CI runs, in the environment scripts/install.sh made: lint, types, then the whole test
+# suite (warnings are errors).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-python3 -m ruff check src tests bench
-python3 -m ruff format --check src tests bench
-python3 -m mypy
-python3 -m pytest "$@"
+PY="${REFINELAB_VENV:-.venv}/bin/python"
+[ -x "$PY" ] || { echo "test.sh: no virtualenv at ${PY%/bin/python}; run: bash scripts/install.sh" >&2; exit 2; }
+"$PY" -m ruff check src tests bench
+"$PY" -m ruff format --check src tests bench
+"$PY" -m mypy
+"$PY" -m pytest "$@"

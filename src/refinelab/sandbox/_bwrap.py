@@ -74,8 +74,14 @@ def package_dirs(names: tuple[str, ...]) -> list[Path]:
     return found
 
 
+def base_interpreter() -> str:
+    """The interpreter behind this one: a virtualenv's ``bin/python`` is a link to (or a copy of) a base
+    interpreter that lives outside the virtualenv, and only the base one is visible in the sandbox."""
+    return os.path.realpath(getattr(sys, "_base_executable", None) or sys.executable)
+
+
 def bwrap_command(
-    index: int, limits: Limits, python: str = sys.executable, packages: tuple[str, ...] = ()
+    index: int, limits: Limits, python: str | None = None, packages: tuple[str, ...] = ()
 ) -> WorkerCommand:
     """The bubblewrap command for worker ``index``.
 
@@ -87,6 +93,7 @@ def bwrap_command(
     bwrap = bwrap_path()
     if bwrap is None:
         raise FileNotFoundError("bwrap")
+    python = python or base_interpreter()
     root = os.geteuid() == 0
     argv = [bwrap, "--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try"]
     if not root:
