@@ -68,6 +68,8 @@ def read_samples(path: str | Path, problems: Sequence[Problem]) -> list[Sample]:
             raise InputError(path, line, "task_id", f"unknown task {task_id!r} for this benchmark")
         samples.append(Sample(problem, _program(record, problem, path, line), str(task_id), counts[problem.id]))
         counts[problem.id] += 1
+    if not samples:
+        raise InputError(path, None, None, "no samples: expected JSON lines with task_id and completion or solution")
     return samples
 
 
