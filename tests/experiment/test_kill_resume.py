@@ -99,5 +99,7 @@ def test_ctrl_c_stops_cleanly_and_the_run_resumes(tmp_path: Path) -> None:
         assert process.returncode == 130 and "run the same command to resume" in err
         stored = _stored(tmp_path / "s.sqlite")
         assert 0 < stored < 3 * 16
+        with sqlite3.connect(tmp_path / "s.sqlite") as db:
+            assert db.execute("SELECT status FROM runs").fetchone()[0] == "interrupted"
         finished = subprocess.run(command(server, data, tmp_path / "s.sqlite"), capture_output=True, text=True)
     assert finished.returncode == 0 and _stored(tmp_path / "s.sqlite") == 3 * 16

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import signal
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Coroutine, Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, TypeVar
 
 from refinelab._errors import UserError
 from refinelab.cli._check import default_cache_dir
@@ -27,6 +28,7 @@ from refinelab.problems import BENCHMARKS
 from refinelab.report import build_report, render_text
 from refinelab.strategies import StrategySpec
 
+T = TypeVar("T")
 _ONE_OFF = ("benchmark", "data", "limit", "problems", "strategy", "param", "model", "critic", "repeats", "name")
 
 
@@ -69,13 +71,12 @@ def run(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
     display = TerminalProgress(sys.stderr, quiet=args.quiet)
     print(f"run {spec.run_id}: {len(spec.configurations())} configurations · store {args.store}", file=sys.stderr)
     try:
-        summary = asyncio.run(run_experiment(spec, settings, Progress(on_update=display.update)))
-    except KeyboardInterrupt:
+        summary = asyncio.run(_until_signal(run_experiment(spec, settings, Progress(on_update=display.update))))
+    except (KeyboardInterrupt, asyncio.CancelledError) as exc:
         display.finish()
-        print(
-            "refinelab: interrupted; finished trajectories are stored: run the same command to resume", file=sys.stderr
-        )
-        return 130
+        what = "interrupted" if isinstance(exc, KeyboardInterrupt) else "terminated (SIGTERM)"
+        print(f"refinelab: {what}; finished trajectories are stored: run the same command to resume", file=sys.stderr)
+        return INTERRUPTED if isinstance(exc, KeyboardInterrupt) else TERMINATED
     display.finish()
     with Store(args.store) as store:
         report = build_report(store, summary.run_id)
@@ -89,6 +90,24 @@ def run(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
         )
         return 1
     return 0
+
+
+INTERRUPTED = 128 + signal.SIGINT
+"""Exit code after Ctrl-C (130, the shell's convention)."""
+TERMINATED = 128 + signal.SIGTERM
+"""Exit code after SIGTERM (143): the run is marked interrupted, its stored work kept."""
+
+
+async def _until_signal(work: Coroutine[Any, Any, T]) -> T:
+    """Await ``work``; SIGTERM cancels it the way Ctrl-C does, so the runner marks the run interrupted."""
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
+    assert task is not None
+    loop.add_signal_handler(signal.SIGTERM, task.cancel)
+    try:
+        return await work
+    finally:
+        loop.remove_signal_handler(signal.SIGTERM)
 
 
 def _spec(args: argparse.Namespace) -> ExperimentSpec:

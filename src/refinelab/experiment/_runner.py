@@ -95,18 +95,36 @@ async def run_experiment(spec: ExperimentSpec, settings: Settings, progress: Pro
         async with pool:
             problems = await _problems(spec.benchmarks, pool, settings.cache_dir)
             resumed = _open_run(store, spec, pool, problems)
-            cache = ResponseCache(settings.cache)
             try:
-                models = _Models(spec, settings, cache)
-                try:
-                    await _schedule(spec, problems, _Context(store, pool, models, spec), progress)
-                finally:
-                    await models.aclose()
-            finally:
-                cache.close()
+                await _run_units(spec, settings, problems, (store, pool), progress)
+            except (KeyboardInterrupt, asyncio.CancelledError):
+                store.finish_run(spec.run_id, "interrupted", "stopped by a signal (Ctrl-C or SIGTERM)")
+                raise
+            except BaseException as exc:
+                store.finish_run(spec.run_id, "failed", f"{type(exc).__name__}: {exc}".splitlines()[0])
+                raise
         failed = {f.unit for f in store.failures(spec.run_id) if not f.resolved}
         store.finish_run(spec.run_id, "incomplete" if failed else "complete")
     return RunSummary(spec.run_id, resumed, progress)
+
+
+async def _run_units(
+    spec: ExperimentSpec,
+    settings: Settings,
+    problems: Sequence[tuple[str, Problem]],
+    where: tuple[Store, WorkerPool],
+    progress: Progress,
+) -> None:
+    """Every unit not stored yet, with the models (and their response cache) open around them."""
+    cache = ResponseCache(settings.cache)
+    try:
+        models = _Models(spec, settings, cache)
+        try:
+            await _schedule(spec, problems, _Context(*where, models, spec), progress)
+        finally:
+            await models.aclose()
+    finally:
+        cache.close()
 
 
 def _open_run(store: Store, spec: ExperimentSpec, pool: WorkerPool, problems: Sequence[tuple[str, Problem]]) -> bool:

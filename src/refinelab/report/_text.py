@@ -211,8 +211,9 @@ def _baseline(report: Report, baseline: Report) -> Table:
 def header_lines(report: Report) -> list[str]:
     """What ran, where, and on which tests."""
     run, limits = report.run, report.run.limits
+    status = f"{run.status}: {run.note}" if run.note else run.status
     lines = [
-        f"run {run.id} ({run.status}) · refinelab {run.versions.get('refinelab', '?')} · Python "
+        f"run {run.id} ({status}) · refinelab {run.versions.get('refinelab', '?')} · Python "
         f"{run.versions.get('python', '?')}",
         f"sandbox: isolation {run.isolation} · {limits.get('cpu_seconds')} CPU s per test "
         f"(wall x{limits.get('wall_factor')}) · memory {_mib(limits.get('memory_bytes'))}",
