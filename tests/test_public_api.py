@@ -203,6 +203,7 @@ def test_models_and_strategies_api() -> None:
             "open_model",
             "resolve",
             "serve",
+            "url_problem",
         ]
     )
     assert sorted(refinelab.strategies.__all__) == sorted(

@@ -14,6 +14,7 @@ from typing import Any, TextIO, TypeVar
 
 from refinelab._errors import UserError
 from refinelab.cli._check import default_cache_dir
+from refinelab.cli._ping import project_models
 from refinelab.experiment import (
     SAME,
     BenchmarkChoice,
@@ -24,6 +25,7 @@ from refinelab.experiment import (
     load_spec,
     run_experiment,
 )
+from refinelab.models import url_problem
 from refinelab.problems import BENCHMARKS
 from refinelab.report import build_report, render_text
 from refinelab.strategies import StrategySpec
@@ -49,6 +51,9 @@ def add_parser(commands: Any, environ: Mapping[str, str]) -> None:
     one_off.add_argument("--name", help="a name for the run (part of its id)")
     parser.add_argument("--base-url", help="OpenAI-compatible server for the actor (vLLM, Ollama, llama.cpp...)")
     parser.add_argument("--critic-base-url", help="server for the critic (default: --base-url)")
+    parser.add_argument(
+        "--config", type=Path, help="project config with [models] (default: refinelab.toml here or in a parent)"
+    )
     parser.add_argument("--concurrency", type=int, help="problems in flight (default 8)")
     parser.add_argument("--timeout", type=float, help="CPU seconds per test (default 4)")
     parser.add_argument("--isolation", choices=["auto", "bwrap", "none"], help="sandbox mode")
@@ -66,6 +71,7 @@ def default_store(environ: Mapping[str, str]) -> Path:
 def run(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
     """Build the spec, run it, print the report; 1 when infrastructure failures are left to retry."""
     spec = _spec(args)
+    spec = replace(spec, models=project_models(args.config, environ).merge(spec.models))
     cache = args.cache or args.store.with_name("responses.sqlite")
     settings = Settings(args.store, cache, environ, cache_dir=default_cache_dir(environ))
     display = TerminalProgress(sys.stderr, quiet=args.quiet)
@@ -140,6 +146,9 @@ def _from_flags(args: argparse.Namespace) -> ExperimentSpec:
 
 
 def _with_overrides(spec: ExperimentSpec, args: argparse.Namespace) -> ExperimentSpec:
+    for flag, url in (("--base-url", args.base_url), ("--critic-base-url", args.critic_base_url)):
+        if url is not None and (problem := url_problem(url)) is not None:
+            raise UserError(f"{flag}: {problem}")
     sandbox = spec.sandbox
     if args.timeout is not None:
         if args.timeout <= 0:

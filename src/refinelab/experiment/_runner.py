@@ -21,7 +21,7 @@ from refinelab._errors import InfrastructureError, UserError
 from refinelab.experiment._samples import hidden_suite
 from refinelab.experiment._spec import BenchmarkChoice, Configuration, ExperimentSpec
 from refinelab.experiment._store import Store, Unit
-from refinelab.models import Model, ModelsConfig, ResponseCache, RetryPolicy, load_models_config, open_model
+from refinelab.models import Model, ResponseCache, RetryPolicy, open_model
 from refinelab.problems import Problem, find_problem, load_benchmark
 from refinelab.sandbox import Limits, RunResult, WorkerPool, default_workers
 from refinelab.strategies import Env, Trajectory
@@ -192,7 +192,7 @@ class _Models:
 
     def __init__(self, spec: ExperimentSpec, settings: Settings, cache: ResponseCache) -> None:
         self.spec, self.settings, self.cache = spec, settings, cache
-        self.config = load_models_config(spec.models_file) if spec.models_file else ModelsConfig()
+        self.config = spec.models
         self.open: dict[tuple[str, str | None], Model] = {}
 
     def get(self, name: str, *, critic: bool = False) -> Model:
