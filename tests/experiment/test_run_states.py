@@ -100,6 +100,7 @@ def test_an_error_marks_the_run_failed_and_report_skips_runs_without_results(
         assert main([*args, "--base-url", server.base_url, "--store", str(store), "--quiet", "--name", "good"], {}) == 0
     time.sleep(0.01)
     unreachable = ["--base-url", "http://127.0.0.1:9/v1", "--store", str(store), "--quiet", "--name", "bad"]
+    unreachable += ["--cache", str(tmp_path / "empty-cache.sqlite")]  # the shared cache would answer everything
     assert main([*args, *unreachable], {}) == 2
     capsys.readouterr()
     assert main(["report", "--store", str(store)], {}) == 0

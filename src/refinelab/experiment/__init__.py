@@ -2,7 +2,15 @@
 
 from refinelab.experiment._process import ProcessId
 from refinelab.experiment._runner import Progress, RunSummary, Settings, run_experiment, score_attempts, select
-from refinelab.experiment._samples import Sample, ScoredSample, Summary, read_samples, score_samples, summarize
+from refinelab.experiment._samples import (
+    Sample,
+    ScoredSample,
+    Summary,
+    format_hint,
+    read_samples,
+    score_samples,
+    summarize,
+)
 from refinelab.experiment._selftest import Discrepancy, SelfTestReport, self_test, stub_program
 from refinelab.experiment._spec import (
     SAME,
@@ -37,6 +45,7 @@ __all__ = [
     "Store",
     "Summary",
     "Unit",
+    "format_hint",
     "load_spec",
     "read_samples",
     "run_experiment",

@@ -19,6 +19,7 @@ from pathlib import Path
 from refinelab import __version__
 from refinelab._errors import InfrastructureError, UserError
 from refinelab.experiment._samples import hidden_suite
+from refinelab.experiment._scoring import run_scored
 from refinelab.experiment._spec import BenchmarkChoice, Configuration, ExperimentSpec
 from refinelab.experiment._store import Store, Unit
 from refinelab.models import Model, ResponseCache, RetryPolicy, open_model
@@ -283,6 +284,6 @@ async def score_attempts(trajectory: Trajectory, problem: Problem, pool: WorkerP
     programs are run once."""
     suite = hidden_suite(problem)
     programs = sorted({a.code for a in trajectory.attempts if a.code is not None})
-    results = await pool.run_items([(code, suite) for code in programs]) if programs else []
+    results = await run_scored(pool, [(code, suite) for code in programs]) if programs else []
     by_code = dict(zip(programs, results))
     return [None if a.code is None else by_code[a.code] for a in trajectory.attempts]
