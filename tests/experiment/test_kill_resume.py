@@ -28,7 +28,11 @@ def command(server: FakeOpenAI, data: Path, store: Path) -> list[str]:
     args = [sys.executable, "-m", "refinelab", "run", "--benchmark", "jsonl", "--data", str(data), "--model", "fake"]
     for strategy in STRATEGIES:
         args += ["--strategy", strategy]
-    return [*args, "--base-url", server.base_url, "--store", str(store), "--concurrency", "3", "--quiet"]
+    # each store its own response cache: the cache does not key on the server's address, so a cache shared
+    # with another run in the folder would answer every request
+    cache = store.with_name(f"{store.stem}-responses.sqlite")
+    args += ["--base-url", server.base_url, "--store", str(store), "--cache", str(cache)]
+    return [*args, "--concurrency", "3", "--quiet"]
 
 
 class Timed:
