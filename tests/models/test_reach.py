@@ -38,7 +38,7 @@ def test_nothing_listening_is_reported_at_once() -> None:
     print(f"closed port reported in {seconds:.3f} s")
     assert seconds < LOOSE_SECONDS
     assert message.startswith(f"cannot reach http://127.0.0.1:{port}/v1 for vllm:x: nothing is listening at ")
-    assert "(connection refused)" in message and "is the server running there?" in message
+    assert "(connection refused)" in message and "check the address, and that the server is running there" in message
 
 
 def test_an_unknown_host_is_reported_at_once() -> None:

@@ -246,8 +246,8 @@ class Model:
         self.accounting.failures += 1
         if error.connection and not self._answered:
             raise EndpointError(
-                f"cannot reach {self.backend.endpoint} for {self.name}: {error.reason}; is the server running "
-                "there? (start vLLM, Ollama or llama.cpp, or pass --base-url)"
+                f"cannot reach {self.backend.endpoint} for {self.name}: {error.reason}; check the address, "
+                "and that the server is running there (vLLM, Ollama, llama.cpp), or pass --base-url"
             )
         raise EndpointFailed(
             f"{self.name} at {self.backend.endpoint} failed {len(retries) + 1} times (last: {error.reason})",
