@@ -3,6 +3,7 @@ scored in pieces; and HumanEval+'s outputs computed with progress and cached."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -84,6 +85,8 @@ def _write_plus(path: Path) -> Path:
 
 def test_outputs_are_computed_in_small_replies_with_progress_then_read_from_the_cache(tmp_path: Path) -> None:
     data, seen = _write_plus(tmp_path / "plus.jsonl"), []
+    old_format = tmp_path / f"humanevalplus-{hashlib.sha256(data.read_bytes()).hexdigest()[:16]}.json"
+    old_format.write_text("{}")  # a cache in the first format: replaced, not left behind
 
     async def body(pool: object) -> list[object]:
         return await load_benchmark(
@@ -99,7 +102,7 @@ def test_outputs_are_computed_in_small_replies_with_progress_then_read_from_the_
     assert tests[300].expected == "line\n" * 3 and not isinstance(tests[300].expected, Packed)
     assert seen[0] == ("computing expected outputs", 0, 302) and seen[-1] == ("computing expected outputs", 302, 302)
     (cache,) = tmp_path.glob("humanevalplus-*.v2.jsonl")
-    assert len(cache.read_text().splitlines()) == 1
+    assert len(cache.read_text().splitlines()) == 1 and not old_format.exists()
     seen.clear()
     (again,) = with_pool(body, workers=1)
     assert again.hidden_tests == problem.hidden_tests and seen == []  # from the cache: nothing computed

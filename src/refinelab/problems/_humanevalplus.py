@@ -74,10 +74,12 @@ async def load_humanevalplus(
     a time, so memory holds the problems and little else.
     """
     source = Path(path)
-    cache = cache_dir / f"humanevalplus-{_digest(source)}.v{CACHE_FORMAT}.jsonl"
+    digest = _digest(source)
+    cache = cache_dir / f"humanevalplus-{digest}.v{CACHE_FORMAT}.jsonl"
     problems = _from_cache(source, cache)
     if problems is None:
         _write_cache(cache, await _compute(source, pool, progress or _quiet))
+        (cache_dir / f"humanevalplus-{digest}.json").unlink(missing_ok=True)  # the first format's cache
         problems = _from_cache(source, cache)
         if problems is None:
             raise UserError(f"{cache}: the cache just written cannot be read back; is {cache_dir} writable?")
