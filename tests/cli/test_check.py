@@ -128,3 +128,15 @@ def test_console_script_exits_2_with_one_line(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert done.stderr.strip().count("\n") == 0
     assert done.stderr.startswith(f"refinelab: error: {bad}:1: malformed JSON")
+
+
+def test_an_empty_samples_file_is_a_user_error(
+    tmp_path: Path, problems: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "empty.jsonl"
+    path.write_text("\n\n")
+    assert main(["check", str(path), "--benchmark", "jsonl", "--data", str(problems)]) == 2
+    assert (
+        capsys.readouterr().err
+        == f"refinelab: error: {path}: no samples: expected JSON lines with task_id and completion or solution\n"
+    )

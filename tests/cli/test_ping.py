@@ -18,7 +18,7 @@ def test_ping_reports_the_reply_usage_and_unknown_cost(capsys: pytest.CaptureFix
 def test_ping_an_unreachable_server_is_one_line_exit_2(capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["ping", "vllm:coder", "--base-url", "http://127.0.0.1:9/v1"], environ={})
     err = capsys.readouterr().err
-    assert code == 2 and err.count("\n") == 1 and "is the server running" in err
+    assert code == 2 and err.count("\n") == 1 and "that the server is running there" in err
 
 
 def test_ping_missing_key_and_unknown_model(capsys: pytest.CaptureFixture[str]) -> None:

@@ -28,7 +28,11 @@ def command(server: FakeOpenAI, data: Path, store: Path) -> list[str]:
     args = [sys.executable, "-m", "refinelab", "run", "--benchmark", "jsonl", "--data", str(data), "--model", "fake"]
     for strategy in STRATEGIES:
         args += ["--strategy", strategy]
-    return [*args, "--base-url", server.base_url, "--store", str(store), "--concurrency", "3", "--quiet"]
+    # each store its own response cache: the cache does not key on the server's address, so a cache shared
+    # with another run in the folder would answer every request
+    cache = store.with_name(f"{store.stem}-responses.sqlite")
+    args += ["--base-url", server.base_url, "--store", str(store), "--cache", str(cache)]
+    return [*args, "--concurrency", "3", "--quiet"]
 
 
 class Timed:
@@ -99,5 +103,7 @@ def test_ctrl_c_stops_cleanly_and_the_run_resumes(tmp_path: Path) -> None:
         assert process.returncode == 130 and "run the same command to resume" in err
         stored = _stored(tmp_path / "s.sqlite")
         assert 0 < stored < 3 * 16
+        with sqlite3.connect(tmp_path / "s.sqlite") as db:
+            assert db.execute("SELECT status FROM runs").fetchone()[0] == "interrupted"
         finished = subprocess.run(command(server, data, tmp_path / "s.sqlite"), capture_output=True, text=True)
     assert finished.returncode == 0 and _stored(tmp_path / "s.sqlite") == 3 * 16

@@ -110,7 +110,7 @@ def test_fatal_errors_fail_fast_with_advice(fault: str, hint: str) -> None:
 def test_unreachable_endpoint_says_what_to_do() -> None:
     backend = OpenAIBackend("vllm:x", "http://127.0.0.1:9/v1", "EMPTY", timeout=1)
     model = Model(backend, retry=FAST_RETRY)
-    with pytest.raises(EndpointError, match="is the server running"):
+    with pytest.raises(EndpointError, match="check the address, and that the server is running there"):
         model.generate_sync(ASK)
 
 

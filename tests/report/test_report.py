@@ -82,7 +82,7 @@ def test_text_report_matches_the_snapshot(store: Store) -> None:
 def test_report_numbers_match_a_hand_count(store: Store) -> None:
     data = json.loads(report_json(build_report(store)))
     single, refine = data["configurations"]
-    assert single["final"] == 2 / 4 and single["by_iteration"] == [0.5]
+    assert single["final"] == 2 / 4 and single["by_iteration"] == [0.5, None, None]
     # self-refine: iteration 0 = p0 P, p1 F, p2 P, p3 F; iteration 1: P P F F; iteration 2: P P F F
     assert refine["by_iteration"] == [0.5, 0.5, 0.5] and refine["final"] == 0.5
     assert refine["regression_errors"] == 1 and refine["refinements"] == (0 + 1 + 2 + 0) / 4

@@ -5,13 +5,23 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from refinelab._errors import UserError
 from refinelab._files import write_atomically
-from refinelab.experiment import ScoredSample, SelfTestReport, read_samples, score_samples, self_test, summarize
+from refinelab.cli._progress import ProgressDisplay
+from refinelab.experiment import (
+    ScoredSample,
+    SelfTestReport,
+    format_hint,
+    read_samples,
+    score_samples,
+    self_test,
+    summarize,
+)
 from refinelab.problems import BENCHMARKS, Problem, load_benchmark
 from refinelab.sandbox import Limits, WorkerPool, default_workers
 
@@ -30,7 +40,13 @@ def add_parser(commands: Any, environ: Mapping[str, str]) -> None:
         "--allow-package", action="append", default=[], metavar="NAME", help="let candidates import NAME (e.g. numpy)"
     )
     parser.add_argument("--isolation", choices=["auto", "bwrap", "none"], default="auto", help="sandbox mode")
-    parser.add_argument("--cache-dir", type=Path, default=default_cache_dir(environ), help="computed outputs")
+    parser.add_argument(
+        "--cache-dir",
+        type=Path,
+        default=default_cache_dir(environ),
+        help="where computed HumanEval+ outputs are kept (default: $REFINELAB_CACHE_DIR, else "
+        "$XDG_CACHE_HOME/refinelab, else ~/.cache/refinelab)",
+    )
     parser.set_defaults(run=run)
 
 
@@ -56,17 +72,25 @@ def run(args: argparse.Namespace) -> int:
 async def _run(args: argparse.Namespace) -> int:
     limits = Limits(cpu_seconds=args.timeout)
     pool = WorkerPool(workers=args.workers, limits=limits, isolation=args.isolation, packages=args.allow_package)
-    async with pool:
-        problems = await load_benchmark(args.benchmark, args.data, pool=pool, cache_dir=args.cache_dir)
-        if args.self_test:
-            report = await self_test(problems, pool)
-            _print_self_test(report, pool)
-            return 1 if report.discrepancies else 0
-        samples = read_samples(args.samples, problems)
-        scored = await score_samples(samples, pool)
+    with ProgressDisplay(sys.stderr) as show:
+        async with pool:
+            problems = await load_benchmark(
+                args.benchmark, args.data, pool=pool, cache_dir=args.cache_dir, progress=show
+            )
+            if args.self_test:
+                report = await self_test(problems, pool, progress=show)
+                show.close()
+                _print_self_test(report, pool)
+                return 1 if report.discrepancies else 0
+            samples = read_samples(args.samples, problems)
+            scored = await score_samples(samples, pool, progress=show)
     if args.out is not None:
         write_atomically(args.out, [json.dumps(item.to_json()) + "\n" for item in scored])
     _print_summary(scored, problems, pool)
+    hint = format_hint(samples)
+    if hint is not None:
+        sys.stdout.flush()
+        print(f"refinelab: hint: {hint}", file=sys.stderr)
     return 0
 
 
@@ -83,8 +107,21 @@ def _print_self_test(report: SelfTestReport, pool: WorkerPool) -> None:
     print(f"self-test: {report.problems} problems, {report.references} with a reference solution ({_isolation(pool)})")
     for found in report.discrepancies:
         print(f"  {found.problem_id}: {found.which}: {found.detail}")
-    ok = report.problems - len({d.problem_id for d in report.discrepancies})
-    print(f"{ok} problems as expected, {len(report.discrepancies)} discrepancies")
+    print(_self_test_summary(report))
+
+
+def _self_test_summary(report: SelfTestReport) -> str:
+    """What was checked, in words: stubs on every problem, references where there are any."""
+    stubs = report.problems - sum(d.which == "stub" for d in report.discrepancies)
+    references = report.references - sum(d.which == "reference" for d in report.discrepancies)
+    found = f"empty stubs fail on {stubs} of {report.problems} problems"
+    if report.references == 0:
+        found += "; no reference solutions to check"
+    else:
+        found += f"; reference solutions pass on {references} of {report.references}"
+        if report.references < report.problems:
+            found += f" ({report.problems - report.references} problems have none)"
+    return f"{found}; {len(report.discrepancies)} discrepancies"
 
 
 def _isolation(pool: WorkerPool) -> str:

@@ -4,30 +4,37 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from refinelab._errors import UserError
 from refinelab._files import write_atomically
 from refinelab.cli._run import default_store
-from refinelab.experiment import Store
+from refinelab.experiment import RunListing, Store
 from refinelab.report import build_report, render_html, render_text, report_csv, report_json
 
 
 def add_parsers(commands: Any, environ: Mapping[str, str]) -> None:
     """Register ``report`` and ``export``."""
     report = commands.add_parser("report", help="tables (and --html plots) of stored runs")
-    report.add_argument("runs", nargs="*", metavar="RUN", help="run ids or unique prefixes (default: the newest)")
+    report.add_argument(
+        "runs", nargs="*", metavar="RUN", help="run ids or unique prefixes (default: the newest run with results)"
+    )
     report.add_argument("--store", type=Path, default=default_store(environ), help="results database")
     report.add_argument("--format", choices=["text", "csv", "json"], default="text", help="output format")
     report.add_argument("--out", type=Path, help="write to FILE instead of standard output")
     report.add_argument("--html", type=Path, metavar="FILE", help="also write a self-contained HTML page")
     report.add_argument("--baseline", metavar="RUN", help="show differences against this run")
-    report.add_argument("--list", action="store_true", help="list stored runs")
+    report.add_argument(
+        "--list", action="store_true", help="list stored runs: date, status, configurations, units done/total"
+    )
     report.set_defaults(run=run_report)
     export = commands.add_parser("export", help="one JSON line per attempt of a stored run")
-    export.add_argument("run_id", nargs="?", metavar="RUN", help="run id or unique prefix (default: the newest)")
+    export.add_argument(
+        "run_id", nargs="?", metavar="RUN", help="run id or unique prefix (default: the newest run with results)"
+    )
     export.add_argument("--store", type=Path, default=default_store(environ), help="results database")
     export.add_argument("--out", type=Path, required=True, help="FILE.jsonl")
     export.set_defaults(run=run_export)
@@ -43,8 +50,7 @@ def run_report(args: argparse.Namespace) -> int:
     """Print (or write) the report of each run."""
     with _open(args.store) as store:
         if args.list:
-            for info in store.runs():
-                print(f"{info.id}  {info.status:10}  {info.name}")
+            print(run_listing(store.listing()), end="")
             return 0
         reports = [build_report(store, run, baseline=args.baseline) for run in (args.runs or [None])]
     render = {"text": render_text, "csv": report_csv, "json": report_json}[args.format]
@@ -56,6 +62,22 @@ def run_report(args: argparse.Namespace) -> int:
     if args.html is not None:
         write_atomically(args.html, "\n".join(render_html(report) for report in reports))
     return 0
+
+
+def run_listing(runs: Sequence[RunListing]) -> str:
+    """``report --list``: one line per run, oldest first (``report`` with no RUN shows the newest with
+    results)."""
+    if not runs:
+        return "no runs stored yet\n"
+    rows = [["run", "started", "status", "configurations", "units done", "name"]]
+    for found in runs:
+        info = found.info
+        started = datetime.fromtimestamp(info.created).strftime("%Y-%m-%d %H:%M")
+        rows.append(
+            [info.id, started, info.status, str(found.configurations), f"{found.done}/{found.total}", info.name]
+        )
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    return "".join("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() + "\n" for row in rows)
 
 
 def run_export(args: argparse.Namespace) -> int:

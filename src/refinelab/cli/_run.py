@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import signal
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Coroutine, Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, TypeVar
 
 from refinelab._errors import UserError
 from refinelab.cli._check import default_cache_dir
+from refinelab.cli._ping import project_models
 from refinelab.experiment import (
     SAME,
     BenchmarkChoice,
@@ -23,10 +25,12 @@ from refinelab.experiment import (
     load_spec,
     run_experiment,
 )
+from refinelab.models import url_problem
 from refinelab.problems import BENCHMARKS
 from refinelab.report import build_report, render_text
 from refinelab.strategies import StrategySpec
 
+T = TypeVar("T")
 _ONE_OFF = ("benchmark", "data", "limit", "problems", "strategy", "param", "model", "critic", "repeats", "name")
 
 
@@ -47,6 +51,9 @@ def add_parser(commands: Any, environ: Mapping[str, str]) -> None:
     one_off.add_argument("--name", help="a name for the run (part of its id)")
     parser.add_argument("--base-url", help="OpenAI-compatible server for the actor (vLLM, Ollama, llama.cpp...)")
     parser.add_argument("--critic-base-url", help="server for the critic (default: --base-url)")
+    parser.add_argument(
+        "--config", type=Path, help="project config with [models] (default: refinelab.toml here or in a parent)"
+    )
     parser.add_argument("--concurrency", type=int, help="problems in flight (default 8)")
     parser.add_argument("--timeout", type=float, help="CPU seconds per test (default 4)")
     parser.add_argument("--isolation", choices=["auto", "bwrap", "none"], help="sandbox mode")
@@ -64,18 +71,18 @@ def default_store(environ: Mapping[str, str]) -> Path:
 def run(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
     """Build the spec, run it, print the report; 1 when infrastructure failures are left to retry."""
     spec = _spec(args)
+    spec = replace(spec, models=project_models(args.config, environ).merge(spec.models))
     cache = args.cache or args.store.with_name("responses.sqlite")
     settings = Settings(args.store, cache, environ, cache_dir=default_cache_dir(environ))
     display = TerminalProgress(sys.stderr, quiet=args.quiet)
     print(f"run {spec.run_id}: {len(spec.configurations())} configurations · store {args.store}", file=sys.stderr)
     try:
-        summary = asyncio.run(run_experiment(spec, settings, Progress(on_update=display.update)))
-    except KeyboardInterrupt:
+        summary = asyncio.run(_until_signal(run_experiment(spec, settings, Progress(on_update=display.update))))
+    except (KeyboardInterrupt, asyncio.CancelledError) as exc:
         display.finish()
-        print(
-            "refinelab: interrupted; finished trajectories are stored: run the same command to resume", file=sys.stderr
-        )
-        return 130
+        what = "interrupted" if isinstance(exc, KeyboardInterrupt) else "terminated (SIGTERM)"
+        print(f"refinelab: {what}; finished trajectories are stored: run the same command to resume", file=sys.stderr)
+        return INTERRUPTED if isinstance(exc, KeyboardInterrupt) else TERMINATED
     display.finish()
     with Store(args.store) as store:
         report = build_report(store, summary.run_id)
@@ -89,6 +96,24 @@ def run(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
         )
         return 1
     return 0
+
+
+INTERRUPTED = 128 + signal.SIGINT
+"""Exit code after Ctrl-C (130, the shell's convention)."""
+TERMINATED = 128 + signal.SIGTERM
+"""Exit code after SIGTERM (143): the run is marked interrupted, its stored work kept."""
+
+
+async def _until_signal(work: Coroutine[Any, Any, T]) -> T:
+    """Await ``work``; SIGTERM cancels it the way Ctrl-C does, so the runner marks the run interrupted."""
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
+    assert task is not None
+    loop.add_signal_handler(signal.SIGTERM, task.cancel)
+    try:
+        return await work
+    finally:
+        loop.remove_signal_handler(signal.SIGTERM)
 
 
 def _spec(args: argparse.Namespace) -> ExperimentSpec:
@@ -121,6 +146,9 @@ def _from_flags(args: argparse.Namespace) -> ExperimentSpec:
 
 
 def _with_overrides(spec: ExperimentSpec, args: argparse.Namespace) -> ExperimentSpec:
+    for flag, url in (("--base-url", args.base_url), ("--critic-base-url", args.critic_base_url)):
+        if url is not None and (problem := url_problem(url)) is not None:
+            raise UserError(f"{flag}: {problem}")
     sandbox = spec.sandbox
     if args.timeout is not None:
         if args.timeout <= 0:

@@ -1,7 +1,16 @@
 """Experiments: specs, the runner, the crash-safe store; scoring samples files and self-testing benchmarks."""
 
+from refinelab.experiment._process import ProcessId
 from refinelab.experiment._runner import Progress, RunSummary, Settings, run_experiment, score_attempts, select
-from refinelab.experiment._samples import Sample, ScoredSample, Summary, read_samples, score_samples, summarize
+from refinelab.experiment._samples import (
+    Sample,
+    ScoredSample,
+    Summary,
+    format_hint,
+    read_samples,
+    score_samples,
+    summarize,
+)
 from refinelab.experiment._selftest import Discrepancy, SelfTestReport, self_test, stub_program
 from refinelab.experiment._spec import (
     SAME,
@@ -11,7 +20,7 @@ from refinelab.experiment._spec import (
     SandboxChoice,
     load_spec,
 )
-from refinelab.experiment._store import MIGRATIONS, SCHEMA_VERSION, Failure, RunInfo, Store, Unit
+from refinelab.experiment._store import MIGRATIONS, SCHEMA_VERSION, Failure, RunInfo, RunListing, RunStatus, Store, Unit
 
 __all__ = [
     "MIGRATIONS",
@@ -22,8 +31,11 @@ __all__ = [
     "Discrepancy",
     "ExperimentSpec",
     "Failure",
+    "ProcessId",
     "Progress",
     "RunInfo",
+    "RunListing",
+    "RunStatus",
     "RunSummary",
     "Sample",
     "SandboxChoice",
@@ -33,6 +45,7 @@ __all__ = [
     "Store",
     "Summary",
     "Unit",
+    "format_hint",
     "load_spec",
     "read_samples",
     "run_experiment",

@@ -19,9 +19,10 @@ from pathlib import Path
 from refinelab import __version__
 from refinelab._errors import InfrastructureError, UserError
 from refinelab.experiment._samples import hidden_suite
+from refinelab.experiment._scoring import run_scored
 from refinelab.experiment._spec import BenchmarkChoice, Configuration, ExperimentSpec
 from refinelab.experiment._store import Store, Unit
-from refinelab.models import Model, ModelsConfig, ResponseCache, RetryPolicy, load_models_config, open_model
+from refinelab.models import Model, ResponseCache, RetryPolicy, open_model
 from refinelab.problems import Problem, find_problem, load_benchmark
 from refinelab.sandbox import Limits, RunResult, WorkerPool, default_workers
 from refinelab.strategies import Env, Trajectory
@@ -95,18 +96,36 @@ async def run_experiment(spec: ExperimentSpec, settings: Settings, progress: Pro
         async with pool:
             problems = await _problems(spec.benchmarks, pool, settings.cache_dir)
             resumed = _open_run(store, spec, pool, problems)
-            cache = ResponseCache(settings.cache)
             try:
-                models = _Models(spec, settings, cache)
-                try:
-                    await _schedule(spec, problems, _Context(store, pool, models, spec), progress)
-                finally:
-                    await models.aclose()
-            finally:
-                cache.close()
+                await _run_units(spec, settings, problems, (store, pool), progress)
+            except (KeyboardInterrupt, asyncio.CancelledError):
+                store.finish_run(spec.run_id, "interrupted", "stopped by a signal (Ctrl-C or SIGTERM)")
+                raise
+            except BaseException as exc:
+                store.finish_run(spec.run_id, "failed", f"{type(exc).__name__}: {exc}".splitlines()[0])
+                raise
         failed = {f.unit for f in store.failures(spec.run_id) if not f.resolved}
         store.finish_run(spec.run_id, "incomplete" if failed else "complete")
     return RunSummary(spec.run_id, resumed, progress)
+
+
+async def _run_units(
+    spec: ExperimentSpec,
+    settings: Settings,
+    problems: Sequence[tuple[str, Problem]],
+    where: tuple[Store, WorkerPool],
+    progress: Progress,
+) -> None:
+    """Every unit not stored yet, with the models (and their response cache) open around them."""
+    cache = ResponseCache(settings.cache)
+    try:
+        models = _Models(spec, settings, cache)
+        try:
+            await _schedule(spec, problems, _Context(*where, models, spec), progress)
+        finally:
+            await models.aclose()
+    finally:
+        cache.close()
 
 
 def _open_run(store: Store, spec: ExperimentSpec, pool: WorkerPool, problems: Sequence[tuple[str, Problem]]) -> bool:
@@ -174,7 +193,7 @@ class _Models:
 
     def __init__(self, spec: ExperimentSpec, settings: Settings, cache: ResponseCache) -> None:
         self.spec, self.settings, self.cache = spec, settings, cache
-        self.config = load_models_config(spec.models_file) if spec.models_file else ModelsConfig()
+        self.config = spec.models
         self.open: dict[tuple[str, str | None], Model] = {}
 
     def get(self, name: str, *, critic: bool = False) -> Model:
@@ -265,6 +284,6 @@ async def score_attempts(trajectory: Trajectory, problem: Problem, pool: WorkerP
     programs are run once."""
     suite = hidden_suite(problem)
     programs = sorted({a.code for a in trajectory.attempts if a.code is not None})
-    results = await pool.run_items([(code, suite) for code in programs]) if programs else []
+    results = await run_scored(pool, [(code, suite) for code in programs]) if programs else []
     by_code = dict(zip(programs, results))
     return [None if a.code is None else by_code[a.code] for a in trajectory.attempts]

@@ -6,12 +6,16 @@ A sample is ``{"task_id": ..., "completion": ...}`` (appended to the problem's p
 
 from __future__ import annotations
 
+import ast
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from refinelab._errors import InputError
+from refinelab._progress import ProgressHook
+from refinelab.experiment._scoring import run_scored
 from refinelab.metrics import mean_pass_at_k
 from refinelab.problems import Problem, find_problem
 from refinelab.problems._io import read_jsonl
@@ -30,6 +34,10 @@ class Sample:
     """The task id as the samples file spelled it."""
     index: int
     """Position among this task's samples (0-based)."""
+    code: str = ""
+    """The code as the file gave it."""
+    given_as: Literal["completion", "solution"] = "solution"
+    """Which field held it: ``completion`` (appended to the prompt) or ``solution`` (a whole program)."""
 
 
 @dataclass(frozen=True)
@@ -66,17 +74,48 @@ def read_samples(path: str | Path, problems: Sequence[Problem]) -> list[Sample]:
         problem = find_problem(by_id, str(task_id))
         if problem is None:
             raise InputError(path, line, "task_id", f"unknown task {task_id!r} for this benchmark")
-        samples.append(Sample(problem, _program(record, problem, path, line), str(task_id), counts[problem.id]))
+        code, given_as = _code(record, path, line)
+        program = code if given_as == "solution" else problem.program(code)
+        samples.append(Sample(problem, program, str(task_id), counts[problem.id], code, given_as))
         counts[problem.id] += 1
+    if not samples:
+        raise InputError(path, None, None, "no samples: expected JSON lines with task_id and completion or solution")
     return samples
 
 
-def _program(record: dict[str, object], problem: Problem, path: str | Path, line: int) -> str:
+def _code(record: dict[str, object], path: str | Path, line: int) -> tuple[str, Literal["completion", "solution"]]:
     if isinstance(record.get("solution"), str):
-        return str(record["solution"])
+        return str(record["solution"]), "solution"
     if isinstance(record.get("completion"), str):
-        return problem.program(str(record["completion"]))
+        return str(record["completion"]), "completion"
     raise InputError(path, line, "completion", "missing: a sample needs 'completion' or 'solution' (a string)")
+
+
+def format_hint(samples: Sequence[Sample]) -> str | None:
+    """One line of advice when most programs do not parse and the other field's reading would fix that:
+    ``completion`` is appended to the prompt, ``solution`` is a whole program (evalplus's convention)."""
+    broken = [s for s in samples if not _parses(s.program)]
+    if not samples or len(broken) * 2 <= len(samples):
+        return None
+    fixed = sum(_parses(s.code if s.given_as == "completion" else s.problem.program(s.code)) for s in broken)
+    head = f"{len(broken)} of {len(samples)} programs do not parse"
+    if broken[0].given_as == "solution":
+        advice = "`solution` is a whole program; `completion` is appended to the prompt"
+        other = "completion"
+    else:
+        advice = "`completion` is appended to the prompt; `solution` is a whole program"
+        other = "solution"
+    if fixed * 2 > len(broken):
+        return f"{head}: {advice}. {fixed} of them parse when read as `{other}`: rename the field to `{other}`"
+    return f"{head}: {advice}; check which one the file holds"
+
+
+def _parses(program: str) -> bool:
+    try:
+        ast.parse(program)
+    except (SyntaxError, ValueError):  # ValueError: a NUL byte in the source
+        return False
+    return True
 
 
 def hidden_suite(problem: Problem) -> Suite:
@@ -84,13 +123,16 @@ def hidden_suite(problem: Problem) -> Suite:
     return Suite.of(problem.hidden_tests, kind=problem.kind, entry_point=problem.entry_point, setup=problem.test_setup)
 
 
-async def score_samples(samples: Sequence[Sample], pool: WorkerPool) -> list[ScoredSample]:
+async def score_samples(
+    samples: Sequence[Sample], pool: WorkerPool, progress: ProgressHook | None = None
+) -> list[ScoredSample]:
     """Run every sample on its problem's hidden tests (in shared batches); results in sample order."""
     suites: dict[str, Suite] = {}
     for sample in samples:
         if sample.problem.id not in suites:
             suites[sample.problem.id] = hidden_suite(sample.problem)
-    results = await pool.run_items([(sample.program, suites[sample.problem.id]) for sample in samples])
+    items = [(sample.program, suites[sample.problem.id]) for sample in samples]
+    results = await run_scored(pool, items, progress=progress)
     return [ScoredSample(sample, result) for sample, result in zip(samples, results)]
 
 

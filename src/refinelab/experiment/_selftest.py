@@ -9,7 +9,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from refinelab._progress import ProgressHook
 from refinelab.experiment._samples import hidden_suite
+from refinelab.experiment._scoring import run_scored
 from refinelab.problems import Problem
 from refinelab.sandbox import RunResult, WorkerPool
 
@@ -51,16 +53,34 @@ def stub_program(problem: Problem) -> str:
     return f"def {entry}(*args, **kwargs):\n    pass\n"
 
 
-async def self_test(problems: Sequence[Problem], pool: WorkerPool) -> SelfTestReport:
-    """Run references (expect pass) and stubs (expect fail) for every problem."""
-    found = await asyncio.gather(*(_check(problem, pool) for problem in problems))
+async def self_test(
+    problems: Sequence[Problem], pool: WorkerPool, progress: ProgressHook | None = None
+) -> SelfTestReport:
+    """Run references (expect pass) and stubs (expect fail) for every problem; ``progress`` is told as
+    problems finish ("self-test", done, total)."""
+    done = 0
+    gate = asyncio.Semaphore(2 * pool.size)  # enough to keep every worker busy; more only holds memory
+
+    async def check(problem: Problem) -> list[Discrepancy]:
+        nonlocal done
+        async with gate:
+            found = await _check(problem, pool)
+        done += 1
+        if progress is not None:
+            progress("self-test", done, len(problems))
+        return found
+
+    if progress is not None:
+        progress("self-test", 0, len(problems))
+    found = await asyncio.gather(*(check(problem) for problem in problems))
     discrepancies = tuple(d for group in found for d in group)
     return SelfTestReport(len(problems), sum(p.reference is not None for p in problems), discrepancies)
 
 
 async def _check(problem: Problem, pool: WorkerPool) -> list[Discrepancy]:
     programs = [stub_program(problem)] + ([problem.reference] if problem.reference is not None else [])
-    results = await pool.run_many(programs, hidden_suite(problem), isolate=True)
+    suite = hidden_suite(problem)
+    results = await run_scored(pool, [(program, suite) for program in programs], isolate=True)
     found = []
     if results[0].passed:
         found.append(Discrepancy(problem.id, "stub", "the empty stub passed every hidden test"))

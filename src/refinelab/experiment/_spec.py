@@ -2,7 +2,10 @@
 
 Written as TOML (``refinelab run SPEC.toml``) or built from command-line flags. Unknown keys are
 errors that name the file, the line and the field. The run id is a hash of what determines results,
-so running the same spec again resumes the same run.
+so running the same spec again resumes the same run. Where things run does not determine results:
+the servers' addresses (``base_url``), concurrency and worker counts are left out, so a run moved to
+another port or host resumes; what a model string stands for (an alias) and its ``deployment`` tag
+are in.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from typing import Literal
 from refinelab._errors import InputError, UserError
 from refinelab._toml import located, read_toml
 from refinelab.metrics._records import configuration_label
+from refinelab.models import ModelsConfig, load_models_config, url_problem
 from refinelab.problems import BENCHMARKS
 from refinelab.sandbox import Limits
 from refinelab.strategies import CRITIC_STRATEGIES, Budget, StrategySpec
@@ -110,8 +114,9 @@ class ExperimentSpec:
     """Limits per problem."""
     sandbox: SandboxChoice = field(default_factory=SandboxChoice)
     """How code runs."""
-    models_file: str | None = None
-    """A TOML file with a ``[models]`` table (aliases, endpoints, prices)."""
+    models: ModelsConfig = field(default_factory=ModelsConfig)
+    """Aliases, endpoints, deployment tags and prices: the spec's own ``[models]`` table over the
+    project's ``refinelab.toml`` (the CLI merges them)."""
 
     def configurations(self) -> list[Configuration]:
         """Every strategy x actor (x critic, for critic strategies), in spec order, without duplicates."""
@@ -136,14 +141,30 @@ class ExperimentSpec:
 
     @property
     def run_id(self) -> str:
-        """A hash of what determines results (not concurrency or worker counts)."""
+        """A hash of what determines results: not where the servers listen, concurrency or worker counts."""
         data = self.to_json()
-        data.pop("concurrency")
+        for key in ("concurrency", "base_url", "critic_base_url", "models"):
+            data.pop(key)
         sandbox = data["sandbox"]
         assert isinstance(sandbox, dict)
         sandbox.pop("workers")
+        identities = self.model_identities()
+        if identities:
+            data["model_identities"] = identities
         digest = hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:12]
         return f"{_slug(self.name)}-{digest}"
+
+    def model_identities(self) -> dict[str, list[str]]:
+        """For each actor and critic written as an alias or tagged with a deployment: the model string
+        it stands for and its deployment tag ("" for none)."""
+        configurations = self.configurations()
+        written = {c.actor for c in configurations} | {c.critic for c in configurations if c.critic is not None}
+        found = {}
+        for name in sorted(written):
+            model, tag = self.models.model(name), self.models.settings(name).deployment or ""
+            if model != name or tag:
+                found[name] = [model, tag]
+        return found
 
 
 def _without_models(strategy: StrategySpec) -> StrategySpec:
@@ -198,12 +219,12 @@ def load_spec(path: str | Path) -> ExperimentSpec:
         critics=tuple(reader.strings(table, "critics") or [SAME]),
         repeats=reader.integer(table, "repeats", 1),
         name=reader.string(table, "name") or path.stem,
-        base_url=reader.string(table, "base_url"),
-        critic_base_url=reader.string(table, "critic_base_url"),
+        base_url=reader.url(table, "base_url"),
+        critic_base_url=reader.url(table, "critic_base_url"),
         concurrency=reader.integer(table, "concurrency", 8),
         budget=reader.budget(table.get("budget", {})),
         sandbox=reader.sandbox(table.get("sandbox", {})),
-        models_file=str(path) if "models" in table else None,
+        models=load_models_config(path) if "models" in table else ModelsConfig(),
     )
     if not spec.benchmarks:
         raise located(path, "benchmarks", "missing: add at least one [[benchmarks]] table with a name")
@@ -245,6 +266,13 @@ class _Reader:
         value = table.get(key)
         if value is not None and not isinstance(value, str):
             raise self.error(key, "must be a string")
+        return value
+
+    def url(self, table: dict[str, object], key: str) -> str | None:
+        value = self.string(table, key)
+        problem = None if value is None else url_problem(value)
+        if problem is not None:
+            raise self.error(key, problem)
         return value
 
     def integer(self, table: dict[str, object], key: str, default: int | None, *, minimum: int = 1) -> int:

@@ -14,9 +14,10 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from refinelab._errors import UserError
+from refinelab.experiment._process import ProcessId
 from refinelab.experiment._spec import Configuration
 from refinelab.metrics._records import ScoredAttempt, ScoredTrajectory
 from refinelab.problems import Problem
@@ -83,12 +84,25 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         CREATE INDEX infra_failures_unit ON infra_failures (run_id, config, problem, repeat);
         """,
     ),
+    (
+        "m003_run_process",
+        """
+        ALTER TABLE runs ADD COLUMN host TEXT;
+        ALTER TABLE runs ADD COLUMN pid INTEGER;
+        ALTER TABLE runs ADD COLUMN pid_started TEXT;
+        ALTER TABLE runs ADD COLUMN note TEXT;
+        """,
+    ),
 )
 """Named migrations, applied in order; append new ones, never edit a released one."""
 SCHEMA_VERSION = len(MIGRATIONS)
 
 Unit = tuple[str, str, int]
 """(configuration key, ``benchmark/problem_id``, repeat)."""
+
+RunStatus = Literal["running", "complete", "incomplete", "interrupted", "failed"]
+"""``running``; ``complete``; ``incomplete`` (infrastructure failures left to retry); ``interrupted``
+(Ctrl-C, SIGTERM, or its process is gone: killed, crashed); ``failed`` (stopped by an error)."""
 
 
 @dataclass(frozen=True)
@@ -109,8 +123,29 @@ class RunInfo:
     """Sandbox isolation level."""
     limits: dict[str, object]
     """Sandbox limits."""
-    status: str
-    """``running``, ``complete`` or ``incomplete`` (some units failed for infrastructure reasons)."""
+    status: RunStatus
+    """Where the run stands (see :data:`RunStatus`); a ``running`` run whose process is gone reads as
+    ``interrupted``."""
+    finished: float | None = None
+    """Unix time the last invocation ended (``None`` while running, or when it was killed)."""
+    note: str | None = None
+    """Why it stopped, when it did not complete (the error, the signal, the process gone)."""
+    process: ProcessId | None = None
+    """The process that ran it last (``None`` for runs stored before refinelab recorded it)."""
+
+
+@dataclass(frozen=True)
+class RunListing:
+    """A run and how far it got (``refinelab report --list``)."""
+
+    info: RunInfo
+    """The run."""
+    configurations: int
+    """Configurations in its spec."""
+    done: int
+    """Units (configuration x problem x repeat) stored."""
+    total: int
+    """Units in the run (0 while its problems are not recorded yet)."""
 
 
 @dataclass(frozen=True)
@@ -172,15 +207,23 @@ class Store:
     # --- writing ---------------------------------------------------------------------------------
 
     def open_run(self, run_id: str, spec: dict[str, object], header: Mapping[str, object]) -> bool:
-        """Record a run (``header``: versions, isolation, limits); False when it already exists (a resume)."""
-        if self._db.execute("SELECT 1 FROM runs WHERE id = ?", (run_id,)).fetchone():
-            self._db.execute("UPDATE runs SET status = 'running' WHERE id = ?", (run_id,))
-            return False
-        row = (run_id, str(spec.get("name", "")), time.time(), json.dumps(spec), json.dumps(header["versions"]))
+        """Record a run (``header``: versions, isolation, limits) as running in this process; False when it
+        already exists (a resume)."""
+        me = ProcessId.current()
+        owner = (me.host, me.pid, me.started)
         with self._transaction():
+            if self._db.execute("SELECT 1 FROM runs WHERE id = ?", (run_id,)).fetchone():
+                self._db.execute(
+                    "UPDATE runs SET status = 'running', finished = NULL, note = NULL, host = ?, pid = ?, "
+                    "pid_started = ? WHERE id = ?",
+                    (*owner, run_id),
+                )
+                return False
+            row = (run_id, str(spec.get("name", "")), time.time(), json.dumps(spec), json.dumps(header["versions"]))
             self._db.execute(
-                "INSERT INTO runs VALUES (?, ?, ?, ?, ?, ?, ?, 'running', NULL)",
-                (*row, str(header["isolation"]), json.dumps(header["limits"])),
+                "INSERT INTO runs (id, name, created, spec, versions, isolation, limits, status, host, pid, "
+                "pid_started) VALUES (?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?)",
+                (*row, str(header["isolation"]), json.dumps(header["limits"]), *owner),
             )
         return True
 
@@ -222,9 +265,11 @@ class Store:
                 (run_id, *unit, kind, message, time.time()),
             )
 
-    def finish_run(self, run_id: str, status: str) -> None:
-        """Mark the run complete or incomplete."""
-        self._db.execute("UPDATE runs SET status = ?, finished = ? WHERE id = ?", (status, time.time(), run_id))
+    def finish_run(self, run_id: str, status: RunStatus, note: str | None = None) -> None:
+        """Mark the end of an invocation: complete, incomplete, interrupted or failed (``note``: why)."""
+        self._db.execute(
+            "UPDATE runs SET status = ?, finished = ?, note = ? WHERE id = ?", (status, time.time(), note, run_id)
+        )
 
     def _transaction(self) -> _Transaction:
         return _Transaction(self._db)
@@ -238,16 +283,30 @@ class Store:
 
     def runs(self) -> list[RunInfo]:
         """Every run, oldest first."""
-        rows = self._db.execute("SELECT * FROM runs ORDER BY created").fetchall()
+        rows = self._db.execute(f"SELECT {_RUN_COLUMNS} FROM runs ORDER BY created").fetchall()  # noqa: S608
         return [_run_info(row) for row in rows]
 
+    def listing(self) -> list[RunListing]:
+        """Every run with its configuration count and units stored / in all, oldest first."""
+        counts = dict(self._db.execute("SELECT run_id, COUNT(*) FROM trajectories GROUP BY run_id").fetchall())
+        configs = dict(self._db.execute("SELECT run_id, COUNT(*) FROM configs GROUP BY run_id").fetchall())
+        problems = dict(self._db.execute("SELECT run_id, COUNT(*) FROM problems GROUP BY run_id").fetchall())
+        found = []
+        for info in self.runs():
+            repeats = info.spec.get("repeats", 1)
+            total = configs.get(info.id, 0) * problems.get(info.id, 0) * (repeats if isinstance(repeats, int) else 1)
+            found.append(RunListing(info, configs.get(info.id, 0), counts.get(info.id, 0), total))
+        return found
+
     def run(self, run_id: str | None = None) -> RunInfo:
-        """One run (default: the newest); a user error naming the known runs if there is no such run."""
+        """One run by id or unique prefix; by default the newest run with stored results (the newest run
+        when none has any). A user error naming the known runs if there is no such run."""
         runs = self.runs()
         if not runs:
             raise UserError(f"{self.path}: no runs stored yet (run `refinelab run` first)")
         if run_id is None:
-            return runs[-1]
+            with_results = {row[0] for row in self._db.execute("SELECT DISTINCT run_id FROM trajectories")}
+            return next((r for r in reversed(runs) if r.id in with_results), runs[-1])
         matches = [r for r in runs if r.id == run_id] or [r for r in runs if r.id.startswith(run_id)]
         if len(matches) != 1:
             known = ", ".join(r.id for r in runs[-5:])
@@ -390,9 +449,15 @@ def _export_line(row: dict[str, object]) -> dict[str, object]:
     return row
 
 
+_RUN_COLUMNS = "id, name, created, spec, versions, isolation, limits, status, finished, note, host, pid, pid_started"
+
+
 def _run_info(row: Sequence[Any]) -> RunInfo:
-    run_id, name, created, spec, versions, isolation, limits, status, _ = row
+    run_id, name, created, spec, versions, isolation, limits, status, finished, note, host, pid, started = row
+    process = None if host is None or pid is None else ProcessId(str(host), int(pid), started)
+    if status == "running" and process is not None and process.gone():
+        status, note = "interrupted", f"its process ({process.pid} on {process.host}) ended without finishing it"
     return RunInfo(
-        str(run_id), str(name), float(created), json.loads(spec), json.loads(versions),
-        str(isolation), json.loads(limits), str(status),
+        str(run_id), str(name), float(created), json.loads(spec), json.loads(versions), str(isolation),
+        json.loads(limits), status, finished, note, process,
     )  # fmt: skip

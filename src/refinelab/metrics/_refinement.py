@@ -1,8 +1,12 @@
 """What refinement did: pass@1 after each iteration, improvements, regressions, iterations.
 
-Iteration ``i`` is attempt ``i`` (0 = the first attempt). A trajectory that stopped before iteration
-``i`` keeps its last attempt, as in the studies. For sampling (all attempts are samples) iteration 0
-is the first sample (a single pass at the sampling temperature) and every later one the selected sample.
+Pass@1 after iteration ``i`` has one definition, used by every report and export: iteration ``i`` is
+attempt ``i`` (0 = the first attempt), and a trajectory that stopped before iteration ``i`` keeps its
+last attempt, as in the studies. Only configurations that iterate have iterations after 0: for one
+whose trajectories never refined (single pass) or whose attempts are independent samples (sampling),
+pass@1 after iteration ``i > 0`` is ``None`` (shown as "–" or an empty cell), never a copy of iteration 0
+or of the selected sample; their returned answers are in ``pass_final``. For sampling, iteration 0 is
+the first sample (a single pass at the sampling temperature).
 """
 
 from __future__ import annotations
@@ -35,11 +39,10 @@ def sampled(trajectory: ScoredTrajectory) -> bool:
 
 
 def answer_at(trajectory: ScoredTrajectory, iteration: int) -> ScoredAttempt | None:
-    """The answer after ``iteration`` refinements (the last attempt if it stopped earlier)."""
-    if not trajectory.attempts:
+    """The answer after ``iteration`` refinements (the last attempt if it stopped earlier); ``None`` for
+    a sampling trajectory after iteration 0 (samples are not iterations) or one without attempts."""
+    if not trajectory.attempts or (sampled(trajectory) and iteration > 0):
         return None
-    if sampled(trajectory) and iteration > 0:
-        return None if trajectory.final is None else trajectory.attempts[trajectory.final]
     return trajectory.attempts[min(iteration, len(trajectory.attempts) - 1)]
 
 
@@ -48,11 +51,23 @@ def _passes_at(trajectory: ScoredTrajectory, iteration: int) -> bool:
     return answer is not None and answer.hidden_passed
 
 
+def iterates(trajectories: Sequence[ScoredTrajectory]) -> bool:
+    """True when some (non-sampling) trajectory refined at least once, so iterations after 0 exist."""
+    return max_iteration(trajectories) > 0
+
+
 def pass_at_iteration(trajectories: Sequence[ScoredTrajectory], iteration: int) -> float | None:
-    """Share of trajectories whose answer after ``iteration`` passes the hidden tests."""
-    if not trajectories:
+    """Share of trajectories whose answer after ``iteration`` passes the hidden tests; ``None`` without
+    trajectories, and after iteration 0 for a configuration that does not iterate (see the module
+    docstring)."""
+    if not trajectories or (iteration > 0 and not iterates(trajectories)):
         return None
     return sum(_passes_at(t, iteration) for t in trajectories) / len(trajectories)
+
+
+def pass_by_iteration(trajectories: Sequence[ScoredTrajectory], depth: int) -> tuple[float | None, ...]:
+    """:func:`pass_at_iteration` for iterations ``0 .. depth`` (the columns every report shows)."""
+    return tuple(pass_at_iteration(trajectories, i) for i in range(depth + 1))
 
 
 def pass_final(trajectories: Sequence[ScoredTrajectory]) -> float | None:
@@ -67,7 +82,10 @@ def max_iteration(trajectories: Sequence[ScoredTrajectory]) -> int:
 
 def step_rates(trajectories: Sequence[ScoredTrajectory], iteration: int) -> tuple[Rate, Rate]:
     """(improvement, regression) from iteration ``iteration - 1`` to ``iteration``: failing answers that
-    came to pass, of failing ones; passing answers that came to fail, of passing ones."""
+    came to pass, of failing ones; passing answers that came to fail, of passing ones. Both are empty
+    (``Rate(0, 0)``) for a configuration that does not iterate."""
+    if not iterates(trajectories):
+        return Rate(0, 0), Rate(0, 0)
     before = [_passes_at(t, iteration - 1) for t in trajectories]
     after = [_passes_at(t, iteration) for t in trajectories]
     improved = sum(not b and a for b, a in zip(before, after))

@@ -15,6 +15,7 @@ from refinelab.models._resolve import (
     load_models_config,
     open_model,
     resolve,
+    url_problem,
 )
 from refinelab.models._types import Completion, GenerateConfig, Message, Reply, Retry, Usage
 
@@ -51,4 +52,5 @@ __all__ = [
     "open_model",
     "resolve",
     "serve",
+    "url_problem",
 ]

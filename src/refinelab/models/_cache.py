@@ -1,7 +1,10 @@
-"""The response cache: SQLite, keyed by endpoint, model, messages, settings and sample index.
+"""The response cache: SQLite, keyed by deployment tag, model, messages, settings and sample index.
 
 A repeated or resumed run makes no repeated calls, and samples at temperature > 0 stay distinct
-because the sample index is part of the key. Modes: ``rw`` (default), ``ro`` (replay: a miss is an
+because the sample index is part of the key. The server's address is not part of the key: the same
+model moved to another port or host answers from the same cache; two deployments of one model name
+that answer differently (another quantisation, another revision) are told apart by a ``deployment``
+tag (``[models.endpoints."NAME"] deployment = "..."``). Modes: ``rw`` (default), ``ro`` (replay: a miss is an
 error), ``off``. Writes are committed one by one (WAL mode), so a crash loses at most the call in flight.
 """
 
@@ -30,10 +33,10 @@ CREATE TABLE IF NOT EXISTS responses (
 """
 
 
-def cache_key(endpoint: str, model: str, messages: Sequence[Message], config: GenerateConfig, sample: int) -> str:
-    """A stable hash of everything that determines a response."""
+def cache_key(deployment: str, model: str, messages: Sequence[Message], config: GenerateConfig, sample: int) -> str:
+    """A stable hash of everything that determines a response (``deployment``: the user's tag, or "")."""
     payload = {
-        "endpoint": endpoint,
+        "deployment": deployment,
         "model": model,
         "messages": [[m.role, m.content] for m in messages],
         "config": config.key(),

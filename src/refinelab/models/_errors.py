@@ -6,7 +6,11 @@ from refinelab._errors import InfrastructureError, UserError
 
 
 class TransientError(Exception):
-    """A failure worth retrying: 429, 5xx, a timeout, a dropped connection, a malformed response."""
+    """A failure worth retrying: 429, 5xx, a timeout, a dropped connection, a malformed response.
+
+    ``connection`` is True when no connection could be made at all (refused, unknown host, no answer to
+    the connection, not an http(s) URL): retried only if the server has answered this model before.
+    """
 
     def __init__(self, reason: str, *, retry_after: float | None = None, connection: bool = False) -> None:
         super().__init__(reason)

@@ -97,9 +97,12 @@ class Model:
         retry: RetryPolicy | None = None,
         cache: ResponseCache | None = None,
         prices: PriceTable | None = None,
+        deployment: str = "",
     ) -> None:
         self.backend = backend
         self.name = backend.model
+        self.deployment = deployment
+        """A tag separating deployments of one model name in the response cache ("" for none)."""
         self.concurrency = concurrency
         self.retry = retry or RetryPolicy()
         self.cache = cache
@@ -120,7 +123,7 @@ class Model:
         if self.cache is None or self.cache.mode != "rw":
             (completion,) = await self.generate_n(messages, config, n=1, first_sample=sample)
             return completion
-        key = cache_key(self.backend.endpoint, self.name, messages, config or GenerateConfig(), sample)
+        key = cache_key(self.deployment, self.name, messages, config or GenerateConfig(), sample)
         while (leader := self._in_flight.get(key)) is not None:
             await asyncio.wait([leader])  # its outcome is in the cache (or it failed and we ask ourselves)
         self._in_flight[key] = done = asyncio.get_running_loop().create_future()
@@ -167,7 +170,7 @@ class Model:
     def _cached(self, messages: Sequence[Message], config: GenerateConfig, sample: int) -> Completion | None:
         if self.cache is None or self.cache.mode == "off":
             return None
-        found = self.cache.lookup(cache_key(self.backend.endpoint, self.name, messages, config, sample))
+        found = self.cache.lookup(cache_key(self.deployment, self.name, messages, config, sample))
         if found is None:
             if self.cache.mode == "ro":
                 raise CacheMiss(f"replay mode: no cached response for a request to {self.name} (sample {sample})")
@@ -197,7 +200,7 @@ class Model:
         for sample, reply in zip(samples, replies):
             if self.cache is not None:
                 self.cache.put(
-                    cache_key(self.backend.endpoint, self.name, messages, config, sample),
+                    cache_key(self.deployment, self.name, messages, config, sample),
                     self.backend.endpoint,
                     self.name,
                     reply,
@@ -221,7 +224,9 @@ class Model:
                 self._unsupported.add("json_schema")  # ask again without it; callers parse the text
                 continue
             except TransientError as exc:
-                if attempt == self.retry.attempts:
+                # a server that never answered is reported at once: nothing listening, unknown host, bad
+                # address; one that has answered before may be restarting, so that is retried
+                if attempt == self.retry.attempts or (exc.connection and not self._answered):
                     self._give_up(exc, retries)
                 wait = self.retry.wait(attempt, exc.retry_after)
                 retries.append(Retry(attempt, exc.reason, wait))
@@ -241,8 +246,8 @@ class Model:
         self.accounting.failures += 1
         if error.connection and not self._answered:
             raise EndpointError(
-                f"cannot reach {self.backend.endpoint} for {self.name}: {error.reason}; is the server running? "
-                "(start vLLM, Ollama or llama.cpp there, or pass --base-url)"
+                f"cannot reach {self.backend.endpoint} for {self.name}: {error.reason}; check the address, "
+                "and that the server is running there (vLLM, Ollama, llama.cpp), or pass --base-url"
             )
         raise EndpointFailed(
             f"{self.name} at {self.backend.endpoint} failed {len(retries) + 1} times (last: {error.reason})",

@@ -8,10 +8,14 @@ import asyncio
 import json
 from collections.abc import Sequence
 from typing import Any
+from urllib.parse import urlsplit
 
 from refinelab._errors import MissingDependency
 from refinelab.models._errors import EndpointError, NotSupported, TransientError
 from refinelab.models._types import GenerateConfig, Message, Reply, Usage
+
+CONNECT_SECONDS = 5.0
+"""How long to wait for a server to accept a connection (a reply may take up to ``timeout``)."""
 
 
 class OpenAIBackend:
@@ -36,8 +40,9 @@ class OpenAIBackend:
         """One client per event loop: an async HTTP client cannot move between loops."""
         loop = id(asyncio.get_running_loop())
         if loop not in self._clients:
+            timeout = self._openai.Timeout(self._timeout, connect=min(CONNECT_SECONDS, self._timeout))
             self._clients[loop] = self._openai.AsyncOpenAI(
-                base_url=self.endpoint, api_key=self._api_key, max_retries=0, timeout=self._timeout
+                base_url=self.endpoint, api_key=self._api_key, max_retries=0, timeout=timeout
             )
         return self._clients[loop]
 
@@ -93,15 +98,30 @@ class OpenAIBackend:
     def _translate(self, exc: Exception, config: GenerateConfig, n: int) -> Exception:
         openai = self._openai
         status = getattr(exc, "status_code", None)
-        if isinstance(exc, openai.APITimeoutError):
+        if isinstance(exc, openai.APITimeoutError) and not _in_chain(exc, "ConnectTimeout"):
             return TransientError("timeout")
         if isinstance(exc, openai.APIConnectionError):
-            return TransientError(f"connection: {exc.__cause__ or exc}", connection=True)
+            # connection=True only when no connection was made; a dropped one is an ordinary transient
+            connected = not any(
+                _in_chain(exc, name) for name in ("ConnectError", "ConnectTimeout", "UnsupportedProtocol")
+            )
+            return TransientError(self._connection_failure(exc), connection=not connected)
         if isinstance(exc, openai.APIResponseValidationError):
             return TransientError("malformed response")
         if status == 429 or (isinstance(status, int) and status >= 500):
             return TransientError(str(status), retry_after=_retry_after(exc))
         return self._fatal(exc, status, config, n)
+
+    def _connection_failure(self, exc: Exception) -> str:
+        """Why no connection was made, in words a user can act on."""
+        host = urlsplit(self.endpoint).netloc
+        if _in_chain(exc, "gaierror"):
+            return f"the host name in {host} does not resolve (unknown host)"
+        if _in_chain(exc, "ConnectionRefusedError"):
+            return f"nothing is listening at {host} (connection refused)"
+        if _in_chain(exc, "ConnectTimeout"):
+            return f"{host} did not accept a connection within {CONNECT_SECONDS:g} s"
+        return f"connection failed: {_innermost(exc)}"
 
     def _fatal(self, exc: Exception, status: object, config: GenerateConfig, n: int) -> Exception:
         message = str(getattr(exc, "message", exc))
@@ -117,6 +137,26 @@ class OpenAIBackend:
             listing = f"GET {self.endpoint}/models lists them"
             return EndpointError(f"{self.endpoint} does not know model {self.name!r}: check the name ({listing})")
         return EndpointError(f"{self.endpoint} rejected the request for {self.model} ({status}): {message}")
+
+
+def _causes(exc: BaseException) -> list[BaseException]:
+    chain: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and current not in chain:
+        chain.append(current)
+        current = current.__cause__ or current.__context__
+    return chain
+
+
+def _in_chain(exc: BaseException, type_name: str) -> bool:
+    """True when an exception of that class name caused ``exc`` (the HTTP library is the SDK's business,
+    so its classes are matched by name)."""
+    return any(type(cause).__name__ == type_name for cause in _causes(exc))
+
+
+def _innermost(exc: BaseException) -> str:
+    last = _causes(exc)[-1]
+    return f"{type(last).__name__}: {last}"
 
 
 def _usage(usage: object, n: int) -> Usage | None:

@@ -9,8 +9,9 @@ settings from the project config (``[models]`` in ``refinelab.toml``).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from refinelab._errors import InputError, UserError
 from refinelab._toml import read_toml
@@ -49,6 +50,15 @@ class EndpointSettings:
     """Requests in flight."""
     price: Price | None = None
     """USD per million tokens."""
+    deployment: str | None = None
+    """A tag naming this deployment of the model (``a100-fp8``, ``rev-2024-09``): part of the response
+    cache key and of the run id, so two servers serving one model name differently are kept apart. The
+    address is not: the same deployment moved to another port or host resumes its runs."""
+
+    def merge(self, override: EndpointSettings) -> EndpointSettings:
+        """These settings with every field ``override`` sets replaced."""
+        changes = {f.name: getattr(override, f.name) for f in fields(self) if getattr(override, f.name) is not None}
+        return replace(self, **changes)
 
 
 @dataclass(frozen=True)
@@ -59,6 +69,21 @@ class ModelsConfig:
     """Short names for model strings."""
     endpoints: Mapping[str, EndpointSettings] = field(default_factory=dict)
     """Settings by model string."""
+
+    def merge(self, override: ModelsConfig) -> ModelsConfig:
+        """This config with ``override``'s aliases and endpoint settings on top (field by field)."""
+        endpoints = dict(self.endpoints)
+        for name, settings in override.endpoints.items():
+            endpoints[name] = endpoints.get(name, EndpointSettings()).merge(settings)
+        return ModelsConfig({**self.aliases, **override.aliases}, endpoints)
+
+    def model(self, text: str) -> str:
+        """The model string an alias stands for (``text`` itself when it is no alias)."""
+        return self.aliases.get(text, text)
+
+    def settings(self, text: str) -> EndpointSettings:
+        """The endpoint settings of a model string or alias."""
+        return self.endpoints.get(self.model(text), EndpointSettings())
 
 
 @dataclass(frozen=True)
@@ -109,13 +134,33 @@ def _only(table: dict[str, object], allowed: set[str], path: str | Path, where: 
 def _endpoint(table: object, path: str | Path, where: str) -> EndpointSettings:
     if not isinstance(table, dict):
         raise InputError(path, None, where, "must be a table")
-    _only(table, {"base_url", "concurrency", "price"}, path, where)
+    _only(table, {"base_url", "concurrency", "price", "deployment"}, path, where)
     url, concurrency, price = table.get("base_url"), table.get("concurrency"), table.get("price")
+    deployment = table.get("deployment")
     if url is not None and not isinstance(url, str):
         raise InputError(path, None, f"{where}.base_url", "must be a string")
+    if url is not None and (problem := url_problem(url)) is not None:
+        raise InputError(path, None, f"{where}.base_url", problem)
     if concurrency is not None and (not isinstance(concurrency, int) or concurrency < 1):
         raise InputError(path, None, f"{where}.concurrency", "must be a positive integer")
-    return EndpointSettings(url, concurrency, _price(price, path, f"{where}.price") if price is not None else None)
+    if deployment is not None and (not isinstance(deployment, str) or not deployment):
+        raise InputError(path, None, f"{where}.deployment", "must be a non-empty string")
+    priced = _price(price, path, f"{where}.price") if price is not None else None
+    return EndpointSettings(url, concurrency, priced, deployment)
+
+
+def url_problem(url: str) -> str | None:
+    """What is wrong with a base URL (``None``: nothing): it needs ``http://`` or ``https://`` and a host."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        if "://" not in url:
+            return f"base URL {url!r} has no scheme: write http://{url} (or https://)"
+        return f"base URL {url!r} is not an http:// or https:// address"
+    try:
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number in range
+    except ValueError:
+        return f"base URL {url!r} has an invalid port"
+    return None
 
 
 def _price(table: object, path: str | Path, where: str) -> Price:
@@ -133,8 +178,10 @@ def resolve(
 ) -> ModelSpec:
     """Resolve a model string (after aliases) into a model, URL and key; user errors say what to fix."""
     config = config or ModelsConfig()
-    text = config.aliases.get(text, text)
-    settings = config.endpoints.get(text, EndpointSettings())
+    settings = config.settings(text)
+    text = config.model(text)
+    if base_url is not None and (problem := url_problem(base_url)) is not None:
+        raise UserError(problem)
     provider_name, _, name = text.partition(":")
     provider = PROVIDERS.get(provider_name) if name else None
     if provider is None:
@@ -164,7 +211,8 @@ def open_model(
 
     config = config or ModelsConfig()
     spec = resolve(text, environ, base_url=base_url, config=config)
-    settings = config.endpoints.get(config.aliases.get(text, text), EndpointSettings())
+    settings = config.settings(text)
     prices = PriceTable({spec.model: settings.price} if settings.price else None)
     backend = OpenAIBackend(spec.model, spec.base_url, spec.api_key)
-    return Model(backend, concurrency=settings.concurrency or 16, retry=retry, cache=cache, prices=prices)
+    concurrency, deployment = settings.concurrency or 16, settings.deployment or ""
+    return Model(backend, concurrency=concurrency, retry=retry, cache=cache, prices=prices, deployment=deployment)

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field, fields, replace
-from typing import Literal
+from typing import Annotated, Literal
+
+from annotated_types import Ge, Interval
 
 Role = Literal["system", "user", "assistant"]
 
@@ -38,11 +40,11 @@ class Message:
 class GenerateConfig:
     """Sampling settings; ``None`` means "the server's default"."""
 
-    temperature: float | None = None
+    temperature: Annotated[float, Ge(0)] | None = None
     """Sampling temperature (the refinement studies use 0; LiveCodeBench 0.2)."""
-    top_p: float | None = None
+    top_p: Annotated[float, Interval(gt=0, le=1)] | None = None
     """Nucleus sampling (LiveCodeBench: 0.95)."""
-    max_tokens: int | None = None
+    max_tokens: Annotated[int, Ge(1)] | None = None
     """Longest completion."""
     seed: int | None = None
     """Sampling seed, where the server honours one."""

@@ -6,6 +6,7 @@ from refinelab.problems._jsonl import load_jsonl
 from refinelab.problems._livecodebench import load_livecodebench
 from refinelab.problems._mbpp import load_mbpp
 from refinelab.problems._model import AssertTest, CallTest, Problem, ProblemKind, StdioTest, Test
+from refinelab.problems._packed import Packed
 from refinelab.problems._registry import BENCHMARKS, Benchmark, benchmark, find_problem, load_benchmark
 from refinelab.problems._stdio_sources import load_apps, load_codecontests
 
@@ -14,6 +15,7 @@ __all__ = [
     "AssertTest",
     "Benchmark",
     "CallTest",
+    "Packed",
     "Problem",
     "ProblemKind",
     "StdioTest",

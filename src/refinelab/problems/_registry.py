@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from refinelab._errors import UserError
+from refinelab._progress import ProgressHook
 from refinelab.problems._humaneval import load_humaneval
 from refinelab.problems._jsonl import load_jsonl
 from refinelab.problems._livecodebench import load_livecodebench
@@ -70,9 +71,15 @@ def benchmark(name: str) -> Benchmark:
 
 
 async def load_benchmark(
-    name: str, path: str | Path | None = None, *, pool: WorkerPool | None = None, cache_dir: Path | None = None
+    name: str,
+    path: str | Path | None = None,
+    *,
+    pool: WorkerPool | None = None,
+    cache_dir: Path | None = None,
+    progress: ProgressHook | None = None,
 ) -> list[Problem]:
-    """Load a benchmark's problems. HumanEval+ needs a sandbox ``pool`` (its outputs are computed)."""
+    """Load a benchmark's problems. HumanEval+ needs a sandbox ``pool`` (its outputs are computed, the
+    first time, with ``progress`` told how far it got) and a ``cache_dir`` to keep them in."""
     benchmark(name)
     data = Path(path) if path is not None else None
     if name != "humaneval-plus":
@@ -81,7 +88,7 @@ async def load_benchmark(
 
     if pool is None or cache_dir is None:
         raise UserError("humaneval-plus needs a sandbox pool and a cache directory to compute expected outputs")
-    return await load_humanevalplus(_required(data, name), pool, cache_dir)
+    return await load_humanevalplus(_required(data, name), pool, cache_dir, progress)
 
 
 def find_problem(problems: dict[str, Problem], task_id: str) -> Problem | None:

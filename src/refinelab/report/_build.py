@@ -30,7 +30,7 @@ from refinelab.metrics import (
     means,
     multiple,
     paired,
-    pass_at_iteration,
+    pass_by_iteration,
     pass_final,
     prompt_tokens_by_round,
     regression_errors,
@@ -55,8 +55,10 @@ class Row:
     """Critic model."""
     trajectories: int
     """Trajectories scored."""
-    by_iteration: tuple[float, ...]
-    """Pass@1 after iteration 0, 1, ... (hidden tests)."""
+    by_iteration: tuple[float | None, ...]
+    """Pass@1 after iteration 0, 1, ... up to the report's deepest iteration (hidden tests), as
+    ``metrics.pass_at_iteration`` defines it: ``None`` after iteration 0 for a configuration that does
+    not iterate (single pass, sampling)."""
     final: float
     """Pass@1 of the returned answers."""
     regression_errors: int
@@ -145,7 +147,8 @@ def build_report(store: Store, run_id: str | None = None, *, baseline: str | Non
     for trajectory in trajectories:
         groups.setdefault(trajectory.config, []).append(trajectory)
     singles = {g[0].actor: g for g in groups.values() if g[0].strategy == "single-pass"}
-    rows = tuple(_row(group, singles.get(group[0].actor)) for group in groups.values())
+    depth = max((max_iteration(group) for group in groups.values()), default=0)
+    rows = tuple(_row(group, singles.get(group[0].actor), depth) for group in groups.values())
     problems = store.problems(run.id)
     configs, repeats = len(store.configurations(run.id)), int(str(run.spec.get("repeats", 1)))
     return Report(
@@ -161,14 +164,13 @@ def build_report(store: Store, run_id: str | None = None, *, baseline: str | Non
     )
 
 
-def _row(group: Sequence[ScoredTrajectory], single: Sequence[ScoredTrajectory] | None) -> Row:
+def _row(group: Sequence[ScoredTrajectory], single: Sequence[ScoredTrajectory] | None, depth: int) -> Row:
     first = group[0]
     use = means(group)
     assert use is not None
     top = max_iteration(group)
-    by_iteration = tuple(v for i in range(top + 1) if (v := pass_at_iteration(group, i)) is not None)
     return Row(
-        first.label, first.strategy, first.actor, first.critic, len(group), by_iteration,
+        first.label, first.strategy, first.actor, first.critic, len(group), pass_by_iteration(group, depth),
         pass_final(group) or 0.0, regression_errors(group), average_refinements(group),
         average_attempts(group) or 0.0, use, _multiples(use, single), improvement_rate(group),
         regression_rate(group), confusion_matrix(group) if first.critic is not None else None,

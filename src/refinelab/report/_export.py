@@ -26,7 +26,8 @@ def report_json(report: Report) -> str:
 
 
 def report_csv(report: Report) -> str:
-    """One CSV row per configuration with its headline numbers."""
+    """One CSV row per configuration with its headline numbers (``pass_itN`` empty where the
+    configuration has no iteration ``N``: see ``metrics.pass_at_iteration``)."""
     depth = max((len(r.by_iteration) for r in report.rows), default=1)
     header = ["run_id", "configuration", "strategy", "actor", "critic", "n"]
     header += [f"pass_it{i}" for i in range(depth)]
@@ -37,7 +38,7 @@ def report_csv(report: Report) -> str:
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(header)
     for r in report.rows:
-        its = [r.by_iteration[min(i, len(r.by_iteration) - 1)] if r.by_iteration else "" for i in range(depth)]
+        its = [_blank(value) for value in r.by_iteration]
         single = r.vs_single
         writer.writerow(
             [

@@ -80,12 +80,13 @@ def _scale(value: float, low: float, high: float, start: float, end: float) -> f
 
 def _iteration_plot(rows: Sequence[Row]) -> str:
     depth = max((len(r.by_iteration) for r in rows), default=1)
-    top = max((v for r in rows for v in r.by_iteration), default=1.0) or 1.0
+    top = max((v for r in rows for v in r.by_iteration if v is not None), default=1.0) or 1.0
     content = _axes("iteration", "pass@1 (%)")
     for i, row in enumerate(rows):
         points = [
             (_scale(x, 0, max(depth - 1, 1), PAD, WIDTH - 180), _scale(y, 0, top, HEIGHT - PAD, PAD / 2))
             for x, y in enumerate(row.by_iteration)
+            if y is not None
         ]
         color = COLORS[i % len(COLORS)]
         path = " ".join(f"{x:.1f},{y:.1f}" for x, y in points)

@@ -57,12 +57,7 @@ def _iterations(rows: Sequence[Row]) -> Table:
     body = []
     for row in rows:
         start = row.by_iteration[0] if row.by_iteration else None
-        cells = [percent(start)]
-        for i in range(1, depth):
-            # samples are not iterations, and a configuration that never refined has no later column
-            flat = row.refinements is None or len(row.by_iteration) < 2
-            value = None if flat else row.by_iteration[min(i, len(row.by_iteration) - 1)]
-            cells.append(_with_change(value, start))
+        cells = [percent(start), *(_with_change(value, start) for value in row.by_iteration[1:])]
         cost = row.vs_single.cost_usd if row.vs_single else None
         tokens = row.vs_single.tokens if row.vs_single else None
         cost_cell = times(cost) if cost is not None else (f"{times(tokens)} tok" if tokens is not None else "–")
@@ -216,8 +211,9 @@ def _baseline(report: Report, baseline: Report) -> Table:
 def header_lines(report: Report) -> list[str]:
     """What ran, where, and on which tests."""
     run, limits = report.run, report.run.limits
+    status = f"{run.status}: {run.note}" if run.note else run.status
     lines = [
-        f"run {run.id} ({run.status}) · refinelab {run.versions.get('refinelab', '?')} · Python "
+        f"run {run.id} ({status}) · refinelab {run.versions.get('refinelab', '?')} · Python "
         f"{run.versions.get('python', '?')}",
         f"sandbox: isolation {run.isolation} · {limits.get('cpu_seconds')} CPU s per test "
         f"(wall x{limits.get('wall_factor')}) · memory {_mib(limits.get('memory_bytes'))}",

@@ -6,6 +6,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from typing import Annotated
+
+from annotated_types import Ge
 
 from refinelab.models import GenerateConfig, Message
 from refinelab.problems import Problem
@@ -53,7 +56,7 @@ async def self_refine(  # noqa: PLR0913 - flat knobs map one to one onto ``self-
     problem: Problem,
     env: Env,
     *,
-    max_iters: int = 3,
+    max_iters: Annotated[int, Ge(0)] = 3,
     config: GenerateConfig = DEFAULT_CONFIG,
     structured: bool = True,
     ask_confidence: bool = False,
@@ -161,7 +164,7 @@ async def self_redraft(  # noqa: PLR0913 - flat knobs map one to one onto ``self
     problem: Problem,
     env: Env,
     *,
-    max_iters: int = 16,
+    max_iters: Annotated[int, Ge(0)] = 16,
     memory: MemoryPolicy = "full",
     config: GenerateConfig = LIVECODEBENCH_CONFIG,
     ask_confidence: bool = False,

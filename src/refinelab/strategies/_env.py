@@ -7,8 +7,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Annotated, Literal
 
+from annotated_types import Ge, Gt
+
+from refinelab._errors import UserError
+from refinelab._validate import problem_with, type_hints
 from refinelab.models import Completion, GenerateConfig, Message, Model, Usage
 from refinelab.problems import Problem
 from refinelab.sandbox import RunResult, Suite, WorkerPool
@@ -22,12 +26,18 @@ REPEAT_STRIDE = 1_000_000
 class Budget:
     """Limits per problem, checked before every call; ``None`` means no limit."""
 
-    max_calls: int | None = None
+    max_calls: Annotated[int, Ge(1)] | None = None
     """Model calls (actor and critic)."""
-    max_tokens: int | None = None
+    max_tokens: Annotated[int, Ge(1)] | None = None
     """Prompt plus completion tokens."""
-    max_cost_usd: float | None = None
+    max_cost_usd: Annotated[float, Gt(0)] | None = None
     """Dollars; calls with an unknown price count as unknown, so this limit stops them too."""
+
+    def __post_init__(self) -> None:
+        for name, hint in type_hints(Budget).items():
+            problem = problem_with(getattr(self, name), hint)
+            if problem is not None:
+                raise UserError(f"budget {name}={getattr(self, name)!r}: {problem}")
 
 
 class BudgetExhausted(Exception):

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Annotated
+
+from annotated_types import Ge
 
 from refinelab.models import GenerateConfig, Message
 from refinelab.problems import Problem
@@ -105,7 +108,7 @@ async def exec_refine(  # noqa: PLR0913 - flat knobs map one to one onto ``exec-
     problem: Problem,
     env: Env,
     *,
-    max_iters: int = 5,
+    max_iters: Annotated[int, Ge(0)] = 5,
     feedback_format: FeedbackFormat = "raw",
     memory: MemoryPolicy = "full",
     config: GenerateConfig = DEFAULT_CONFIG,
@@ -177,7 +180,7 @@ async def sampling(
     problem: Problem,
     env: Env,
     *,
-    n: int = 8,
+    n: Annotated[int, Ge(1)] = 8,
     config: GenerateConfig = LIVECODEBENCH_CONFIG,
     ask_confidence: bool = False,
     prompts: Prompts = DEFAULT_PROMPTS,

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from refinelab._errors import UserError
+from refinelab._validate import problem_with, type_hints
 from refinelab.models import GenerateConfig
 from refinelab.problems import Problem
 from refinelab.strategies._env import Env
@@ -61,23 +62,36 @@ class StrategySpec:
         return _argument(text, text)
 
     def kwargs(self) -> dict[str, object]:
-        """The strategy function's keyword arguments: model choices (``actor``, ``critic``) are the runner's,
-        sampling settings (``temperature``, ``top_p``, ``max_tokens``, ``seed``) become ``config``, and
-        ``prompts=FILE.toml`` loads a prompt set."""
+        """The strategy function's keyword arguments, checked: model choices (``actor``, ``critic``) are the
+        runner's, sampling settings (``temperature``, ``top_p``, ``max_tokens``, ``seed``) become ``config``,
+        and ``prompts=FILE.toml`` loads a prompt set.
+
+        Every value is checked against the annotation of the parameter it binds to (the strategy
+        function's own signature, or :class:`GenerateConfig`'s fields for settings), bounds included
+        (``n: Annotated[int, Ge(1)]``): a wrong value is a :class:`UserError` here, before any model call.
+        """
         function = STRATEGIES[self.name]
         accepted = set(inspect.signature(function).parameters) - {"problem", "env"}
         settings = {k: v for k, v in self.params.items() if k in _SETTINGS}
         kwargs = {k: v for k, v in self.params.items() if k not in _SETTINGS and k not in RUNNER_KEYS}
-        if settings:
-            kwargs["config"] = GenerateConfig(**settings)  # type: ignore[arg-type]
-        if isinstance(kwargs.get("prompts"), str):
-            kwargs["prompts"] = Prompts.load(str(kwargs["prompts"]))
         unknown = sorted(set(kwargs) - accepted)
         if unknown:
             raise UserError(
                 f"strategy {self.name!r} has no parameter {unknown[0]!r} (it takes: {', '.join(sorted(accepted))})"
             )
+        self._check(settings, type_hints(GenerateConfig))
+        if settings:
+            kwargs["config"] = GenerateConfig(**settings)  # type: ignore[arg-type]
+        if isinstance(kwargs.get("prompts"), str):
+            kwargs["prompts"] = Prompts.load(str(kwargs["prompts"]))
+        self._check(kwargs, type_hints(function))
         return kwargs
+
+    def _check(self, arguments: dict[str, object], hints: dict[str, Any]) -> None:
+        for key, value in arguments.items():
+            problem = problem_with(value, hints[key]) if key in hints else None
+            if problem is not None:
+                raise UserError(f"strategy {self.name!r}: {key}={_shown(self.params.get(key, value))}: {problem}")
 
     async def run(self, problem: Problem, env: Env) -> Trajectory:
         """Run this strategy with its arguments on one problem."""
@@ -97,6 +111,10 @@ class StrategySpec:
         if not rest.endswith(")"):
             raise UserError(f"strategy {text!r}: missing ')'")
         return cls(name, dict(_argument(part, text) for part in _split(rest[:-1])))
+
+
+def _shown(value: object) -> str:
+    return value if isinstance(value, str) else repr(value)
 
 
 def _split(body: str) -> list[str]:

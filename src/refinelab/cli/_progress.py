@@ -1,0 +1,94 @@
+"""Progress of long ``check`` jobs on standard error: a ``rich`` bar (done/total, rate, ETA) on a
+terminal; elsewhere (CI logs, pipes) a plain line per tenth of the work (and at least every 30 s), once
+a phase has run for a couple of seconds, so short jobs print nothing extra. ``rich`` is imported only
+when a bar is drawn."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from types import TracebackType
+from typing import Any, TextIO
+
+QUIET_SECONDS = 2.0
+"""Plain lines start only after a phase has run this long."""
+PLAIN_EVERY = 30.0
+"""A plain line at least this often (seconds) while a slow tenth is under way."""
+
+
+class ProgressDisplay:
+    """A :data:`refinelab._progress.ProgressHook` that draws; use as a context manager."""
+
+    def __init__(self, stream: TextIO, *, tty: bool | None = None, clock: Callable[[], float] = time.monotonic) -> None:
+        self.stream = stream
+        self.tty = stream.isatty() if tty is None else tty
+        self.clock = clock
+        self.phase: str | None = None
+        self.started = self.last = 0.0
+        self.shown = 0
+        self._bar: Any = None
+        self._task: Any = None
+
+    def __enter__(self) -> ProgressDisplay:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:
+        self.close()
+
+    def __call__(self, what: str, done: int, total: int) -> None:
+        """Show that ``done`` of ``total`` units of ``what`` are finished."""
+        if what != self.phase:
+            self._start(what, total)
+        if self.tty:
+            self._bar.update(self._task, completed=done, total=total)
+        else:
+            self._line(done, total)
+
+    def _start(self, what: str, total: int) -> None:
+        self.close()
+        self.phase, self.started, self.shown = what, self.clock(), 0
+        self.last = self.started
+        if self.tty:
+            self._bar = _rich_bar(self.stream)
+            self._bar.start()
+            self._task = self._bar.add_task(what, total=total)
+
+    def _line(self, done: int, total: int) -> None:
+        now = self.clock()
+        decile = 10 * done // max(total, 1)
+        due = (decile > self.shown and decile > 0) or now - self.last >= PLAIN_EVERY
+        if not due or now - self.started < QUIET_SECONDS or done == 0:
+            return
+        self.shown, self.last = decile, now
+        rate = done / (now - self.started)
+        eta = _duration((total - done) / rate) if rate > 0 else "?"
+        self.stream.write(f"{self.phase}: {done:,}/{total:,} ({100 * done / max(total, 1):.0f}%) · ")
+        self.stream.write(f"{rate:,.1f}/s · ETA {eta}\n")
+        self.stream.flush()
+
+    def close(self) -> None:
+        """End the current bar (if any)."""
+        if self._bar is not None:
+            self._bar.stop()
+            self._bar = self._task = None
+
+
+def _duration(seconds: float) -> str:
+    whole = round(seconds)
+    return f"{whole // 60}m {whole % 60:02d}s" if whole >= 60 else f"{whole}s"
+
+
+def _rich_bar(stream: TextIO) -> Any:
+    """A rich Progress drawing description, bar, done/total, rate and time left on ``stream``."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn, TimeRemainingColumn
+    from rich.text import Text
+
+    class Rate(ProgressColumn):
+        """Units per second."""
+
+        def render(self, task: Any) -> Text:
+            return Text("" if task.speed is None else f"{task.speed:,.1f}/s", style="progress.data.speed")
+
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), Rate(), TimeRemainingColumn())
+    return Progress(*columns, console=Console(file=stream))

@@ -1,0 +1,79 @@
+"""Large expected values kept compressed until a comparison needs them.
+
+HumanEval+ has expected outputs of several megabytes (``string_sequence(n)`` for large ``n``, ``tri(n)``
+lists of a million numbers): 300 MB of JSON over the benchmark, over 700 MB once decoded. Each large
+value is held as its sandbox encoding (see ``sandbox._compare``), zlib-compressed, with its size and a
+short preview, and is decoded only while a candidate's value is compared with it. It compares equal to
+a value exactly when the decoded expected value matches it as the judge would match them
+(``values_match``: ``==``, or within ``atol`` for values holding floats): Python asks
+``Packed.__eq__`` when the candidate's value does not know how to compare itself with it.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import zlib
+
+from refinelab.sandbox._compare import decode, values_match
+
+PREVIEW = 300
+"""Characters of ``repr`` kept for messages (the judge shows at most this many)."""
+
+
+class Packed:
+    """A compressed expected value; see the module docstring."""
+
+    __slots__ = ("atol", "blob", "preview", "size")
+
+    def __init__(self, blob: bytes, size: int, preview: str, atol: float | None = None) -> None:
+        self.blob = blob
+        """zlib-compressed JSON of the sandbox encoding."""
+        self.size = size
+        """Length of that JSON, uncompressed (what a worker sends back for an equal value)."""
+        self.preview = preview
+        """``repr`` of the value, cut to :data:`PREVIEW` characters."""
+        self.atol = atol
+        """Float tolerance of the comparison (``None``: ``==``); see ``values_match``."""
+
+    @classmethod
+    def of(cls, encoded: object, value: object, *, text: str | None = None, atol: float | None = None) -> Packed:
+        """Pack a value given with its sandbox encoding (and that encoding's JSON, if already made)."""
+        text = json.dumps(encoded) if text is None else text
+        return cls(zlib.compress(text.encode(), 1), len(text), _preview(value), atol)
+
+    def value(self) -> object:
+        """The decoded value (a fresh copy each time)."""
+        return decode(json.loads(zlib.decompress(self.blob)))
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Packed):
+            return (self.blob, self.atol) == (other.blob, other.atol)
+        return values_match(other, self.value(), self.atol)
+
+    __hash__ = None  # type: ignore[assignment]  # like the lists and strings it stands for in tests
+
+    def __repr__(self) -> str:
+        return self.preview
+
+    def to_json(self) -> dict[str, object]:
+        """The cache file's form."""
+        blob = base64.b64encode(self.blob).decode("ascii")
+        return {"packed": blob, "size": self.size, "preview": self.preview, "atol": self.atol}
+
+    @classmethod
+    def from_json(cls, data: dict[str, object]) -> Packed:
+        """Read :meth:`to_json`'s form back."""
+        atol = data.get("atol")
+        tolerance = float(atol) if isinstance(atol, (int, float)) else None
+        return cls(base64.b64decode(str(data["packed"])), int(str(data["size"])), str(data["preview"]), tolerance)
+
+
+def _preview(value: object) -> str:
+    # a long list's repr starts like the repr of its first PREVIEW items (each takes at least 3 characters)
+    head = value[:PREVIEW] if isinstance(value, (list, tuple)) and len(value) > PREVIEW else value
+    try:
+        text = repr(head)
+    except ValueError:  # an integer too long for decimal conversion
+        return f"<{type(value).__name__} too large to print>"
+    return text if len(text) <= PREVIEW else text[: PREVIEW - 3] + "..."

@@ -1,0 +1,115 @@
+"""Large expected values: kept compressed, equal exactly when the value is, computed in small replies,
+scored in pieces; and HumanEval+'s outputs computed with progress and cached."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+from refinelab.experiment._samples import hidden_suite
+from refinelab.experiment._scoring import run_scored, split_suite
+from refinelab.problems import CallTest, Packed, load_benchmark
+from refinelab.sandbox import Suite, judge, values_match
+from refinelab.sandbox._compare import encode_expected
+from tests.conftest import with_pool
+
+
+def packed(value: object) -> Packed:
+    return Packed.of(encode_expected(value), value)
+
+
+def test_a_packed_value_equals_what_the_value_equals() -> None:
+    numbers = list(range(100_000))
+    expected = packed(numbers)
+    assert expected.size == len(json.dumps(numbers)) and len(expected.blob) < expected.size / 2
+    assert numbers == expected and expected == numbers and list(numbers) == expected
+    assert [float(n) for n in numbers] == expected  # == as the benchmarks' asserts mean it: 1.0 == 1
+    assert numbers[:-1] != expected and tuple(numbers) != expected and expected != None  # noqa: E711
+    assert values_match(numbers, expected) and not values_match(numbers[::-1], expected)
+    assert packed("ab" * 50_000) == "ab" * 50_000 and packed("ab" * 50_000) != "ba" * 50_000
+    assert repr(expected).startswith("[0, 1, 2, 3") and len(repr(expected)) == 300 and repr(expected).endswith("...")
+    assert Packed.from_json(json.loads(json.dumps(expected.to_json()))) == numbers
+
+
+def test_a_packed_value_holding_floats_keeps_its_tolerance() -> None:
+    values = [i / 3 for i in range(10_000)]
+    close = [v + 1e-9 for v in values]
+    assert close == Packed.of(encode_expected(values), values, atol=1e-6)
+    assert close != packed(values)  # no tolerance: == only
+    assert [v + 1e-3 for v in values] != Packed.of(encode_expected(values), values, atol=1e-6)
+    again = Packed.from_json(json.loads(json.dumps(Packed.of(encode_expected(values), values, atol=1e-6).to_json())))
+    assert again.atol == 1e-6 and close == again
+
+
+def test_judging_against_a_packed_value_reports_a_short_expected_text() -> None:
+    test = CallTest("candidate()", packed(list(range(50_000))))
+    assert judge(test, {"s": "value", "v": list(range(50_000))}).verdict == "pass"
+    outcome = judge(test, {"s": "value", "v": [1, 2]})
+    assert outcome.verdict == "fail" and outcome.expected is not None and len(outcome.expected) == 300
+
+
+def test_suites_with_large_expected_values_run_in_pieces_and_are_put_back_together() -> None:
+    big = [CallTest(f"candidate({n})", packed("x" * n)) for n in (300_000, 10, 200_000, 250_000, 5)]
+    suite = Suite.of(big, entry_point="f")
+    pieces = split_suite(suite, part_bytes=500_000)
+    assert [[t.expr for t in piece.tests] for piece in pieces] == [
+        ["candidate(300000)", "candidate(10)"],
+        ["candidate(200000)", "candidate(250000)", "candidate(5)"],
+    ]
+    small = Suite.of([CallTest("candidate(1)", "x")], entry_point="f")
+    assert split_suite(small)[0] is small
+    programs = ["def f(n):\n    return 'x' * n\n", "def f(n):\n    return 'x' * min(n, 100)\n"]
+
+    async def body(pool: object) -> list[object]:
+        return await run_scored(pool, [(p, suite) for p in programs], isolate=True)  # type: ignore[arg-type]
+
+    right, wrong = with_pool(body, workers=2)  # type: ignore[misc]
+    assert [o.verdict for o in right.outcomes] == ["pass"] * 5
+    assert [o.verdict for o in wrong.outcomes] == ["fail", "pass", "fail", "fail", "pass"]
+
+
+def _write_plus(path: Path) -> Path:
+    record = {
+        "task_id": "HumanEval/0",
+        "prompt": 'def rows(n: int) -> str:\n    """n lines of text."""\n',
+        "entry_point": "rows",
+        "canonical_solution": "    return 'line\\n' * n\n",
+        "base_input": [[1], [2]],
+        "plus_input": [[n] for n in range(3, 300)] + [[40_000], [3], [60_000]],
+        "atol": 0,
+    }
+    path.write_text(json.dumps(record) + "\n")
+    return path
+
+
+def test_outputs_are_computed_in_small_replies_with_progress_then_read_from_the_cache(tmp_path: Path) -> None:
+    data, seen = _write_plus(tmp_path / "plus.jsonl"), []
+    old_format = tmp_path / f"humanevalplus-{hashlib.sha256(data.read_bytes()).hexdigest()[:16]}.json"
+    old_format.write_text("{}")  # a cache in the first format: replaced, not left behind
+
+    async def body(pool: object) -> list[object]:
+        return await load_benchmark(
+            "humaneval-plus", data, pool=pool, cache_dir=tmp_path, progress=lambda *a: seen.append(a)
+        )  # type: ignore[arg-type]
+
+    (problem,) = with_pool(body, workers=2)
+    tests = problem.hidden_tests
+    assert len(tests) == 302 and all(isinstance(t, CallTest) for t in tests)
+    # 200 kB and 300 kB outputs: too large for a chunk's reply, computed again alone, kept packed
+    assert isinstance(tests[299].expected, Packed) and tests[299].expected == "line\n" * 40_000
+    assert isinstance(tests[301].expected, Packed) and tests[301].expected == "line\n" * 60_000
+    assert tests[300].expected == "line\n" * 3 and not isinstance(tests[300].expected, Packed)
+    assert seen[0] == ("computing expected outputs", 0, 302) and seen[-1] == ("computing expected outputs", 302, 302)
+    (cache,) = tmp_path.glob("humanevalplus-*.v2.jsonl")
+    assert len(cache.read_text().splitlines()) == 1 and not old_format.exists()
+    seen.clear()
+    (again,) = with_pool(body, workers=1)
+    assert again.hidden_tests == problem.hidden_tests and seen == []  # from the cache: nothing computed
+
+    async def score(pool: object) -> list[object]:
+        suite = hidden_suite(again)
+        return await run_scored(pool, [(again.reference or "", suite)], isolate=True)  # type: ignore[arg-type]
+
+    (result,) = with_pool(score, workers=2)
+    assert result.passed and len(result.outcomes) == 302

@@ -1,0 +1,120 @@
+"""Strategy arguments are checked against the strategy function's own signature when a spec is bound,
+before any model call: wrong types and out-of-range values are one-line user errors."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Annotated, Literal
+
+import pytest
+from annotated_types import Interval
+
+from refinelab._errors import UserError
+from refinelab.cli import main
+from refinelab.experiment import load_spec
+from refinelab.problems import Problem
+from refinelab.strategies import STRATEGIES, Budget, Env, StrategySpec, Trajectory, strategy
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("sampling(n=0)", "strategy 'sampling': n=0: must be at least 1"),
+        ("sampling(n=abc)", "strategy 'sampling': n=abc: must be an integer"),
+        ("sampling(n=2.5)", "strategy 'sampling': n=2.5: must be an integer"),
+        ("sampling(n=true)", "strategy 'sampling': n=True: must be an integer"),
+        ("self-refine(max_iters=-1)", "strategy 'self-refine': max_iters=-1: must be at least 0"),
+        ("self-redraft(max_iters=-2)", "strategy 'self-redraft': max_iters=-2: must be at least 0"),
+        ("exec-refine(max_iters=x)", "strategy 'exec-refine': max_iters=x: must be an integer"),
+        ("exec-refine(feedback_format=xml)", "feedback_format=xml: must be one of raw, diff, summary"),
+        ("exec-refine(memory=all)", "memory=all: must be one of full, last, compressed"),
+        ("self-refine(structured=maybe)", "structured=maybe: must be true or false"),
+        ("single-pass(temperature=-0.5)", "temperature=-0.5: must be at least 0"),
+        ("single-pass(top_p=1.5)", "top_p=1.5: must be at most 1"),
+        ("single-pass(max_tokens=0)", "max_tokens=0: must be at least 1"),
+        ("single-pass(seed=abc)", "seed=abc: must be an integer"),
+    ],
+)
+def test_bad_arguments_are_user_errors_at_binding(text: str, message: str) -> None:
+    with pytest.raises(UserError) as caught:
+        StrategySpec.parse(text).kwargs()
+    assert message in str(caught.value) and "\n" not in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["sampling(n=1)", "self-refine(max_iters=0)", "exec-refine(max_iters=2, feedback_format=diff, memory=last)",
+     "sampling(n=4, temperature=0.8, top_p=1, max_tokens=512, seed=7)", "self-refine(structured=false)"],
+)  # fmt: skip
+def test_good_arguments_bind(text: str) -> None:
+    StrategySpec.parse(text).kwargs()
+
+
+@pytest.fixture
+def registered() -> Iterator[str]:
+    @strategy("test-vote")
+    async def vote(
+        problem: Problem,
+        env: Env,
+        *,
+        voters: Annotated[int, Interval(ge=3, le=9)] = 5,
+        rule: Literal["majority", "unanimous"] = "majority",
+    ) -> Trajectory:
+        raise AssertionError("never run here")
+
+    yield "test-vote"
+    del STRATEGIES["test-vote"]
+
+
+def test_a_new_strategy_is_checked_from_its_signature_alone(registered: str) -> None:
+    StrategySpec.parse(f"{registered}(voters=7, rule=unanimous)").kwargs()
+    with pytest.raises(UserError, match="voters=11: must be at most 9"):
+        StrategySpec.parse(f"{registered}(voters=11)").kwargs()
+    with pytest.raises(UserError, match="voters=1: must be at least 3"):
+        StrategySpec.parse(f"{registered}(voters=1)").kwargs()
+    with pytest.raises(UserError, match="rule=any: must be one of majority, unanimous"):
+        StrategySpec.parse(f"{registered}(rule=any)").kwargs()
+
+
+@pytest.mark.parametrize(
+    ("budget", "message"),
+    [
+        ({"max_calls": 0}, "budget max_calls=0: must be at least 1"),
+        ({"max_tokens": -5}, "budget max_tokens=-5: must be at least 1"),
+        ({"max_cost_usd": 0.0}, "budget max_cost_usd=0.0: must be greater than 0"),
+        ({"max_calls": "3"}, "budget max_calls='3': must be an integer"),
+    ],
+)
+def test_bad_budgets_are_user_errors(budget: dict[str, object], message: str) -> None:
+    with pytest.raises(UserError, match=message):
+        Budget(**budget)  # type: ignore[arg-type]
+
+
+SPEC = """\
+actors = ["vllm:m"]
+strategies = ["single-pass", "sampling(n=0)"]
+
+[[benchmarks]]
+name = "jsonl"
+data = "p.jsonl"
+"""
+
+
+def test_a_spec_file_names_the_line(tmp_path: Path) -> None:
+    path = tmp_path / "spec.toml"
+    path.write_text(SPEC, encoding="utf-8")
+    with pytest.raises(UserError, match=r"spec.toml:2: field 'strategies': strategy 'sampling': n=0: must be at"):
+        load_spec(path)
+    path.write_text(SPEC.replace("sampling(n=0)", "sampling") + "\n[budget]\nmax_cost_usd = -1\n", encoding="utf-8")
+    with pytest.raises(UserError, match=r"spec.toml:9: field 'budget.max_cost_usd': must be a positive number"):
+        load_spec(path)
+
+
+def test_the_run_command_refuses_before_any_work(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["run", "--benchmark", "jsonl", "--data", str(tmp_path / "p.jsonl"), "--model", "m", "--base-url"]
+    args += ["http://127.0.0.1:9/v1", "--strategy", "self-refine(max_iters=-1)", "--store", str(tmp_path / "s.sqlite")]
+    assert main(args, {}) == 2
+    err = capsys.readouterr().err
+    assert err == "refinelab: error: strategy 'self-refine': max_iters=-1: must be at least 0\n"
+    assert not (tmp_path / "s.sqlite").exists()
