@@ -1,6 +1,16 @@
 """Metrics: pure functions over scored trajectories (and pass@k over sample counts)."""
 
 from refinelab.metrics._calibration import Bin, actor_confidence, brier, critic_confidence, reliability
+from refinelab.metrics._cases import (
+    CriticCall,
+    critic_call,
+    critic_call_attempts,
+    disagreements,
+    improved,
+    regression_error_attempts,
+    rejected,
+    worsened,
+)
 from refinelab.metrics._compare import (
     EqualTokens,
     Means,
@@ -14,6 +24,7 @@ from refinelab.metrics._compare import (
     trajectories_pass_at_k,
 )
 from refinelab.metrics._critic import ConfusionMatrix, Decision, confusion_matrix, decisions
+from refinelab.metrics._intervals import Bootstrap, Interval, PerProblem
 from refinelab.metrics._passk import mean_pass_at_k, pass_at_k
 from refinelab.metrics._records import ScoredAttempt, ScoredTrajectory
 from refinelab.metrics._refinement import (
@@ -36,11 +47,15 @@ from refinelab.metrics._refinement import (
 
 __all__ = [
     "Bin",
+    "Bootstrap",
     "ConfusionMatrix",
+    "CriticCall",
     "Decision",
     "EqualTokens",
+    "Interval",
     "Means",
     "Paired",
+    "PerProblem",
     "Rate",
     "ScoredAttempt",
     "ScoredTrajectory",
@@ -52,9 +67,13 @@ __all__ = [
     "brier",
     "capped",
     "confusion_matrix",
+    "critic_call",
+    "critic_call_attempts",
     "critic_confidence",
     "decisions",
+    "disagreements",
     "first_pass_iterations",
+    "improved",
     "improvement_rate",
     "max_iteration",
     "mcnemar",
@@ -66,11 +85,14 @@ __all__ = [
     "pass_at_k",
     "pass_final",
     "prompt_tokens_by_round",
+    "regression_error_attempts",
     "regression_errors",
     "regression_rate",
+    "rejected",
     "reliability",
     "sampled",
     "sampling_at_equal_tokens",
     "step_rates",
     "trajectories_pass_at_k",
+    "worsened",
 ]
