@@ -59,8 +59,13 @@ def test_problems_api() -> None:
 def test_experiment_metrics_and_report_api() -> None:
     assert sorted(refinelab.experiment.__all__) == sorted(
         [
+            "AttemptDetail",
             "BenchmarkChoice",
             "Configuration",
+            "CriticDetail",
+            "ProblemInfo",
+            "TestRun",
+            "TrajectoryDetail",
             "Discrepancy",
             "ExperimentSpec",
             "Failure",
@@ -92,7 +97,18 @@ def test_experiment_metrics_and_report_api() -> None:
     assert sorted(refinelab.metrics.__all__) == sorted(
         [
             "Bin",
+            "Bootstrap",
             "ConfusionMatrix",
+            "CriticCall",
+            "Interval",
+            "PerProblem",
+            "critic_call",
+            "critic_call_attempts",
+            "disagreements",
+            "improved",
+            "regression_error_attempts",
+            "rejected",
+            "worsened",
             "Decision",
             "EqualTokens",
             "Means",

@@ -1,5 +1,6 @@
 """Experiments: specs, the runner, the crash-safe store; scoring samples files and self-testing benchmarks."""
 
+from refinelab.experiment._details import AttemptDetail, CriticDetail, ProblemInfo, TestRun, TrajectoryDetail
 from refinelab.experiment._runner import Progress, RunSummary, Settings, run_experiment, score_attempts, select
 from refinelab.experiment._samples import Sample, ScoredSample, Summary, read_samples, score_samples, summarize
 from refinelab.experiment._selftest import Discrepancy, SelfTestReport, self_test, stub_program
@@ -17,11 +18,14 @@ __all__ = [
     "MIGRATIONS",
     "SAME",
     "SCHEMA_VERSION",
+    "AttemptDetail",
     "BenchmarkChoice",
     "Configuration",
+    "CriticDetail",
     "Discrepancy",
     "ExperimentSpec",
     "Failure",
+    "ProblemInfo",
     "Progress",
     "RunInfo",
     "RunSummary",
@@ -32,6 +36,8 @@ __all__ = [
     "Settings",
     "Store",
     "Summary",
+    "TestRun",
+    "TrajectoryDetail",
     "Unit",
     "load_spec",
     "read_samples",
