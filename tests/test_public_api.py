@@ -150,9 +150,17 @@ def test_experiment_metrics_and_report_api() -> None:
     assert sorted(refinelab.report.__all__) == sorted(
         [
             "Comparison",
+            "Figure",
+            "OverviewRow",
+            "OverviewTable",
+            "REPORT_CSS",
             "Report",
             "Row",
+            "build_overview",
             "build_report",
+            "overview_html",
+            "render_figures",
+            "tables_html",
             "render_html",
             "render_text",
             "report_csv",

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import operator
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 
@@ -56,43 +56,48 @@ class Bootstrap:
         self.problems, self.level = problems, level
         rng = random.Random(seed)  # noqa: S311 - resampling, not cryptography
         self.weights = [_draw(rng, problems) for _ in range(resamples)] if problems else []
+        self._cache: dict[tuple[float, ...], list[float]] = {}
 
     def mean(self, data: PerProblem) -> Interval | None:
         """Mean over every observation; None when there is none."""
-        return self._interval(lambda weights: _weighted_mean(weights, data))
+        value = _divide(sum(data.sums), sum(data.counts))
+        if value is None:
+            return None
+        draws = [_divide(s, c) for s, c in zip(self._dots(data.sums), self._dots(data.counts))]
+        return self._interval(value, draws)
 
     def ratio(self, data: PerProblem, baseline: PerProblem) -> Interval | None:
         """Mean of ``data`` divided by the mean of ``baseline`` (a cost multiple), with both resampled
         by the same problems; None when either is empty or the baseline's mean is 0."""
-
-        def statistic(weights: Sequence[int]) -> float | None:
-            mean, base = _weighted_mean(weights, data), _weighted_mean(weights, baseline)
-            return None if mean is None or not base else mean / base
-
-        return self._interval(statistic)
+        value = _ratio(sum(data.sums), sum(data.counts), sum(baseline.sums), sum(baseline.counts))
+        if value is None:
+            return None
+        parts = (self._dots(data.sums), self._dots(data.counts), self._dots(baseline.sums), self._dots(baseline.counts))
+        return self._interval(value, [_ratio(*draw) for draw in zip(*parts)])
 
     def total(self, values: Sequence[float]) -> Interval | None:
         """Sum over problems (a count such as regression errors); None when there are no problems."""
         if not self.problems:
             return None
-        self._check(len(values))
-        return self._interval(lambda weights: _dot(weights, values))
+        return self._interval(float(sum(values)), list(self._dots(values)))
 
-    def _interval(self, statistic: Callable[[Sequence[int]], float | None]) -> Interval | None:
-        """The statistic on the problems as they are, and the percentile interval of its resamples
-        (resamples where it is undefined, such as an empty baseline, are left out)."""
-        value = statistic([1] * self.problems)
-        if value is None:
-            return None
-        draws = sorted(s for w in self.weights if (s := statistic(w)) is not None)
-        if not draws:
+    def _dots(self, values: Sequence[float]) -> list[float]:
+        """Each resample's weighted sum of ``values`` (cached: a table reuses its count vectors)."""
+        key = tuple(values)
+        if len(key) != self.problems:
+            raise ValueError(f"expected {self.problems} per-problem values, got {len(key)}")
+        if key not in self._cache:
+            self._cache[key] = [_dot(w, key) for w in self.weights]
+        return self._cache[key]
+
+    def _interval(self, value: float, draws: Sequence[float | None]) -> Interval:
+        """The value and the percentile interval of the resamples (those where the statistic is
+        undefined, such as an empty baseline, are left out)."""
+        kept = sorted(d for d in draws if d is not None)
+        if not kept:
             return Interval(value, value, value)
-        tail, last = (1 - self.level) / 2, len(draws) - 1
-        return Interval(value, draws[int(tail * last)], draws[int((1 - tail) * last)])
-
-    def _check(self, length: int) -> None:
-        if length != self.problems:
-            raise ValueError(f"expected {self.problems} per-problem values, got {length}")
+        tail, last = (1 - self.level) / 2, len(kept) - 1
+        return Interval(value, kept[int(tail * last)], kept[int((1 - tail) * last)])
 
 
 def _draw(rng: random.Random, problems: int) -> list[int]:
@@ -106,9 +111,10 @@ def _dot(weights: Sequence[int], values: Sequence[float]) -> float:
     return float(sum(map(operator.mul, weights, values)))
 
 
-def _weighted_mean(weights: Sequence[int], data: PerProblem) -> float | None:
-    if len(data.sums) != len(weights) or len(data.counts) != len(weights):
-        raise ValueError(f"expected {len(weights)} per-problem sums and counts, "
-                         f"got {len(data.sums)} and {len(data.counts)}")  # fmt: skip
-    count = _dot(weights, data.counts)
-    return _dot(weights, data.sums) / count if count else None
+def _divide(total: float, count: float) -> float | None:
+    return total / count if count else None
+
+
+def _ratio(total: float, count: float, base_total: float, base_count: float) -> float | None:
+    mean, base = _divide(total, count), _divide(base_total, base_count)
+    return None if mean is None or not base else mean / base
