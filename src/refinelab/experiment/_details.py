@@ -173,6 +173,13 @@ def _trajectory(row: Sequence[Any], attempts: dict[tuple[str, str, int], list[At
     )
 
 
+def fingerprint(db: sqlite3.Connection, run_id: str) -> tuple[object, ...]:
+    """What changes whenever anything is stored for the run (a viewer recomputes only then)."""
+    stored = db.execute("SELECT COUNT(*), MAX(finished) FROM trajectories WHERE run_id = ?", (run_id,)).fetchone()
+    failed = db.execute("SELECT COUNT(*) FROM infra_failures WHERE run_id = ?", (run_id,)).fetchone()
+    return (*stored, *failed)
+
+
 _TRAJECTORIES = """
 SELECT t.config, t.problem, t.repeat, t.stop_reason, t.final, t.budget_note, t.recorded_params
 FROM trajectories t JOIN configs c ON c.run_id = t.run_id AND c.config = t.config

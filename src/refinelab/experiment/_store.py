@@ -17,7 +17,13 @@ from pathlib import Path
 from typing import Any
 
 from refinelab._errors import UserError
-from refinelab.experiment._details import ProblemInfo, TrajectoryDetail, problem_details, trajectory_details
+from refinelab.experiment._details import (
+    ProblemInfo,
+    TrajectoryDetail,
+    fingerprint,
+    problem_details,
+    trajectory_details,
+)
 from refinelab.experiment._spec import Configuration
 from refinelab.metrics._records import ScoredAttempt, ScoredTrajectory
 from refinelab.problems import Problem
@@ -296,6 +302,10 @@ class Store:
     def trajectory_details(self, run_id: str, problem: str | None = None) -> list[TrajectoryDetail]:
         """Every trajectory of a run (or of one ``benchmark/id`` problem) with everything stored about it."""
         return trajectory_details(self._db, run_id, problem)
+
+    def fingerprint(self, run_id: str) -> tuple[object, ...]:
+        """Changes whenever a trajectory or a failure of the run is stored."""
+        return fingerprint(self._db, run_id)
 
     def failures(self, run_id: str) -> list[Failure]:
         """Every infrastructure failure of a run, with whether a resume completed the unit since."""

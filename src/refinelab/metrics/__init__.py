@@ -26,7 +26,7 @@ from refinelab.metrics._compare import (
 from refinelab.metrics._critic import ConfusionMatrix, Decision, confusion_matrix, decisions
 from refinelab.metrics._intervals import Bootstrap, Interval, PerProblem
 from refinelab.metrics._passk import mean_pass_at_k, pass_at_k
-from refinelab.metrics._records import ScoredAttempt, ScoredTrajectory
+from refinelab.metrics._records import ScoredAttempt, ScoredTrajectory, configuration_label
 from refinelab.metrics._refinement import (
     Rate,
     answer_at,
@@ -66,6 +66,7 @@ __all__ = [
     "bootstrap_difference",
     "brier",
     "capped",
+    "configuration_label",
     "confusion_matrix",
     "critic_call",
     "critic_call_attempts",

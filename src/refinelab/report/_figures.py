@@ -166,7 +166,7 @@ def _iterates(row: OverviewRow) -> bool:
 def _iteration_line(axes: Axes, row: OverviewRow, style: _Style, offset: float) -> None:
     xs = [i + offset for i in range(len(row.iterations))]
     lows, highs = [100 * i.low for i in row.iterations], [100 * i.high for i in row.iterations]
-    axes.fill_between(xs, lows, highs, color=style.color, alpha=0.12, linewidth=0)
+    axes.fill_between(xs, lows, highs, color=style.color, alpha=0.10, linewidth=0)
     axes.plot(xs, [100 * i.value for i in row.iterations], color=style.color, marker=style.marker,
               markersize=6, linewidth=1.8, label=style.legend(row.label))  # fmt: skip
 
@@ -175,19 +175,22 @@ def _reference_line(axes: Axes, row: OverviewRow, style: _Style, span: tuple[flo
     """Single pass (its only attempt) and sampling (its returned answer) across the whole x range."""
     value = row.final if row.sampled else row.iterations[0]
     what = "returned answer of the samples" if row.sampled else "single attempt"
-    axes.axhspan(100 * value.low, 100 * value.high, color=style.color, alpha=0.07, linewidth=0)
-    axes.axhline(100 * value.value, color=style.color, linestyle="--" if not row.sampled else ":", linewidth=1.6)
-    x = span[1] if row.sampled else 0
-    label = f"{style.legend(row.label)} ({what}, reference line)"
-    axes.plot([x + span[0]], [100 * value.value], color=style.color, marker=style.marker, markersize=8,
-              linestyle="--" if not row.sampled else ":", label=label)  # fmt: skip
+    line = "--" if not row.sampled else ":"
+    axes.axhline(100 * value.value, color=style.color, linestyle=line, linewidth=1.6)
+    x = (span[1] if row.sampled else 0) + span[0]
+    error = [[100 * (value.value - value.low)], [100 * (value.high - value.value)]]
+    axes.errorbar([x], [100 * value.value], yerr=error, color=style.color, capsize=4, linewidth=1.2)
+    label = f"{style.legend(row.label)} ({what}, reference line; bar: 95% interval)"
+    axes.plot(
+        [x], [100 * value.value], color=style.color, marker=style.marker, markersize=8, linestyle=line, label=label
+    )
 
 
 def _percent_limits(axes: Axes, intervals: Sequence[Interval]) -> None:
     low = min(100 * i.low for i in intervals)
     high = max(100 * i.high for i in intervals)
     pad = max(5.0, (high - low) * 0.08)
-    axes.set_ylim(max(0.0, low - pad), min(100.0, high + pad) if high + pad > low else low + 10)
+    axes.set_ylim(max(0.0, low - pad) - 2, min(100.0, high + pad) + 2)  # markers at 0 or 100 stay whole
 
 
 # --- Pareto: cost against pass@1 -----------------------------------------------------------------
@@ -197,7 +200,9 @@ def _pareto(rows: Sequence[Row], headline: dict[str, OverviewRow], styles: dict[
     if not rows:
         return None
     dollars = all(r.use.cost_usd is not None for r in rows)
-    points = [((r.use.cost_usd or 0.0) if dollars else r.use.tokens, r) for r in rows]
+    raw = [(r.use.cost_usd or 0.0) if dollars else r.use.tokens for r in rows]
+    scale, unit = _cost_scale(max(raw)) if dollars else (1.0, "tokens per problem")
+    points = [(x * scale, r) for x, r in zip(raw, rows)]
     figure = _new(_height(3.4, len(rows) + 1))
     axes = figure.subplots()
     for x, row in points:
@@ -206,19 +211,32 @@ def _pareto(rows: Sequence[Row], headline: dict[str, OverviewRow], styles: dict[
         error = [[100 * (final.value - final.low)], [100 * (final.high - final.value)]] if final else None
         axes.errorbar([x], [100 * row.final], yerr=error, color=style.color, marker=style.marker, markersize=8,
                       capsize=3, linestyle="none", label=style.legend(row.label))  # fmt: skip
-        axes.annotate(str(style.number), (x, 100 * row.final), xytext=(6, 4), textcoords="offset points", fontsize=8)
+        crowd = sum(_close((x, row.final), (other, r.final), points[-1][0]) for other, r in points[: rows.index(row)])
+        axes.annotate(str(style.number), (x, 100 * row.final), xytext=(6, 4 + 10 * crowd), textcoords="offset points",
+                      fontsize=8)  # fmt: skip
     frontier = _frontier([(x, 100 * row.final) for x, row in points])
     axes.step([x for x, _ in frontier], [y for _, y in frontier], where="post", color="#444444", linestyle="--",
               linewidth=1, label="Pareto frontier (nothing cheaper does better)")  # fmt: skip
     axes.set_title("Cost against pass@1 (error bars: 95% bootstrap intervals)")
-    axes.set_xlabel(
-        "mean cost per problem (USD, actor + critic)" if dollars else "mean tokens per problem (actor + critic)"
-    )
+    axes.set_xlabel(f"mean cost, {unit} (actor + critic)" if dollars else "mean tokens per problem (actor + critic)")
     axes.set_ylabel("pass@1 of the returned answer (%)")
-    axes.set_xlim(left=0)
-    _thousands(axes, dollars)
+    axes.set_xlim(left=0, right=max(x for x, _ in points) * 1.12 or 1)
+    _thousands(axes)
     _legend(figure)
     return figure
+
+
+def _close(a: tuple[float, float], b: tuple[float, float], width: float) -> bool:
+    """Two points whose number labels would overlap (within 3% of the x range and 3 points of pass@1)."""
+    return abs(a[0] - b[0]) <= 0.03 * max(width, 1e-12) and abs(a[1] - b[1]) <= 0.03
+
+
+def _cost_scale(largest: float) -> tuple[float, str]:
+    """Dollars per problem, or per thousand or million problems when one problem costs fractions of a cent."""
+    for scale, unit in ((1.0, "USD per problem"), (1e3, "USD per 1,000 problems"), (1e6, "USD per million problems")):
+        if largest * scale >= 0.1:
+            return scale, unit
+    return 1e6, "USD per million problems"
 
 
 def _frontier(points: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
@@ -230,13 +248,10 @@ def _frontier(points: Sequence[tuple[float, float]]) -> list[tuple[float, float]
     return found
 
 
-def _thousands(axes: Axes, dollars: bool) -> None:
+def _thousands(axes: Axes) -> None:
     from matplotlib.ticker import FuncFormatter
 
-    if dollars:
-        axes.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"${v:.4g}"))
-    else:
-        axes.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.0f}"))
+    axes.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:,.4g}"))
 
 
 # --- critic confusion matrices --------------------------------------------------------------------

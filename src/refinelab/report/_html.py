@@ -87,9 +87,8 @@ def _overview_row(row: OverviewRow, depth: int) -> str:
     cells.append(_cell("final", row.final, _percent))
     cells.append(_cell("regr", row.regression_errors, lambda v: f"{v:.0f}"))
     cells.append(_cell("avg-it", row.refinements, lambda v: f"{v:.2f}"))
-    cells.append(
-        _cell("cost", row.cost_multiple, lambda v: f"{v:.2f}x" + (" tok" if row.cost_unit == "tokens" else ""))
-    )
+    unit = " tok" if row.cost_unit == "tokens" else ""
+    cells.append(_cell("cost", row.cost_multiple, lambda v: f"{v:.2f}x{unit}", lambda v: f"{v:.2f}"))
     return f"<tr data-config='{escape(row.config)}'>{''.join(cells)}</tr>"
 
 
@@ -97,13 +96,17 @@ def _percent(value: float) -> str:
     return f"{100 * value:.1f}"
 
 
-def _cell(field: str, interval: Interval | None, show: Callable[[float], str]) -> str:
+def _cell(
+    field: str, interval: Interval | None, show: Callable[[float], str], bare: Callable[[float], str] | None = None
+) -> str:
+    """A number over its interval (``bare`` formats the interval's ends, without a unit)."""
+    bare = bare or show
     if interval is None:
         return f"<td data-field='{field}'>–</td>"
     values = f"data-value='{interval.value!r}' data-low='{interval.low!r}' data-high='{interval.high!r}'"
     return (
         f"<td data-field='{field}' {values}><span class='v'>{show(interval.value)}</span>"
-        f"<span class='ci'>[{show(interval.low)}, {show(interval.high)}]</span></td>"
+        f"<span class='ci'>[{bare(interval.low)}, {bare(interval.high)}]</span></td>"
     )
 
 
