@@ -81,6 +81,8 @@ def write_problems(path: Path) -> Path:
 
 
 def _problem(text: str) -> str:
+    if "disinfect" in text:  # the paraphrase above, or the real abc357_a statement
+        return "abc357_a"
     return next(question for tag, question in TAGS.items() if tag in text)
 
 
@@ -115,16 +117,17 @@ price = { input = 0.05, output = 0.15 }
 """
 
 
-def make_run(folder: Path) -> tuple[Path, str]:
-    """Run the demo experiment into ``folder/store.sqlite``; (store, run id)."""
-    data = write_problems(folder / "livecodebench.jsonl")
+def make_run(folder: Path, data: Path | None = None, strategies: tuple[str, ...] = STRATEGIES) -> tuple[Path, str]:
+    """Run the demo experiment into ``folder/store.sqlite`` on the problems above (or on ``data``, a
+    LiveCodeBench file); (store, run id)."""
+    data = data or write_problems(folder / "livecodebench.jsonl")
     models = folder / "models.toml"
     models.write_text(MODELS_FILE, encoding="utf-8")
     settings = Settings(folder / "store.sqlite", folder / "responses.sqlite")
     with serve(reply) as server:
         spec = ExperimentSpec(
             (BenchmarkChoice("livecodebench", str(data)),),
-            tuple(StrategySpec.parse(s) for s in STRATEGIES),
+            tuple(StrategySpec.parse(s) for s in strategies),
             (ACTOR,),
             (SAME, SMALL_CRITIC),
             name="demo",

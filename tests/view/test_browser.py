@@ -64,6 +64,7 @@ def mode(base: str) -> str:
 
 def shoot(page: Any, base: str, name: str) -> None:
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page.evaluate("window.scrollTo(0, 0)")  # the sticky header would otherwise sit mid-picture
     page.screenshot(path=str(ARTIFACTS / f"{mode(base)}-{name}.png"), full_page=True)
 
 
