@@ -7,6 +7,7 @@ import refinelab.metrics
 import refinelab.problems
 import refinelab.report
 import refinelab.sandbox
+import refinelab.view
 
 
 def test_sandbox_api() -> None:
@@ -172,8 +173,24 @@ def test_experiment_metrics_and_report_api() -> None:
     )
 
 
+def test_view_api() -> None:
+    assert sorted(refinelab.view.__all__) == sorted(
+        ["Side", "Source", "TrajectorySummary", "ViewServer", "serving", "summarize", "write_site"]
+    )
+
+
+def test_matplotlib_loads_only_when_a_figure_is_drawn() -> None:
+    import subprocess
+    import sys
+
+    code = "import sys, refinelab.view, refinelab.report; print('matplotlib' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"
+
+
 def test_everything_listed_exists() -> None:
-    for module in (refinelab.sandbox, refinelab.problems, refinelab.experiment, refinelab.metrics, refinelab.report):
+    modules = (refinelab.sandbox, refinelab.problems, refinelab.experiment, refinelab.metrics, refinelab.report)
+    for module in (*modules, refinelab.view):
         for name in module.__all__:
             assert hasattr(module, name), f"{module.__name__}.{name}"
 
