@@ -47,6 +47,10 @@ def test_regression_error_attempts_are_the_rejected_passing_attempts_broken_next
     assert regression_error_attempts(ZIGZAG) == [1]
     assert regression_error_attempts(FIXED) == regression_error_attempts(LEFT_WRONG) == []
     assert regression_errors(ALL) == 2
+    # samples are not refinements: a passing sample before a failing one is no regression error
+    samples = tuple(ScoredAttempt(i, "sample", ok) for i, ok in enumerate([True, False]))
+    sampled = ScoredTrajectory("s", "sampling", "", "m", None, "p", 0, samples, 0, "sampled")
+    assert regression_error_attempts(sampled) == []
 
 
 def test_critic_calls_partition_the_confusion_matrix() -> None:

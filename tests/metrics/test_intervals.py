@@ -68,3 +68,13 @@ def test_the_same_seed_gives_the_same_interval_and_the_interval_holds_the_value(
     assert first.low <= first.value <= first.high and 0 < first.low < first.high < 1
     narrower = Bootstrap(12, level=0.5).mean(values)
     assert narrower is not None and first.low <= narrower.low <= narrower.high <= first.high
+
+
+def test_the_interval_ends_are_the_percentiles_of_the_resampled_means() -> None:
+    # 41 resamples: the 2.5th and 97.5th percentiles are the 2nd smallest and the 2nd largest of 41
+    values = [float(2**i) for i in range(6)]  # distinct sums: every resample has its own mean
+    bootstrap = Bootstrap(6, resamples=41)
+    means = sorted(sum(w * v for w, v in zip(weights, values)) / 6 for weights in bootstrap.weights)
+    assert all(sum(weights) == 6 for weights in bootstrap.weights)
+    result = bootstrap.mean(one_each(values))
+    assert result == Interval(sum(values) / 6, pytest.approx(means[1]), pytest.approx(means[39]))  # type: ignore[arg-type]
