@@ -12,7 +12,7 @@ const CASES = [
   ["false-acceptances", "False acceptances", "critic accepted code that fails"],
   ["improvements", "Improvements", "first attempt wrong, returned answer right"],
   ["worsened", "Right → wrong", "first attempt right, returned answer wrong"],
-  ["disagree", "Configurations disagree", "problems some configurations solve and others not"],
+  ["disagree", "Disagreements", "trajectories on problems some configurations solve and others do not"],
 ];
 const ATTEMPT_CASES = { regressions: "regression_errors", "false-rejections": "false_rejections", "false-acceptances": "false_acceptances" };
 const VERDICT_LETTER = { pass: "✓", refine: "R", redraft: "D" };
@@ -175,7 +175,8 @@ async function overviewPage(runId) {
     tables.length > 1 ? el("h2", {}, "By benchmark and difficulty") : null,
     el("div", { class: "overview-wrap", id: "slices" }, tables.slice(1)),
     el("h2", {}, "Figures"),
-    el("div", { class: "figures" }, data.figures.map((f) => figure(data.run.slug, f))),
+    data.figures.length ? el("div", { class: "figures" }, data.figures.map((f) => figure(data.run.slug, f)))
+      : el("p", { class: "muted" }, "No figures yet: no trajectory of this run is stored."),
     el("h2", {}, "Every table of the report"),
     el("details", {}, el("summary", {}, "show the report's tables"), trusted(data.tables_html)),
     ...data.failures.map((line) => el("p", { class: "meta" }, line)),
