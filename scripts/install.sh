@@ -30,6 +30,11 @@ fi
 if [ "${#packages[@]}" -gt 0 ]; then
   apt_install "${packages[@]}"
 fi
+# Debian's Chromium, driven by Playwright in the viewer's browser tests (Playwright never downloads one);
+# where it cannot be installed those tests skip and say why.
+if ! command -v chromium >/dev/null 2>&1 && ! command -v chromium-browser >/dev/null 2>&1; then
+  apt_install chromium || echo "install.sh: chromium could not be installed; the browser tests will skip" >&2
+fi
 
 if command -v uv >/dev/null 2>&1; then
   [ -x "$VENV/bin/python" ] || uv venv --quiet --python "$PYTHON" "$VENV"

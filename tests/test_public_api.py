@@ -7,6 +7,7 @@ import refinelab.metrics
 import refinelab.problems
 import refinelab.report
 import refinelab.sandbox
+import refinelab.view
 
 
 def test_sandbox_api() -> None:
@@ -60,8 +61,13 @@ def test_problems_api() -> None:
 def test_experiment_metrics_and_report_api() -> None:
     assert sorted(refinelab.experiment.__all__) == sorted(
         [
+            "AttemptDetail",
             "BenchmarkChoice",
             "Configuration",
+            "CriticDetail",
+            "ProblemInfo",
+            "TestRun",
+            "TrajectoryDetail",
             "Discrepancy",
             "ExperimentSpec",
             "Failure",
@@ -97,7 +103,19 @@ def test_experiment_metrics_and_report_api() -> None:
     assert sorted(refinelab.metrics.__all__) == sorted(
         [
             "Bin",
+            "Bootstrap",
             "ConfusionMatrix",
+            "CriticCall",
+            "Interval",
+            "PerProblem",
+            "configuration_label",
+            "critic_call",
+            "critic_call_attempts",
+            "disagreements",
+            "improved",
+            "regression_error_attempts",
+            "rejected",
+            "worsened",
             "Decision",
             "EqualTokens",
             "Means",
@@ -141,9 +159,19 @@ def test_experiment_metrics_and_report_api() -> None:
     assert sorted(refinelab.report.__all__) == sorted(
         [
             "Comparison",
+            "Figure",
+            "OverviewRow",
+            "OverviewTable",
+            "REPORT_CSS",
             "Report",
             "Row",
+            "build_overview",
             "build_report",
+            "failure_lines",
+            "header_lines",
+            "overview_html",
+            "render_figures",
+            "tables_html",
             "render_html",
             "render_text",
             "report_csv",
@@ -152,8 +180,24 @@ def test_experiment_metrics_and_report_api() -> None:
     )
 
 
+def test_view_api() -> None:
+    assert sorted(refinelab.view.__all__) == sorted(
+        ["Side", "Source", "TrajectorySummary", "ViewServer", "serving", "summarize", "write_site"]
+    )
+
+
+def test_matplotlib_loads_only_when_a_figure_is_drawn() -> None:
+    import subprocess
+    import sys
+
+    code = "import sys, refinelab.view, refinelab.report; print('matplotlib' in sys.modules)"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "False"
+
+
 def test_everything_listed_exists() -> None:
-    for module in (refinelab.sandbox, refinelab.problems, refinelab.experiment, refinelab.metrics, refinelab.report):
+    modules = (refinelab.sandbox, refinelab.problems, refinelab.experiment, refinelab.metrics, refinelab.report)
+    for module in (*modules, refinelab.view):
         for name in module.__all__:
             assert hasattr(module, name), f"{module.__name__}.{name}"
 

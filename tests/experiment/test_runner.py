@@ -31,7 +31,9 @@ def exported(store: Path) -> list[dict[str, object]]:
     out = store.with_name("export.jsonl")
     assert main(["export", "--store", str(store), "--out", str(out)], {}) == 0
     rows = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
-    return [{k: v for k, v in row.items() if k not in ("run_id", "latency_s", "critic_latency_s")} for row in rows]
+    # what may differ between two runs of the same spec: ids, timings, and which replies came from the cache
+    varying = ("run_id", "latency_s", "critic_latency_s", "cached", "critic_cached")
+    return [{k: v for k, v in row.items() if k not in varying} for row in rows]
 
 
 def test_every_attempt_is_scored_and_a_second_run_repeats_nothing(tmp_path: Path) -> None:

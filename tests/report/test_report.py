@@ -98,14 +98,26 @@ def test_report_numbers_match_a_hand_count(store: Store) -> None:
     assert (comparison["only_baseline"], comparison["only_this"], comparison["p_value"]) == (1, 1, 1.0)
 
 
-def test_html_is_one_self_contained_page_with_plots(store: Store) -> None:
+def test_html_puts_the_headline_first_then_figures_and_needs_no_network(store: Store) -> None:
     page = render_html(build_report(store))
-    assert page.startswith("<!doctype html>") and page.count("<svg") == 4  # iterations, cost, two histograms
-    assert (
-        "Critic confusion matrix" in page
-        and "<script" not in page
-        and "http://" not in page.replace("http://www.w3.org/2000/svg", "")
-    )
+    assert page.startswith("<!doctype html>")
+    headline, figures, tables = (page.index(s) for s in ("rl-overview", "<figure", "Critic verdicts against"))
+    assert headline < figures < tables  # the headline table comes first
+    names = ["pass-by-iteration", "cost-vs-pass", "critic-confusion", "first-pass"]
+    for name in names:
+        assert f"download='{name}.svg' href='data:image/svg+xml;base64," in page
+        assert f"download='{name}.png' href='data:image/png;base64," in page
+    assert "<script" not in page and "src='http" not in page and 'src="http' not in page
+
+
+def test_html_without_matplotlib_names_the_extra(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    from refinelab._errors import MissingDependency
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib now raises ImportError
+    with pytest.raises(MissingDependency, match=r"refinelab\[view\]"):
+        render_html(build_report(store))
 
 
 def test_csv_has_a_row_per_configuration(store: Store) -> None:

@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 
 from refinelab import __version__
 from refinelab._errors import InfrastructureError, UserError
-from refinelab.cli import _check, _ping, _report, _run
+from refinelab.cli import _check, _ping, _report, _run, _view
 
 
 def build_parser(environ: Mapping[str, str]) -> argparse.ArgumentParser:
@@ -24,6 +24,7 @@ def build_parser(environ: Mapping[str, str]) -> argparse.ArgumentParser:
     _ping.add_parser(commands, environ)
     _run.add_parser(commands, environ)
     _report.add_parsers(commands, environ)
+    _view.add_parser(commands, environ)
     return parser
 
 

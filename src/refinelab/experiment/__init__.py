@@ -1,5 +1,6 @@
 """Experiments: specs, the runner, the crash-safe store; scoring samples files and self-testing benchmarks."""
 
+from refinelab.experiment._details import AttemptDetail, CriticDetail, ProblemInfo, TestRun, TrajectoryDetail
 from refinelab.experiment._process import ProcessId
 from refinelab.experiment._runner import Progress, RunSummary, Settings, run_experiment, score_attempts, select
 from refinelab.experiment._samples import (
@@ -26,11 +27,14 @@ __all__ = [
     "MIGRATIONS",
     "SAME",
     "SCHEMA_VERSION",
+    "AttemptDetail",
     "BenchmarkChoice",
     "Configuration",
+    "CriticDetail",
     "Discrepancy",
     "ExperimentSpec",
     "Failure",
+    "ProblemInfo",
     "ProcessId",
     "Progress",
     "RunInfo",
@@ -44,6 +48,8 @@ __all__ = [
     "Settings",
     "Store",
     "Summary",
+    "TestRun",
+    "TrajectoryDetail",
     "Unit",
     "format_hint",
     "load_spec",

@@ -17,6 +17,13 @@ from pathlib import Path
 from typing import Any, Literal
 
 from refinelab._errors import UserError
+from refinelab.experiment._details import (
+    ProblemInfo,
+    TrajectoryDetail,
+    fingerprint,
+    problem_details,
+    trajectory_details,
+)
 from refinelab.experiment._process import ProcessId
 from refinelab.experiment._spec import Configuration
 from refinelab.metrics._records import ScoredAttempt, ScoredTrajectory
@@ -91,6 +98,13 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         ALTER TABLE runs ADD COLUMN pid INTEGER;
         ALTER TABLE runs ADD COLUMN pid_started TEXT;
         ALTER TABLE runs ADD COLUMN note TEXT;
+        """,
+    ),
+    (
+        "m004_problem_details",
+        """
+        ALTER TABLE problems ADD COLUMN metadata TEXT;
+        ALTER TABLE problems ADD COLUMN prompt TEXT
         """,
     ),
 )
@@ -238,9 +252,12 @@ class Store:
 
     def add_problems(self, run_id: str, problems: Sequence[tuple[str, Problem]]) -> None:
         """Record the run's problems as ``(benchmark/id, problem)`` (idempotent)."""
-        rows = [(run_id, key, p.kind, len(p.visible_tests), len(p.hidden_tests)) for key, p in problems]
+        rows = [
+            (run_id, key, p.kind, len(p.visible_tests), len(p.hidden_tests), _json(p.metadata), p.prompt)
+            for key, p in problems
+        ]
         with self._transaction():
-            self._db.executemany("INSERT OR IGNORE INTO problems VALUES (?, ?, ?, ?, ?)", rows)
+            self._db.executemany(_UPSERT_PROBLEM, rows)
 
     def save(self, run_id: str, unit: Unit, trajectory: Trajectory, hidden: Sequence[RunResult | None]) -> None:
         """Store one scored trajectory, all of it or nothing."""
@@ -337,6 +354,18 @@ class Store:
             )
         )
 
+    def problem_details(self, run_id: str) -> list[ProblemInfo]:
+        """Every problem of a run with its statement and difficulty (None where the store predates them)."""
+        return problem_details(self._db, run_id)
+
+    def trajectory_details(self, run_id: str, problem: str | None = None) -> list[TrajectoryDetail]:
+        """Every trajectory of a run (or of one ``benchmark/id`` problem) with everything stored about it."""
+        return trajectory_details(self._db, run_id, problem)
+
+    def fingerprint(self, run_id: str) -> tuple[object, ...]:
+        """Changes whenever a trajectory or a failure of the run is stored."""
+        return fingerprint(self._db, run_id)
+
     def failures(self, run_id: str) -> list[Failure]:
         """Every infrastructure failure of a run, with whether a resume completed the unit since."""
         done = self.done(run_id)
@@ -397,6 +426,12 @@ def _critic_row(key: tuple[str, str, str, int], attempt: Attempt) -> tuple[objec
     )  # fmt: skip
 
 
+_UPSERT_PROBLEM = """
+INSERT INTO problems (run_id, problem, kind, visible_tests, hidden_tests, metadata, prompt)
+VALUES (?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (run_id, problem) DO UPDATE
+SET metadata = COALESCE(problems.metadata, excluded.metadata), prompt = COALESCE(problems.prompt, excluded.prompt)
+"""
 _INSERT_ATTEMPT = "INSERT INTO attempts VALUES (" + ", ".join(["?"] * 26) + ")"  # noqa: S608 - placeholders only
 _INSERT_CRITIC = "INSERT INTO critic_outputs VALUES (" + ", ".join(["?"] * 15) + ")"  # noqa: S608 - placeholders only
 _TRAJECTORIES_QUERY = """
@@ -423,9 +458,13 @@ SELECT t.run_id, t.problem AS problem_id, c.strategy, c.params, c.actor, c.criti
        a.hidden_pass_count, a.hidden_total, a.prompt_tokens, a.completion_tokens, a.cost_usd, a.latency_s,
        k.prompt_tokens AS critic_prompt_tokens, k.completion_tokens AS critic_completion_tokens,
        k.cost_usd AS critic_cost_usd, k.latency_s AS critic_latency_s, a.confidence,
-       k.confidence AS critic_confidence, a.feedback, t.final = a.idx AS is_final, t.stop_reason
+       k.confidence AS critic_confidence, a.feedback, t.final = a.idx AS is_final, t.stop_reason,
+       a.response AS raw_reply, a.parse_error, a.cached, k.raw AS critic_raw_reply,
+       k.parse_error AS critic_parse_error, k.cached AS critic_cached, p.metadata AS difficulty,
+       a.visible_outcomes, a.hidden_outcomes
 FROM trajectories t
 JOIN configs c ON c.run_id = t.run_id AND c.config = t.config
+LEFT JOIN problems p ON p.run_id = t.run_id AND p.problem = t.problem
 JOIN attempts a ON a.run_id = t.run_id AND a.config = t.config AND a.problem = t.problem AND a.repeat = t.repeat
 LEFT JOIN critic_outputs k
   ON k.run_id = a.run_id AND k.config = a.config AND k.problem = a.problem AND k.repeat = a.repeat AND k.idx = a.idx
@@ -443,9 +482,13 @@ def _scored_attempt(row: Sequence[Any]) -> ScoredAttempt:
 
 
 def _export_line(row: dict[str, object]) -> dict[str, object]:
-    for flag in ("visible_passed", "hidden_passed", "is_final"):
+    for flag in ("visible_passed", "hidden_passed", "is_final", "cached", "critic_cached"):
         if row[flag] is not None:
             row[flag] = bool(row[flag])
+    for outcomes in ("visible_outcomes", "hidden_outcomes"):
+        row[outcomes] = None if row[outcomes] is None else json.loads(str(row[outcomes]))
+    metadata = json.loads(str(row["difficulty"])) if row["difficulty"] else {}
+    row["difficulty"] = metadata.get("difficulty") or None  # None: the source has none, or the store predates it
     return row
 
 

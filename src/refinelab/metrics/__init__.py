@@ -1,6 +1,16 @@
 """Metrics: pure functions over scored trajectories (and pass@k over sample counts)."""
 
 from refinelab.metrics._calibration import Bin, actor_confidence, brier, critic_confidence, reliability
+from refinelab.metrics._cases import (
+    CriticCall,
+    critic_call,
+    critic_call_attempts,
+    disagreements,
+    improved,
+    regression_error_attempts,
+    rejected,
+    worsened,
+)
 from refinelab.metrics._compare import (
     EqualTokens,
     Means,
@@ -14,8 +24,9 @@ from refinelab.metrics._compare import (
     trajectories_pass_at_k,
 )
 from refinelab.metrics._critic import ConfusionMatrix, Decision, confusion_matrix, decisions
+from refinelab.metrics._intervals import Bootstrap, Interval, PerProblem
 from refinelab.metrics._passk import mean_pass_at_k, pass_at_k
-from refinelab.metrics._records import ScoredAttempt, ScoredTrajectory
+from refinelab.metrics._records import ScoredAttempt, ScoredTrajectory, configuration_label
 from refinelab.metrics._refinement import (
     Rate,
     answer_at,
@@ -38,11 +49,15 @@ from refinelab.metrics._refinement import (
 
 __all__ = [
     "Bin",
+    "Bootstrap",
     "ConfusionMatrix",
+    "CriticCall",
     "Decision",
     "EqualTokens",
+    "Interval",
     "Means",
     "Paired",
+    "PerProblem",
     "Rate",
     "ScoredAttempt",
     "ScoredTrajectory",
@@ -53,10 +68,15 @@ __all__ = [
     "bootstrap_difference",
     "brier",
     "capped",
+    "configuration_label",
     "confusion_matrix",
+    "critic_call",
+    "critic_call_attempts",
     "critic_confidence",
     "decisions",
+    "disagreements",
     "first_pass_iterations",
+    "improved",
     "improvement_rate",
     "iterates",
     "max_iteration",
@@ -70,11 +90,14 @@ __all__ = [
     "pass_by_iteration",
     "pass_final",
     "prompt_tokens_by_round",
+    "regression_error_attempts",
     "regression_errors",
     "regression_rate",
+    "rejected",
     "reliability",
     "sampled",
     "sampling_at_equal_tokens",
     "step_rates",
     "trajectories_pass_at_k",
+    "worsened",
 ]

@@ -7,6 +7,7 @@ import math
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from refinelab.metrics._passk import mean_pass_at_k
 from refinelab.metrics._records import ScoredAttempt, ScoredTrajectory
@@ -21,6 +22,8 @@ class Paired:
     """Strategy A's verdicts."""
     b: tuple[bool, ...]
     """Strategy B's, in the same order."""
+    keys: tuple[tuple[str, int], ...] = ()
+    """The ``(problem, repeat)`` of each pair, in the same order (empty when built by hand)."""
 
     @property
     def only_a(self) -> int:
@@ -32,13 +35,18 @@ class Paired:
         """Pairs only B passed."""
         return sum(y and not x for x, y in zip(self.a, self.b))
 
+    def only(self, side: Literal["a", "b"]) -> list[tuple[str, int]]:
+        """The ``(problem, repeat)`` pairs only ``side`` passed (as many as :attr:`only_a` or :attr:`only_b`)."""
+        first, second = (self.a, self.b) if side == "a" else (self.b, self.a)
+        return [key for key, x, y in zip(self.keys, first, second) if x and not y]
+
 
 def paired(a: Sequence[ScoredTrajectory], b: Sequence[ScoredTrajectory]) -> Paired:
     """Align two configurations' trajectories by (problem, repeat); unmatched ones are left out."""
     by_key = {(t.problem, t.repeat): t.passed for t in b}
     keys = [(t.problem, t.repeat) for t in a if (t.problem, t.repeat) in by_key]
     passed_a = {(t.problem, t.repeat): t.passed for t in a}
-    return Paired(tuple(passed_a[k] for k in keys), tuple(by_key[k] for k in keys))
+    return Paired(tuple(passed_a[k] for k in keys), tuple(by_key[k] for k in keys), tuple(keys))
 
 
 def mcnemar(pairs: Paired) -> float:

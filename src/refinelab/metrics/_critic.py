@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from refinelab.metrics._cases import critic_call
 from refinelab.metrics._records import ScoredTrajectory
 from refinelab.metrics._refinement import Rate
 
@@ -50,15 +52,8 @@ class ConfusionMatrix:
 
 def confusion_matrix(trajectories: Sequence[ScoredTrajectory]) -> ConfusionMatrix:
     """Every readable verdict of the critic, against whether the judged attempt passes the hidden tests."""
-    counts = {"ta": 0, "fa": 0, "tr": 0, "fr": 0}
-    for trajectory in trajectories:
-        for attempt in trajectory.attempts:
-            if attempt.critic_verdict is None:
-                continue
-            accept = attempt.critic_verdict == "pass"
-            key = ("t" if accept == attempt.hidden_passed else "f") + ("a" if accept else "r")
-            counts[key] += 1
-    return ConfusionMatrix(counts["ta"], counts["fa"], counts["tr"], counts["fr"])
+    counts = Counter(call for t in trajectories for a in t.attempts if (call := critic_call(a)) is not None)
+    return ConfusionMatrix(counts["true_accept"], counts["false_accept"], counts["true_reject"], counts["false_reject"])
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from refinelab.metrics._cases import improved, regression_error_attempts, worsened
 from refinelab.metrics._records import ScoredAttempt, ScoredTrajectory
 
 
@@ -96,23 +97,18 @@ def step_rates(trajectories: Sequence[ScoredTrajectory], iteration: int) -> tupl
 def improvement_rate(trajectories: Sequence[ScoredTrajectory]) -> Rate:
     """Initially wrong answers (attempt 0) whose returned answer passes, of initially wrong ones."""
     first = [t for t in trajectories if t.attempts and not t.attempts[0].hidden_passed]
-    return Rate(sum(t.passed for t in first), len(first))
+    return Rate(sum(improved(t) for t in first), len(first))
 
 
 def regression_rate(trajectories: Sequence[ScoredTrajectory]) -> Rate:
     """Initially correct answers whose returned answer fails, of initially correct ones."""
     first = [t for t in trajectories if t.attempts and t.attempts[0].hidden_passed]
-    return Rate(sum(not t.passed for t in first), len(first))
+    return Rate(sum(worsened(t) for t in first), len(first))
 
 
 def regression_errors(trajectories: Sequence[ScoredTrajectory]) -> int:
     """Passing attempts the critic rejected and the actor then refined into a failing one."""
-    count = 0
-    for trajectory in trajectories:
-        for attempt, following in zip(trajectory.attempts, trajectory.attempts[1:]):
-            rejected = attempt.critic_verdict in ("refine", "redraft")
-            count += attempt.hidden_passed and rejected and not following.hidden_passed
-    return count
+    return sum(len(regression_error_attempts(t)) for t in trajectories)
 
 
 def average_refinements(trajectories: Sequence[ScoredTrajectory]) -> float | None:

@@ -39,6 +39,7 @@ from refinelab.metrics import (
     sampling_at_equal_tokens,
     trajectories_pass_at_k,
 )
+from refinelab.report._overview import OverviewTable, build_overview
 
 
 @dataclass(frozen=True)
@@ -137,6 +138,8 @@ class Report:
     """Units not stored (still to run, or failed for infrastructure reasons)."""
     baseline: Report | None = field(default=None, repr=False)
     """Another run to show differences against."""
+    overview: tuple[OverviewTable, ...] = ()
+    """The headline table with 95% bootstrap intervals: all problems, per benchmark, per difficulty."""
 
 
 def build_report(store: Store, run_id: str | None = None, *, baseline: str | None = None) -> Report:
@@ -161,6 +164,7 @@ def build_report(store: Store, run_id: str | None = None, *, baseline: str | Non
         tuple(store.failures(run.id)),
         configs * len(problems) * repeats - len(trajectories),
         build_report(store, baseline) if baseline is not None else None,
+        overview=build_overview(trajectories, store.problem_details(run.id)),
     )
 
 

@@ -21,6 +21,7 @@ def report_json(report: Report) -> str:
         "equal_tokens": [{"refinement": a, "sampling": b, **asdict(e)} for a, b, e in report.equal_tokens],
         "infrastructure_failures": [asdict(f) for f in report.failures],
         "pending": report.pending,
+        "overview": [asdict(table) for table in report.overview],
     }
     return json.dumps(data, indent=2, default=str) + "\n"
 

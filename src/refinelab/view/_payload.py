@@ -1,0 +1,215 @@
+"""What the viewer's pages show, computed from a store: the run index, one run's overview and case
+lists, one problem's trajectories in full, and the comparison of two configurations.
+
+The numbers are the report's (``report_json`` is embedded as it is, so the overview cannot drift from
+``refinelab report --format json``); the case lists come from the metrics' own case functions, so a
+filter lists exactly what a table counts. Records are frozen dataclasses, turned into JSON at the edge.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+
+from refinelab.experiment import AttemptDetail, ProblemInfo, RunInfo, Store, TrajectoryDetail
+from refinelab.metrics import (
+    ScoredAttempt,
+    ScoredTrajectory,
+    bootstrap_difference,
+    configuration_label,
+    critic_call,
+    critic_call_attempts,
+    disagreements,
+    improved,
+    mcnemar,
+    paired,
+    regression_error_attempts,
+    worsened,
+)
+from refinelab.report import Report, failure_lines, header_lines, overview_html, report_json, tables_html
+
+
+def slug(text: str) -> str:
+    """A short file-name-safe id for a run or a problem key."""
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+@dataclass(frozen=True)
+class Side:
+    """One configuration of one run: what the compare page puts side by side."""
+
+    run: str
+    """Run id."""
+    run_slug: str
+    """The run's file-name id."""
+    config: str
+    """Configuration key."""
+    position: int
+    """The configuration's place in its run's spec."""
+    label: str
+    """``strategy(args) · actor / critic``."""
+
+    @property
+    def file(self) -> str:
+        """How data files name this side."""
+        return f"{self.run_slug}.{self.position}"
+
+
+@dataclass(frozen=True)
+class TrajectorySummary:
+    """One trajectory as the case lists show it."""
+
+    config: str
+    """Configuration key."""
+    problem: str
+    """``benchmark/problem_id``."""
+    repeat: int
+    """Repetition number."""
+    hidden: tuple[bool, ...]
+    """Each attempt passed the hidden tests."""
+    verdicts: tuple[str | None, ...]
+    """The critic's verdict on each attempt (None: no critic, or unreadable)."""
+    final: int | None
+    """The returned attempt."""
+    passed: bool
+    """The returned attempt passes the hidden tests."""
+    stop_reason: str
+    """Why the strategy stopped."""
+    tokens: int
+    """Tokens spent (actor and critic)."""
+    cost_usd: float | None
+    """Dollars spent; None when a price is unknown."""
+    seconds: float
+    """Model time."""
+    regression_errors: tuple[int, ...]
+    """Attempts counted as regression errors (passing, rejected, then broken by the next attempt)."""
+    false_rejections: tuple[int, ...]
+    """Passing attempts the critic rejected."""
+    false_acceptances: tuple[int, ...]
+    """Failing attempts the critic accepted."""
+    improved: bool
+    """Wrong at first, right at the end."""
+    worsened: bool
+    """Right at first, wrong at the end."""
+
+
+def runs_payload(store: Store, runs: Sequence[RunInfo]) -> dict[str, object]:
+    """The run list and every side the compare page can choose."""
+    entries, sides = [], []
+    for run in runs:
+        configs = store.configurations(run.id)
+        entries.append({**_run_header(run), "configurations": len(configs), "problems": len(store.problems(run.id)),
+                        "trajectories": len(store.done(run.id))})  # fmt: skip
+        sides += [asdict(side) | {"file": side.file} for side in run_sides(store, run)]
+    return {"runs": entries, "sides": sides}
+
+
+def run_sides(store: Store, run: RunInfo) -> list[Side]:
+    """The configurations of a run, as compare sides."""
+    return [
+        Side(run.id, slug(run.id), key, i, configuration_label(f"{name}({params})" if params else name, actor, critic))
+        for i, (key, name, params, actor, critic) in enumerate(store.configurations(run.id))
+    ]
+
+
+def _run_header(run: RunInfo) -> dict[str, object]:
+    return {"id": run.id, "slug": slug(run.id), "name": run.name, "status": run.status, "created": run.created}
+
+
+def run_payload(store: Store, report: Report, figures: Sequence[tuple[str, str]]) -> dict[str, object]:
+    """One run's overview (the report's numbers and tables), its problems and every trajectory's
+    summary; ``figures`` are (name, title) of the figures drawn for it."""
+    run = report.run
+    trajectories = store.trajectories(run.id)
+    problems = store.problem_details(run.id)
+    return {
+        "run": _run_header(run),
+        "report": json.loads(report_json(report)),
+        "header": header_lines(report),
+        "failures": failure_lines(report),
+        "overview_html": [overview_html(table) for table in report.overview],
+        "tables_html": tables_html(report),
+        "figures": [{"name": name, "title": title} for name, title in figures],
+        "configs": [asdict(side) for side in run_sides(store, run)],
+        "problems": [_problem_entry(p) for p in problems],
+        "trajectories": [asdict(summarize(t)) for t in trajectories],
+        "disagreements": [[problem, repeat] for problem, repeat in disagreements(trajectories)],
+    }
+
+
+def _problem_entry(problem: ProblemInfo) -> dict[str, object]:
+    return {"key": problem.key, "slug": slug(problem.key), "benchmark": problem.benchmark,
+            "difficulty": problem.difficulty, "kind": problem.kind, "visible_tests": problem.visible_tests,
+            "hidden_tests": problem.hidden_tests}  # fmt: skip
+
+
+def summarize(trajectory: ScoredTrajectory) -> TrajectorySummary:
+    """The case list entry of a trajectory (its cases from the metrics' case functions)."""
+    attempts = trajectory.attempts
+    return TrajectorySummary(
+        trajectory.config, trajectory.problem, trajectory.repeat, tuple(a.hidden_passed for a in attempts),
+        tuple(a.critic_verdict for a in attempts), trajectory.final, trajectory.passed, trajectory.stop_reason,
+        trajectory.tokens, trajectory.cost_usd, trajectory.latency_seconds,
+        tuple(regression_error_attempts(trajectory)), tuple(critic_call_attempts(trajectory, "false_reject")),
+        tuple(critic_call_attempts(trajectory, "false_accept")), improved(trajectory), worsened(trajectory),
+    )  # fmt: skip
+
+
+def problem_payload(store: Store, run_id: str, problem: ProblemInfo) -> dict[str, object]:
+    """One problem: its statement and every trajectory on it in full, each attempt with its diff from
+    the previous attempt and the critic's verdict judged against the hidden tests."""
+    details = store.trajectory_details(run_id, problem.key)
+    return {
+        "problem": {**_problem_entry(problem), "prompt": problem.prompt, "metadata": problem.metadata},
+        "trajectories": [_trajectory_entry(t) for t in details],
+    }
+
+
+def _trajectory_entry(trajectory: TrajectoryDetail) -> dict[str, object]:
+    attempts = []
+    previous: str | None = None
+    for attempt in trajectory.attempts:
+        attempts.append({**asdict(attempt), "diff": _diff(previous, attempt.code), "call": _call(attempt)})
+        previous = attempt.code if attempt.code is not None else previous
+    return {**asdict(trajectory), "attempts": attempts}
+
+
+def _call(attempt: AttemptDetail) -> str | None:
+    """true_accept / false_accept / true_reject / false_reject, as the confusion matrix counts it."""
+    verdict = attempt.critic.verdict if attempt.critic is not None else None
+    return critic_call(ScoredAttempt(attempt.index, attempt.origin, attempt.hidden.passed, critic_verdict=verdict))
+
+
+def _diff(previous: str | None, code: str | None) -> list[tuple[str, str]] | None:
+    """``(kind, line)`` pairs, kind ``" "``, ``"-"``, ``"+"`` or ``"@"`` (a hunk header); None for the
+    first attempt or an attempt without code."""
+    if previous is None or code is None:
+        return None
+    lines = difflib.unified_diff(previous.splitlines(), code.splitlines(), "previous", "this", n=3, lineterm="")
+    return [(line[0], line[1:]) for line in list(lines)[2:]]
+
+
+def compare_payload(
+    a: Side, b: Side, first: Sequence[ScoredTrajectory], second: Sequence[ScoredTrajectory]
+) -> dict[str, object]:
+    """Two configurations (of one run or two; ``first`` and ``second`` are their runs' trajectories) on
+    the problems both ran: the exact McNemar test, the pass-rate difference with its paired bootstrap
+    interval, and the problems only one side solved."""
+    pairs = paired([t for t in first if t.config == a.config], [t for t in second if t.config == b.config])
+    n = len(pairs.a)
+    return {
+        "a": asdict(a),
+        "b": asdict(b),
+        "pairs": n,
+        "pass_a": sum(pairs.a) / n if n else None,
+        "pass_b": sum(pairs.b) / n if n else None,
+        "both": sum(x and y for x, y in zip(pairs.a, pairs.b)),
+        "neither": sum(not x and not y for x, y in zip(pairs.a, pairs.b)),
+        "only_a": [list(key) for key in pairs.only("a")],
+        "only_b": [list(key) for key in pairs.only("b")],
+        "p_value": mcnemar(pairs),
+        "difference": bootstrap_difference(pairs),
+    }

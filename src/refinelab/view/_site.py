@@ -1,0 +1,183 @@
+"""Every file of the viewer, computed from the store: the server answers each request with one, and
+``view --out`` writes them all as a static site.
+
+The pages are one HTML file, a script and a style sheet; data travels as script files
+(``REFINELAB.put(path, {...})``) rather than JSON fetched at run time, because Chromium refuses
+``fetch()`` of local files: the same pages then work from ``file://`` and from the server. Links are
+URL hashes (``#/run/ID/t/CONFIG/PROBLEM/REPEAT``), which work on both.
+
+Layout::
+
+    index.html, assets/app.js, assets/app.css, assets/report.css
+    data/runs.js                       the runs and every configuration (compare sides)
+    data/RUN/run.js                    one run: report numbers, tables, case lists
+    data/RUN/p/PROBLEM.js              one problem: every trajectory in full
+    data/compare/SIDE--SIDE.js         two configurations compared
+    figures/RUN/NAME.svg, NAME.png     the report's figures
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import threading
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+from refinelab._errors import UserError
+from refinelab.experiment import ProblemInfo, RunInfo, Store
+from refinelab.metrics import ScoredTrajectory
+from refinelab.report import REPORT_CSS, Figure, Report, build_report, render_figures
+from refinelab.view._payload import Side, compare_payload, problem_payload, run_payload, run_sides, runs_payload, slug
+
+CONTENT_TYPES = {
+    ".html": "text/html; charset=utf-8",
+    ".js": "text/javascript; charset=utf-8",
+    ".css": "text/css; charset=utf-8",
+    ".svg": "image/svg+xml",
+    ".png": "image/png",
+}
+"""Content type by file extension."""
+MAX_COMPARE_SIDES = 40
+"""Above this many configurations in a static site, only pairs within a run or with the same label
+are compared ahead of time (the served viewer compares any pair on request)."""
+
+
+@dataclass(frozen=True)
+class _Bundle:
+    """One run's computed files, valid while the run's stored data is unchanged."""
+
+    fingerprint: tuple[object, ...]
+    report: Report
+    trajectories: list[ScoredTrajectory]
+    problems: dict[str, ProblemInfo]
+    run_js: bytes
+    figures: dict[str, Figure]
+
+
+class Source:
+    """The viewer's files for some runs of a store (all runs when ``runs`` is empty).
+
+    Args:
+        store: The store file (it must exist).
+        runs: Run ids or unique prefixes; empty for every run (new runs appear as they start).
+        live: Served (the page offers to reload data and polls a running run); False for a static site.
+    """
+
+    def __init__(self, store: Path, runs: Sequence[str] = (), *, live: bool = False) -> None:
+        if not store.is_file():
+            raise UserError(f"{store}: no store here (run `refinelab run` first, or pass --store)")
+        self.store, self.live = store, live
+        with Store(store) as opened:
+            self.chosen = [opened.run(run).id for run in runs]
+            if not opened.runs():
+                raise UserError(f"{store}: no runs stored yet (run `refinelab run` first)")
+        self._bundles: dict[str, _Bundle] = {}
+        self._lock = threading.Lock()
+
+    def runs(self, store: Store) -> list[RunInfo]:
+        """The runs shown, newest last."""
+        every = store.runs()
+        return [r for r in every if r.id in self.chosen] if self.chosen else every
+
+    def get(self, path: str) -> tuple[str, bytes] | None:
+        """The content type and body of one file, or None when there is no such file."""
+        path = path.lstrip("/") or "index.html"
+        body = self._body(path)
+        if body is None:
+            return None
+        return CONTENT_TYPES.get(Path(path).suffix, "application/octet-stream"), body
+
+    def _body(self, path: str) -> bytes | None:
+        if path in ("index.html", "assets/app.js", "assets/app.css"):
+            return self._asset(path)
+        if path == "assets/report.css":
+            return REPORT_CSS.encode()
+        parts = path.split("/")
+        with Store(self.store) as store:
+            if path == "data/runs.js":
+                return _script(path, runs_payload(store, self.runs(store)))
+            run = self._run(store, parts[1]) if len(parts) >= 3 and parts[0] in ("data", "figures") else None
+            if run is not None:
+                return self._run_file(store, run, path, parts)
+            if len(parts) == 3 and parts[:2] == ["data", "compare"] and parts[2].endswith(".js"):
+                return self._compare(store, path, parts[2][: -len(".js")])
+        return None
+
+    def _asset(self, path: str) -> bytes:
+        text = resources.files("refinelab.view").joinpath("assets").joinpath(Path(path).name).read_text("utf-8")
+        if path == "index.html":
+            text = text.replace("/*LIVE*/false", "true" if self.live else "false")
+        return text.encode()
+
+    def _run(self, store: Store, run_slug: str) -> RunInfo | None:
+        return next((r for r in self.runs(store) if slug(r.id) == run_slug), None)
+
+    def _run_file(self, store: Store, run: RunInfo, path: str, parts: list[str]) -> bytes | None:
+        bundle = self.bundle(store, run)
+        if parts[0] == "figures" and len(parts) == 3:
+            name, _, extension = parts[2].rpartition(".")
+            figure = bundle.figures.get(name)
+            if figure is None or extension not in ("svg", "png"):
+                return None
+            return figure.svg.encode() if extension == "svg" else figure.png
+        if parts[2:] == ["run.js"]:
+            return bundle.run_js
+        if len(parts) == 4 and parts[2] == "p" and parts[3].endswith(".js"):
+            problem = bundle.problems.get(parts[3][: -len(".js")])
+            return None if problem is None else _script(path, problem_payload(store, run.id, problem))
+        return None
+
+    def bundle(self, store: Store, run: RunInfo) -> _Bundle:
+        """The run's computed files, recomputed only when its stored data changed."""
+        fingerprint = (run.status, *store.fingerprint(run.id))
+        with self._lock:
+            cached = self._bundles.get(run.id)
+            if cached is not None and cached.fingerprint == fingerprint:
+                return cached
+            report = build_report(store, run.id)
+            figures = {f.name: f for f in render_figures(report)}
+            payload = run_payload(store, report, [(f.name, f.title) for f in figures.values()])
+            problems = {slug(p.key): p for p in store.problem_details(run.id)}
+            path = f"data/{slug(run.id)}/run.js"
+            bundle = _Bundle(fingerprint, report, store.trajectories(run.id), problems, _script(path, payload), figures)
+            self._bundles[run.id] = bundle
+            return bundle
+
+    def _compare(self, store: Store, path: str, name: str) -> bytes | None:
+        wanted = name.split("--")
+        sides = {side.file: (run, side) for run in self.runs(store) for side in run_sides(store, run)}
+        if len(wanted) != 2 or any(w not in sides for w in wanted):
+            return None
+        (run_a, a), (run_b, b) = sides[wanted[0]], sides[wanted[1]]
+        first, second = self.bundle(store, run_a).trajectories, self.bundle(store, run_b).trajectories
+        return _script(path, compare_payload(a, b, first, second))
+
+    def paths(self) -> Iterator[str]:
+        """Every file of the static site."""
+        yield from ("index.html", "assets/app.js", "assets/app.css", "assets/report.css", "data/runs.js")
+        with Store(self.store) as store:
+            runs = self.runs(store)
+            sides: list[Side] = []
+            for run in runs:
+                bundle = self.bundle(store, run)
+                base = slug(run.id)
+                yield f"data/{base}/run.js"
+                yield from (f"data/{base}/p/{key}.js" for key in bundle.problems)
+                yield from (f"figures/{base}/{name}.{ext}" for name in bundle.figures for ext in ("svg", "png"))
+                sides += run_sides(store, run)
+        for a, b in _compared_pairs(sides):
+            yield f"data/compare/{a.file}--{b.file}.js"
+
+
+def _compared_pairs(sides: Sequence[Side]) -> Iterator[tuple[Side, Side]]:
+    for a, b in itertools.combinations(sides, 2):
+        if len(sides) <= MAX_COMPARE_SIDES or a.run == b.run or a.label == b.label:
+            yield a, b
+
+
+def _script(path: str, payload: object) -> bytes:
+    """A data file: a script handing ``payload`` to the page under its own path."""
+    return f"REFINELAB.put({json.dumps(path)}, {json.dumps(payload, default=str)});\n".encode()

@@ -1,0 +1,184 @@
+"""The viewer without a browser: the static site's files, the server's answers, live data, errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from refinelab._errors import UserError
+from refinelab.cli import main
+from refinelab.experiment import Store
+from refinelab.metrics import critic_call_attempts, regression_error_attempts
+from refinelab.view import Source, serving
+from refinelab.view._payload import slug
+from tests.report.test_report import REFINE, attempt, fill, result
+from tests.view.conftest import Demo
+
+
+def data_file(text: str) -> dict[str, object]:
+    """The payload of a data script ``REFINELAB.put("path", {...});``."""
+    start, end = text.index(", ") + 2, text.rindex(");")
+    payload: dict[str, object] = json.loads(text[start:end])
+    return payload
+
+
+def get(url: str) -> tuple[int, bytes]:
+    try:
+        with urllib.request.urlopen(url, timeout=30) as response:
+            return response.status, response.read()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read()
+
+
+def test_the_static_site_holds_every_page_and_figure(demo: Demo) -> None:
+    site = demo.site
+    base = f"data/{slug(demo.run_id)}"
+    assert (site / "index.html").read_text(encoding="utf-8").count("/*LIVE*/") == 0
+    run = data_file((site / base / "run.js").read_text(encoding="utf-8"))
+    assert run["report"] == demo.report  # the overview's numbers are the JSON report's, byte for byte
+    names = {f["name"] for f in run["figures"]}  # type: ignore[union-attr]
+    assert names == {"pass-by-iteration", "cost-vs-pass", "critic-confusion", "first-pass"}
+    for name in names:
+        assert (
+            (site / "figures" / slug(demo.run_id) / f"{name}.svg")
+            .read_text(encoding="utf-8")
+            .lstrip()
+            .startswith("<?xml")
+        )
+        assert (site / "figures" / slug(demo.run_id) / f"{name}.png").read_bytes().startswith(b"\x89PNG")
+    assert len(list((site / base / "p").iterdir())) == 4
+    assert len(list((site / "data" / "compare").iterdir())) == 10  # every pair of the five configurations
+
+
+def test_the_case_lists_are_the_metrics_cases(demo: Demo) -> None:
+    run = data_file((demo.site / "data" / slug(demo.run_id) / "run.js").read_text(encoding="utf-8"))
+    with Store(demo.store) as store:
+        trajectories = store.trajectories(demo.run_id)
+    summaries = run["trajectories"]
+    assert isinstance(summaries, list) and len(summaries) == len(trajectories) == 20
+    for summary, trajectory in zip(summaries, trajectories):
+        assert (summary["problem"], summary["config"]) == (trajectory.problem, trajectory.config)
+        assert summary["regression_errors"] == regression_error_attempts(trajectory)
+        assert summary["false_rejections"] == critic_call_attempts(trajectory, "false_reject")
+        assert summary["false_acceptances"] == critic_call_attempts(trajectory, "false_accept")
+
+
+def test_a_second_write_replaces_the_site_and_a_foreign_folder_is_refused(
+    demo: Demo, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "site"
+    assert main(["view", "--store", str(demo.store), "--out", str(out)], {}) == 0
+    (out / "stale.txt").write_text("from before", encoding="utf-8")
+    assert main(["view", "--store", str(demo.store), "--out", str(out)], {}) == 0
+    assert not (out / "stale.txt").exists() and (out / "index.html").exists()
+    foreign = tmp_path / "mine"
+    foreign.mkdir()
+    (foreign / "notes.txt").write_text("keep me", encoding="utf-8")
+    capsys.readouterr()
+    assert main(["view", "--store", str(demo.store), "--out", str(foreign)], {}) == 2
+    err = capsys.readouterr().err.strip()
+    assert "is not a site refinelab wrote" in err and len(err.splitlines()) == 1
+    assert [p.name for p in foreign.iterdir()] == ["notes.txt"]
+    assert not list(tmp_path.glob(".*tmp"))  # nothing half-written left behind
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["nope-run"], "no single run 'nope-run'"),
+        (["--store", "missing.sqlite"], "no store here"),
+    ],
+)
+def test_bad_view_commands_are_one_line_errors(
+    demo: Demo, tmp_path: Path, args: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = ["--store", str(demo.store)] if "--store" not in args else []
+    args = [a if a != "missing.sqlite" else str(tmp_path / a) for a in args]
+    assert main(["view", *args, *store, "--out", str(tmp_path / "site")], {}) == 2
+    assert message in capsys.readouterr().err and not (tmp_path / "site").exists()
+
+
+def test_without_matplotlib_the_viewer_names_the_extra(
+    demo: Demo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    assert main(["view", "--store", str(demo.store), "--out", str(tmp_path / "site")], {}) == 2
+    assert "pip install 'refinelab[view]'" in capsys.readouterr().err
+    with serving(Source(demo.store, live=True)) as server:
+        status, body = get(f"{server.url}data/{slug(demo.run_id)}/run.js")
+    assert status == 500 and b"refinelab[view]" in body
+
+
+def test_the_server_serves_only_its_own_files(demo: Demo) -> None:
+    source = Source(demo.store)
+    with serving(Source(demo.store, live=True)) as server:
+        status, page = get(server.url)
+        assert status == 200 and b"window.REFINELAB_LIVE = true" in page
+        for path in list(source.paths())[:12]:
+            assert get(server.url + path)[0] == 200, path
+        for bad in ("nope.js", "data/x/run.js", "../pyproject.toml", "assets/../../pyproject.toml", "figures/a/b.svg"):
+            assert get(server.url + bad)[0] == 404, bad
+
+
+def test_the_served_viewer_shows_trajectories_stored_after_it_started(tmp_path: Path) -> None:
+    path = tmp_path / "store.sqlite"
+    with Store(path) as store:
+        fill(store)
+    with serving(Source(path, live=True)) as server:
+        url = f"{server.url}data/{slug('demo-1')}/run.js"
+        before = data_file(get(url)[1].decode())
+        with Store(path) as store:  # a running experiment stores one more trajectory
+            from refinelab.strategies import Trajectory
+
+            extra = Trajectory("p9", "self-refine", {}, (attempt(0, "pass", 100),), 0, "accepted")
+            store.save("demo-1", (REFINE.key, "jsonl/p9", 0), extra, [result(True)])
+        after = data_file(get(url)[1].decode())
+    assert len(after["trajectories"]) == len(before["trajectories"]) + 1  # type: ignore[arg-type]
+
+
+def test_the_view_command_serves_until_stopped(demo: Demo) -> None:
+    command = [sys.executable, "-m", "refinelab", "view", "--store", str(demo.store), "--port", "0", "--no-open"]
+    process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
+    try:
+        assert process.stderr is not None
+        line = process.stderr.readline()
+        assert line.startswith("refinelab view: http://127.0.0.1:"), line
+        url = line.split()[2]
+        status, body = get(url + "data/runs.js")
+        assert status == 200 and demo.run_id.encode() in body
+    finally:
+        process.terminate()  # the process this test started, by its handle
+        process.wait(timeout=30)
+        process.stderr.close()  # type: ignore[union-attr]
+
+
+def test_an_empty_store_is_a_user_error(tmp_path: Path) -> None:
+    Store(tmp_path / "empty.sqlite").close()
+    with pytest.raises(UserError, match="no runs stored yet"):
+        Source(tmp_path / "empty.sqlite")
+
+
+def test_a_store_from_before_problem_details_is_viewable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from refinelab.experiment import MIGRATIONS
+
+    path = tmp_path / "old.sqlite"
+    monkeypatch.setattr("refinelab.experiment._store.MIGRATIONS", MIGRATIONS[:3])
+    monkeypatch.setattr("refinelab.experiment._store.Store.add_problems", lambda self, run, problems: None)
+    with Store(path) as store:
+        fill(store)
+        store._db.executemany(
+            "INSERT INTO problems VALUES ('demo-1', ?, 'function', 1, 2)", [(f"jsonl/p{i}",) for i in range(4)]
+        )
+    monkeypatch.undo()
+    source = Source(path)
+    run = data_file(source.get(f"data/{slug('demo-1')}/run.js")[1].decode())  # type: ignore[index]
+    assert {p["difficulty"] for p in run["problems"]} == {None}  # type: ignore[union-attr, index]
+    problem = data_file(source.get(f"data/{slug('demo-1')}/p/{slug('jsonl/p0')}.js")[1].decode())  # type: ignore[index]
+    assert problem["problem"]["prompt"] is None  # type: ignore[index]
+    assert run["report"]["overview"][0]["name"] == "all problems"  # type: ignore[index]
