@@ -9,6 +9,7 @@ import site
 import subprocess
 import sys
 import sysconfig
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -43,6 +44,8 @@ class WorkerCommand:
     """The command line."""
     isolation: IsolationLevel
     """The isolation it gives."""
+    env: Mapping[str, str] | None = None
+    """The worker's whole environment; None to inherit ours (bubblewrap sets its own)."""
 
 
 def bwrap_path() -> str | None:
@@ -109,7 +112,7 @@ def bwrap_command(
         uid = str(worker_uid(index))
         argv += [shutil.which("setpriv") or "/usr/bin/setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups"]
         argv += ["--inh-caps=-all", "--bounding-set=-all", "--no-new-privs"]
-    argv += [python, "-I", "-S", "-c", _launcher(WORKER_ROOT), "/tmp"]
+    argv += [python, *_FLAGS, "-c", _launcher(WORKER_ROOT), "/tmp"]
     if packages:
         argv.append(PACKAGES_ROOT)
     return WorkerCommand(tuple(argv), "bwrap-uid" if root else "bwrap")
@@ -164,9 +167,15 @@ def _site_dirs() -> list[str]:
     return sorted(p for p in found if Path(p).is_dir())
 
 
+_FLAGS = ("-s", "-S")
+"""No site, no user site. Not ``-I``/``-E``: those ignore ``PYTHONHASHSEED``, and a hash seed that
+differs per worker gives set-order-dependent programs a verdict that depends on the worker. The
+environment is ours anyway (``_ENV``)."""
+
+
 def _launcher(root: str) -> str:
-    """``-c`` code that starts the worker: ``-I`` keeps the script's directory off ``sys.path``."""
-    return f"import sys; sys.path.insert(0, {root!r}); from _worker.server import main; main()"
+    """``-c`` code that starts the worker, with the current directory (``-c``'s ``''``) off ``sys.path``."""
+    return f"import sys; sys.path[:] = [{root!r}, *filter(None, sys.path)]; from _worker.server import main; main()"
 
 
 def unsandboxed_command(
@@ -174,7 +183,11 @@ def unsandboxed_command(
 ) -> WorkerCommand:
     """The fallback: the same worker without a sandbox (rlimits and process groups only)."""
     paths = sorted({str(directory.parent) for directory in package_dirs(packages)})
-    return WorkerCommand((python, "-I", "-S", "-c", _launcher(str(WORKER_PACKAGE.parent)), scratch, *paths), "none")
+    argv = (python, *_FLAGS, "-c", _launcher(str(WORKER_PACKAGE.parent)), scratch, *paths)
+    # The sandbox's environment (a fixed hash seed: set iteration order decides some answers), with
+    # home and temporary files in this worker's own scratch directory.
+    env = {**_ENV, "PATH": os.environ.get("PATH", _ENV["PATH"]), "HOME": scratch, "TMPDIR": scratch}
+    return WorkerCommand(argv, "none", env)
 
 
 def probe_bwrap(limits: Limits) -> str | None:

@@ -23,6 +23,7 @@ from .child import CANDIDATE_FILE, error_message, take_snapshot
 from .jobs import run_function_job, run_stdio_job
 
 _HEADER = struct.Struct(">I")
+_M_ARENA_MAX = -8
 _PR_SET_PDEATHSIG = 1
 _PR_SET_DUMPABLE = 4
 PRELOADED = (
@@ -106,8 +107,8 @@ def warm_up() -> None:
         __import__(name)
     program = "def _f(a, b=2):\n    return [a, (b, {a: b}), {1.5}]\n"
     namespace: dict[str, object] = {"__builtins__": builtins}
-    exec(compile(program, CANDIDATE_FILE, "exec"), namespace)  # noqa: S102 - our own constant
-    value = eval(compile("_f(1)", "<test>", "eval"), namespace)  # noqa: S307 - our own constant
+    exec(compile(program, CANDIDATE_FILE, "exec", dont_inherit=True), namespace)  # noqa: S102 - our own constant
+    value = eval(compile("_f(1)", "<test>", "eval", dont_inherit=True), namespace)  # noqa: S307 - our own constant
     json.loads(json.dumps({"i": 0, "v": codec.encode(codec.plain(value))}))
     try:
         raise ValueError("warm-up")
@@ -153,6 +154,9 @@ def main() -> None:
         libc = ctypes.CDLL(None)
         libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)  # children cannot ptrace us or read our memory
         libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # setpriv's uid change cleared bwrap's
+        # One malloc arena: a thread would otherwise reserve its own 64 MiB arena, which outlives the
+        # thread and would count against the next program's address space in the same child.
+        libc.mallopt(_M_ARENA_MAX, 1)
     except (OSError, AttributeError):
         pass
     signal.signal(signal.SIGINT, signal.SIG_DFL)
