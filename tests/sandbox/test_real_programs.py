@@ -1,5 +1,6 @@
 """Verdicts on real programs real models wrote (../shared/data): repeatable, equal to the real
-interpreter's, equal across isolation modes, and equal to LiveCodeBench's own grader's passes."""
+interpreter's, and equal across isolation modes. (LiveCodeBench's own grader's passes are checked in
+tests/experiment/test_crosscheck.py.)"""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from refinelab.problems import BENCHMARKS, Problem, StdioTest, load_livecodebench
+from refinelab.problems import Problem, StdioTest, load_livecodebench
 from refinelab.problems._humaneval import _problem as humaneval_problem
 from refinelab.problems._mbpp import _humaneval_form as mbpp_problem
 from refinelab.sandbox import Limits, Suite, WorkerPool, outputs_match
@@ -83,25 +84,6 @@ def test_threaded_programs_get_the_same_verdict_every_time_and_the_real_interpre
         runs = verdicts[index * REPEATS : (index + 1) * REPEATS]
         assert len(set(runs)) == 1, f"{task}: verdicts differ across {REPEATS} runs: {runs}"
         assert runs[0] == real_interpreter_passes(code, problems[task]), f"{task}: differs from python3"
-
-
-def test_every_program_livecodebench_passed_passes_our_public_tests(shared_data: Path) -> None:
-    problems = livecodebench(shared_data)
-    passed = [
-        (str(record["question_id"]), code)
-        for record in o1_mini(shared_data)
-        for code, graded in zip(record["code_list"], record["graded_list"])  # type: ignore[call-overload]
-        if graded
-    ]
-    installed, _ = BENCHMARKS["livecodebench"].offered_packages()
-
-    async def score(pool: WorkerPool) -> list[bool]:
-        return [r.passed for r in await pool.run_items([(code, suite(problems[task])) for task, code in passed])]
-
-    verdicts = asyncio.run(_with_pool(score, packages=installed))
-    failed = [task for (task, _), ok in zip(passed, verdicts) if not ok]
-    assert len(passed) > 500
-    assert failed == []
 
 
 async def _with_pool(body, **options):  # type: ignore[no-untyped-def]
