@@ -223,7 +223,7 @@ class WorkerPool:
             if reason is None:
                 return [bwrap_command(i, self.limits, packages=self.packages) for i in range(self.size)]
             if self.mode == "bwrap":
-                raise MissingDependency(f"{reason}; install it with: sudo apt-get install -y bubblewrap")
+                raise MissingDependency(reason)
             warnings.warn(f"UNSANDBOXED: {reason}; candidate code runs with rlimits only", SandboxWarning, stacklevel=3)
         else:
             warnings.warn(

@@ -70,22 +70,41 @@ def clean_scratch(scratch: str) -> None:
     """Empty the scratch space so that nothing a job wrote is seen by the next one.
 
     Inside the sandbox (PID 1 of a private namespace) that is all of /tmp and /dev/shm, which are
-    private to this worker; unsandboxed it is only the worker's own scratch directory.
+    private to this worker, except the way to the interpreter when it is installed under /tmp (bound
+    read-only on top of the private /tmp); unsandboxed it is only the worker's own scratch directory.
     """
+    keep = _on_the_way_to(sys.base_prefix, sys.prefix, sys.executable)
     for root in ("/tmp", "/dev/shm") if os.getpid() == 1 else (scratch,):
-        try:
-            names = os.listdir(root)
-        except OSError:
-            continue
-        for name in names:
-            path = os.path.join(root, name)
-            if os.path.isdir(path) and not os.path.islink(path):
-                shutil.rmtree(path, ignore_errors=True)
-            else:
-                try:
-                    os.unlink(path)
-                except OSError:
-                    pass
+        _empty(root, keep)
+
+
+def _on_the_way_to(*paths: str) -> frozenset[str]:
+    """Every directory from / down to each of ``paths``."""
+    found: set[str] = set()
+    for path in paths:
+        while path not in ("", "/") and path not in found:
+            found.add(path)
+            path = os.path.dirname(path)
+    return frozenset(found)
+
+
+def _empty(root: str, keep: frozenset[str]) -> None:
+    try:
+        names = os.listdir(root)
+    except OSError:
+        return
+    for name in names:
+        path = os.path.join(root, name)
+        if path in keep:
+            if not os.path.ismount(path):
+                _empty(path, keep)
+        elif os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
 
 
 def install_site_builtins() -> None:
