@@ -27,6 +27,11 @@ command -v bwrap >/dev/null 2>&1 || packages+=(bubblewrap)
 if ! command -v uv >/dev/null 2>&1 && ! "$PYTHON" -c "import ensurepip, venv" >/dev/null 2>&1; then
   packages+=(python3-venv)  # Debian and Ubuntu ship venv's ensurepip separately
 fi
+# As root, scripts/test.sh also runs the sandbox tests as an unprivileged user, from a virtualenv made
+# with the system Python: that one needs its venv module too.
+if [ "$(id -u)" -eq 0 ] && [ -x /usr/bin/python3 ] && ! /usr/bin/python3 -c "import ensurepip, venv" >/dev/null 2>&1; then
+  packages+=(python3-venv)
+fi
 if [ "${#packages[@]}" -gt 0 ]; then
   apt_install "${packages[@]}"
 fi

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Run every check CI runs, in the environment scripts/install.sh made: lint, types, then the whole test
-# suite (warnings are errors).
+# suite (warnings are errors); as root, the sandbox tests once more as an unprivileged user.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY="${REFINELAB_VENV:-.venv}/bin/python"
@@ -9,3 +9,6 @@ PY="${REFINELAB_VENV:-.venv}/bin/python"
 "$PY" -m ruff format --check src tests bench
 "$PY" -m mypy
 "$PY" -m pytest "$@"
+if [ "$(id -u)" -eq 0 ] && [ "$#" -eq 0 ]; then
+  bash scripts/test-nonroot.sh  # the sandbox tests again, as an unprivileged user
+fi

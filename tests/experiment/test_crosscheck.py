@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from refinelab.problems import Problem, load_livecodebench
+from refinelab.problems import BENCHMARKS, Problem, load_livecodebench
 from refinelab.problems._humaneval import _problem as humaneval_problem
 from refinelab.problems._mbpp import _humaneval_form as mbpp_problem
-from refinelab.sandbox import Limits, Suite, WorkerPool
+from refinelab.sandbox import Suite, WorkerPool
 
 pytestmark = pytest.mark.slow
 
@@ -101,18 +101,20 @@ def test_single_pass_verdicts_agree_with_the_authors(shared_data: Path) -> None:
 
 def test_livecodebench_their_pass_is_never_our_fail(shared_data: Path) -> None:
     """Their verdicts include private tests we do not have: their fail may be our pass, never the reverse.
-    As LiveCodeBench does, numpy is importable and the limit is 6 s per test."""
+    With `refinelab check`'s defaults: the 4 s limit, LiveCodeBench's prelude, and the packages its
+    grader offers (numpy) when installed."""
     problems = {p.id: p for p in load_livecodebench(shared_data / "benchmarks/livecodebench-v5-public-tests.jsonl.gz")}
     records = json.loads(
         gzip.decompress((shared_data / "llm-outputs/livecodebench/o1-mini-2024-09-12.json.gz").read_bytes())
     )
 
     async def body() -> list[bool]:
-        async with WorkerPool(packages=["numpy"], limits=Limits(cpu_seconds=6)) as pool:
+        async with WorkerPool(packages=BENCHMARKS["livecodebench"].offered_packages()[0]) as pool:
             items = []
             for r in records:
                 p = problems[r["question_id"]]
-                items.append((r["code_list"][0], Suite.of(p.hidden_tests, kind=p.kind, entry_point=p.entry_point)))
+                suite = Suite.of(p.hidden_tests, kind=p.kind, entry_point=p.entry_point, prelude=p.prelude)
+                items.append((r["code_list"][0], suite))
             return [result.passed for result in await pool.run_items(items)]
 
     ours = asyncio.run(body())

@@ -82,10 +82,15 @@ def test_tricks_never_pass(code: str) -> None:
     assert not any(o.passed for o in result.outcomes), result.outcomes
 
 
-def test_stdio_program_that_exits_without_completing_does_not_pass() -> None:
-    code = "import os, sys\nprint('42')\nsys.stdout.flush()\nos._exit(0)\n"
-    result = with_pool(lambda pool: pool.run(code, Suite.of([StdioTest("", "42\n")], kind="stdio")))
-    assert not result.passed
+def test_stdio_program_that_exits_early_is_judged_on_what_it_printed_and_its_status() -> None:
+    """Like a judge running ``python3 prog.py``: exit status 0 and the right output is a pass; the
+    exit itself never is (output cut short, or a failure status, fails)."""
+    cut_short = "import os, sys\nprint('4')\nsys.stdout.flush()\nos._exit(0)\nprint('2')\n"
+    failure_status = "import os, sys\nprint('42')\nsys.stdout.flush()\nos._exit(1)\n"
+    exits_zero = "import os, sys\nprint('42')\nsys.stdout.flush()\nos._exit(0)\n"
+    suite = Suite.of([StdioTest("", "42\n")], kind="stdio")
+    results = with_pool(lambda pool: pool.run_many([cut_short, failure_status, exits_zero], suite))
+    assert [r.passed for r in results] == [False, False, True]
 
 
 def test_an_infinite_loop_that_swallows_every_exception_still_times_out() -> None:

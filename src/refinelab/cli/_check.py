@@ -71,7 +71,8 @@ def run(args: argparse.Namespace) -> int:
 
 async def _run(args: argparse.Namespace) -> int:
     limits = Limits(cpu_seconds=args.timeout)
-    pool = WorkerPool(workers=args.workers, limits=limits, isolation=args.isolation, packages=args.allow_package)
+    packages = _packages(args.benchmark, args.allow_package)
+    pool = WorkerPool(workers=args.workers, limits=limits, isolation=args.isolation, packages=packages)
     with ProgressDisplay(sys.stderr) as show:
         async with pool:
             problems = await load_benchmark(
@@ -92,6 +93,18 @@ async def _run(args: argparse.Namespace) -> int:
         sys.stdout.flush()
         print(f"refinelab: hint: {hint}", file=sys.stderr)
     return 0
+
+
+def _packages(name: str, allowed: Sequence[str]) -> list[str]:
+    """What candidates may import: what the user allowed plus what the benchmark's grader offers."""
+    installed, missing = BENCHMARKS[name].offered_packages()
+    for package in missing:
+        print(
+            f"refinelab: note: {name}'s own grader lets programs import {package}, which is not installed "
+            f"here; programs that import it will fail (pip install {package})",
+            file=sys.stderr,
+        )
+    return sorted({*allowed, *installed})
 
 
 def _print_summary(scored: Sequence[ScoredSample], problems: Sequence[Problem], pool: WorkerPool) -> None:

@@ -23,7 +23,7 @@ from refinelab.experiment._scoring import run_scored
 from refinelab.experiment._spec import BenchmarkChoice, Configuration, ExperimentSpec
 from refinelab.experiment._store import Store, Unit
 from refinelab.models import Model, ResponseCache, RetryPolicy, open_model
-from refinelab.problems import Problem, find_problem, load_benchmark
+from refinelab.problems import Problem, benchmark, find_problem, load_benchmark
 from refinelab.sandbox import Limits, RunResult, WorkerPool, default_workers
 from refinelab.strategies import Env, Trajectory
 
@@ -84,14 +84,18 @@ class RunSummary:
     """Counts."""
 
 
+def _packages(spec: ExperimentSpec) -> list[str]:
+    """What candidates may import: what the spec allows plus what each benchmark's grader offers."""
+    offered = {name for choice in spec.benchmarks for name in benchmark(choice.name).offered_packages()[0]}
+    return sorted({*spec.sandbox.allow_packages, *offered})
+
+
 async def run_experiment(spec: ExperimentSpec, settings: Settings, progress: Progress | None = None) -> RunSummary:
     """Run (or resume) ``spec``; see the module docstring."""
     progress = progress or Progress()
     limits = Limits(cpu_seconds=spec.sandbox.timeout)
     workers = min(spec.sandbox.workers or default_workers(), default_workers())
-    pool = WorkerPool(
-        workers=workers, limits=limits, isolation=spec.sandbox.isolation, packages=list(spec.sandbox.allow_packages)
-    )
+    pool = WorkerPool(workers=workers, limits=limits, isolation=spec.sandbox.isolation, packages=_packages(spec))
     with Store(settings.store) as store:
         async with pool:
             problems = await _problems(spec.benchmarks, pool, settings.cache_dir)

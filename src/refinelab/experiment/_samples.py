@@ -120,7 +120,13 @@ def _parses(program: str) -> bool:
 
 def hidden_suite(problem: Problem) -> Suite:
     """The suite that scores a problem: its hidden tests."""
-    return Suite.of(problem.hidden_tests, kind=problem.kind, entry_point=problem.entry_point, setup=problem.test_setup)
+    return Suite.of(
+        problem.hidden_tests,
+        kind=problem.kind,
+        entry_point=problem.entry_point,
+        setup=problem.test_setup,
+        prelude=problem.prelude,
+    )
 
 
 async def score_samples(

@@ -6,6 +6,12 @@ the starter code's ``Solution.method``, each input line being one JSON argument.
 hidden; when a record has none, the public tests are used as hidden too and ``metadata`` says so.
 Private tests in the official dataset are base64 + zlib + pickle: they are unpickled with an
 unpickler that only builds strings, lists and dicts.
+
+LiveCodeBench's own grader runs every program after a block of standard-library imports (both
+``from M import *`` and ``import M`` for the modules in ``PRELUDE_MODULES``, ``typing``'s names,
+and a recursion limit of 50000), so a LeetCode answer may write ``List[int]`` without importing it.
+Every problem carries that block as its ``prelude``: a program LiveCodeBench passes is judged with
+the same names available here.
 """
 
 from __future__ import annotations
@@ -24,6 +30,19 @@ from refinelab.problems._model import CallTest, Problem, StdioTest, Test
 from refinelab.problems._stdio_sources import entry_point_from_starter
 
 Where = tuple[Path, "int | None"]
+
+PRELUDE_MODULES = (
+    "string", "re", "datetime", "collections", "heapq", "bisect", "copy", "math", "random", "statistics",
+    "itertools", "functools", "operator", "io", "sys", "json",
+)  # fmt: skip
+"""Standard-library modules LiveCodeBench's grader imports before every program, in its order."""
+
+PRELUDE = (
+    "".join(f"from {name} import *\n" for name in (*PRELUDE_MODULES, "builtins", "typing"))
+    + "".join(f"import {name}\n" for name in PRELUDE_MODULES)
+    + "sys.setrecursionlimit(50000)\n"
+)
+"""The code run before every LiveCodeBench program, as its grader runs it."""
 
 
 def load_livecodebench(path: str | Path | None = None) -> list[Problem]:
@@ -57,6 +76,7 @@ def _problem(record: dict[str, object], where: Where) -> Problem:
         hidden_tests=tuple(convert(case) for case in (private or public)),
         entry_point=entry,
         starter_code=starter,
+        prelude=PRELUDE,
         metadata=metadata,
     )
 

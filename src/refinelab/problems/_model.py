@@ -75,6 +75,9 @@ class Problem:
     """A known-correct program, if the source ships one."""
     test_setup: str = ""
     """Code run after the candidate and before the tests (imports, helpers the tests use)."""
+    prelude: str = ""
+    """Code run in the candidate's own namespace before it, as the benchmark's harness does
+    (LiveCodeBench's runs a block of standard-library imports); empty elsewhere."""
     completion_prefix: str = ""
     """Prepended to a bare completion to make a program (HumanEval's prompt); empty elsewhere."""
     metadata: dict[str, object] = field(default_factory=dict, hash=False, compare=False)

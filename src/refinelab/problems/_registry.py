@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +31,14 @@ class Benchmark:
     """True when there is no default source (the user must pass a file)."""
     source: str
     """Where the problems come from by default, for help texts."""
+    packages: tuple[str, ...] = ()
+    """Third-party packages the benchmark's own grader lets programs import; refinelab offers them
+    too when they are installed, so a program the original harness passes passes here."""
+
+    def offered_packages(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """The grader's packages split into (installed here, missing here)."""
+        installed = tuple(name for name in self.packages if importlib.util.find_spec(name) is not None)
+        return installed, tuple(name for name in self.packages if name not in installed)
 
 
 BENCHMARKS: dict[str, Benchmark] = {
@@ -39,7 +48,9 @@ BENCHMARKS: dict[str, Benchmark] = {
         Benchmark("humaneval-plus", True, "an evalplus release file (HumanEvalPlus-v0.1.10.jsonl.gz)"),
         Benchmark("mbpp", False, "a file (mbpp.jsonl) or Hugging Face 'mbpp' with the datasets package"),
         Benchmark("mbpp-sanitized", False, "a file (sanitized-mbpp.json) or Hugging Face 'mbpp' (sanitized)"),
-        Benchmark("livecodebench", False, "a JSONL file or Hugging Face livecodebench/code_generation_lite"),
+        Benchmark(
+            "livecodebench", False, "a JSONL file or Hugging Face livecodebench/code_generation_lite", ("numpy",)
+        ),
         Benchmark("apps", True, "a JSONL file of APPS problems"),
         Benchmark("codecontests", True, "a JSON file of CodeContests problems"),
         Benchmark("jsonl", True, "a file in refinelab's own format (docs/problems.md)"),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import importlib.util
 import os
 import shutil
@@ -9,10 +10,12 @@ import site
 import subprocess
 import sys
 import sysconfig
+import tempfile
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from refinelab._errors import MissingDependency
+from refinelab._errors import InfrastructureError, MissingDependency
 from refinelab.sandbox._limits import Limits
 from refinelab.sandbox._outcome import IsolationLevel
 
@@ -43,6 +46,8 @@ class WorkerCommand:
     """The command line."""
     isolation: IsolationLevel
     """The isolation it gives."""
+    env: Mapping[str, str] | None = None
+    """The worker's whole environment; None to inherit ours (bubblewrap sets its own)."""
 
 
 def bwrap_path() -> str | None:
@@ -50,9 +55,47 @@ def bwrap_path() -> str | None:
     return shutil.which("bwrap")
 
 
+UID_BLOCKS = 50_000
+"""Blocks of 64 worker uids above ``UID_BASE``; a process claims one block for its lifetime."""
+_claimed: tuple[int, int] | None = None  # (block, fd holding its lock) of this process
+
+
 def worker_uid(index: int) -> int:
-    """A private uid for worker ``index`` of this process, so process limits are per worker."""
-    return UID_BASE + (os.getpid() % 50_000) * 64 + index % 64
+    """A private uid for worker ``index`` of this process, so process limits are per worker.
+
+    Uids come from a block this process holds a lock on, so two refinelab processes on one machine
+    never share a uid (a shared uid would share RLIMIT_NPROC and let one job signal another's).
+    """
+    global _claimed
+    if _claimed is None:
+        _claimed = claim_uid_block(lock_directory())
+    return UID_BASE + _claimed[0] * 64 + index % 64
+
+
+def lock_directory() -> Path:
+    """Where uid-block locks live: a directory every refinelab process on the machine sees."""
+    base = Path("/run/lock") if os.access("/run/lock", os.W_OK) else Path(tempfile.gettempdir())
+    return base / "refinelab-uids"
+
+
+def claim_uid_block(directory: Path, start: int | None = None) -> tuple[int, int]:
+    """Lock the first free uid block from ``start`` (default: from this pid); return it and the lock's fd.
+
+    The lock is an ``flock`` on ``<directory>/<block>``: the kernel drops it when the holder exits,
+    so a crashed process never leaves a block taken.
+    """
+    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+    first = os.getpid() % UID_BLOCKS if start is None else start
+    for step in range(UID_BLOCKS):
+        block = (first + step) % UID_BLOCKS
+        fd = os.open(directory / str(block), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            continue
+        return block, fd
+    raise InfrastructureError(f"every worker uid block in {directory} is taken")
 
 
 PACKAGES_ROOT = f"{WORKER_ROOT}/packages"
@@ -109,7 +152,7 @@ def bwrap_command(
         uid = str(worker_uid(index))
         argv += [shutil.which("setpriv") or "/usr/bin/setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups"]
         argv += ["--inh-caps=-all", "--bounding-set=-all", "--no-new-privs"]
-    argv += [python, "-I", "-S", "-c", _launcher(WORKER_ROOT), "/tmp"]
+    argv += [python, *_FLAGS, "-c", _launcher(WORKER_ROOT), "/tmp"]
     if packages:
         argv.append(PACKAGES_ROOT)
     return WorkerCommand(tuple(argv), "bwrap-uid" if root else "bwrap")
@@ -123,6 +166,11 @@ def _filesystem(python: str, limits: Limits) -> list[str]:
             args += ["--symlink", os.readlink(path), str(path)]
         elif path.is_dir():
             args += ["--ro-bind", str(path), str(path)]
+    size = str(limits.scratch_bytes)
+    args += ["--proc", "/proc", "--dev", "/dev"]
+    # The private /tmp first: an interpreter installed under /tmp is bound on top of it, not hidden.
+    args += ["--perms", "1777", "--size", size, "--tmpfs", "/tmp"]
+    args += ["--perms", "1777", "--size", size, "--tmpfs", "/dev/shm"]
     for prefix in _interpreter_dirs(python):
         args += ["--ro-bind", prefix, prefix]
     for hidden in _site_dirs():
@@ -140,10 +188,6 @@ def _filesystem(python: str, limits: Limits) -> list[str]:
         str(WORKER_PACKAGE),
         f"{WORKER_ROOT}/_worker",
     ]
-    args += ["--proc", "/proc", "--dev", "/dev"]
-    size = str(limits.scratch_bytes)
-    args += ["--perms", "1777", "--size", size, "--tmpfs", "/tmp"]
-    args += ["--perms", "1777", "--size", size, "--tmpfs", "/dev/shm"]
     return args
 
 
@@ -164,9 +208,15 @@ def _site_dirs() -> list[str]:
     return sorted(p for p in found if Path(p).is_dir())
 
 
+_FLAGS = ("-s", "-S")
+"""No site, no user site. Not ``-I``/``-E``: those ignore ``PYTHONHASHSEED``, and a hash seed that
+differs per worker gives set-order-dependent programs a verdict that depends on the worker. The
+environment is ours anyway (``_ENV``)."""
+
+
 def _launcher(root: str) -> str:
-    """``-c`` code that starts the worker: ``-I`` keeps the script's directory off ``sys.path``."""
-    return f"import sys; sys.path.insert(0, {root!r}); from _worker.server import main; main()"
+    """``-c`` code that starts the worker, with the current directory (``-c``'s ``''``) off ``sys.path``."""
+    return f"import sys; sys.path[:] = [{root!r}, *filter(None, sys.path)]; from _worker.server import main; main()"
 
 
 def unsandboxed_command(
@@ -174,13 +224,17 @@ def unsandboxed_command(
 ) -> WorkerCommand:
     """The fallback: the same worker without a sandbox (rlimits and process groups only)."""
     paths = sorted({str(directory.parent) for directory in package_dirs(packages)})
-    return WorkerCommand((python, "-I", "-S", "-c", _launcher(str(WORKER_PACKAGE.parent)), scratch, *paths), "none")
+    argv = (python, *_FLAGS, "-c", _launcher(str(WORKER_PACKAGE.parent)), scratch, *paths)
+    # The sandbox's environment (a fixed hash seed: set iteration order decides some answers), with
+    # home and temporary files in this worker's own scratch directory.
+    env = {**_ENV, "PATH": os.environ.get("PATH", _ENV["PATH"]), "HOME": scratch, "TMPDIR": scratch}
+    return WorkerCommand(argv, "none", env)
 
 
 def probe_bwrap(limits: Limits) -> str | None:
     """Try to start a trivial sandbox; return why it fails, or None when it works."""
     if bwrap_path() is None:
-        return "bubblewrap (bwrap) is not installed"
+        return "bubblewrap (bwrap) is not installed (install it with: sudo apt-get install -y bubblewrap)"
     command = bwrap_command(0, limits)
     probe = [*command.argv[: command.argv.index("--") + 1], "/bin/true"]
     try:
@@ -188,5 +242,49 @@ def probe_bwrap(limits: Limits) -> str | None:
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"bubblewrap failed to start: {exc}"
     if done.returncode != 0:
-        return f"bubblewrap failed: {done.stderr.strip().splitlines()[-1] if done.stderr.strip() else done.returncode}"
+        last = done.stderr.strip().splitlines()[-1] if done.stderr.strip() else f"exit status {done.returncode}"
+        advice = userns_advice(done.stderr) if os.geteuid() != 0 else None  # root needs no user namespace
+        return f"bubblewrap failed: {last}" + (advice or "")
     return None
+
+
+_USERNS_ERRORS = (
+    "uid map",
+    "gid map",
+    "new namespace",
+    "unshare",
+    "user namespace",
+    "setting up uid",
+    "operation not permitted",
+)
+_USERNS_SYSCTLS = (
+    (
+        "kernel/apparmor_restrict_unprivileged_userns",
+        "1",
+        "sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0",
+    ),
+    ("kernel/unprivileged_userns_clone", "0", "sudo sysctl -w kernel.unprivileged_userns_clone=1"),
+    ("user/max_user_namespaces", "0", "sudo sysctl -w user.max_user_namespaces=15000"),
+)
+
+
+def userns_advice(stderr: str, sysctl_root: Path = Path("/proc/sys")) -> str | None:
+    """Why an unprivileged bubblewrap could not create its user namespace, and what to do; None when
+    its error is not about user namespaces."""
+    if not any(marker in stderr.lower() for marker in _USERNS_ERRORS):
+        return None
+    causes = [(name, fix) for name, blocked, fix in _USERNS_SYSCTLS if _sysctl(sysctl_root / name) == blocked]
+    found = "; ".join(f"{name.replace('/', '.')} is set" for name, _ in causes) or "the kernel refused"
+    fixes = [fix for _, fix in causes] + [
+        "or allow bwrap in AppArmor (a profile granting 'userns' to /usr/bin/bwrap, as Ubuntu 24.04 documents)",
+        "or run refinelab as root (the sandbox then needs no user namespace)",
+        "or pass --isolation none (no sandbox: only for code you trust)",
+    ]
+    return f" (unprivileged user namespaces are unavailable: {found}; to fix: {', '.join(fixes)})"
+
+
+def _sysctl(path: Path) -> str | None:
+    try:
+        return path.read_text().strip()
+    except OSError:
+        return None

@@ -54,19 +54,28 @@ class Suite:
     """The function the tests call (``candidate`` is bound to it)."""
     setup: str = ""
     """Code run after the program and before the tests."""
+    prelude: str = ""
+    """Code run in the program's namespace before the program (a benchmark harness's imports)."""
 
     @classmethod
     def of(
-        cls, tests: Sequence[Test], *, kind: ProblemKind = "function", entry_point: str | None = None, setup: str = ""
+        cls,
+        tests: Sequence[Test],
+        *,
+        kind: ProblemKind = "function",
+        entry_point: str | None = None,
+        setup: str = "",
+        prelude: str = "",
     ) -> Suite:
         """A suite from any sequence of tests."""
-        return cls(tuple(tests), kind, entry_point, setup)
+        return cls(tuple(tests), kind, entry_point, setup, prelude)
 
     def for_worker(self) -> dict[str, object]:
         """What the worker gets: inputs only, never expected values or outputs."""
         return {
             "entry_point": self.entry_point,
             "setup": self.setup,
+            "prelude": self.prelude,
             "tests": [_test_for_worker(t) for t in self.tests],
         }
 
@@ -112,6 +121,7 @@ class _Worker:
             stderr=asyncio.subprocess.PIPE,
             start_new_session=True,
             limit=1 << 20,
+            env=self.command.env,
         )
         self._stderr_task = asyncio.ensure_future(self._drain_stderr())
         assert self.process.stdout is not None
@@ -213,14 +223,21 @@ class WorkerPool:
             if reason is None:
                 return [bwrap_command(i, self.limits, packages=self.packages) for i in range(self.size)]
             if self.mode == "bwrap":
-                raise MissingDependency(f"{reason}; install it with: sudo apt-get install -y bubblewrap")
+                raise MissingDependency(reason)
             warnings.warn(f"UNSANDBOXED: {reason}; candidate code runs with rlimits only", SandboxWarning, stacklevel=3)
         else:
             warnings.warn(
                 "UNSANDBOXED: isolation='none'; candidate code runs with rlimits only", SandboxWarning, stacklevel=3
             )
         self._scratch = tempfile.TemporaryDirectory(prefix="refinelab-")
-        return [unsandboxed_command(scratch=self._scratch.name, packages=self.packages) for _ in range(self.size)]
+        return [self._unsandboxed(i) for i in range(self.size)]
+
+    def _unsandboxed(self, index: int) -> WorkerCommand:
+        """A worker without isolation, in its own scratch directory: each worker empties its own."""
+        assert self._scratch is not None
+        scratch = os.path.join(self._scratch.name, f"worker{index}")
+        os.mkdir(scratch, 0o700)
+        return unsandboxed_command(scratch=scratch, packages=self.packages)
 
     async def close(self) -> None:
         """Stop every worker."""

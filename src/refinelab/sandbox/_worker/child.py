@@ -3,10 +3,17 @@
 Every report is one JSON line carrying the job's nonce; the worker ignores lines without it. A pass is
 never inferred from how the child ends: only these reports count, and the host judges values and
 output itself.
+
+A program has ended when the interpreter would have ended it: its non-daemon threads joined (and, for
+a whole program, its ``atexit`` functions run and its output flushed). Competitive-programming code
+often runs ``main`` in a thread with a large stack; reporting before that thread ends would judge
+whatever it had printed so far. The join happens inside the step being timed, so a thread that never
+ends is a timeout like any other.
 """
 
 from __future__ import annotations
 
+import atexit
 import builtins
 import gc
 import json
@@ -14,6 +21,7 @@ import os
 import resource
 import signal
 import sys
+import threading
 import time
 import traceback
 
@@ -98,7 +106,7 @@ def _compiled(source: str, filename: str, mode: str) -> object:
     key = (source, mode)
     code = _COMPILED.get(key)
     if code is None:
-        code = _COMPILED[key] = compile(source, filename, mode)
+        code = _COMPILED[key] = compile(source, filename, mode, dont_inherit=True)
     return code
 
 
@@ -109,6 +117,18 @@ def suite_of(job: dict[str, object], program: int) -> dict[str, object]:
     suite = suites[index[program]]
     assert isinstance(suite, dict)
     return suite
+
+
+def run_source(suite: dict[str, object], source: str, namespace: dict[str, object]) -> None:
+    """Run the suite's prelude, then the program, in the program's namespace.
+
+    Compiled with ``dont_inherit``: this module's ``from __future__ import annotations`` must not
+    leak into the program (it would let annotations name things the program never imported).
+    """
+    prelude = suite.get("prelude")
+    if prelude:
+        exec(_compiled(str(prelude), "<prelude>", "exec"), namespace)  # type: ignore[arg-type]  # noqa: S102
+    exec(compile(source, CANDIDATE_FILE, "exec", dont_inherit=True), namespace)  # noqa: S102 - sandboxed
 
 
 def _test_scope(suite: dict[str, object], namespace: dict[str, object]) -> dict[str, object]:
@@ -136,6 +156,40 @@ def _run_test(test: dict[str, object], scope: dict[str, object]) -> dict[str, ob
         return error_message(exc)
 
 
+_TASKS = "/proc/self/task"
+_THREAD_EXIT_POLLS = 200
+
+
+def join_threads() -> None:
+    """Wait for every non-daemon thread, as the interpreter does before it exits.
+
+    Threads may start threads, so this repeats until none is left. After the last join the kernel
+    thread may still be exiting; waiting for it briefly keeps a batch child that ran a finished
+    thread from being judged tainted ("a thread is still running").
+    """
+    try:
+        current = threading.current_thread()
+        while pending := [t for t in threading.enumerate() if t is not current and not t.daemon]:
+            for thread in pending:
+                thread.join()
+    except BaseException:  # noqa: BLE001 - a program may break threading; the join is then its own
+        return
+    for _ in range(_THREAD_EXIT_POLLS):
+        if len(os.listdir(_TASKS)) <= threading.active_count():
+            return
+        time.sleep(0.001)
+
+
+def _finish_program() -> None:
+    """End a whole program as ``Py_FinalizeEx`` does: join threads, run ``atexit`` functions, flush."""
+    join_threads()
+    try:
+        atexit._run_exitfuncs()
+    except BaseException:  # noqa: BLE001, S110 - the interpreter reports these and exits anyway
+        pass
+    _flush_stdout()
+
+
 def _flush_stdout() -> None:
     try:
         sys.stdout.flush()
@@ -152,9 +206,10 @@ def _run_program(job: dict[str, object], program: int, start: int, report: Repor
     namespace: dict[str, object] = {"__name__": "__candidate__", "__builtins__": builtins}
     report.send({"p": program, "i": -1, "b": time.process_time()})
     try:
-        exec(compile(str(codes[program]), CANDIDATE_FILE, "exec"), namespace)  # noqa: S102 - sandboxed
+        run_source(suite, str(codes[program]), namespace)
         scope = _test_scope(suite, namespace)
     except BaseException as exc:  # noqa: BLE001 - candidate code may raise anything
+        join_threads()
         _flush_stdout()
         report.send({"p": program, "i": -1, **error_message(exc)})
         return namespace
@@ -165,6 +220,8 @@ def _run_program(job: dict[str, object], program: int, start: int, report: Repor
         report.send(previous)
         previous = {"p": program, "i": index, **_run_test(tests[index], scope)}
         _flush_stdout()
+    join_threads()  # within the last step: a thread that never ends times it out
+    _flush_stdout()
     report.send(previous)
     return namespace
 
@@ -195,16 +252,17 @@ def run_stdio_child(job: dict[str, object], report: Reporter) -> None:
     codes = job["programs"]
     assert isinstance(codes, list)
     namespace: dict[str, object] = {"__name__": "__main__", "__builtins__": builtins}
+    atexit._clear()  # only the program's own exit functions run when it ends
     report.send({"p": 0, "i": 0, "b": time.process_time()})
     outcome: dict[str, object] = {"s": "done"}
     try:
-        exec(compile(str(codes[0]), CANDIDATE_FILE, "exec"), namespace)  # noqa: S102 - sandboxed
+        run_source(suite_of(job, 0), str(codes[0]), namespace)
     except SystemExit as exc:
         if exc.code not in (None, 0):
             outcome = {"s": "error", "t": "SystemExit", "m": f"exit status {exc.code!r}", "tb": ""}
     except BaseException as exc:  # noqa: BLE001 - candidate code may raise anything
         outcome = error_message(exc)
-    _flush_stdout()
+    _finish_program()
     report.send({"p": 0, "i": 0, **outcome})
 
 

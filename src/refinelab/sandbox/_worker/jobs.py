@@ -115,6 +115,24 @@ def _test_count(job: dict[str, object], program: int) -> int:
     return len(tests)
 
 
+def _stdio_result(watch: Watch, info: dict[str, object]) -> Result:
+    """How a whole program ended: its report, or, without one, what its exit says.
+
+    A program that ends itself with ``os._exit(0)`` (fast-output templates do) has ended normally,
+    as a judge running it would see; its output is judged like any other. Any other unreported end
+    is a death.
+    """
+    event = watch.events.get((0, 0))
+    if watch.killed is not None:
+        return death(watch, info)
+    if event is not None:
+        return _clean(event)
+    status = int(str(info["status"]))
+    if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0 and 0 in watch.started:
+        return {"s": "done"}
+    return death(watch, info)
+
+
 def run_stdio_job(job: dict[str, object]) -> dict[str, object]:
     """Run a stdin/stdout program once per test, each in a fresh child."""
     tests = suite_of(job, 0)["tests"]
@@ -122,8 +140,7 @@ def run_stdio_job(job: dict[str, object]) -> dict[str, object]:
     row: list[Result] = []
     for test in tests:
         watch, info = _run_child(job, (0, 0), str(test["stdin"]).encode())
-        event = watch.events.get((0, 0))
-        result = _clean(event) if event is not None and watch.killed is None else death(watch, info)
+        result = _stdio_result(watch, info)
         result["stdout"] = watch.out.decode("utf-8", "replace")
         result["stderr"] = watch.err[-4096:].decode("utf-8", "replace")
         result["cpu"] = info["cpu"]

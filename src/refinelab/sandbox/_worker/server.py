@@ -23,6 +23,7 @@ from .child import CANDIDATE_FILE, error_message, take_snapshot
 from .jobs import run_function_job, run_stdio_job
 
 _HEADER = struct.Struct(">I")
+_M_ARENA_MAX = -8
 _PR_SET_PDEATHSIG = 1
 _PR_SET_DUMPABLE = 4
 PRELOADED = (
@@ -69,22 +70,41 @@ def clean_scratch(scratch: str) -> None:
     """Empty the scratch space so that nothing a job wrote is seen by the next one.
 
     Inside the sandbox (PID 1 of a private namespace) that is all of /tmp and /dev/shm, which are
-    private to this worker; unsandboxed it is only the worker's own scratch directory.
+    private to this worker, except the way to the interpreter when it is installed under /tmp (bound
+    read-only on top of the private /tmp); unsandboxed it is only the worker's own scratch directory.
     """
+    keep = _on_the_way_to(sys.base_prefix, sys.prefix, sys.executable)
     for root in ("/tmp", "/dev/shm") if os.getpid() == 1 else (scratch,):
-        try:
-            names = os.listdir(root)
-        except OSError:
-            continue
-        for name in names:
-            path = os.path.join(root, name)
-            if os.path.isdir(path) and not os.path.islink(path):
-                shutil.rmtree(path, ignore_errors=True)
-            else:
-                try:
-                    os.unlink(path)
-                except OSError:
-                    pass
+        _empty(root, keep)
+
+
+def _on_the_way_to(*paths: str) -> frozenset[str]:
+    """Every directory from / down to each of ``paths``."""
+    found: set[str] = set()
+    for path in paths:
+        while path not in ("", "/") and path not in found:
+            found.add(path)
+            path = os.path.dirname(path)
+    return frozenset(found)
+
+
+def _empty(root: str, keep: frozenset[str]) -> None:
+    try:
+        names = os.listdir(root)
+    except OSError:
+        return
+    for name in names:
+        path = os.path.join(root, name)
+        if path in keep:
+            if not os.path.ismount(path):
+                _empty(path, keep)
+        elif os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
 
 
 def install_site_builtins() -> None:
@@ -106,8 +126,8 @@ def warm_up() -> None:
         __import__(name)
     program = "def _f(a, b=2):\n    return [a, (b, {a: b}), {1.5}]\n"
     namespace: dict[str, object] = {"__builtins__": builtins}
-    exec(compile(program, CANDIDATE_FILE, "exec"), namespace)  # noqa: S102 - our own constant
-    value = eval(compile("_f(1)", "<test>", "eval"), namespace)  # noqa: S307 - our own constant
+    exec(compile(program, CANDIDATE_FILE, "exec", dont_inherit=True), namespace)  # noqa: S102 - our own constant
+    value = eval(compile("_f(1)", "<test>", "eval", dont_inherit=True), namespace)  # noqa: S307 - our own constant
     json.loads(json.dumps({"i": 0, "v": codec.encode(codec.plain(value))}))
     try:
         raise ValueError("warm-up")
@@ -153,6 +173,9 @@ def main() -> None:
         libc = ctypes.CDLL(None)
         libc.prctl(_PR_SET_DUMPABLE, 0, 0, 0, 0)  # children cannot ptrace us or read our memory
         libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)  # setpriv's uid change cleared bwrap's
+        # One malloc arena: a thread would otherwise reserve its own 64 MiB arena, which outlives the
+        # thread and would count against the next program's address space in the same child.
+        libc.mallopt(_M_ARENA_MAX, 1)
     except (OSError, AttributeError):
         pass
     signal.signal(signal.SIGINT, signal.SIG_DFL)

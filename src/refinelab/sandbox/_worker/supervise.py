@@ -33,6 +33,8 @@ class Watch:
         self.out = bytearray()
         self.err = bytearray()
         self.res = bytearray()
+        self.res_received = 0
+        """Bytes read from the result pipe so far (``res`` only holds the unparsed tail)."""
         self.outputs: dict[int, bytes] = {}
         self.events: dict[Key, dict[str, object]] = {}
         self.current: Key | None = None
@@ -178,12 +180,27 @@ def _pump(fd: int, sink: bytearray, watch: Watch) -> bool:
         if not chunk:
             return False
         if sink is watch.res:
-            room = watch.result_cap - len(sink)
-        else:
-            room = watch.output_cap - len(sink)
+            _take_result_bytes(chunk, watch)
+            continue
+        room = watch.output_cap - len(sink)
         sink += chunk[: max(room, 0)]
         if room < len(chunk) and watch.killed is None:
             watch.killed = "output_limit"
+
+
+def _take_result_bytes(chunk: bytes, watch: Watch) -> None:
+    """Keep result bytes up to the cap, counted over everything the child sent.
+
+    Counting what was received, not what is still buffered, matters: once parsed lines leave the
+    buffer, bytes past the cap appended to a cut line could splice together a well-formed report of
+    a value the program never returned. Past the cap nothing more is kept; the cut line has no end
+    and is never parsed.
+    """
+    room = watch.result_cap - watch.res_received
+    watch.res_received += len(chunk)
+    watch.res += chunk[: max(room, 0)]
+    if room < len(chunk) and watch.killed is None:
+        watch.killed = "output_limit"
 
 
 def _over_limit(pid: int, watch: Watch, cpu_limit: float, wall_limit: float) -> str | None:

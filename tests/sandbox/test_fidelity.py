@@ -1,0 +1,89 @@
+"""Programs see what the real interpreter (or the benchmark's own grader) would show them, no more."""
+
+from __future__ import annotations
+
+import pytest
+
+from refinelab.problems import CallTest, StdioTest
+from refinelab.problems._livecodebench import PRELUDE
+from refinelab.sandbox import RunResult, SandboxWarning, Suite, WorkerPool
+from tests.conftest import with_pool
+
+ANNOTATED = "def f(a: List[int]) -> int:\n    return len(a)\n"
+
+
+def run(code: str, suite: Suite, **options: object) -> RunResult:
+    return with_pool(lambda pool: pool.run(code, suite), **options)
+
+
+def test_annotations_are_evaluated_as_the_interpreter_does() -> None:
+    result = run(ANNOTATED, Suite.of([CallTest("f([1, 2])", 2)], entry_point="f"))
+    assert result.outcomes[0].verdict == "error"
+    assert result.outcomes[0].error_type == "NameError"
+
+
+def test_the_livecodebench_prelude_offers_what_its_grader_offers() -> None:
+    suite = Suite.of([CallTest("f([1, 2])", 2)], entry_point="f", prelude=PRELUDE)
+    assert run(ANNOTATED, suite).passed
+    stdio = "n = int(input())\nprint(sum(accumulate(range(n))), gcd(12, 18), sys.getrecursionlimit())\n"
+    assert run(stdio, Suite.of([StdioTest("4\n", "10 6 50000\n")], kind="stdio", prelude=PRELUDE)).passed
+
+
+def test_the_prelude_is_not_part_of_the_programs_traceback() -> None:
+    suite = Suite.of([CallTest("f(1)", 1)], entry_point="f", prelude=PRELUDE)
+    result = run("def f(x):\n    return 1 / 0\n", suite)
+    assert result.outcomes[0].error_type == "ZeroDivisionError"
+    assert "<prelude>" not in (result.outcomes[0].traceback or "")
+
+
+WRITES_ITS_CWD = """
+import os
+def f(i):
+    with open(f"out{i}.txt", "w") as handle:
+        handle.write(str(i) * 1000)
+    for _ in range(20):
+        os.listdir(".")
+    with open(f"out{i}.txt") as handle:
+        return len(handle.read())
+"""
+
+
+@pytest.mark.filterwarnings("ignore::refinelab.sandbox.SandboxWarning")
+def test_unsandboxed_workers_each_have_their_own_scratch_directory() -> None:
+    suites = [Suite.of([CallTest(f"f({i})", 1000)], entry_point="f") for i in range(1, 9)]
+
+    async def body(pool: WorkerPool) -> list[RunResult]:
+        items = [(WRITES_ITS_CWD, suite) for suite in suites for _ in range(12)]
+        return await pool.run_items(items, isolate=True)
+
+    with pytest.warns(SandboxWarning):
+        results = with_pool(body, workers=2, isolation="none", batch_size=1)
+    assert [o.verdict for r in results for o in r.outcomes] == ["pass"] * len(results)
+
+
+@pytest.mark.filterwarnings("ignore::refinelab.sandbox.SandboxWarning")
+@pytest.mark.parametrize("isolation", ["auto", "none"])
+def test_every_worker_uses_the_same_string_hash_seed(isolation: str) -> None:
+    """Set iteration order decides some answers (ties in ``max(set(s), key=s.count)``)."""
+    expected = str(hash_with_seed_zero("brilliant girl")) + "\n"
+    suite = Suite.of([StdioTest("", expected)], kind="stdio")
+
+    async def body(pool: WorkerPool) -> list[RunResult]:
+        return await pool.run_items([("print(hash('brilliant girl'))", suite)] * 8)
+
+    results = with_pool(body, workers=2, isolation=isolation)
+    assert all(r.passed for r in results)
+
+
+def hash_with_seed_zero(text: str) -> int:
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", f"print(hash({text!r}))"],
+        env={"PYTHONHASHSEED": "0"},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return int(done.stdout)

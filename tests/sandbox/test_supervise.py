@@ -1,0 +1,34 @@
+"""The worker's reading of the result pipe, fed by hand: what is past the cap is never parsed."""
+
+from __future__ import annotations
+
+import json
+
+from refinelab.sandbox._worker.supervise import Watch, _take_result_bytes
+
+
+def line(nonce: str, index: int, value: str) -> bytes:
+    return (json.dumps({"n": nonce, "p": 0, "i": index, "s": "value", "v": value}) + "\n").encode()
+
+
+def test_a_line_cut_by_the_cap_is_never_spliced_with_later_bytes() -> None:
+    first, second = line("abc", 0, "a" * 50), line("abc", 1, "b" * 120)
+    assert len(second) - 100 < len(first)  # the rest fits where the parsed first line was
+    watch = Watch("abc", {"output_bytes": 1000, "result_bytes": len(first) + 60})
+    _take_result_bytes(first + second[:100], watch)  # the cap cuts the second line after 60 bytes
+    watch.take_results()  # the first line is parsed and leaves the buffer
+    _take_result_bytes(second[100:], watch)  # the rest would close the cut line: 40 bytes short
+    watch.finish()
+    assert (0, 0) in watch.events
+    assert (0, 1) not in watch.events
+    assert watch.killed == "output_limit"
+
+
+def test_results_under_the_cap_are_all_read() -> None:
+    watch = Watch("abc", {"output_bytes": 1000, "result_bytes": 10_000})
+    data = b"".join(line("abc", i, "v" * 100) for i in range(5))
+    for start in range(0, len(data), 7):
+        _take_result_bytes(data[start : start + 7], watch)
+        watch.take_results()
+    assert sorted(watch.events) == [(0, i) for i in range(5)]
+    assert watch.killed is None
