@@ -44,9 +44,18 @@ def test_tolerance_applies_elementwise_with_matching_shapes() -> None:
 
 @pytest.mark.parametrize(
     ("actual", "expected"),
-    [("3\n", "3"), ("3  \r\n", "3\n"), ("a b \nc\n\n\n", "a b\nc"), ("", "\n")],
+    [
+        ("3\n", "3"),
+        ("3  \r\n", "3\n"),
+        ("a b \nc\n\n\n", "a b\nc"),
+        ("", "\n"),
+        ("\n  a b\n", "a b\n"),
+        ("1.0 2\n", "1 2.00\n"),
+        ("2  3\n", "2 3\n"),
+    ],
 )
-def test_outputs_match_ignoring_trailing_whitespace_and_line_endings(actual: str, expected: str) -> None:
+def test_outputs_match_ignoring_surrounding_whitespace_and_equal_decimals(actual: str, expected: str) -> None:
+    """As LiveCodeBench's grader accepts them: a program it passes must pass here."""
     assert outputs_match(actual, expected)
 
 
@@ -54,6 +63,8 @@ def test_outputs_differ_on_content_and_inner_whitespace() -> None:
     assert not outputs_match("3\n4\n", "3\n")
     assert not outputs_match("a  b\n", "a b\n")
     assert not outputs_match("0.333\n", "0.3333\n")
+    assert not outputs_match("1\n\n2\n", "1\n2\n")
+    assert not outputs_match("1 2\n", "1\n2\n")
 
 
 def test_float_tolerance_compares_numeric_tokens() -> None:

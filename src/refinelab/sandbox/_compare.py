@@ -126,25 +126,35 @@ def _close(actual: object, expected: object, atol: float) -> bool:
 
 
 def outputs_match(actual: str, expected: str, *, float_tolerance: float | None = None) -> bool:
-    """Compare program output with expected output the way online judges do.
+    """Compare program output with expected output the way LiveCodeBench's grader and online judges do.
 
-    Line endings are normalised (``\\r\\n`` -> ``\\n``), trailing whitespace on every line and trailing
-    blank lines are ignored. If that fails and ``float_tolerance`` is set, the outputs are compared
-    token by token, numeric tokens as decimals within that absolute tolerance.
+    Line endings are normalised (``\\r\\n`` -> ``\\n``); whitespace around every line and blank lines
+    before and after the output are ignored; a line whose tokens are all numbers also matches when
+    they are equal as decimals (``1.0`` and ``1``, ``2  3`` and ``2 3``), never when they differ
+    (``0.333`` is not ``0.3333``). If that fails and ``float_tolerance`` is set, the outputs are
+    compared token by token, numeric tokens as decimals within that absolute tolerance.
     """
-    if _lines(actual) == _lines(expected):
+    got, want = _lines(actual), _lines(expected)
+    if len(got) == len(want) and all(g == w or _same_numbers(g, w) for g, w in zip(got, want)):
         return True
     if float_tolerance is None:
         return False
-    got, want = actual.split(), expected.split()
-    return len(got) == len(want) and all(_tokens_match(g, w, float_tolerance) for g, w in zip(got, want))
+    tokens, wanted = actual.split(), expected.split()
+    return len(tokens) == len(wanted) and all(_tokens_match(g, w, float_tolerance) for g, w in zip(tokens, wanted))
 
 
 def _lines(text: str) -> list[str]:
-    lines = [line.rstrip() for line in text.replace("\r\n", "\n").replace("\r", "\n").split("\n")]
-    while lines and not lines[-1]:
-        lines.pop()
-    return lines
+    return [line.strip() for line in text.replace("\r\n", "\n").replace("\r", "\n").strip().split("\n")]
+
+
+def _same_numbers(got: str, want: str) -> bool:
+    """Both lines are numbers only, equal as decimals."""
+    try:
+        numbers = [Decimal(token) for token in got.split()]
+        wanted = [Decimal(token) for token in want.split()]
+    except (InvalidOperation, ValueError):
+        return False
+    return bool(numbers) and numbers == wanted
 
 
 def _tokens_match(got: str, want: str, tolerance: float) -> bool:
