@@ -17,7 +17,7 @@ import pytest
 from refinelab.problems import BENCHMARKS, Problem, load_livecodebench
 from refinelab.problems._humaneval import _problem as humaneval_problem
 from refinelab.problems._mbpp import _humaneval_form as mbpp_problem
-from refinelab.sandbox import Suite, WorkerPool
+from refinelab.sandbox import Limits, RunResult, Suite, WorkerPool
 
 pytestmark = pytest.mark.slow
 
@@ -102,23 +102,39 @@ def test_single_pass_verdicts_agree_with_the_authors(shared_data: Path) -> None:
 def test_livecodebench_their_pass_is_never_our_fail(shared_data: Path) -> None:
     """Their verdicts include private tests we do not have: their fail may be our pass, never the reverse.
     With `refinelab check`'s defaults: the 4 s limit, LiveCodeBench's prelude, and the packages its
-    grader offers (numpy) when installed."""
+    grader offers (numpy) when installed.
+
+    A program that only runs out of time here is judged again with 30 CPU seconds: passing then means this
+    machine is slower than the one that graded it (abc328_e needs about 8 s of CPU on a 2-core CI box),
+    not that a verdict is wrong. Every other disagreement fails the test."""
     problems = {p.id: p for p in load_livecodebench(shared_data / "benchmarks/livecodebench-v5-public-tests.jsonl.gz")}
     records = json.loads(
         gzip.decompress((shared_data / "llm-outputs/livecodebench/o1-mini-2024-09-12.json.gz").read_bytes())
     )
 
-    async def body() -> list[bool]:
-        async with WorkerPool(packages=BENCHMARKS["livecodebench"].offered_packages()[0]) as pool:
-            items = []
-            for r in records:
-                p = problems[r["question_id"]]
-                suite = Suite.of(p.hidden_tests, kind=p.kind, entry_point=p.entry_point, prelude=p.prelude)
-                items.append((r["code_list"][0], suite))
-            return [result.passed for result in await pool.run_items(items)]
+    def item(r: dict[str, object]) -> tuple[str, Suite]:
+        p = problems[str(r["question_id"])]
+        code = r["code_list"]
+        assert isinstance(code, list)
+        return str(code[0]), Suite.of(p.hidden_tests, kind=p.kind, entry_point=p.entry_point, prelude=p.prelude)
 
-    ours = asyncio.run(body())
+    async def body() -> tuple[list[RunResult], list[bool]]:
+        async with WorkerPool(packages=BENCHMARKS["livecodebench"].offered_packages()[0]) as pool:
+            results = await pool.run_items([item(r) for r in records])
+            timed_out = [
+                r for r, res in zip(records, results) if r["graded_list"][0] and not res.passed and _only_timeouts(res)
+            ]
+            generous = await pool.run_items([item(r) for r in timed_out], limits=Limits(cpu_seconds=30.0))
+            slow_here = {str(r["question_id"]) for r, res in zip(timed_out, generous) if res.passed}
+            return results, [res.passed or str(r["question_id"]) in slow_here for r, res in zip(records, results)]
+
+    _, ours = asyncio.run(body())
     theirs = [bool(r["graded_list"][0]) for r in records]
     assert len(ours) == 880
     assert [r["question_id"] for r, o, t in zip(records, ours, theirs) if t and not o] == []
     assert sum(ours) >= sum(theirs)
+
+
+def _only_timeouts(result: RunResult) -> bool:
+    failed = [o.verdict for o in result.outcomes if o.verdict != "pass"]
+    return bool(failed) and all(v == "timeout" for v in failed)
