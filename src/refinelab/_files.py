@@ -6,7 +6,7 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from refinelab._errors import UserError
+from refinelab.errors import UserError
 
 
 def write_atomically(path: Path, text: str | Iterable[str]) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from refinelab._errors import UserError
+from refinelab.errors import UserError
 
 CONFIG_NAME = "refinelab.toml"
 """The project config's file name."""

@@ -6,7 +6,7 @@ import re
 import sys
 from pathlib import Path
 
-from refinelab._errors import InputError, UserError
+from refinelab.errors import InputError, UserError
 
 if sys.version_info >= (3, 11):
     import tomllib

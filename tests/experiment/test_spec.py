@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from refinelab._errors import UserError
+from refinelab.errors import UserError
 from refinelab.experiment import load_spec
 
 SPEC = """\

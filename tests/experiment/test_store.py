@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from refinelab._errors import UserError
+from refinelab.errors import UserError
 from refinelab.experiment import MIGRATIONS, SCHEMA_VERSION, Configuration, Store
 from refinelab.models import Usage
 from refinelab.problems import CallTest, Problem

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from refinelab._errors import UserError
+from refinelab.errors import UserError
 from refinelab.models import (
     CacheMiss,
     Completion,

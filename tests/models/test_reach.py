@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from refinelab._errors import UserError
 from refinelab.cli import main
+from refinelab.errors import UserError
 from refinelab.models import EndpointError, EndpointFailed, Message, Model, RetryPolicy, open_model, serve
 from refinelab.models._openai import OpenAIBackend
 

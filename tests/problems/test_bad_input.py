@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from refinelab._errors import InputError, UserError
+from refinelab.errors import InputError, UserError
 from refinelab.problems import load_jsonl, load_livecodebench, load_mbpp
 
 

@@ -113,7 +113,7 @@ def test_html_puts_the_headline_first_then_figures_and_needs_no_network(store: S
 def test_html_without_matplotlib_names_the_extra(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
     import sys
 
-    from refinelab._errors import MissingDependency
+    from refinelab.errors import MissingDependency
 
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib now raises ImportError
     with pytest.raises(MissingDependency, match=r"refinelab\[view\]"):

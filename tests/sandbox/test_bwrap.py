@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from refinelab._errors import MissingDependency
+from refinelab.errors import MissingDependency
 from refinelab.sandbox import Limits, WorkerPool, _bwrap
 from refinelab.sandbox._bwrap import claim_uid_block, probe_bwrap, userns_advice
 

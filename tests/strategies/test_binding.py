@@ -10,8 +10,8 @@ from typing import Annotated, Literal
 import pytest
 from annotated_types import Interval
 
-from refinelab._errors import UserError
 from refinelab.cli import main
+from refinelab.errors import UserError
 from refinelab.experiment import load_spec
 from refinelab.problems import Problem
 from refinelab.strategies import STRATEGIES, Budget, Env, StrategySpec, Trajectory, strategy

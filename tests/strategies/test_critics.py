@@ -188,7 +188,7 @@ def test_a_spec_with_a_critic_and_settings_runs_and_round_trips() -> None:
 def test_unknown_spec_parameters_are_user_errors() -> None:
     import pytest
 
-    from refinelab._errors import UserError
+    from refinelab.errors import UserError
     from refinelab.strategies import StrategySpec
 
     with pytest.raises(UserError, match="has no parameter 'iterations'"):

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from refinelab._errors import UserError
+from refinelab.errors import UserError
 from refinelab.models import Model, Price, PriceTable, ScriptedModel
 from refinelab.problems import CallTest, Problem, StdioTest, load_livecodebench
 from refinelab.sandbox import WorkerPool

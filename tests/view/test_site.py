@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from refinelab._errors import UserError
 from refinelab.cli import main
+from refinelab.errors import UserError
 from refinelab.experiment import Store
 from refinelab.metrics import critic_call_attempts, regression_error_attempts
 from refinelab.view import Source, serving

@@ -11,8 +11,8 @@ import warnings
 from collections.abc import Mapping, Sequence
 
 from refinelab import __version__
-from refinelab._errors import InfrastructureError, UserError
 from refinelab.cli import _check, _ping, _report, _run, _view
+from refinelab.errors import InfrastructureError, UserError
 
 
 def build_parser(environ: Mapping[str, str]) -> argparse.ArgumentParser:

@@ -10,9 +10,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from refinelab._errors import UserError
 from refinelab._files import write_atomically
 from refinelab.cli._progress import ProgressDisplay
+from refinelab.errors import UserError
 from refinelab.experiment import (
     ScoredSample,
     SelfTestReport,

@@ -9,9 +9,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from refinelab._errors import UserError
 from refinelab._files import write_atomically
 from refinelab.cli._run import default_store
+from refinelab.errors import UserError
 from refinelab.experiment import RunListing, Store
 from refinelab.report import build_report, render_html, render_text, report_csv, report_json
 

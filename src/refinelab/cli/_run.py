@@ -12,9 +12,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
-from refinelab._errors import UserError
 from refinelab.cli._check import default_cache_dir
 from refinelab.cli._ping import project_models
+from refinelab.errors import UserError
 from refinelab.experiment import (
     SAME,
     BenchmarkChoice,

@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from refinelab import __version__
-from refinelab._errors import InfrastructureError, UserError
+from refinelab.errors import InfrastructureError, UserError
 from refinelab.experiment._samples import hidden_suite
 from refinelab.experiment._scoring import run_scored
 from refinelab.experiment._spec import BenchmarkChoice, Configuration, ExperimentSpec

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from refinelab._errors import InputError
 from refinelab._progress import ProgressHook
+from refinelab.errors import InputError
 from refinelab.experiment._scoring import run_scored
 from refinelab.metrics import mean_pass_at_k
 from refinelab.problems import Problem, find_problem

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from refinelab._errors import InputError, UserError
 from refinelab._toml import located, read_toml
+from refinelab.errors import InputError, UserError
 from refinelab.metrics._records import configuration_label
 from refinelab.models import ModelsConfig, load_models_config, url_problem
 from refinelab.problems import BENCHMARKS

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from refinelab._errors import UserError
+from refinelab.errors import UserError
 from refinelab.experiment._details import (
     ProblemInfo,
     TrajectoryDetail,

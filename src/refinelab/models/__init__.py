@@ -1,9 +1,9 @@
 """The model layer: any OpenAI-compatible endpoint, with concurrency, retries, usage and cost, a
 response cache, and test doubles. Strategies call ``await model.generate(messages, config)``."""
 
+from refinelab.errors import CacheMiss, EndpointError, EndpointFailed, NotSupported, TransientError
 from refinelab.models._cache import CacheMode, ResponseCache, cache_key
 from refinelab.models._doubles import FunctionModel, ScriptedModel
-from refinelab.models._errors import CacheMiss, EndpointError, EndpointFailed, NotSupported, TransientError
 from refinelab.models._fake_server import FakeOpenAI, serve
 from refinelab.models._model import Accounting, Backend, Model, RetryPolicy
 from refinelab.models._prices import DEFAULT_PRICES, Price, PriceTable

@@ -9,8 +9,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from refinelab.errors import CacheMiss, EndpointError, EndpointFailed, NotSupported, TransientError
 from refinelab.models._cache import ResponseCache, cache_key
-from refinelab.models._errors import CacheMiss, EndpointError, EndpointFailed, NotSupported, TransientError
 from refinelab.models._prices import PriceTable
 from refinelab.models._tokens import estimate_usage
 from refinelab.models._types import Completion, GenerateConfig, Message, Reply, Retry, Usage

@@ -10,8 +10,7 @@ from collections.abc import Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
-from refinelab._errors import MissingDependency
-from refinelab.models._errors import EndpointError, NotSupported, TransientError
+from refinelab.errors import EndpointError, MissingDependency, NotSupported, TransientError
 from refinelab.models._types import GenerateConfig, Message, Reply, Usage
 
 CONNECT_SECONDS = 5.0

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from refinelab._errors import InputError, UserError
 from refinelab._toml import read_toml
+from refinelab.errors import InputError, UserError
 from refinelab.models._cache import ResponseCache
 from refinelab.models._model import Model, RetryPolicy
 from refinelab.models._prices import Price, PriceTable

@@ -12,7 +12,7 @@ import doctest
 import re
 from pathlib import Path
 
-from refinelab._errors import MissingDependency
+from refinelab.errors import MissingDependency
 from refinelab.problems._asserts import literal, tests_from_check, tests_from_statements, without_check_function
 from refinelab.problems._io import field, optional, read_jsonl
 from refinelab.problems._model import AssertTest, CallTest, Problem, Test

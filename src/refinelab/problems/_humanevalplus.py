@@ -17,8 +17,8 @@ import secrets
 from collections.abc import Callable
 from pathlib import Path
 
-from refinelab._errors import InputError, UserError
 from refinelab._progress import ProgressHook
+from refinelab.errors import InputError, UserError
 from refinelab.problems._humaneval import docstring_tests
 from refinelab.problems._io import field, optional, read_jsonl
 from refinelab.problems._literal import call_source, to_source

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TypeVar
 
-from refinelab._errors import InputError, UserError
+from refinelab.errors import InputError, UserError
 
 T = TypeVar("T")
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from refinelab._errors import InputError
+from refinelab.errors import InputError
 from refinelab.problems._io import field, optional, read_jsonl
 from refinelab.problems._model import AssertTest, CallTest, Problem, StdioTest, Test
 

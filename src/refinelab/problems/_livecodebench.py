@@ -23,7 +23,7 @@ import pickle
 import zlib
 from pathlib import Path
 
-from refinelab._errors import InputError, MissingDependency, UserError
+from refinelab.errors import InputError, MissingDependency, UserError
 from refinelab.problems._io import field, optional, read_records
 from refinelab.problems._literal import call_source
 from refinelab.problems._model import CallTest, Problem, StdioTest, Test

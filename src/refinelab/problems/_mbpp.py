@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from refinelab._errors import InputError, MissingDependency, UserError
+from refinelab.errors import InputError, MissingDependency, UserError
 from refinelab.problems._asserts import tests_from_statements
 from refinelab.problems._humaneval import check_tests
 from refinelab.problems._io import field, optional, read_records

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from refinelab._errors import UserError
 from refinelab._progress import ProgressHook
+from refinelab.errors import UserError
 from refinelab.problems._humaneval import load_humaneval
 from refinelab.problems._jsonl import load_jsonl
 from refinelab.problems._livecodebench import load_livecodebench

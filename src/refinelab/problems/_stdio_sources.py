@@ -6,7 +6,7 @@ import ast
 import re
 from pathlib import Path
 
-from refinelab._errors import InputError
+from refinelab.errors import InputError
 from refinelab.problems._io import field, optional, read_records
 from refinelab.problems._literal import call_source
 from refinelab.problems._model import CallTest, Problem, StdioTest, Test

@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
-from refinelab._errors import MissingDependency
+from refinelab.errors import MissingDependency
 from refinelab.metrics import Interval
 from refinelab.report._build import Report, Row
 from refinelab.report._overview import OverviewRow

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from refinelab._errors import InfrastructureError, MissingDependency
+from refinelab.errors import InfrastructureError, MissingDependency
 from refinelab.sandbox._limits import Limits
 from refinelab.sandbox._outcome import IsolationLevel
 

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from refinelab._errors import InfrastructureError, MissingDependency
+from refinelab.errors import InfrastructureError, MissingDependency
 from refinelab.problems._model import AssertTest, CallTest, ProblemKind, StdioTest, Test
 from refinelab.sandbox._bwrap import WorkerCommand, bwrap_command, probe_bwrap, unsandboxed_command
 from refinelab.sandbox._compare import decode, outputs_match, values_match

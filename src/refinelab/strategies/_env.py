@@ -11,8 +11,8 @@ from typing import Annotated, Literal
 
 from annotated_types import Ge, Gt
 
-from refinelab._errors import UserError
 from refinelab._validate import problem_with, type_hints
+from refinelab.errors import UserError
 from refinelab.models import Completion, GenerateConfig, Message, Model, Usage
 from refinelab.problems import Problem
 from refinelab.sandbox import RunResult, Suite, WorkerPool

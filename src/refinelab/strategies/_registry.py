@@ -8,8 +8,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from refinelab._errors import UserError
 from refinelab._validate import problem_with, type_hints
+from refinelab.errors import UserError
 from refinelab.models import GenerateConfig
 from refinelab.problems import Problem
 from refinelab.strategies._env import Env

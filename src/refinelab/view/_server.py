@@ -10,7 +10,7 @@ from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import unquote, urlsplit
 
-from refinelab._errors import UserError
+from refinelab.errors import UserError
 from refinelab.view._site import Source
 
 

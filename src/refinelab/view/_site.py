@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from refinelab._errors import UserError
+from refinelab.errors import UserError
 from refinelab.experiment import ProblemInfo, RunInfo, Store
 from refinelab.metrics import ScoredTrajectory
 from refinelab.report import REPORT_CSS, Figure, Report, build_report, render_figures

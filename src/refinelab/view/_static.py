@@ -6,7 +6,7 @@ import os
 import shutil
 from pathlib import Path
 
-from refinelab._errors import UserError
+from refinelab.errors import UserError
 from refinelab.view._site import Source
 
 MARKER = ".refinelab-site"
