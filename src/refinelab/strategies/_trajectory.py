@@ -76,9 +76,17 @@ class Attempt:
 
 
 StopReason = Literal[
-    "accepted", "visible_tests_passed", "max_iterations", "single_pass", "sampled", "budget", "critic_unreadable"
+    "accepted",
+    "visible_tests_passed",
+    "max_iterations",
+    "single_pass",
+    "sampled",
+    "budget",
+    "critic_unreadable",
+    "interrupted",
 ]
-"""Why a trajectory ended (``critic_unreadable``: the critic's reply could not be parsed; never guessed)."""
+"""Why a trajectory ended (``critic_unreadable``: the critic's reply could not be parsed; never guessed;
+``interrupted``: cancelled or Ctrl-C, with the attempts made until then, as ``refinelab solve`` keeps them)."""
 
 
 @dataclass(frozen=True)

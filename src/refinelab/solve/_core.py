@@ -1,0 +1,205 @@
+"""``solve_async``: the one async core behind ``solve``, ``refinelab solve`` and the notebook.
+
+Build the problem from the prompt and its tests (generated ones when none are given), run the strategy
+in the sandbox, score every attempt on the tests, return the passing answer or else the best attempt,
+and record the whole trajectory in the store. Cancelling returns the best attempt made so far.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import Mapping, Sequence
+from contextlib import AsyncExitStack
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from refinelab._project import find_config
+from refinelab.errors import UserError
+from refinelab.experiment import score_attempts
+from refinelab.models import Model, ModelsConfig, ResponseCache, load_models_config, open_model
+from refinelab.problems import Problem, ProblemKind
+from refinelab.sandbox import Limits, RunResult, WorkerPool, default_workers
+from refinelab.solve._generate import generated_tests
+from refinelab.solve._progress import WatchedEnv
+from refinelab.solve._record import record
+from refinelab.solve._solution import Evidence, Solution, TestCheck
+from refinelab.solve._task import SolveOptions, Task, build_task
+from refinelab.strategies import STRATEGIES, Attempt, StrategySpec, Trajectory
+
+_WORKERS = 2
+
+
+async def solve_async(
+    prompt: str,
+    model: str | Model,
+    *,
+    tests: str | Sequence[str] = (),
+    io: Sequence[tuple[str, str]] = (),
+    kind: ProblemKind | None = None,
+    options: SolveOptions | None = None,
+) -> Solution:
+    """Code for ``prompt`` that passes its tests, written by ``model`` under a strategy.
+
+    Args:
+        prompt: What the code should do; a function's signature and docstring examples
+            (``>>> fib(3)`` then ``[0, 1, 1]``) are read as a signature and as tests.
+        model: A model string (``vllm:NAME``, an alias from ``refinelab.toml``, ``NAME`` with
+            ``options.base_url``) or a :class:`~refinelab.models.Model`.
+        tests: Assertions (``"fib(1) == [0]"``), or one source of asserts or pytest-style ``test_*`` functions.
+        io: ``(stdin, expected stdout)`` pairs for a whole program.
+        kind: ``function`` or ``stdio``; detected when omitted.
+        options: Strategy, budget, signature, store, sandbox and progress settings.
+
+    Returns:
+        The solution; ``verified`` says whether its code passes every given test (or, with none given,
+        every generated one). Cancelling returns the best attempt so far, its stop reason ``interrupted``.
+    """
+    options = options or SolveOptions()
+    task = build_task(prompt, tests, io, kind, options.signature)
+    spec = bind_strategy(options.strategy)
+    environ = os.environ if options.environ is None else options.environ
+    store = options.store or default_store(environ)
+    started = time.monotonic()
+    async with AsyncExitStack() as stack:
+        actor = await _open_model(model, options, (environ, store), stack)
+        pool = await stack.enter_async_context(_pool(options))
+        if not task.tests.tests:
+            task = task.with_tests(await generated_tests(task, actor, options.budget))
+        trajectory, hidden = await _run(spec, task, actor, pool, options)
+    meta = _Meta(actor.name, str(spec), time.monotonic() - started)
+    solution = conclude(task, trajectory, hidden, meta)
+    if options.record:
+        header = {"isolation": pool.isolation, "limits": pool.limits}
+        run_id = record(store, (task, spec, meta.model), solution, hidden, header)
+        solution = replace(solution, evidence=replace(solution.evidence, run_id=run_id))
+    return solution
+
+
+def default_store(environ: Mapping[str, str]) -> Path:
+    """``$REFINELAB_STORE``, else ``.refinelab/store.sqlite`` in the current directory (as ``refinelab run``)."""
+    return Path(environ.get("REFINELAB_STORE") or ".refinelab/store.sqlite")
+
+
+def bind_strategy(text: str) -> StrategySpec:
+    """A registered strategy with checked arguments; a one-line user error naming the choices otherwise."""
+    name = text.strip().partition("(")[0].strip()
+    if name not in STRATEGIES:
+        choices = ", ".join(sorted(STRATEGIES))
+        raise UserError(f"strategy {name!r} is not available in this refinelab; choose one of: {choices}")
+    spec = StrategySpec.parse(text)
+    spec.kwargs()
+    return spec
+
+
+async def _open_model(
+    model: str | Model, options: SolveOptions, where: tuple[Mapping[str, str], Path], stack: AsyncExitStack
+) -> Model:
+    """The model, with the response cache and the project's aliases for a model string."""
+    if isinstance(model, Model):
+        return model
+    environ, store = where
+    path = find_config(Path.cwd(), environ, options.config)
+    config = load_models_config(path) if path is not None else ModelsConfig()
+    cache = ResponseCache(options.cache or store.with_name("responses.sqlite"))
+    stack.callback(cache.close)
+    opened = open_model(model, environ, base_url=options.base_url, config=config, cache=cache)
+    stack.push_async_callback(opened.aclose)
+    return opened
+
+
+def _pool(options: SolveOptions) -> WorkerPool:
+    if options.timeout <= 0:
+        raise UserError(f"timeout must be positive, not {options.timeout}")
+    limits = Limits(cpu_seconds=options.timeout)
+    return WorkerPool(workers=min(_WORKERS, default_workers()), limits=limits, isolation=options.isolation)
+
+
+async def _run(
+    spec: StrategySpec, task: Task, actor: Model, pool: WorkerPool, options: SolveOptions
+) -> tuple[Trajectory, list[RunResult | None]]:
+    """The strategy's trajectory and every attempt's results on the tests; what was done so far when
+    cancelled (re-raised when nothing was)."""
+    env = WatchedEnv(actor, pool, budget=options.budget, on_progress=options.on_progress)
+    env.total = len(task.problem.visible_tests)
+    try:
+        trajectory = await spec.run(task.problem, env)
+    except asyncio.CancelledError:
+        partial = _interrupted(spec, task.problem, env)
+        if partial is None:
+            raise
+        _uncancel()
+        env.report("done")
+        return partial, [a.visible for a in partial.attempts]
+    env.report("done")
+    return trajectory, await score_attempts(trajectory, task.problem, pool)
+
+
+def _uncancel() -> None:
+    """Take back the cancel request this solve answered with its best attempt (Python 3.11+), so the
+    caller's own timeouts and task groups keep working."""
+    task = asyncio.current_task()
+    uncancel = getattr(task, "uncancel", None)
+    if uncancel is not None:
+        uncancel()
+
+
+def _interrupted(spec: StrategySpec, problem: Problem, env: WatchedEnv) -> Trajectory | None:
+    """A trajectory of the programs run before a cancel, or None when none was."""
+    if not env.runs:
+        return None
+    attempts = tuple(
+        Attempt(i, "draft" if i == 0 else "refine", run.code, run.response, run.usage, 0.0, visible=run.result)
+        for i, run in enumerate(env.runs)
+    )
+    return Trajectory(problem.id, spec.name, dict(spec.params), attempts, len(attempts) - 1, "interrupted")
+
+
+@dataclass(frozen=True)
+class _Meta:
+    model: str
+    strategy: str
+    seconds: float
+
+
+def conclude(task: Task, trajectory: Trajectory, hidden: Sequence[RunResult | None], meta: _Meta) -> Solution:
+    """The solution: the strategy's answer when it passes every test, else the attempt passing the most."""
+    chosen = choose(trajectory, hidden)
+    result = None if chosen is None else hidden[chosen]
+    outcomes = result.outcomes if result is not None else ()
+    checks = tuple(
+        TestCheck(given.text, given.origin, outcomes[i] if i < len(outcomes) else None)
+        for i, given in enumerate(task.tests.tests)
+    )
+    verified = result is not None and result.passed and len(outcomes) == len(checks)
+    attempts = trajectory.attempts
+    evidence = Evidence(
+        checks,
+        task.generated,
+        len(attempts),
+        chosen,
+        trajectory.usage,
+        trajectory.cost_usd,
+        meta.seconds,
+        trajectory.stop_reason,
+        meta.model,
+        meta.strategy,
+        bool(attempts) and all(a.cached for a in attempts),
+    )
+    code = None if chosen is None else attempts[chosen].code
+    return Solution(code, verified, task.problem.kind, evidence, trajectory)
+
+
+def choose(trajectory: Trajectory, hidden: Sequence[RunResult | None]) -> int | None:
+    """The strategy's answer if it passes every test; else the attempt passing the most tests (the
+    strategy's answer among equals, else the latest)."""
+    final = trajectory.final
+    scored = {i: r.pass_count for i, r in enumerate(hidden) if r is not None and trajectory.attempts[i].code}
+    if final is not None and final in scored and (result := hidden[final]) is not None and result.passed:
+        return final
+    if not scored:
+        return final
+    most = max(scored.values())
+    best = [i for i, count in scored.items() if count == most]
+    return final if final in best else best[-1]

@@ -1,0 +1,121 @@
+"""What a solve has done so far, for a progress display, and the strategy's environment that reports it.
+
+The environment also keeps every program it ran with its result, so a cancelled solve can still return
+the best attempt so far.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from refinelab.models import Completion, GenerateConfig, Message, Model, Usage
+from refinelab.problems import Problem
+from refinelab.sandbox import RunResult, WorkerPool
+from refinelab.strategies import Budget, Env
+
+Phase = Literal["generating", "testing", "writing tests", "done"]
+"""What the solve is doing."""
+
+
+@dataclass(frozen=True)
+class SolveProgress:
+    """A snapshot of a solve in progress."""
+
+    phase: Phase
+    """What it is doing now."""
+    attempt: int
+    """Programs run on the tests so far."""
+    passing: int
+    """Tests the latest program passes."""
+    best: int
+    """Most tests any program has passed."""
+    total: int
+    """Tests in all."""
+    tokens: int
+    """Tokens spent (cached replies included)."""
+    seconds: float
+    """Time since the solve started."""
+
+
+@dataclass(frozen=True)
+class Run:
+    """A program the strategy ran on the tests, with the reply it came from."""
+
+    code: str
+    """The program."""
+    result: RunResult
+    """Its outcomes on the tests."""
+    response: str
+    """The model's reply the program was read from."""
+    usage: Usage
+    """Tokens spent since the program before it."""
+
+
+class WatchedEnv(Env):
+    """An :class:`Env` that records every program run and reports progress after each call."""
+
+    def __init__(
+        self,
+        actor: Model,
+        sandbox: WorkerPool,
+        *,
+        budget: Budget,
+        on_progress: Callable[[SolveProgress], None] | None = None,
+    ) -> None:
+        super().__init__(actor, sandbox, budget=budget)
+        self.on_progress = on_progress
+        self.started = time.monotonic()
+        self.runs: list[Run] = []
+        self.total = 0
+        self._last_reply = ""
+        self._usage_before = Usage()
+
+    async def generate(
+        self, role: Literal["actor", "critic"], messages: Sequence[Message], config: GenerateConfig, *, sample: int = 0
+    ) -> Completion:
+        """Generate, then report."""
+        self.report("generating")
+        completion = await super().generate(role, messages, config, sample=sample)
+        if role == "actor":
+            self._last_reply = completion.text
+        self.report("testing")
+        return completion
+
+    async def execute(self, code: str, problem: Problem) -> RunResult:
+        """Run the program on the tests, keep it, and report."""
+        result = await super().execute(code, problem)
+        self.total = len(result.outcomes)
+        spent, before = self.spent.usage, self._usage_before
+        usage = Usage(spent.prompt_tokens - before.prompt_tokens, spent.completion_tokens - before.completion_tokens)
+        self._usage_before = spent
+        self.runs.append(Run(code, result, self._last_reply, usage))
+        self.report("generating")
+        return result
+
+    def best(self) -> Run | None:
+        """The program that passed the most tests (the latest of equals), if any ran."""
+        if not self.runs:
+            return None
+        most = max(run.result.pass_count for run in self.runs)
+        return [run for run in self.runs if run.result.pass_count == most][-1]
+
+    def report(self, phase: Phase) -> None:
+        """Tell the display where things stand."""
+        if self.on_progress is None:
+            return
+        latest = self.runs[-1].result.pass_count if self.runs else 0
+        best = self.best()
+        self.on_progress(
+            SolveProgress(
+                phase,
+                len(self.runs),
+                latest,
+                0 if best is None else best.result.pass_count,
+                self.total,
+                self.spent.usage.total_tokens,
+                time.monotonic() - self.started,
+            )
+        )

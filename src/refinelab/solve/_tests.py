@@ -1,0 +1,262 @@
+"""The tests a user gives ``solve``: assertions, files of asserts or pytest-style test functions,
+stdin/stdout pairs, and the examples written in the prompt itself (doctest lines, ``f(1) == 2``).
+
+Each becomes a test as data (:mod:`refinelab.problems`) with where it came from, so the result can say
+which of the user's tests the code passes and which tests were generated.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import doctest
+import json
+import re
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from refinelab.errors import InputError, UserError
+from refinelab.problems import AssertTest, CallTest, StdioTest, Test, tests_from_statements
+
+TestOrigin = Literal["given", "docstring", "io", "generated"]
+"""Where a test came from: the user's assertions or test file, the prompt's examples, the user's
+stdin/stdout pairs, or the model (when the user gave none)."""
+
+_ARROW = re.compile(r"^\s*(?:>>>\s*|assert\s+)?(?P<left>.+?)\s*(?:==>|==|->|=>|➞|→)\s*(?P<right>.+?)\s*$")
+_FLOAT_TOLERANCE = 1e-6
+
+
+@dataclass(frozen=True)
+class GivenTest:
+    """One test of a solve and where it came from."""
+
+    test: Test
+    """The test as data."""
+    origin: TestOrigin
+    """given, docstring, io or generated."""
+
+    @property
+    def text(self) -> str:
+        """The test as a person would write it."""
+        return describe(self.test)
+
+
+@dataclass(frozen=True)
+class TestSet:
+    """Tests and the code they need (imports and helpers of a test file)."""
+
+    tests: tuple[GivenTest, ...] = ()
+    """The tests, in the order given."""
+    setup: str = ""
+    """Code run after the candidate and before the tests."""
+
+    def plus(self, other: TestSet) -> TestSet:
+        """Both sets, without repeating a test."""
+        seen = {t.text for t in self.tests}
+        extra = tuple(t for t in other.tests if t.text not in seen)
+        setup = "\n".join(part for part in (self.setup, other.setup) if part)
+        return TestSet(self.tests + extra, setup)
+
+
+def describe(test: Test) -> str:
+    """``fib(1) == [0]``, the assert's code, or ``'1 2\\n' => '3'``."""
+    if isinstance(test, CallTest):
+        return f"{test.expr} == {test.expected!r}"
+    if isinstance(test, StdioTest):
+        return f"{test.stdin!r} => {test.expected!r}"
+    return test.code
+
+
+def parse_tests(source: str, where: str, origin: TestOrigin = "given") -> TestSet:
+    """Tests from Python: one expression (``fib(1) == [0]``), assert lines, or pytest-style ``def test_*()``
+    functions with their imports and helpers. ``where`` names the source in errors (a flag or a file)."""
+    text = source.strip()
+    if _is_expression(text):
+        text = f"assert {text}"
+    try:
+        module = ast.parse(text)
+    except SyntaxError as exc:
+        raise InputError(where, exc.lineno, None, f"not Python: {exc.msg}") from None
+    tests: list[GivenTest] = []
+    setup: list[str] = []
+    for node in module.body:
+        found = _node_tests(node)
+        if found is None:
+            setup.extend(_setup_lines(node))
+        tests.extend(GivenTest(t, origin) for t in found or ())
+    if not tests:
+        raise InputError(where, None, None, "no tests found: write assertions like 'f(1) == 2' or def test_...()")
+    return TestSet(tuple(tests), "\n".join(setup))
+
+
+def _is_expression(text: str) -> bool:
+    try:
+        ast.parse(text, mode="eval")
+    except SyntaxError:
+        return False
+    return True
+
+
+def _node_tests(node: ast.stmt) -> list[Test] | None:
+    """The tests a top-level statement holds; None when it is setup code."""
+    if isinstance(node, ast.Assert):
+        return tests_from_statements(ast.unparse(node)) or []
+    if isinstance(node, ast.FunctionDef) and node.name.startswith("test") and not node.args.args:
+        return [AssertTest(f"{ast.unparse(node)}\n{node.name}()")]
+    return None
+
+
+def _setup_lines(node: ast.stmt) -> list[str]:
+    """Setup code to keep: everything but imports of modules outside the standard library (``from
+    solution import fib``, ``import pytest``), which the candidate itself replaces."""
+    if isinstance(node, ast.Import):
+        names = [alias.name for alias in node.names]
+    elif isinstance(node, ast.ImportFrom):
+        names = [node.module or ""] if node.level == 0 else [""]
+    else:
+        return [ast.unparse(node)]
+    return [ast.unparse(node)] if all(n.split(".")[0] in sys.stdlib_module_names for n in names) else []
+
+
+def parse_io_pair(text: str, where: str) -> StdioTest:
+    """``INPUT=>OUTPUT`` with ``\\n`` and ``\\t`` escapes: a stdin/stdout test."""
+    stdin, arrow, expected = text.partition("=>")
+    if not arrow:
+        raise UserError(f"{where} {text!r}: expected INPUT=>OUTPUT, e.g. '1 2=>3' (\\n for a new line)")
+    stdin = _unescape(stdin)
+    return StdioTest(stdin if stdin.endswith("\n") else stdin + "\n", _unescape(expected))
+
+
+def _unescape(text: str) -> str:
+    return re.sub(r"\\([nt\\])", lambda m: {"n": "\n", "t": "\t", "\\": "\\"}[m.group(1)], text)
+
+
+def read_io_file(path: Path) -> list[StdioTest]:
+    """Pairs from a file: JSON (a list, or JSON lines) of ``{"input": ..., "output": ...}``, or one
+    ``INPUT=>OUTPUT`` per line."""
+    text = read_text(path)
+    if text.lstrip().startswith(("{", "[")):
+        return [_json_pair(record, path, line) for line, record in _json_records(text, path)]
+    pairs = [
+        parse_io_pair(line, f"{path}:{number}")
+        for number, line in enumerate(text.splitlines(), start=1)
+        if line.strip()
+    ]
+    if not pairs:
+        raise InputError(path, None, None, "no INPUT=>OUTPUT pairs")
+    return pairs
+
+
+def _json_records(text: str, path: Path) -> list[tuple[int | None, object]]:
+    if text.lstrip().startswith("["):
+        try:
+            records = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise InputError(path, exc.lineno, None, f"malformed JSON ({exc.msg})") from None
+        return [(None, record) for record in records] if isinstance(records, list) else [(None, records)]
+    found: list[tuple[int | None, object]] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if line.strip():
+            try:
+                found.append((number, json.loads(line)))
+            except json.JSONDecodeError as exc:
+                raise InputError(path, number, None, f"malformed JSON ({exc.msg})") from None
+    return found
+
+
+def _json_pair(record: object, path: Path, line: int | None) -> StdioTest:
+    if not isinstance(record, dict):
+        raise InputError(path, line, None, "expected an object with 'input' and 'output'")
+    for name in ("input", "output"):
+        if not isinstance(record.get(name), str):
+            raise InputError(path, line, name, "missing or not a string")
+    stdin = str(record["input"])
+    return StdioTest(stdin if stdin.endswith("\n") or not stdin else stdin + "\n", str(record["output"]))
+
+
+def read_text(path: Path) -> str:
+    """A file's text, or a one-line user error."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise UserError(f"{path}: no such file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UserError(f"{path}: cannot read: {exc}") from None
+
+
+def prompt_examples(prompt: str, entry_point: str | None) -> list[GivenTest]:
+    """The examples a prompt shows for its function: doctest lines (``>>> f(1)`` then ``2``) and lines
+    like ``f(1) == 2`` or ``f(1) -> 2``. Only calls of the entry point with a literal answer count, so an
+    example that needs earlier statements or prints is left out rather than misread."""
+    if entry_point is None:
+        return []
+    found = [*_doctest_examples(prompt, entry_point), *_arrow_examples(prompt, entry_point)]
+    unique: dict[str, GivenTest] = {}
+    for test in found:
+        unique.setdefault(test.text, test)
+    return list(unique.values())
+
+
+def _doctest_examples(prompt: str, entry_point: str) -> list[GivenTest]:
+    try:
+        examples = doctest.DocTestParser().get_examples(prompt)
+    except ValueError:
+        return []
+    tests = []
+    for example in examples:
+        want = example.want.strip()
+        # the answer runs to a blank line or the next >>>; prose after it (another example written as
+        # ``f(1) == 2``, the docstring's end) is not part of it
+        found = _example(example.source.strip(), want, entry_point)
+        if found is None and "\n" in want:
+            found = _example(example.source.strip(), want.splitlines()[0], entry_point)
+        tests.append(found)
+    return [GivenTest(t, "docstring") for t in tests if t is not None]
+
+
+def _arrow_examples(prompt: str, entry_point: str) -> list[GivenTest]:
+    tests = []
+    for line in prompt.splitlines():
+        if line.lstrip().startswith(">>>"):
+            continue  # doctest lines are read above, with their answer on the next line
+        match = _ARROW.match(line)
+        if match is not None:
+            tests.append(_example(match.group("left"), match.group("right").rstrip(".,;"), entry_point))
+    return [GivenTest(t, "docstring") for t in tests if t is not None]
+
+
+def _example(source: str, want: str, entry_point: str) -> CallTest | None:
+    """A value test for ``source`` (a call of the entry point using only literals) answering ``want``."""
+    try:
+        call = ast.parse(source, mode="eval").body
+        expected = ast.literal_eval(want)
+    except (SyntaxError, ValueError, TypeError, MemoryError, RecursionError):
+        return None
+    if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == entry_point):
+        return None
+    names = {n.id for n in ast.walk(call) if isinstance(n, ast.Name)} - {entry_point}
+    if any(not hasattr(builtins, name) for name in names):
+        return None
+    tolerance = _FLOAT_TOLERANCE if isinstance(expected, float) else None
+    return CallTest(ast.unparse(call), expected, atol=tolerance)
+
+
+def called_names(tests: Sequence[GivenTest]) -> list[str]:
+    """Functions the tests call that are not builtins, in order of first use (to find the entry point)."""
+    names: list[str] = []
+    for given in tests:
+        code = given.test.expr if isinstance(given.test, CallTest) else getattr(given.test, "code", "")
+        try:
+            tree = ast.parse(code)
+        except SyntaxError:
+            continue
+        defined = {n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+                name = node.func.id
+                if not hasattr(builtins, name) and name not in defined and name not in names:
+                    names.append(name)
+    return names

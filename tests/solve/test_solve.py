@@ -1,0 +1,171 @@
+"""``solve`` on the research's worked examples, with scripted models and the real sandbox."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from refinelab import solve
+from refinelab.errors import UserError
+from refinelab.experiment import Store
+from refinelab.models import ScriptedModel
+from refinelab.solve import Solution, SolveOptions, SolveProgress, solve_async
+from tests.solve.conftest import (
+    FIB_DRAFT,
+    FIB_FIXED,
+    FIB_PROMPT,
+    FIB_TESTS,
+    SQUARE_DRAFT,
+    SQUARE_GUARDED,
+    SQUARE_PROMPT,
+    SQUARE_TESTS,
+    SUM_DRAFT,
+    SUM_FIXED,
+    SUM_IO,
+    SUM_PROMPT,
+    fenced,
+)
+
+
+def test_fibonacci_draft_fails_one_and_the_refinement_fixes_it(options: SolveOptions) -> None:
+    model = ScriptedModel([fenced(FIB_DRAFT), fenced(FIB_FIXED)])
+    solution = solve(FIB_PROMPT, model, tests=FIB_TESTS, options=options)
+    assert solution.verified
+    assert solution.code is not None and "n == 1" in solution.code
+    first, second = solution.trajectory.attempts
+    assert first.visible is not None and [o.passed for o in first.visible.outcomes] == [False, True, True]
+    assert second.origin == "refine" and second.feedback is not None and "fibonacci(1)" in second.feedback
+    assert "fibonacci(1)" in model.requests[1][-1].content  # the failure drove the refinement
+    assert [c.passed for c in solution.evidence.tests] == [True, True, True]
+    assert solution.evidence.attempts == 2 and solution.evidence.chosen == 1
+
+
+def test_square_gains_a_guard_after_a_test_passes_none(options: SolveOptions) -> None:
+    model = ScriptedModel([fenced(SQUARE_DRAFT), fenced(SQUARE_GUARDED)])
+    solution = solve(SQUARE_PROMPT, model, tests=SQUARE_TESTS, options=options)
+    assert solution.verified
+    assert solution.code is not None and "if x is None" in solution.code
+    draft = solution.trajectory.attempts[0]
+    assert draft.visible is not None and draft.visible.outcomes[2].verdict == "error"
+    assert "TypeError" in (solution.trajectory.attempts[1].feedback or "")
+
+
+def test_stdio_program_with_io_pairs(options: SolveOptions) -> None:
+    model = ScriptedModel([fenced(SUM_DRAFT), fenced(SUM_FIXED)])
+    solution = solve(SUM_PROMPT, model, io=SUM_IO, options=options)
+    assert solution.kind == "stdio" and solution.verified
+    assert (solution.code or "").strip() == SUM_FIXED.strip()
+    assert [c.origin for c in solution.evidence.tests] == ["io", "io"]
+    assert "Input:\n1 2" in model.requests[0][-1].content  # the pairs are shown to the model
+
+
+def test_unverified_returns_the_best_attempt_not_the_last(options: SolveOptions) -> None:
+    worse = "def fibonacci(n):\n    return []\n"
+    model = ScriptedModel([fenced(FIB_DRAFT), fenced(worse)])
+    solution = solve(FIB_PROMPT, model, tests=FIB_TESTS, options=replace(options, strategy="exec-refine(max_iters=1)"))
+    assert not solution.verified
+    assert solution.verdict == "UNVERIFIED: passes 2 of 3 given tests"
+    assert solution.evidence.chosen == 0 and (solution.code or "").strip() == FIB_DRAFT.strip()
+    assert solution.evidence.stop_reason == "max_iterations"
+
+
+def test_docstring_examples_are_given_tests(options: SolveOptions) -> None:
+    prompt = 'def add(a: int, b: int) -> int:\n    """Add two numbers.\n    >>> add(2, 3)\n    5\n    add(-1, 1) == 0\n    """\n'
+    model = ScriptedModel([fenced("def add(a, b):\n    return a - b\n"), fenced("def add(a, b):\n    return a + b\n")])
+    solution = solve(prompt, model, options=options)
+    assert solution.verified and solution.evidence.attempts == 2
+    assert [(c.test, c.origin) for c in solution.evidence.tests] == [
+        ("add(2, 3) == 5", "docstring"),
+        ("add(-1, 1) == 0", "docstring"),
+    ]
+
+
+def test_solve_is_recorded_and_reportable(options: SolveOptions, tmp_path: Path) -> None:
+    model = ScriptedModel([fenced(FIB_DRAFT), fenced(FIB_FIXED)])
+    solution = solve(FIB_PROMPT, model, tests=FIB_TESTS, options=options)
+    assert solution.evidence.run_id is not None
+    with Store(tmp_path / "store.sqlite") as store:
+        (listing,) = store.listing()
+        assert listing.info.id == solution.evidence.run_id and listing.info.status == "complete"
+        assert listing.done == listing.total == 1
+        (detail,) = store.trajectory_details(listing.info.id)
+        assert [(a.code or "").strip() for a in detail.attempts] == [FIB_DRAFT.strip(), FIB_FIXED.strip()]
+
+
+def test_progress_reports_attempts_and_tests(options: SolveOptions) -> None:
+    seen: list[SolveProgress] = []
+    model = ScriptedModel([fenced(FIB_DRAFT), fenced(FIB_FIXED)])
+    solution = solve(FIB_PROMPT, model, tests=FIB_TESTS, options=replace(options, on_progress=seen.append))
+    assert seen[-1].phase == "done" and seen[-1].attempt == 2 and seen[-1].passing == 3 and seen[-1].total == 3
+    assert any(p.attempt == 1 and p.passing == 2 for p in seen)
+    assert seen[-1].tokens == solution.evidence.usage.total_tokens > 0
+
+
+def test_cancelling_returns_the_best_attempt_so_far(options: SolveOptions) -> None:
+    stalled = asyncio.Event()
+
+    async def main() -> Solution:
+        def on_progress(progress: SolveProgress) -> None:
+            if progress.attempt == 1 and progress.phase == "generating":
+                stalled.set()
+
+        never = ScriptedModel([fenced(FIB_DRAFT)], rules=[(lambda m: len(m) > 2, "unused")])
+        backend = never._script
+
+        original = backend.complete
+
+        async def slow_second(messages, config, n):  # type: ignore[no-untyped-def]
+            if backend.requests:
+                await asyncio.sleep(60)
+            return await original(messages, config, n)
+
+        backend.complete = slow_second  # type: ignore[method-assign]
+        task = asyncio.ensure_future(
+            solve_async(FIB_PROMPT, never, tests=FIB_TESTS, options=replace(options, on_progress=on_progress))
+        )
+        await stalled.wait()
+        await asyncio.sleep(0.2)
+        task.cancel()
+        return await task
+
+    solution = asyncio.run(main())
+    assert solution.evidence.stop_reason == "interrupted" and not solution.verified
+    assert (solution.code or "").strip() == FIB_DRAFT.strip() and solution.evidence.attempts == 1
+    assert "passes 2 of 3" in solution.verdict
+
+
+def test_user_errors_are_one_line(options: SolveOptions) -> None:
+    model = ScriptedModel([])
+    with pytest.raises(UserError, match="not available"):
+        solve(FIB_PROMPT, model, tests=FIB_TESTS, options=replace(options, strategy="no-such-strategy"))
+    with pytest.raises(UserError, match="need kind 'stdio'"):
+        solve(FIB_PROMPT, model, io=SUM_IO, kind="function", options=options)
+    with pytest.raises(UserError, match="prompt is empty"):
+        solve("  ", model, tests=FIB_TESTS, options=options)
+    assert model.requests == []
+
+
+def test_renders_in_a_notebook_and_with_rich(options: SolveOptions) -> None:
+    from rich.console import Console
+
+    model = ScriptedModel([fenced(FIB_DRAFT), fenced(FIB_FIXED)])
+    solution = solve(FIB_PROMPT, model, tests=FIB_TESTS, options=options)
+    page = solution._repr_html_()
+    assert "VERIFIED: passes 3 of 3 given tests" in page and "n == 1" in page
+    assert "attempt 0 (draft): 2/3 tests" in page and "+    if n == 1:" in page
+    assert "fibonacci(1) == [0]: fail" in page  # the failure that drove attempt 1
+    console = Console(record=True, width=100)
+    console.print(solution)
+    text = console.export_text()
+    assert "VERIFIED" in text and "attempt 1 (refine): 3/3 tests (returned)" in text
+
+
+def test_inside_a_running_event_loop(options: SolveOptions) -> None:
+    async def notebook_cell() -> Solution:
+        model = ScriptedModel([fenced(FIB_DRAFT), fenced(FIB_FIXED)])
+        return solve(FIB_PROMPT, model, tests=FIB_TESTS, options=options)  # sync call, loop already running
+
+    assert asyncio.run(notebook_cell()).verified
