@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from typing import Annotated
 
@@ -185,26 +186,31 @@ async def sampling(
     ask_confidence: bool = False,
     prompts: Prompts = DEFAULT_PROMPTS,
 ) -> Trajectory:
-    """``n`` independent samples; the answer is the first that passes the visible tests, else the one
-    that passes most (ties to the earliest). Every sample is kept, so pass@k can be computed."""
+    """``n`` independent samples, requested concurrently; the answer is the first that passes the visible
+    tests, else the one that passes most (ties to the earliest). Every sample is kept, in sample order, so
+    pass@k can be computed."""
     params = {"n": n, "config": config.key(), "ask_confidence": ask_confidence, "prompts": prompts.label()}
     spec = ("sampling", params)
-    attempts: list[Attempt] = []
-    try:
-        for index in range(n):
-            request = _Request(
-                prompts.draft(problem),
-                config,
-                "sample",
-                index,
-                sample=index,
-                ask_confidence=ask_confidence,
-                prompts=prompts,
-            )
-            attempts.append(await _attempt(env, problem, request))
-    except BudgetExhausted as exc:
-        return _finish(problem, spec, attempts, "budget", note=exc.reason, final=_select(attempts))
-    return _finish(problem, spec, attempts, "sampled", final=_select(attempts))
+    requests = [
+        _Request(prompts.draft(problem), config, "sample", i, sample=i, ask_confidence=ask_confidence, prompts=prompts)
+        for i in range(n)
+    ]
+    attempts, note = await concurrently(env, problem, requests)
+    reason: StopReason = "sampled" if note is None else "budget"
+    return _finish(problem, spec, attempts, reason, note=note, final=_select(attempts))
+
+
+async def concurrently(env: Env, problem: Problem, requests: list[_Request]) -> tuple[list[Attempt], str | None]:
+    """Run independent requests at once; the attempts made, in request order, and the budget note when
+    the budget refused some (the refused ones are the last: the budget reserves calls in request order).
+    Any other failure propagates."""
+    results = await asyncio.gather(*(_attempt(env, problem, r) for r in requests), return_exceptions=True)
+    attempts = [r for r in results if isinstance(r, Attempt)]
+    refused = [r for r in results if isinstance(r, BudgetExhausted)]
+    failed = [r for r in results if isinstance(r, BaseException) and not isinstance(r, BudgetExhausted)]
+    if failed:
+        raise failed[0]
+    return attempts, (refused[0].reason if refused else None)
 
 
 def _select(attempts: list[Attempt]) -> int | None:
