@@ -262,6 +262,8 @@ def test_models_and_strategies_api() -> None:
             "BudgetExhausted",
             "CriticOutput",
             "Critique",
+            "Decision",
+            "DecisionKind",
             "Env",
             "FeedbackFormat",
             "MemoryPolicy",
@@ -272,7 +274,10 @@ def test_models_and_strategies_api() -> None:
             "StopReason",
             "StrategySpec",
             "Suggestion",
+            "TemperatureSchedule",
+            "TestGeneration",
             "Trajectory",
+            "codet",
             "exec_refine",
             "extract_code",
             "extract_confidence",
@@ -285,5 +290,6 @@ def test_models_and_strategies_api() -> None:
             "single_pass",
             "strategy",
             "strip_reasoning",
+            "verified",
         ]
     )

@@ -11,7 +11,7 @@ import pytest
 from refinelab import solve
 from refinelab.errors import UserError
 from refinelab.experiment import Store
-from refinelab.models import ScriptedModel
+from refinelab.models import FunctionModel, Message, ScriptedModel
 from refinelab.solve import Solution, SolveOptions, SolveProgress, solve_async
 from tests.solve.conftest import (
     FIB_DRAFT,
@@ -169,3 +169,36 @@ def test_inside_a_running_event_loop(options: SolveOptions) -> None:
         return solve(FIB_PROMPT, model, tests=FIB_TESTS, options=options)  # sync call, loop already running
 
     assert asyncio.run(notebook_cell()).verified
+
+
+def _is_test_request(messages: list[Message]) -> bool:
+    return "write unit tests" in messages[0].content
+
+
+FIB_GENERATED = (
+    "```python\nassert fibonacci(0) == []\nassert fibonacci(1) == [0]\nassert fibonacci(5) == [0, 1, 1, 2, 3]\n```"
+)
+
+
+def test_without_tests_the_model_writes_them_and_the_result_says_so(options: SolveOptions) -> None:
+    prompt = "Return the first n Fibonacci numbers as a list.\n\ndef fibonacci(n):"
+    model = ScriptedModel([fenced(FIB_DRAFT), fenced(FIB_FIXED)], rules=[(_is_test_request, FIB_GENERATED)])
+    solution = solve(prompt, model, options=options)
+    assert solution.evidence.generated and solution.verified
+    assert [c.origin for c in solution.evidence.tests] == ["generated"] * 3
+    assert solution.verdict == "VERIFIED: passes 3 of 3 generated tests"
+    (generation,) = solution.trajectory.generations
+    assert len(generation.tests) == 3
+    assert (
+        solution.evidence.usage.total_tokens == solution.trajectory.usage.total_tokens > generation.usage.total_tokens
+    )
+
+
+def test_default_strategy_is_verified(tmp_path: Path) -> None:
+    def reply(messages: list[Message], config: object) -> str:
+        return FIB_GENERATED if _is_test_request(list(messages)) else fenced(FIB_FIXED)
+
+    options = SolveOptions(store=tmp_path / "store.sqlite", environ={})
+    solution = solve(FIB_PROMPT, FunctionModel(reply), tests=FIB_TESTS, options=options)
+    assert solution.evidence.strategy.startswith("verified") and solution.verified
+    assert solution.evidence.stop_reason == "verified"

@@ -21,7 +21,7 @@ from refinelab.experiment import score_attempts
 from refinelab.models import Model, ModelsConfig, ResponseCache, load_models_config, open_model
 from refinelab.problems import Problem, ProblemKind
 from refinelab.sandbox import Limits, RunResult, WorkerPool, default_workers
-from refinelab.solve._generate import generated_tests
+from refinelab.solve._generate import generated_tests, with_generation
 from refinelab.solve._progress import WatchedEnv
 from refinelab.solve._record import record
 from refinelab.solve._solution import Evidence, Solution, TestCheck
@@ -65,9 +65,14 @@ async def solve_async(
     async with AsyncExitStack() as stack:
         actor = await _open_model(model, options, (environ, store), stack)
         pool = await stack.enter_async_context(_pool(options))
+        env = WatchedEnv(actor, pool, budget=options.budget, on_progress=options.on_progress)
+        generation = None
         if not task.tests.tests:
-            task = task.with_tests(await generated_tests(task, actor, options.budget))
-        trajectory, hidden = await _run(spec, task, actor, pool, options)
+            env.report("writing tests")
+            found, generation = await generated_tests(task, env)
+            task = task.with_tests(found)
+        trajectory, hidden = await _run(spec, task, env, pool)
+        trajectory = with_generation(trajectory, generation)
     meta = _Meta(actor.name, str(spec), time.monotonic() - started)
     solution = conclude(task, trajectory, hidden, meta)
     if options.record:
@@ -117,11 +122,10 @@ def _pool(options: SolveOptions) -> WorkerPool:
 
 
 async def _run(
-    spec: StrategySpec, task: Task, actor: Model, pool: WorkerPool, options: SolveOptions
+    spec: StrategySpec, task: Task, env: WatchedEnv, pool: WorkerPool
 ) -> tuple[Trajectory, list[RunResult | None]]:
     """The strategy's trajectory and every attempt's results on the tests; what was done so far when
     cancelled (re-raised when nothing was)."""
-    env = WatchedEnv(actor, pool, budget=options.budget, on_progress=options.on_progress)
     env.total = len(task.problem.visible_tests)
     try:
         trajectory = await spec.run(task.problem, env)

@@ -70,7 +70,7 @@ class WatchedEnv(Env):
         self.started = time.monotonic()
         self.runs: list[Run] = []
         self.total = 0
-        self._last_reply = ""
+        self._replies: list[str] = []
         self._usage_before = Usage()
 
     async def generate(
@@ -80,7 +80,7 @@ class WatchedEnv(Env):
         self.report("generating")
         completion = await super().generate(role, messages, config, sample=sample)
         if role == "actor":
-            self._last_reply = completion.text
+            self._replies.append(completion.text)
         self.report("testing")
         return completion
 
@@ -91,9 +91,15 @@ class WatchedEnv(Env):
         spent, before = self.spent.usage, self._usage_before
         usage = Usage(spent.prompt_tokens - before.prompt_tokens, spent.completion_tokens - before.completion_tokens)
         self._usage_before = spent
-        self.runs.append(Run(code, result, self._last_reply, usage))
+        self.runs.append(Run(code, result, self._reply_of(code), usage))
         self.report("generating")
         return result
+
+    def _reply_of(self, code: str) -> str:
+        """The latest actor reply holding the program's last line (samples may arrive out of order)."""
+        lines = [line for line in code.splitlines() if line.strip()]
+        last = lines[-1] if lines else ""
+        return next((reply for reply in reversed(self._replies) if last in reply), "")
 
     def best(self) -> Run | None:
         """The program that passed the most tests (the latest of equals), if any ran."""

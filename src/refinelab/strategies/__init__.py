@@ -1,6 +1,7 @@
 """Strategies: small async functions over a problem and an :class:`Env`, each returning a
 :class:`Trajectory`; and the helpers they use to read model output."""
 
+from refinelab.strategies._codet import codet
 from refinelab.strategies._critics import self_redraft, self_refine
 from refinelab.strategies._env import Budget, BudgetExhausted, Env
 from refinelab.strategies._execution import exec_refine, sampling, single_pass
@@ -18,7 +19,18 @@ from refinelab.strategies._parsing import (
 )
 from refinelab.strategies._prompts import DEFAULT_PROMPTS, Prompts
 from refinelab.strategies._registry import CRITIC_STRATEGIES, STRATEGIES, StrategySpec, strategy
-from refinelab.strategies._trajectory import Attempt, CriticOutput, Origin, StopReason, Trajectory
+from refinelab.strategies._schedule import TemperatureSchedule
+from refinelab.strategies._trajectory import (
+    Attempt,
+    CriticOutput,
+    Decision,
+    DecisionKind,
+    Origin,
+    StopReason,
+    TestGeneration,
+    Trajectory,
+)
+from refinelab.strategies._verified import verified
 
 __all__ = [
     "CRITIC_STRATEGIES",
@@ -29,6 +41,8 @@ __all__ = [
     "BudgetExhausted",
     "CriticOutput",
     "Critique",
+    "Decision",
+    "DecisionKind",
     "Env",
     "FeedbackFormat",
     "MemoryPolicy",
@@ -39,7 +53,10 @@ __all__ = [
     "StopReason",
     "StrategySpec",
     "Suggestion",
+    "TemperatureSchedule",
+    "TestGeneration",
     "Trajectory",
+    "codet",
     "exec_refine",
     "extract_code",
     "extract_confidence",
@@ -52,4 +69,5 @@ __all__ = [
     "single_pass",
     "strategy",
     "strip_reasoning",
+    "verified",
 ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from dataclasses import dataclass
 from typing import Annotated
 
@@ -14,6 +15,7 @@ from refinelab.strategies._feedback import FeedbackFormat, MemoryPolicy, compres
 from refinelab.strategies._parsing import extract_code, extract_confidence
 from refinelab.strategies._prompts import DEFAULT_PROMPTS, Prompts
 from refinelab.strategies._registry import strategy
+from refinelab.strategies._schedule import TemperatureSchedule, at_round, check_schedule, schedule_param
 from refinelab.strategies._trajectory import Attempt, Origin, StopReason, Trajectory
 
 DEFAULT_CONFIG = GenerateConfig(temperature=0.0)
@@ -114,11 +116,14 @@ async def exec_refine(  # noqa: PLR0913 - flat knobs map one to one onto ``exec-
     config: GenerateConfig = DEFAULT_CONFIG,
     ask_confidence: bool = False,
     prompts: Prompts = DEFAULT_PROMPTS,
+    temperature_schedule: TemperatureSchedule | None = None,
 ) -> Trajectory:
     """Generate, run the visible tests, stop when all pass, else feed the failures back and refine.
 
-    ``max_iters`` counts refinements (so at most ``max_iters + 1`` attempts).
+    ``max_iters`` counts refinements (so at most ``max_iters + 1`` attempts). ``temperature_schedule``
+    ``(first, last)`` moves the actor's temperature linearly from the draft to the last allowed round.
     """
+    check_schedule(temperature_schedule)
     params: dict[str, object] = {
         "max_iters": max_iters,
         "feedback_format": feedback_format,
@@ -126,18 +131,21 @@ async def exec_refine(  # noqa: PLR0913 - flat knobs map one to one onto ``exec-
         "config": config.key(),
         "ask_confidence": ask_confidence,
         "prompts": prompts.label(),
+        **schedule_param(temperature_schedule),
     }
     spec = ("exec-refine", params)
     attempts: list[Attempt] = []
     try:
-        draft = _Request(prompts.draft(problem), config, "draft", 0, ask_confidence=ask_confidence, prompts=prompts)
+        first = at_round(config, temperature_schedule, 0, max_iters)
+        draft = _Request(prompts.draft(problem), first, "draft", 0, ask_confidence=ask_confidence, prompts=prompts)
         attempts.append(await _attempt(env, problem, draft))
         while not _passes(attempts[-1]):
             if len(attempts) > max_iters:
                 return _finish(problem, spec, attempts, "max_iterations")
             messages, given = _refinement(problem, attempts, (feedback_format, memory), prompts)
+            now = at_round(config, temperature_schedule, len(attempts), max_iters)
             request = _Request(
-                messages, config, "refine", len(attempts), given, ask_confidence=ask_confidence, prompts=prompts
+                messages, now, "refine", len(attempts), given, ask_confidence=ask_confidence, prompts=prompts
             )
             attempts.append(await _attempt(env, problem, request))
     except BudgetExhausted as exc:
@@ -185,26 +193,31 @@ async def sampling(
     ask_confidence: bool = False,
     prompts: Prompts = DEFAULT_PROMPTS,
 ) -> Trajectory:
-    """``n`` independent samples; the answer is the first that passes the visible tests, else the one
-    that passes most (ties to the earliest). Every sample is kept, so pass@k can be computed."""
+    """``n`` independent samples, requested concurrently; the answer is the first that passes the visible
+    tests, else the one that passes most (ties to the earliest). Every sample is kept, in sample order, so
+    pass@k can be computed."""
     params = {"n": n, "config": config.key(), "ask_confidence": ask_confidence, "prompts": prompts.label()}
     spec = ("sampling", params)
-    attempts: list[Attempt] = []
-    try:
-        for index in range(n):
-            request = _Request(
-                prompts.draft(problem),
-                config,
-                "sample",
-                index,
-                sample=index,
-                ask_confidence=ask_confidence,
-                prompts=prompts,
-            )
-            attempts.append(await _attempt(env, problem, request))
-    except BudgetExhausted as exc:
-        return _finish(problem, spec, attempts, "budget", note=exc.reason, final=_select(attempts))
-    return _finish(problem, spec, attempts, "sampled", final=_select(attempts))
+    requests = [
+        _Request(prompts.draft(problem), config, "sample", i, sample=i, ask_confidence=ask_confidence, prompts=prompts)
+        for i in range(n)
+    ]
+    attempts, note = await concurrently(env, problem, requests)
+    reason: StopReason = "sampled" if note is None else "budget"
+    return _finish(problem, spec, attempts, reason, note=note, final=_select(attempts))
+
+
+async def concurrently(env: Env, problem: Problem, requests: list[_Request]) -> tuple[list[Attempt], str | None]:
+    """Run independent requests at once; the attempts made, in request order, and the budget note when
+    the budget refused some (the refused ones are the last: the budget reserves calls in request order).
+    Any other failure propagates."""
+    results = await asyncio.gather(*(_attempt(env, problem, r) for r in requests), return_exceptions=True)
+    attempts = [r for r in results if isinstance(r, Attempt)]
+    refused = [r for r in results if isinstance(r, BudgetExhausted)]
+    failed = [r for r in results if isinstance(r, BaseException) and not isinstance(r, BudgetExhausted)]
+    if failed:
+        raise failed[0]
+    return attempts, (refused[0].reason if refused else None)
 
 
 def _select(attempts: list[Attempt]) -> int | None:

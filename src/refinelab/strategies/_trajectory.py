@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from refinelab.models import Usage
+from refinelab.problems import Test
 from refinelab.sandbox import RunResult
 
 Origin = Literal["draft", "refine", "redraft", "sample"]
@@ -83,10 +84,61 @@ StopReason = Literal[
     "sampled",
     "budget",
     "critic_unreadable",
+    "agreement",
+    "verified",
     "interrupted",
 ]
 """Why a trajectory ended (``critic_unreadable``: the critic's reply could not be parsed; never guessed;
-``interrupted``: cancelled or Ctrl-C, with the attempts made until then, as ``refinelab solve`` keeps them)."""
+``agreement``: chosen by dual execution agreement; ``verified``: a candidate met ``verified``'s stopping
+rule); ``interrupted``: cancelled or Ctrl-C, with the attempts made until then, as ``refinelab solve``
+keeps them)."""
+
+
+@dataclass(frozen=True)
+class TestGeneration:
+    """One model call that wrote tests for the problem, and what was read from it."""
+
+    raw: str
+    """The reply as written."""
+    tests: tuple[Test, ...]
+    """The valid, distinct tests read from it, in reply order."""
+    rejected: tuple[str, ...]
+    """Why each rejected piece was rejected (unparsable, does not call the entry point, duplicate...)."""
+    usage: Usage
+    """Tokens of the call (they count in the trajectory's usage and in the budget)."""
+    latency_seconds: float
+    """Wall time of the call."""
+    cost_usd: float | None = None
+    """Price of the call; ``None`` when unknown."""
+    cached: bool = False
+    """True when the reply came from the response cache."""
+
+
+DecisionKind = Literal["tests", "group", "refine", "keep", "discard", "critic", "choose"]
+"""What a selecting strategy decided: which tests it judged by (``tests``), how programs grouped by the
+tests they pass (``group``), which candidate it refined (``refine``), whether a refinement was kept
+(``keep``) or discarded by the regression guard (``discard``), what the critic settled (``critic``), and
+which program it returned (``choose``)."""
+
+
+@dataclass(frozen=True)
+class Decision:
+    """One decision of a selecting strategy, with the evidence it rested on."""
+
+    kind: DecisionKind
+    """What was decided."""
+    reason: str
+    """Why, in words (the report shows it)."""
+    attempt: int | None = None
+    """The attempt it concerns (the refined, kept, discarded or chosen one)."""
+    parent: int | None = None
+    """For ``keep``/``discard``: the attempt the refinement started from."""
+    known_passed: int | None = None
+    """Known tests (visible plus generated) the attempt passes."""
+    known_total: int | None = None
+    """Known tests in all."""
+    members: tuple[int, ...] = ()
+    """For ``group``: the attempts in the group; for ``critic``: the candidates it was asked about."""
 
 
 @dataclass(frozen=True)
@@ -107,6 +159,10 @@ class Trajectory:
     """Why it stopped."""
     budget_note: str | None = None
     """Which budget ran out, when ``stop_reason`` is ``budget``."""
+    generations: tuple[TestGeneration, ...] = ()
+    """Calls that wrote tests (``codet``, ``verified``), in order."""
+    decisions: tuple[Decision, ...] = ()
+    """Why a selecting strategy refined, discarded and chose what it did, in order."""
     schema_version: int = SCHEMA_VERSION
     """Version of this record's layout."""
 
@@ -119,14 +175,17 @@ class Trajectory:
     def cost_usd(self) -> float | None:
         """Dollars of every actor and critic call; ``None`` when any price is unknown."""
         costs = [a.cost_usd for a in self.attempts] + [a.critic.cost_usd for a in self.attempts if a.critic]
+        costs += [g.cost_usd for g in self.generations]
         return None if None in costs else sum(c for c in costs if c is not None)
 
     @property
     def usage(self) -> Usage:
-        """Tokens of every actor and critic call."""
+        """Tokens of every actor, critic and test-writing call."""
         total = Usage()
         for attempt in self.attempts:
             total += attempt.usage
             if attempt.critic is not None:
                 total += attempt.critic.usage
+        for generation in self.generations:
+            total += generation.usage
         return total
