@@ -110,8 +110,10 @@ def _text(value: str, what: str) -> str:
         path = Path(value[1:])
         try:
             return path.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise UserError(f"{what}: {path}: no such file") from None
         except (OSError, UnicodeDecodeError) as exc:
-            raise UserError(f"{what} {value}: cannot read: {getattr(exc, 'strerror', None) or exc}") from None
+            raise UserError(f"{what}: {path}: cannot read: {getattr(exc, 'strerror', None) or exc}") from None
     return value
 
 

@@ -1,0 +1,219 @@
+"""``refinelab solve`` against a real OpenAI-compatible server on 127.0.0.1: exit codes, ``--json``, the
+store, the response cache, project aliases and user errors."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from refinelab.cli import main
+from refinelab.models import FakeOpenAI, serve
+from tests.solve.conftest import FIB_DRAFT, FIB_FIXED, FIB_PROMPT, SUM_DRAFT, SUM_FIXED, SUM_PROMPT, fenced
+
+
+def _content(body: dict[str, object]) -> str:
+    messages = body["messages"]
+    assert isinstance(messages, list)
+    return "\n".join(str(m["content"]) for m in messages)
+
+
+def refining(draft: str, fixed: str):  # type: ignore[no-untyped-def]
+    """A server reply writer: the draft first, the fix once test results are fed back."""
+
+    def reply(body: dict[str, object]) -> str:
+        return fenced(fixed if "Test results" in _content(body) else draft)
+
+    return reply
+
+
+@pytest.fixture
+def fib_server() -> Iterator[FakeOpenAI]:
+    with serve(refining(FIB_DRAFT, FIB_FIXED)) as server:
+        yield server
+
+
+@pytest.fixture
+def here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def solve_cli(server: FakeOpenAI, *args: str, store: Path) -> list[str]:
+    return [
+        "solve",
+        *args,
+        "--model",
+        "coder",
+        "--base-url",
+        server.base_url,
+        "--store",
+        str(store),
+        "--strategy",
+        "exec-refine",
+        "--quiet",
+    ]
+
+
+def test_verified_exit_0_and_json_fields(
+    fib_server: FakeOpenAI, here: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = solve_cli(
+        fib_server,
+        FIB_PROMPT,
+        "--test",
+        "fibonacci(1) == [0]",
+        "--test",
+        "fibonacci(5) == [0, 1, 1, 2, 3]",
+        "--json",
+        store=here / "s.sqlite",
+    )
+    assert main(argv, {}) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["verified"] is True and data["kind"] == "function" and "n == 1" in data["code"]
+    assert [(t["test"], t["origin"], t["verdict"]) for t in data["tests"]] == [
+        ("fibonacci(1) == [0]", "given", "pass"),
+        ("fibonacci(5) == [0, 1, 1, 2, 3]", "given", "pass"),
+    ]
+    assert data["attempts"] == 2 and data["cost_usd"] is None and data["seconds"] > 0
+    assert data["usage"]["total_tokens"] == data["usage"]["prompt_tokens"] + data["usage"]["completion_tokens"] > 0
+    assert len(fib_server.answered()) == 2
+
+
+def test_unverified_exit_1_labelled_with_the_best_attempt(here: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with serve(refining(FIB_DRAFT, FIB_DRAFT)) as server:
+        argv = solve_cli(
+            server,
+            FIB_PROMPT,
+            "--test",
+            "fibonacci(1) == [0]",
+            "--test",
+            "fibonacci(3) == [0, 1, 1]",
+            "--max-calls",
+            "2",
+            "--out",
+            "fib.py",
+            store=here / "s.sqlite",
+        )
+        assert main(argv, {}) == 1
+    out = capsys.readouterr().out
+    assert out.startswith("UNVERIFIED: passes 1 of 2 given tests")
+    assert "seq = [0, 1]" in out and "✗ fibonacci(1) == [0] (given): fail" in out
+    assert (here / "fib.py").read_text().startswith("# UNVERIFIED: passes 1 of 2 given tests\ndef fibonacci(n):")
+
+
+def test_unverified_json(here: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with serve(refining(FIB_DRAFT, FIB_DRAFT)) as server:
+        argv = solve_cli(
+            server, FIB_PROMPT, "--test", "fibonacci(1) == [0]", "--max-calls", "2", "--json", store=here / "s.sqlite"
+        )
+        assert main(argv, {}) == 1
+    data = json.loads(capsys.readouterr().out)
+    assert data["verified"] is False and data["tests"][0]["verdict"] == "fail" and data["stop_reason"] == "budget"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--io", "no arrow here"], "expected INPUT=>OUTPUT"),
+        (["--tests", "missing.py"], "missing.py: no such file"),
+        (["--tests", "bad.py"], "bad.py:2: not Python"),
+        (["--test", "fibonacci(1) == [0]", "--strategy", "nope"], "strategy 'nope' is not available"),
+        (["--test", "fibonacci(1) == [0]", "--max-calls", "0"], "max_calls"),
+        (["--test", "fibonacci(1) == [0]", "--io", "1=>2"], "tested with --io pairs"),
+    ],
+)
+def test_user_errors_exit_2_with_one_line(
+    fib_server: FakeOpenAI, here: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
+    (here / "bad.py").write_text("assert fibonacci(1) == [0]\nassert (\n")
+    argv = [*solve_cli(fib_server, FIB_PROMPT, store=here / "s.sqlite"), *args]  # the last --strategy wins
+    assert main(argv, {}) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+    assert fib_server.log == []  # nothing was asked of the model
+    assert not (here / "s.sqlite").exists() or "solve" not in (here / "s.sqlite").read_bytes().decode(errors="ignore")
+
+
+def test_no_model_is_a_user_error(here: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["solve", FIB_PROMPT, "--test", "fibonacci(1) == [0]"], {}) == 2
+    assert "give --model" in capsys.readouterr().err
+
+
+def test_stdio_with_io_pairs_and_a_pairs_file(here: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (here / "pairs.txt").write_text("10 -4=>6\n")
+    with serve(refining(SUM_DRAFT, SUM_FIXED)) as server:
+        argv = solve_cli(server, SUM_PROMPT, "--io", "1 2=>3", "--io", "pairs.txt", "--json", store=here / "s.sqlite")
+        assert main(argv, {}) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["kind"] == "stdio" and [t["origin"] for t in data["tests"]] == ["io", "io"]
+    assert data["tests"][1]["test"] == "'10 -4\\n' => '6'"
+
+
+def test_recorded_in_the_store_and_a_repeat_is_answered_from_the_cache(
+    fib_server: FakeOpenAI, here: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = solve_cli(fib_server, FIB_PROMPT, "--test", "fibonacci(1) == [0]", "--json", store=here / "s.sqlite")
+    assert main(argv, {}) == 0
+    first = json.loads(capsys.readouterr().out)
+    asked = len(fib_server.log)
+    assert main(argv, {}) == 0
+    second = json.loads(capsys.readouterr().out)
+    assert len(fib_server.log) == asked  # no new request reached the server
+    assert second["cached"] is True and first["cached"] is False and second["code"] == first["code"]
+    assert main(["report", "--list", "--store", str(here / "s.sqlite")], {}) == 0
+    listing = capsys.readouterr().out
+    assert first["run_id"] in listing and second["run_id"] in listing and "solve: Return the first n" in listing
+    assert main(["report", first["run_id"], "--store", str(here / "s.sqlite")], {}) == 0
+    assert "exec-refine" in capsys.readouterr().out
+
+
+def test_project_alias_and_prompt_from_a_file(
+    fib_server: FakeOpenAI, here: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (here / "refinelab.toml").write_text(
+        f'[models.aliases]\nsmall = "coder"\n\n[models.endpoints.coder]\nbase_url = "{fib_server.base_url}"\n'
+    )
+    (here / "prompt.txt").write_text(FIB_PROMPT)
+    (here / "test_fib.py").write_text(
+        "from solution import fibonacci\n\ndef test_one():\n    assert fibonacci(1) == [0]\n"
+    )
+    argv = [
+        "solve",
+        "@prompt.txt",
+        "--model",
+        "small",
+        "--tests",
+        "test_fib.py",
+        "--strategy",
+        "exec-refine",
+        "--quiet",
+        "--json",
+        "--store",
+        "s.sqlite",
+    ]
+    assert main(argv, {}) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert (
+        data["verified"] is True
+        and data["tests"][0]["origin"] == "given"
+        and "def test_one" in data["tests"][0]["test"]
+    )
+
+
+def test_a_real_process_reads_the_prompt_from_stdin(fib_server: FakeOpenAI, here: Path) -> None:
+    argv = solve_cli(fib_server, "-", "--test", "fibonacci(1) == [0]", store=here / "s.sqlite")
+    done = subprocess.run(
+        [sys.executable, "-m", "refinelab", *argv],
+        input=FIB_PROMPT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("VERIFIED: passes 1 of 1 given tests\ndef fibonacci(n):")
