@@ -60,7 +60,7 @@ async def solve_async(
     task = build_task(prompt, tests, io, kind, options.signature)
     spec = bind_strategy(options.strategy)
     environ = os.environ if options.environ is None else options.environ
-    store = options.store or default_store(environ)
+    store = Path(options.store) if options.store is not None else default_store(environ)
     started = time.monotonic()
     async with AsyncExitStack() as stack:
         actor = await _open_model(model, options, (environ, store), stack)
