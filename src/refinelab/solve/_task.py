@@ -95,7 +95,7 @@ def build_task(
     if pairs:
         raise UserError("stdin/stdout pairs (--io) need kind 'stdio'; a function is tested with assertions (--test)")
     entry = _entry_point(prompt, signature, given)
-    found = given.plus(TestSet(tuple(prompt_examples(prompt, entry)))) if entry else given
+    found = given.plus(TestSet(tuple(prompt_examples(prompt, entry, given.tests))))
     return Task(_problem(prompt, found, "function", entry, signature), found)
 
 
