@@ -202,3 +202,15 @@ def test_default_strategy_is_verified(tmp_path: Path) -> None:
     solution = solve(FIB_PROMPT, FunctionModel(reply), tests=FIB_TESTS, options=options)
     assert solution.evidence.strategy.startswith("verified") and solution.verified
     assert solution.evidence.stop_reason == "verified"
+
+
+def test_a_reply_that_is_only_the_body_is_completed_with_the_prompt(options: SolveOptions) -> None:
+    prompt = 'from typing import List\n\n\ndef total(xs: List[int]) -> int:\n    """Sum of xs.\n    >>> total([1, 2])\n    3\n    """\n'
+    model = ScriptedModel(["    return sum(xs)"])
+    solution = solve(prompt, model, options=options)
+    assert solution.verified and solution.evidence.attempts == 1
+    assert (
+        solution.code is not None
+        and solution.code.startswith("from typing import List")
+        and "return sum(xs)" in solution.code
+    )

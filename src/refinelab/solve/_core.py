@@ -26,6 +26,7 @@ from refinelab.solve._progress import WatchedEnv
 from refinelab.solve._record import record
 from refinelab.solve._solution import Evidence, Solution, TestCheck
 from refinelab.solve._task import SolveOptions, Task, build_task
+from refinelab.solve._tests import completed_body
 from refinelab.strategies import STRATEGIES, Attempt, StrategySpec, Trajectory
 
 _WORKERS = 2
@@ -65,7 +66,14 @@ async def solve_async(
     async with AsyncExitStack() as stack:
         actor = await _open_model(model, options, (environ, store), stack)
         pool = await stack.enter_async_context(_pool(options))
-        env = WatchedEnv(actor, pool, budget=options.budget, on_progress=options.on_progress)
+        entry = task.problem.entry_point
+        env = WatchedEnv(
+            actor,
+            pool,
+            budget=options.budget,
+            on_progress=options.on_progress,
+            complete=lambda reply: completed_body(prompt, entry, reply),
+        )
         generation = None
         if not task.tests.tests:
             env.report("writing tests")

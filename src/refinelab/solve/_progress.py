@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from refinelab.models import Completion, GenerateConfig, Message, Model, Usage
@@ -64,9 +64,12 @@ class WatchedEnv(Env):
         *,
         budget: Budget,
         on_progress: Callable[[SolveProgress], None] | None = None,
+        complete: Callable[[str], str | None] = lambda reply: None,
     ) -> None:
         super().__init__(actor, sandbox, budget=budget)
         self.on_progress = on_progress
+        self.complete = complete
+        """Turns a reply that is only a function's body into the whole program (``None``: leave it)."""
         self.started = time.monotonic()
         self.runs: list[Run] = []
         self.total = 0
@@ -80,6 +83,9 @@ class WatchedEnv(Env):
         self.report("generating")
         completion = await super().generate(role, messages, config, sample=sample)
         if role == "actor":
+            program = self.complete(completion.text)
+            if program is not None:
+                completion = replace(completion, text=f"```python\n{program}```\n")
             self._replies.append(completion.text)
         self.report("testing")
         return completion

@@ -296,3 +296,27 @@ def called_names(tests: Sequence[GivenTest]) -> list[str]:
 
 def _calls(node: ast.AST, name: str) -> bool:
     return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == name
+
+
+_FENCED = re.compile(r"```[ \t]*[\w+-]*[^\n]*\n(.*?)```", re.DOTALL)
+
+
+def completed_body(prompt: str, entry_point: str | None, reply: str) -> str | None:
+    """The whole program when ``reply`` is only the body of the prompt's function (as completion models
+    and some benchmark outputs write it): the prompt followed by the body; ``None`` when the reply is
+    anything else (a whole program, prose, tests)."""
+    if entry_point is None or re.search(rf"\b(def|class)\s+{re.escape(entry_point)}\b", reply):
+        return None
+    if not re.search(rf"^\s*def\s+{re.escape(entry_point)}\b", prompt, re.MULTILINE):
+        return None
+    blocks = _FENCED.findall(reply)
+    body = blocks[0] if blocks else reply
+    first = next((line for line in body.splitlines() if line.strip()), "")
+    if not first.startswith((" ", "\t")):
+        return None  # a body is indented under the prompt's ``def``
+    program = prompt.rstrip() + "\n" + body.rstrip() + "\n"
+    try:
+        ast.parse(program)
+    except SyntaxError:
+        return None
+    return program
