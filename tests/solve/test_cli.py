@@ -217,3 +217,19 @@ def test_a_real_process_reads_the_prompt_from_stdin(fib_server: FakeOpenAI, here
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("VERIFIED: passes 1 of 1 given tests\ndef fibonacci(n):")
+
+
+def test_progress_lines_on_standard_error_when_not_a_terminal(
+    fib_server: FakeOpenAI, here: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = [
+        a
+        for a in solve_cli(fib_server, FIB_PROMPT, "--test", "fibonacci(1) == [0]", store=here / "s.sqlite")
+        if a != "--quiet"
+    ]
+    assert main(argv, {}) == 0
+    captured = capsys.readouterr()
+    lines = captured.err.splitlines()
+    assert lines[0].startswith("attempt 1: generating · tests passing 0/1 (best 0)")
+    assert lines[1].startswith("attempt 2: generating · tests passing 1/1 (best 1)")
+    assert "tests passing" not in captured.out
