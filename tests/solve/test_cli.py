@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -233,3 +234,49 @@ def test_progress_lines_on_standard_error_when_not_a_terminal(
     assert lines[0].startswith("attempt 1: generating · tests passing 0/1 (best 0)")
     assert lines[1].startswith("attempt 2: generating · tests passing 1/1 (best 1)")
     assert "tests passing" not in captured.out
+
+
+def test_ctrl_c_prints_the_best_attempt_so_far(here: Path) -> None:
+    import signal
+    import time
+
+    release = threading.Event()
+
+    def reply(body: dict[str, object]) -> str:
+        if "Test results" in _content(body):
+            release.wait(60)  # the refinement never comes back before the interrupt
+        return fenced(FIB_DRAFT)
+
+    with serve(reply) as server:
+        argv = [
+            a
+            for a in solve_cli(
+                server,
+                FIB_PROMPT,
+                "--test",
+                "fibonacci(1) == [0]",
+                "--test",
+                "fibonacci(3) == [0, 1, 1]",
+                store=here / "s.sqlite",
+            )
+            if a != "--quiet"
+        ]
+        process = subprocess.Popen(
+            [sys.executable, "-m", "refinelab", *argv], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        try:
+            assert process.stderr is not None
+            first = process.stderr.readline()  # "attempt 1: ..." once the draft has been run
+            assert first.startswith("attempt 1:"), first
+            deadline = time.monotonic() + 30
+            while len(server.log) < 2 and time.monotonic() < deadline:
+                time.sleep(0.05)  # the refinement request is in flight
+            process.send_signal(signal.SIGINT)
+            out, err = process.communicate(timeout=60)
+        finally:
+            release.set()
+            if process.poll() is None:
+                process.kill()
+    assert process.returncode == 1, err
+    assert out.startswith("UNVERIFIED: passes 1 of 2 given tests\ndef fibonacci(n):")
+    assert "stopped: interrupted" in out
