@@ -13,11 +13,13 @@ import refinelab.view
 def test_sandbox_api() -> None:
     assert sorted(refinelab.sandbox.__all__) == sorted(
         [
+            "FakeSandbox",
             "IsolationLevel",
             "IsolationMode",
             "Item",
             "Limits",
             "RunResult",
+            "Sandbox",
             "SandboxWarning",
             "Suite",
             "TestOutcome",
@@ -227,7 +229,6 @@ def test_models_and_strategies_api() -> None:
             "EndpointError",
             "EndpointFailed",
             "EndpointSettings",
-            "FakeOpenAI",
             "FunctionModel",
             "GenerateConfig",
             "Message",
@@ -248,7 +249,6 @@ def test_models_and_strategies_api() -> None:
             "load_models_config",
             "open_model",
             "resolve",
-            "serve",
             "url_problem",
         ]
     )
