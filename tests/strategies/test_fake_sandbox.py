@@ -53,8 +53,9 @@ def test_the_fake_sandbox_judges_each_kind_of_test() -> None:
 def test_the_fake_sandbox_keeps_item_order_and_evaluates_values() -> None:
     sandbox = FakeSandbox()
     suite = Suite.of([CallTest("f()", 1)], entry_point="f")
-    items = [(f"def f():\n    return {n}\n", suite) for n in (1, 2, 1)]
-    assert [r.passed for r in asyncio.run(sandbox.run_items(items))] == [True, False, True]
+    items = [(f"print({i})\ndef f():\n    return {n}\n", suite) for i, n in enumerate((1, 2, 1))]
+    results = asyncio.run(sandbox.run_items(items))
+    assert [(r.passed, r.output) for r in results] == [(True, "0\n"), (False, "1\n"), (True, "2\n")]
     values = asyncio.run(sandbox.values("def g(x):\n    return (x, [x])\n", ["g(1)", "g(1) / 0"], entry_point="g"))
     assert values[0] == (1, [1])
     assert getattr(values[1], "verdict", None) == "error"
