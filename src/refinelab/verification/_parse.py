@@ -328,3 +328,6 @@ def _modules_of(node: ast.Import | ast.ImportFrom) -> set[str]:
     if isinstance(node, ast.Import):
         return {alias.name.split(".")[0] for alias in node.names}
     return {(node.module or "").split(".")[0]}
+
+
+test_key.__test__ = False  # type: ignore[attr-defined]  # not a pytest test, despite the name
