@@ -16,11 +16,13 @@ def test_public_names() -> None:
             "Group",
             "Rejected",
             "Score",
+            "TestAccuracy",
             "dual_agreement",
             "occurrences",
             "parse_tests",
             "pooled",
             "run_matrix",
+            "test_accuracy",
             "test_key",
             "test_request",
         ]

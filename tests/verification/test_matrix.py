@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from refinelab.problems import AssertTest, Problem, StdioTest
 from refinelab.sandbox import Limits, WorkerPool
-from refinelab.verification import dual_agreement, run_matrix
+from refinelab.verification import TestAccuracy, dual_agreement, run_matrix, test_accuracy
 from tests.conftest import with_pool
 
 ABS = Problem("T/1", "def f(x):\n", "function", (), (), entry_point="f")
@@ -58,3 +58,18 @@ def test_no_tests_means_nothing_passes() -> None:
         return await run_matrix(pool, PROGRAMS[:2], (), ABS)
 
     assert with_pool(body, workers=1) == [frozenset(), frozenset()]
+
+
+def test_accuracy_is_the_share_the_reference_passes() -> None:
+    problem = Problem("T/2", "def f(x):\n", "function", (), (), entry_point="f", reference=PROGRAMS[0])
+    tests = (*TESTS, AssertTest("assert f(-3) == -3"))
+
+    async def body(pool: WorkerPool) -> tuple[TestAccuracy | None, TestAccuracy | None]:
+        return await test_accuracy(pool, tests, problem), await test_accuracy(pool, tests, ABS)
+
+    found, without_reference = with_pool(body, workers=1)
+    assert found is not None
+    assert found.correct == frozenset({0, 1, 2})
+    assert found.share == 0.75
+    assert found.to_json() == {"total": 4, "correct": 3, "share": 0.75}
+    assert without_reference is None

@@ -143,3 +143,15 @@ def test_request_shows_the_signature_and_names_the_entry_point() -> None:
 def test_a_reply_in_the_requested_format_round_trips() -> None:
     reply = "```python\nassert add(1, 2) == 3\nassert add(-5, 5) == 0\n```"
     assert len(parse_tests(reply, FUNCTION).tests) == 2
+
+
+def test_generated_tests_as_json() -> None:
+    found = parse_tests("assert add(1, 2) == 3\nassert add(1,", FUNCTION)
+    assert found.to_json() == {
+        "tests": [{"code": "assert add(1, 2) == 3"}],
+        "rejected": [{"text": "assert add(1,", "reason": "does not parse (truncated?)"}],
+        "raw": "assert add(1, 2) == 3\nassert add(1,",
+    }
+    assert parse_tests("<input>\n1\n</input><output>\n2\n</output>", STDIO).to_json()["tests"] == [
+        {"stdin": "1\n", "expected": "2\n"}
+    ]
