@@ -12,6 +12,13 @@ from refinelab.experiment._samples import (
     score_samples,
     summarize,
 )
+from refinelab.experiment._selection import (
+    GeneratedTestSet,
+    Selection,
+    SelectionOptions,
+    read_generated_tests,
+    select_by_agreement,
+)
 from refinelab.experiment._selftest import Discrepancy, SelfTestReport, self_test, stub_program
 from refinelab.experiment._spec import (
     SAME,
@@ -34,6 +41,7 @@ __all__ = [
     "Discrepancy",
     "ExperimentSpec",
     "Failure",
+    "GeneratedTestSet",
     "ProblemInfo",
     "ProcessId",
     "Progress",
@@ -44,6 +52,8 @@ __all__ = [
     "Sample",
     "SandboxChoice",
     "ScoredSample",
+    "Selection",
+    "SelectionOptions",
     "SelfTestReport",
     "Settings",
     "Store",
@@ -53,11 +63,13 @@ __all__ = [
     "Unit",
     "format_hint",
     "load_spec",
+    "read_generated_tests",
     "read_samples",
     "run_experiment",
     "score_attempts",
     "score_samples",
     "select",
+    "select_by_agreement",
     "self_test",
     "stub_program",
     "summarize",
