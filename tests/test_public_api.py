@@ -98,6 +98,7 @@ def test_experiment_metrics_and_report_api() -> None:
             "GeneratedTestSet",
             "Selection",
             "SelectionOptions",
+            "read_any_samples",
             "read_generated_tests",
             "select_by_agreement",
             "self_test",

