@@ -21,7 +21,7 @@ from refinelab.errors import InputError
 from refinelab.experiment._samples import Sample, ScoredSample, read_samples
 from refinelab.problems import Problem, StdioTest, Test, find_problem
 from refinelab.problems._io import read_jsonl
-from refinelab.sandbox import Limits, WorkerPool
+from refinelab.sandbox import Limits, Sandbox
 from refinelab.verification import MatrixJob, Score, dual_agreement, occurrences, parse_tests, pooled, run_matrices
 
 TestsFormat = Literal["plain", "codet"]
@@ -251,7 +251,7 @@ def _entry_of(prompt: str) -> str | None:
 
 
 async def select_by_agreement(
-    scored: Sequence[ScoredSample], tests: GeneratedTestSet, pool: WorkerPool, options: SelectionOptions
+    scored: Sequence[ScoredSample], tests: GeneratedTestSet, pool: Sandbox, options: SelectionOptions
 ) -> list[Selection]:
     """For every task with samples, choose one by dual agreement over its generated tests.
 

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from refinelab.problems import Problem, Test
-from refinelab.sandbox import Limits, RunResult, Suite, WorkerPool
+from refinelab.sandbox import Limits, RunResult, Sandbox, Suite
 
 
 @dataclass(frozen=True)
@@ -22,7 +22,7 @@ class MatrixJob:
 
 
 async def run_matrix(
-    sandbox: WorkerPool,
+    sandbox: Sandbox,
     programs: Sequence[str | None],
     tests: Sequence[Test],
     problem: Problem,
@@ -44,7 +44,7 @@ async def run_matrix(
 
 
 async def run_matrices(
-    sandbox: WorkerPool, jobs: Sequence[MatrixJob], *, limits: Limits | None = None
+    sandbox: Sandbox, jobs: Sequence[MatrixJob], *, limits: Limits | None = None
 ) -> list[list[frozenset[int]]]:
     """:func:`run_matrix` for several problems at once, in shared sandbox batches (much faster than one
     call per problem when each has few programs or tests). Results in job order."""
