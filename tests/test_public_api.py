@@ -102,6 +102,7 @@ def test_experiment_metrics_and_report_api() -> None:
     )
     assert sorted(refinelab.metrics.__all__) == sorted(
         [
+            "AtEqualTokens",
             "Bin",
             "Bootstrap",
             "ConfusionMatrix",
@@ -134,6 +135,7 @@ def test_experiment_metrics_and_report_api() -> None:
             "critic_confidence",
             "decisions",
             "first_pass_iterations",
+            "generated_test_accuracy",
             "improvement_rate",
             "iterates",
             "max_iteration",
@@ -147,11 +149,13 @@ def test_experiment_metrics_and_report_api() -> None:
             "pass_at_k",
             "pass_final",
             "prompt_tokens_by_round",
+            "refinement_at_equal_tokens",
             "regression_errors",
             "regression_rate",
             "reliability",
             "sampled",
             "sampling_at_equal_tokens",
+            "selection_accuracy",
             "step_rates",
             "trajectories_pass_at_k",
         ]
