@@ -8,10 +8,12 @@ The pieces compose as::
     tests = pooled(batches, limit=5)
     passed = await run_matrix(pool, programs, tests, problem)
     chosen = dual_agreement(passed).chosen
+    accuracy = await test_accuracy(pool, tests, problem)  # where a reference exists
 
 See docs/verification.md.
 """
 
+from refinelab.verification._accuracy import TestAccuracy, test_accuracy
 from refinelab.verification._agreement import Agreement, Group, Score, dual_agreement
 from refinelab.verification._matrix import run_matrix
 from refinelab.verification._parse import GeneratedTests, Rejected, occurrences, parse_tests, pooled, test_key
@@ -23,11 +25,13 @@ __all__ = [
     "Group",
     "Rejected",
     "Score",
+    "TestAccuracy",
     "dual_agreement",
     "occurrences",
     "parse_tests",
     "pooled",
     "run_matrix",
+    "test_accuracy",
     "test_key",
     "test_request",
 ]

@@ -44,6 +44,22 @@ class GeneratedTests:
     raw: str
     """The reply as the model wrote it."""
 
+    def to_json(self) -> dict[str, object]:
+        """A JSON-ready record, for trajectories: each test as its code (or stdin and expected output)."""
+        return {
+            "tests": [_test_json(test) for test in self.tests],
+            "rejected": [{"text": r.text, "reason": r.reason} for r in self.rejected],
+            "raw": self.raw,
+        }
+
+
+def _test_json(test: Test) -> dict[str, object]:
+    if isinstance(test, AssertTest):
+        return {"code": test.code}
+    if isinstance(test, StdioTest):
+        return {"stdin": test.stdin, "expected": test.expected}
+    return {"expr": test.expr, "expected": test.expected, "atol": test.atol}
+
 
 def parse_tests(reply: str, problem: Problem) -> GeneratedTests:
     """Read the tests in a model's reply to :func:`test_request`.
@@ -328,3 +344,6 @@ def _modules_of(node: ast.Import | ast.ImportFrom) -> set[str]:
     if isinstance(node, ast.Import):
         return {alias.name.split(".")[0] for alias in node.names}
     return {(node.module or "").split(".")[0]}
+
+
+test_key.__test__ = False  # type: ignore[attr-defined]  # not a pytest test, despite the name

@@ -70,3 +70,6 @@ def _statement(problem: Problem) -> str:
     if problem.kind == "function" and "```" not in text:
         text = f"```python\n{text}\n```"
     return text
+
+
+test_request.__test__ = False  # type: ignore[attr-defined]  # not a pytest test, despite the name
