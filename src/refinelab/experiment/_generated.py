@@ -10,7 +10,7 @@ from dataclasses import asdict, replace
 from refinelab.problems import Problem, Test
 from refinelab.sandbox import WorkerPool
 from refinelab.strategies import Decision, TestGeneration, Trajectory
-from refinelab.verification import run_matrix
+from refinelab.verification import test_accuracy
 
 MIGRATION = (
     "m005_generated_tests_and_decisions",
@@ -112,6 +112,7 @@ async def with_reference_verdicts(trajectory: Trajectory, problem: Problem, pool
         return trajectory
     judged = []
     for generation in trajectory.generations:
-        (passed,) = await run_matrix(pool, [problem.reference], generation.tests, problem)
-        judged.append(replace(generation, reference_passed=tuple(i in passed for i in range(len(generation.tests)))))
+        accuracy = await test_accuracy(pool, generation.tests, problem)
+        correct = frozenset() if accuracy is None else accuracy.correct
+        judged.append(replace(generation, reference_passed=tuple(i in correct for i in range(len(generation.tests)))))
     return replace(trajectory, generations=tuple(judged))
