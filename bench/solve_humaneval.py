@@ -23,10 +23,10 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 
-from refinelab.models import serve
 from refinelab.problems import Problem, load_humaneval, tests_from_statements
 from refinelab.sandbox import Suite, WorkerPool
 from refinelab.solve import Solution, SolveOptions, solve_async
+from refinelab.testing import serve
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 TRAJECTORIES = DATA / "llm-outputs" / "refinement-trajectories" / "humaneval-chatgpt-reflexion-10.jsonl.gz"

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from refinelab.cli import main
-from refinelab.models import FakeOpenAI, serve
+from refinelab.testing import FakeOpenAI, serve
 from tests.solve.conftest import FIB_DRAFT, FIB_FIXED, FIB_PROMPT, SUM_DRAFT, SUM_FIXED, SUM_PROMPT, fenced
 
 

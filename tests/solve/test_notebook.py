@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from refinelab.models import serve
+from refinelab.testing import serve
 from tests.solve.conftest import FIB_DRAFT, FIB_FIXED, FIB_PROMPT, fenced
 
 nbformat = pytest.importorskip("nbformat", reason="the notebook test needs the dev extra (nbformat, nbclient)")

@@ -24,6 +24,7 @@ from refinelab.experiment._details import (
     problem_details,
     trajectory_details,
 )
+from refinelab.experiment._generated import MIGRATION, Totals, generation_totals, save_rows
 from refinelab.experiment._process import ProcessId
 from refinelab.experiment._spec import Configuration
 from refinelab.metrics._records import ScoredAttempt, ScoredTrajectory
@@ -107,6 +108,7 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         ALTER TABLE problems ADD COLUMN prompt TEXT
         """,
     ),
+    MIGRATION,
 )
 """Named migrations, applied in order; append new ones, never edit a released one."""
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -272,6 +274,7 @@ class Store:
                 self._db.execute(_INSERT_ATTEMPT, _attempt_row(key, attempt, result))
                 if attempt.critic is not None:
                     self._db.execute(_INSERT_CRITIC, _critic_row(key, attempt))
+            save_rows(self._db, key, trajectory)
 
     def record_failure(self, run_id: str, unit: Unit, kind: str, message: str) -> None:
         """Record an infrastructure failure of one unit."""
@@ -336,10 +339,8 @@ class Store:
         for row in self._db.execute(_ATTEMPTS_QUERY, (run_id,)):
             attempts.setdefault((row[0], row[1], int(row[2])), []).append(_scored_attempt(row[3:]))
         rows = self._db.execute(_TRAJECTORIES_QUERY, (run_id,)).fetchall()
-        return [
-            ScoredTrajectory(c, s, p, a, cr, prob, rep, tuple(attempts.get((c, prob, rep), ())), final, stop)
-            for c, s, p, a, cr, prob, rep, final, stop in rows
-        ]
+        tests = generation_totals(self._db, run_id)
+        return [_scored_trajectory(row, attempts, tests) for row in rows]
 
     def configurations(self, run_id: str) -> list[tuple[str, str, str, str, str | None]]:
         """``(key, strategy, params, actor, critic)`` of a run, in spec order."""
@@ -470,6 +471,18 @@ LEFT JOIN critic_outputs k
   ON k.run_id = a.run_id AND k.config = a.config AND k.problem = a.problem AND k.repeat = a.repeat AND k.idx = a.idx
 WHERE t.run_id = ? ORDER BY c.position, t.problem, t.repeat, a.idx
 """
+
+
+def _scored_trajectory(
+    row: Sequence[Any], attempts: dict[Unit, list[ScoredAttempt]], tests: dict[Unit, Totals]
+) -> ScoredTrajectory:
+    config, strategy, params, actor, critic, problem, repeat, final, stop = row
+    unit = (config, problem, int(repeat))
+    tokens, cost, generated, correct = tests.get(unit, (0, 0.0, 0, None))
+    return ScoredTrajectory(
+        config, strategy, params, actor, critic, problem, int(repeat), tuple(attempts.get(unit, ())), final, stop,
+        tokens, cost, generated, correct,
+    )  # fmt: skip
 
 
 def _scored_attempt(row: Sequence[Any]) -> ScoredAttempt:

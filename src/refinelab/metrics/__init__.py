@@ -46,8 +46,15 @@ from refinelab.metrics._refinement import (
     sampled,
     step_rates,
 )
+from refinelab.metrics._selection import (
+    AtEqualTokens,
+    generated_test_accuracy,
+    refinement_at_equal_tokens,
+    selection_accuracy,
+)
 
 __all__ = [
+    "AtEqualTokens",
     "Bin",
     "Bootstrap",
     "ConfusionMatrix",
@@ -76,6 +83,7 @@ __all__ = [
     "decisions",
     "disagreements",
     "first_pass_iterations",
+    "generated_test_accuracy",
     "improved",
     "improvement_rate",
     "iterates",
@@ -90,6 +98,7 @@ __all__ = [
     "pass_by_iteration",
     "pass_final",
     "prompt_tokens_by_round",
+    "refinement_at_equal_tokens",
     "regression_error_attempts",
     "regression_errors",
     "regression_rate",
@@ -97,6 +106,7 @@ __all__ = [
     "reliability",
     "sampled",
     "sampling_at_equal_tokens",
+    "selection_accuracy",
     "step_rates",
     "trajectories_pass_at_k",
     "worsened",

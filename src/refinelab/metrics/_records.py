@@ -70,6 +70,14 @@ class ScoredTrajectory:
     """The attempt returned as the answer."""
     stop_reason: StopReason
     """Why the strategy stopped."""
+    test_tokens: int = 0
+    """Tokens of the calls that wrote tests (``codet``, ``verified``); part of :attr:`tokens`."""
+    test_cost_usd: float | None = 0.0
+    """Their price; ``None`` when unknown."""
+    generated_tests: int = 0
+    """Tests the model wrote (valid, distinct within each reply)."""
+    generated_correct: int | None = None
+    """How many of them the problem's reference solution passes; ``None`` without a reference."""
 
     @property
     def passed(self) -> bool:
@@ -78,13 +86,13 @@ class ScoredTrajectory:
 
     @property
     def tokens(self) -> int:
-        """All tokens spent."""
-        return sum(a.tokens for a in self.attempts)
+        """All tokens spent, test-writing calls included."""
+        return sum(a.tokens for a in self.attempts) + self.test_tokens
 
     @property
     def cost_usd(self) -> float | None:
         """All dollars spent; ``None`` when any price is unknown."""
-        costs = [a.cost_usd for a in self.attempts]
+        costs = [a.cost_usd for a in self.attempts] + [self.test_cost_usd]
         return None if any(c is None for c in costs) else sum(c for c in costs if c is not None)
 
     @property

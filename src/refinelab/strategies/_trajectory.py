@@ -112,6 +112,9 @@ class TestGeneration:
     """Price of the call; ``None`` when unknown."""
     cached: bool = False
     """True when the reply came from the response cache."""
+    reference_passed: tuple[bool, ...] | None = None
+    """For each test, whether the problem's reference solution passes it (filled in by the experiment
+    runner when the problem ships a reference; never seen by the strategy)."""
 
 
 DecisionKind = Literal["tests", "group", "refine", "keep", "discard", "critic", "choose"]
