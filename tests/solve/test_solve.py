@@ -203,6 +203,12 @@ def test_default_strategy_is_verified(tmp_path: Path) -> None:
     solution = solve(FIB_PROMPT, FunctionModel(reply), tests=FIB_TESTS, options=options)
     assert solution.evidence.strategy.startswith("verified") and solution.verified
     assert solution.evidence.stop_reason == "verified"
+    # the strategy's own tests, minus the one the user also gave, are shown as agreement, not as the verdict
+    assert [(c.test, c.origin, c.passed) for c in solution.evidence.tests[3:]] == [
+        ("fibonacci(0) == []", "generated", True),
+        ("fibonacci(5) == [0, 1, 1, 2, 3]", "generated", True),
+    ]
+    assert solution.verdict == "VERIFIED: passes 3 of 3 given tests; agrees with 2 of 2 generated tests"
 
 
 def test_a_reply_that_is_only_the_body_is_completed_with_the_prompt(options: SolveOptions) -> None:

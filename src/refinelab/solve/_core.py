@@ -20,13 +20,13 @@ from refinelab.errors import UserError
 from refinelab.experiment import score_attempts
 from refinelab.models import Model, ModelsConfig, ResponseCache, load_models_config, open_model
 from refinelab.problems import Problem, ProblemKind
-from refinelab.sandbox import Limits, RunResult, WorkerPool, default_workers
-from refinelab.solve._generate import generated_tests, with_generation
+from refinelab.sandbox import Limits, RunResult, TestOutcome, WorkerPool, default_workers
+from refinelab.solve._generate import generated_tests, strategy_tests, with_generation
 from refinelab.solve._progress import WatchedEnv
 from refinelab.solve._record import record
 from refinelab.solve._solution import Evidence, Solution, TestCheck
 from refinelab.solve._task import SolveOptions, Task, build_task
-from refinelab.solve._tests import completed_body
+from refinelab.solve._tests import GivenTest, completed_body
 from refinelab.strategies import STRATEGIES, Attempt, StrategySpec, Trajectory
 
 _WORKERS = 2
@@ -80,9 +80,12 @@ async def solve_async(
             found, generation = await generated_tests(task, env)
             task = task.with_tests(found)
         trajectory, hidden = await _run(spec, task, env, pool)
+        chosen = choose(trajectory, hidden)
+        code = None if chosen is None else trajectory.attempts[chosen].code
+        agreement = await strategy_tests(task, trajectory, code, pool)
         trajectory = with_generation(trajectory, generation)
     meta = _Meta(actor.name, str(spec), time.monotonic() - started)
-    solution = conclude(task, trajectory, hidden, meta)
+    solution = conclude(task, (trajectory, hidden), agreement, meta)
     if options.record:
         header = {"isolation": pool.isolation, "limits": pool.limits}
         run_id = record(store, (task, spec, meta.model), solution, hidden, header)
@@ -175,16 +178,23 @@ class _Meta:
     seconds: float
 
 
-def conclude(task: Task, trajectory: Trajectory, hidden: Sequence[RunResult | None], meta: _Meta) -> Solution:
-    """The solution: the strategy's answer when it passes every test, else the attempt passing the most."""
+def conclude(
+    task: Task,
+    scored: tuple[Trajectory, Sequence[RunResult | None]],
+    agreement: tuple[tuple[GivenTest, ...], RunResult | None],
+    meta: _Meta,
+) -> Solution:
+    """The solution: the strategy's answer when it passes every test, else the attempt passing the most;
+    verified when it passes every test of the task (``agreement``: the strategy's own generated tests
+    beside given ones, shown but not part of the verdict)."""
+    trajectory, hidden = scored
     chosen = choose(trajectory, hidden)
     result = None if chosen is None else hidden[chosen]
     outcomes = result.outcomes if result is not None else ()
-    checks = tuple(
-        TestCheck(given.text, given.origin, outcomes[i] if i < len(outcomes) else None)
-        for i, given in enumerate(task.tests.tests)
-    )
+    checks = _checks(task.tests.tests, outcomes)
     verified = result is not None and result.passed and len(outcomes) == len(checks)
+    extra, extra_result = agreement
+    checks += _checks(extra, extra_result.outcomes if extra_result is not None else ())
     attempts = trajectory.attempts
     evidence = Evidence(
         checks,
@@ -201,6 +211,10 @@ def conclude(task: Task, trajectory: Trajectory, hidden: Sequence[RunResult | No
     )
     code = None if chosen is None else attempts[chosen].code
     return Solution(code, verified, task.problem.kind, evidence, trajectory)
+
+
+def _checks(tests: Sequence[GivenTest], outcomes: Sequence[TestOutcome]) -> tuple[TestCheck, ...]:
+    return tuple(TestCheck(t.text, t.origin, outcomes[i] if i < len(outcomes) else None) for i, t in enumerate(tests))
 
 
 def choose(trajectory: Trajectory, hidden: Sequence[RunResult | None]) -> int | None:

@@ -9,10 +9,12 @@ from __future__ import annotations
 from dataclasses import replace
 
 from refinelab.models import GenerateConfig
+from refinelab.problems import AssertTest, Test, tests_from_statements
+from refinelab.sandbox import RunResult, Sandbox, Suite
 from refinelab.solve._task import Task
-from refinelab.solve._tests import GivenTest, TestSet
+from refinelab.solve._tests import GivenTest, TestSet, describe
 from refinelab.strategies import Env, TestGeneration, Trajectory
-from refinelab.verification import parse_tests, test_request
+from refinelab.verification import parse_tests, pooled, test_request
 
 TESTS_ASKED = 10
 """Tests asked for in the one test-writing call."""
@@ -37,8 +39,36 @@ async def generated_tests(task: Task, env: Env) -> tuple[TestSet, TestGeneration
     return TestSet(tuple(GivenTest(t, "generated") for t in parsed.tests)), generation
 
 
+def _as_value_test(test: Test) -> Test:
+    """``assert f(1) == 2`` as a value test (judged outside the candidate, and comparable with the
+    user's own); anything else as it is."""
+    if isinstance(test, AssertTest):
+        converted = tests_from_statements(test.code)
+        if converted is not None and len(converted) == 1:
+            return converted[0]
+    return test
+
+
 def with_generation(trajectory: Trajectory, generation: TestGeneration | None) -> Trajectory:
     """The trajectory with solve's own test-writing call first among its generations (its tokens count)."""
     if generation is None:
         return trajectory
     return replace(trajectory, generations=(generation, *trajectory.generations))
+
+
+async def strategy_tests(
+    task: Task, trajectory: Trajectory, code: str | None, sandbox: Sandbox
+) -> tuple[tuple[GivenTest, ...], RunResult | None]:
+    """The tests the strategy itself wrote (``verified``, ``codet``) that the user's do not repeat, and the
+    returned code's results on them: which generated tests it agrees with. Nothing when there are no
+    given tests (the generated ones are then the verdict's own tests) or no code."""
+    if task.generated or code is None:
+        return (), None
+    given = {t.text for t in task.tests.tests}
+    written = [_as_value_test(t) for t in pooled([g.tests for g in trajectory.generations])]
+    tests = [t for t in written if describe(t) not in given]
+    if not tests:
+        return (), None
+    problem = task.problem
+    suite = Suite.of(tests, kind=problem.kind, entry_point=problem.entry_point, setup=problem.test_setup)
+    return tuple(GivenTest(t, "generated") for t in tests), await sandbox.run(code, suite)

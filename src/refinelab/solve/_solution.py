@@ -73,6 +73,16 @@ class Evidence:
         """Tests the returned code passes."""
         return sum(check.passed for check in self.tests)
 
+    @property
+    def deciding(self) -> tuple[TestCheck, ...]:
+        """The tests the verdict rests on: the given ones, or the generated ones when none were given."""
+        return self.tests if self.generated else tuple(c for c in self.tests if c.origin != "generated")
+
+    @property
+    def agreeing(self) -> tuple[TestCheck, ...]:
+        """Tests the strategy generated beside the given ones (shown, not part of the verdict)."""
+        return () if self.generated else tuple(c for c in self.tests if c.origin == "generated")
+
 
 @dataclass(frozen=True)
 class Solution:
@@ -96,7 +106,10 @@ class Solution:
         """``VERIFIED`` or ``UNVERIFIED`` with the count behind it."""
         evidence = self.evidence
         which = "generated" if evidence.generated else "given"
-        counts = f"passes {evidence.passed} of {len(evidence.tests)} {which} tests"
+        deciding, agreeing = evidence.deciding, evidence.agreeing
+        counts = f"passes {sum(c.passed for c in deciding)} of {len(deciding)} {which} tests"
+        if agreeing:
+            counts += f"; agrees with {sum(c.passed for c in agreeing)} of {len(agreeing)} generated tests"
         return f"{'VERIFIED' if self.verified else 'UNVERIFIED'}: {counts}"
 
     def to_json(self) -> dict[str, object]:
