@@ -221,3 +221,12 @@ def test_a_reply_that_is_only_the_body_is_completed_with_the_prompt(options: Sol
         and solution.code.startswith("from typing import List")
         and "return sum(xs)" in solution.code
     )
+
+
+def test_no_tests_at_all_is_unverified_and_says_why(options: SolveOptions) -> None:
+    prompt = "Return the first n Fibonacci numbers as a list.\n\ndef fibonacci(n):"
+    model = ScriptedModel([fenced(FIB_FIXED)], rules=[(_is_test_request, "I would rather not write tests.")])
+    solution = solve(prompt, model, options=replace(options, strategy="single-pass"))
+    assert not solution.verified and solution.evidence.tests == ()
+    assert solution.verdict.startswith("UNVERIFIED: no tests to check it against")
+    assert (solution.code or "").strip() == FIB_FIXED.strip()

@@ -107,6 +107,8 @@ class Solution:
         evidence = self.evidence
         which = "generated" if evidence.generated else "given"
         deciding, agreeing = evidence.deciding, evidence.agreeing
+        if not deciding:
+            return "UNVERIFIED: no tests to check it against (none given or in the prompt, and none generated)"
         counts = f"passes {sum(c.passed for c in deciding)} of {len(deciding)} {which} tests"
         if agreeing:
             counts += f"; agrees with {sum(c.passed for c in agreeing)} of {len(agreeing)} generated tests"
