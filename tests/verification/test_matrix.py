@@ -73,3 +73,18 @@ def test_accuracy_is_the_share_the_reference_passes() -> None:
     assert found.share == 0.75
     assert found.to_json() == {"total": 4, "correct": 3, "share": 0.75}
     assert without_reference is None
+
+
+def test_tests_after_several_timeouts_still_get_verdicts() -> None:
+    tests = (
+        AssertTest("assert f(-1) == 1"),
+        AssertTest("assert f(-2) == 2"),
+        AssertTest("assert f(3) == 3"),
+        AssertTest("assert f(-4) == 4"),
+        AssertTest("assert f(0) == 0"),
+    )
+
+    async def body(pool: WorkerPool) -> list[frozenset[int]]:
+        return await run_matrix(pool, [PROGRAMS[5], PROGRAMS[0]], tests, ABS, limits=Limits(cpu_seconds=0.3))
+
+    assert with_pool(body, workers=2) == [frozenset({2, 4}), frozenset(range(5))]
