@@ -50,8 +50,10 @@ async def run_matrices(
     sandbox: Sandbox, jobs: Sequence[MatrixJob], *, limits: Limits | None = None
 ) -> list[list[frozenset[int]]]:
     """:func:`run_matrix` for several problems at once, in shared sandbox batches (much faster than one
-    call per problem when each has few programs or tests). Results in job order."""
-    rows = [(j, i) for j, job in enumerate(jobs) for i, program in enumerate(job.programs) if program is not None]
+    call per problem when each has few programs or tests). Identical programs of a job run once.
+    Results in job order."""
+    first = _first_copies(jobs)
+    rows = sorted(set(first.values()))
     passed: dict[Row, set[int]] = {row: set() for row in rows}
     pending: list[tuple[Row, list[int]]] = [(row, list(range(len(jobs[row[0]].tests)))) for row in rows]
     pending = [(row, tests) for row, tests in pending if tests]
@@ -60,7 +62,22 @@ async def run_matrices(
         items = [(jobs[j].programs[i] or "", _suite(jobs[j], tests, suites, j)) for (j, i), tests in pending]
         results = await sandbox.run_items(items, limits=limits)
         pending = _record(pending, results, passed)
-    return [[frozenset(passed.get((j, i), ())) for i in range(len(job.programs))] for j, job in enumerate(jobs)]
+    return [
+        [frozenset(passed.get(first.get((j, i), (j, i)), ())) for i in range(len(job.programs))]
+        for j, job in enumerate(jobs)
+    ]
+
+
+def _first_copies(jobs: Sequence[MatrixJob]) -> dict[Row, Row]:
+    """Each readable program's row -> the row of its first identical copy in the same job: identical
+    programs run once (samples repeat themselves often at low temperature)."""
+    first: dict[Row, Row] = {}
+    for j, job in enumerate(jobs):
+        seen: dict[str, Row] = {}
+        for i, program in enumerate(job.programs):
+            if program is not None:
+                first[(j, i)] = seen.setdefault(program, (j, i))
+    return first
 
 
 def _suite(job: MatrixJob, indices: Sequence[int], cache: dict[tuple[int, tuple[int, ...]], Suite], key: int) -> Suite:
