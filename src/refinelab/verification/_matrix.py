@@ -8,6 +8,9 @@ from dataclasses import dataclass
 from refinelab.problems import Problem, Test
 from refinelab.sandbox import Limits, RunResult, Sandbox, Suite
 
+Row = tuple[int, int]
+"""(job, program) positions."""
+
 
 @dataclass(frozen=True)
 class MatrixJob:
@@ -32,9 +35,9 @@ async def run_matrix(
     """Which tests each program passes, run in the sandbox.
 
     Every program runs against all ``tests`` (as the problem's own tests run: same kind, entry point,
-    setup and prelude). The sandbox skips the tests after one that times out; those are run again, from
-    the first skipped one, until every test has a verdict, so a slow test never costs a program the
-    tests after it. A program given as ``None`` (it could not be read) passes nothing.
+    setup and prelude). The sandbox skips a program's tests after one that times out; each skipped
+    test then runs again on its own, so a slow test never costs a program the tests after it. A program given as
+    ``None`` (it could not be read) passes nothing.
 
     Returns:
         For each program, in order, the indices of the tests it passes.
@@ -47,17 +50,34 @@ async def run_matrices(
     sandbox: Sandbox, jobs: Sequence[MatrixJob], *, limits: Limits | None = None
 ) -> list[list[frozenset[int]]]:
     """:func:`run_matrix` for several problems at once, in shared sandbox batches (much faster than one
-    call per problem when each has few programs or tests). Results in job order."""
-    rows = [(j, i) for j, job in enumerate(jobs) for i, program in enumerate(job.programs) if program is not None]
-    passed: dict[tuple[int, int], set[int]] = {row: set() for row in rows}
-    pending = {row: list(range(len(jobs[row[0]].tests))) for row in rows if jobs[row[0]].tests}
+    call per problem when each has few programs or tests). Identical programs of a job run once.
+    Results in job order."""
+    first = _first_copies(jobs)
+    rows = sorted(set(first.values()))
+    passed: dict[Row, set[int]] = {row: set() for row in rows}
+    pending: list[tuple[Row, list[int]]] = [(row, list(range(len(jobs[row[0]].tests)))) for row in rows]
+    pending = [(row, tests) for row, tests in pending if tests]
     suites: dict[tuple[int, tuple[int, ...]], Suite] = {}
     while pending:
-        order = sorted(pending)
-        items = [(jobs[j].programs[i] or "", _suite(jobs[j], pending[(j, i)], suites, j)) for j, i in order]
+        items = [(jobs[j].programs[i] or "", _suite(jobs[j], tests, suites, j)) for (j, i), tests in pending]
         results = await sandbox.run_items(items, limits=limits)
-        pending = _record(order, pending, results, passed)
-    return [[frozenset(passed.get((j, i), ())) for i in range(len(job.programs))] for j, job in enumerate(jobs)]
+        pending = _record(pending, results, passed)
+    return [
+        [frozenset(passed.get(first.get((j, i), (j, i)), ())) for i in range(len(job.programs))]
+        for j, job in enumerate(jobs)
+    ]
+
+
+def _first_copies(jobs: Sequence[MatrixJob]) -> dict[Row, Row]:
+    """Each readable program's row -> the row of its first identical copy in the same job: identical
+    programs run once (samples repeat themselves often at low temperature)."""
+    first: dict[Row, Row] = {}
+    for j, job in enumerate(jobs):
+        seen: dict[str, Row] = {}
+        for i, program in enumerate(job.programs):
+            if program is not None:
+                first[(j, i)] = seen.setdefault(program, (j, i))
+    return first
 
 
 def _suite(job: MatrixJob, indices: Sequence[int], cache: dict[tuple[int, tuple[int, ...]], Suite], key: int) -> Suite:
@@ -77,20 +97,17 @@ def _suite(job: MatrixJob, indices: Sequence[int], cache: dict[tuple[int, tuple[
     return found
 
 
-Row = tuple[int, int]
-
-
 def _record(
-    order: Sequence[Row], pending: dict[Row, list[int]], results: Sequence[RunResult], passed: dict[Row, set[int]]
-) -> dict[Row, list[int]]:
-    """Note the passes; return, per row, the tests still to run (those skipped after a timeout)."""
-    again: dict[Row, list[int]] = {}
-    for row, result in zip(order, results):
-        indices = pending[row]
+    pending: Sequence[tuple[Row, list[int]]], results: Sequence[RunResult], passed: dict[Row, set[int]]
+) -> list[tuple[Row, list[int]]]:
+    """Note the passes; return what is still to run: each test skipped after a timeout, on its own
+    (so a second round settles every test, at the cost of one process start per such test)."""
+    again: list[tuple[Row, list[int]]] = []
+    for (row, indices), result in zip(pending, results):
         for test, outcome in zip(indices, result.outcomes):
             if outcome.passed:
                 passed[row].add(test)
         skipped = [t for t, o in zip(indices, result.outcomes) if o.verdict == "skipped"]
-        if skipped and len(skipped) < len(indices):
-            again[row] = skipped
+        if len(indices) > 1:
+            again.extend((row, [t]) for t in skipped)
     return again
