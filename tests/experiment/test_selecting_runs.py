@@ -11,7 +11,7 @@ import pytest
 
 from refinelab.cli import main
 from refinelab.experiment import Store
-from refinelab.models._fake_server import serve
+from refinelab.testing import serve
 from tests.experiment.fakes import N_PROBLEMS, reply, write_benchmark
 
 STRATEGIES = ["verified(k=2, m=1, max_rounds=1)", "codet(n=2, m=1)", "exec-refine(max_iters=1)", "sampling(n=2)"]

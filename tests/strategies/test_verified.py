@@ -6,11 +6,12 @@ import asyncio
 import json
 from collections.abc import Awaitable, Callable, Sequence
 
-from refinelab.models import Message, Model, ScriptedModel, serve
+from refinelab.models import Message, Model
 from refinelab.models._openai import OpenAIBackend
 from refinelab.problems import CallTest, Problem
 from refinelab.sandbox import Item, Limits, RunResult, WorkerPool
 from refinelab.strategies import Budget, Env, StrategySpec, Trajectory, codet, verified
+from refinelab.testing import ScriptedModel, serve
 
 SQUARE = Problem(
     id="sq",

@@ -8,7 +8,7 @@ import sqlite3
 from dataclasses import asdict, replace
 
 from refinelab.problems import Problem, Test
-from refinelab.sandbox import WorkerPool
+from refinelab.sandbox import Sandbox
 from refinelab.strategies import Decision, TestGeneration, Trajectory
 from refinelab.verification import test_accuracy
 
@@ -105,7 +105,7 @@ def generation_totals(db: sqlite3.Connection, run_id: str) -> dict[tuple[str, st
     return totals
 
 
-async def with_reference_verdicts(trajectory: Trajectory, problem: Problem, pool: WorkerPool) -> Trajectory:
+async def with_reference_verdicts(trajectory: Trajectory, problem: Problem, pool: Sandbox) -> Trajectory:
     """The trajectory with each generated test judged by the problem's reference solution (unchanged
     when the problem has none or no tests were written)."""
     if problem.reference is None or not trajectory.generations:
