@@ -65,3 +65,15 @@ def test_nobody_passes_anything_picks_the_first_program() -> None:
 def test_no_programs() -> None:
     found = dual_agreement([])
     assert found.chosen is None and found.best is None and found.tied == ()
+
+
+def test_the_decision_as_json() -> None:
+    found = dual_agreement(sets({1, 0}, set(), {0, 1}), score="product")
+    assert found.to_json() == {
+        "score": "product",
+        "chosen": 0,
+        "groups": [
+            {"members": [0, 2], "passed": [0, 1], "tests": 2, "score": 4},
+            {"members": [1], "passed": [], "tests": 0, "score": 0},
+        ],
+    }

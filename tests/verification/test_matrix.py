@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from refinelab.problems import AssertTest, Problem, StdioTest
-from refinelab.sandbox import Limits, WorkerPool
+from refinelab.sandbox import FakeSandbox, Limits, WorkerPool
 from refinelab.verification import TestAccuracy, dual_agreement, run_matrix, test_accuracy
 from tests.conftest import with_pool
 
@@ -73,3 +75,26 @@ def test_accuracy_is_the_share_the_reference_passes() -> None:
     assert found.share == 0.75
     assert found.to_json() == {"total": 4, "correct": 3, "share": 0.75}
     assert without_reference is None
+
+
+def test_tests_after_several_timeouts_still_get_verdicts() -> None:
+    tests = (
+        AssertTest("assert f(-1) == 1"),
+        AssertTest("assert f(-2) == 2"),
+        AssertTest("assert f(3) == 3"),
+        AssertTest("assert f(-4) == 4"),
+        AssertTest("assert f(0) == 0"),
+    )
+
+    async def body(pool: WorkerPool) -> list[frozenset[int]]:
+        return await run_matrix(pool, [PROGRAMS[5], PROGRAMS[0]], tests, ABS, limits=Limits(cpu_seconds=0.3))
+
+    assert with_pool(body, workers=2) == [frozenset({2, 4}), frozenset(range(5))]
+
+
+def test_identical_programs_run_once_and_share_the_verdicts() -> None:
+    sandbox = FakeSandbox()
+    programs = [PROGRAMS[0], PROGRAMS[1], PROGRAMS[0], None, PROGRAMS[1]]
+    passed = asyncio.run(run_matrix(sandbox, programs, TESTS, ABS))
+    assert passed == [frozenset({0, 1, 2}), frozenset({0, 2}), frozenset({0, 1, 2}), frozenset(), frozenset({0, 2})]
+    assert [code for code, _ in sandbox.runs] == [PROGRAMS[0], PROGRAMS[1]]

@@ -78,6 +78,13 @@ def _add_selection_options(parser: argparse.ArgumentParser) -> None:
         "--agreement-score", choices=["codet", "product"], default="codet", help="group score (default: codet)"
     )
     group.add_argument(
+        "--agreement-timeout",
+        type=float,
+        default=1.0,
+        metavar="S",
+        help="CPU seconds per generated test (default: 1; CodeT uses 0.1 s); --timeout stays for hidden tests",
+    )
+    group.add_argument(
         "--tests-per-sample",
         type=int,
         metavar="N",
@@ -152,6 +159,8 @@ def _check_selection_args(args: argparse.Namespace) -> None:
         raise UserError("--select chooses among samples; it does not combine with --self-test")
     if args.generated_tests is None and args.visible_tests != "join":
         raise UserError("--select dual-agreement needs --generated-tests TESTS (or --visible-tests join)")
+    if args.agreement_timeout <= 0:
+        raise UserError("--agreement-timeout must be positive")
     if args.tests_per_sample is not None and args.tests_per_sample < 1:
         raise UserError("--tests-per-sample must be at least 1")
 
@@ -161,7 +170,7 @@ def _selection_options(args: argparse.Namespace) -> SelectionOptions:
         score=args.agreement_score,
         visible=args.visible_tests,
         per_sample=args.tests_per_sample,
-        limits=Limits(cpu_seconds=args.timeout),
+        limits=Limits(cpu_seconds=args.agreement_timeout),
     )
 
 

@@ -11,7 +11,6 @@ Generated tests come from a file in one of two formats (see docs/verification.md
 
 from __future__ import annotations
 
-import asyncio
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -22,8 +21,8 @@ from refinelab.errors import InputError
 from refinelab.experiment._samples import Sample, ScoredSample, read_samples
 from refinelab.problems import Problem, StdioTest, Test, find_problem
 from refinelab.problems._io import read_jsonl
-from refinelab.sandbox import Limits, WorkerPool
-from refinelab.verification import Score, dual_agreement, occurrences, parse_tests, pooled, run_matrix, test_accuracy
+from refinelab.sandbox import Limits, Sandbox
+from refinelab.verification import MatrixJob, Score, dual_agreement, occurrences, parse_tests, pooled, run_matrices
 
 TestsFormat = Literal["plain", "codet"]
 """``plain``: task id and test strings; ``codet``: CodeT's prompt and raw completions."""
@@ -252,43 +251,62 @@ def _entry_of(prompt: str) -> str | None:
 
 
 async def select_by_agreement(
-    scored: Sequence[ScoredSample], tests: GeneratedTestSet, pool: WorkerPool, options: SelectionOptions
+    scored: Sequence[ScoredSample], tests: GeneratedTestSet, pool: Sandbox, options: SelectionOptions
 ) -> list[Selection]:
     """For every task with samples, choose one by dual agreement over its generated tests.
 
-    A task without tests (none generated, visible tests ignored) gets its first sample: every program
-    passes the empty set, so they form one group.
+    Every task's programs (and its reference solution, for the tests' accuracy) run in shared sandbox
+    batches. A task without tests (none generated, visible tests ignored) gets its first sample: every
+    program passes the empty set, so they form one group.
     """
     tasks: dict[str, list[ScoredSample]] = {}
     for item in scored:
         tasks.setdefault(item.sample.problem.id, []).append(item)
-    chosen = await asyncio.gather(*(_select(samples, tests, pool, options) for samples in tasks.values()))
-    return list(chosen)
+    plans = [_plan(samples, tests, options) for samples in tasks.values()]
+    jobs = [job for plan in plans for job in (plan.agreement, plan.reference)]
+    matrices = await run_matrices(pool, jobs, limits=options.limits)
+    return [_selection(plan, matrices[2 * n], matrices[2 * n + 1], options) for n, plan in enumerate(plans)]
 
 
-async def _select(
-    samples: Sequence[ScoredSample], tests: GeneratedTestSet, pool: WorkerPool, options: SelectionOptions
-) -> Selection:
+@dataclass(frozen=True)
+class _Plan:
+    samples: Sequence[ScoredSample]
+    agreement: MatrixJob
+    """Every sample on the generated (and joined visible) tests."""
+    reference: MatrixJob
+    """The reference solution (if any) on the generated tests alone."""
+    weights: list[int]
+
+
+def _plan(samples: Sequence[ScoredSample], tests: GeneratedTestSet, options: SelectionOptions) -> _Plan:
     problem = samples[0].sample.problem
     generated, weights = _generated(problem, tests, options.per_sample)
     suite = generated + (problem.visible_tests if options.visible == "join" else ())
     weights += [1] * (len(suite) - len(generated))
-    programs = [item.sample.program for item in samples]
-    passed = await run_matrix(pool, programs, suite, problem, limits=options.limits)
-    agreement = dual_agreement(passed, score=options.score, weights=weights if options.score == "codet" else None)
+    agreement = MatrixJob([item.sample.program for item in samples], suite, problem)
+    references = [problem.reference] if problem.reference is not None and generated else []
+    return _Plan(samples, agreement, MatrixJob(references, generated, problem), weights)
+
+
+def _selection(
+    plan: _Plan, passed: list[frozenset[int]], reference: list[frozenset[int]], options: SelectionOptions
+) -> Selection:
+    samples = plan.samples
+    weights = plan.weights if options.score == "codet" else None
+    agreement = dual_agreement(passed, score=options.score, weights=weights)
     assert agreement.chosen is not None and agreement.best is not None
-    accuracy = await test_accuracy(pool, generated, problem, limits=options.limits) if generated else None
     tied = agreement.tied
+    generated = len(plan.reference.tests)
     return Selection(
         task_id=samples[0].sample.task_id,
         selected=samples[agreement.chosen].sample.index,
         passed=samples[agreement.chosen].result.passed,
         group_size=len(agreement.best.members),
         score=agreement.best.score,
-        tests_used=len(suite),
+        tests_used=len(plan.agreement.tests),
         tests_passed=len(passed[agreement.chosen]),
         expected_pass=sum(samples[i].result.passed for i in tied) / len(tied),
-        tests_correct=accuracy.share if accuracy is not None else None,
+        tests_correct=len(reference[0]) / generated if reference else None,
     )
 
 

@@ -15,7 +15,7 @@ See docs/verification.md.
 
 from refinelab.verification._accuracy import TestAccuracy, test_accuracy
 from refinelab.verification._agreement import Agreement, Group, Score, dual_agreement
-from refinelab.verification._matrix import run_matrix
+from refinelab.verification._matrix import MatrixJob, run_matrices, run_matrix
 from refinelab.verification._parse import GeneratedTests, Rejected, occurrences, parse_tests, pooled, test_key
 from refinelab.verification._prompt import test_request
 
@@ -23,6 +23,7 @@ __all__ = [
     "Agreement",
     "GeneratedTests",
     "Group",
+    "MatrixJob",
     "Rejected",
     "Score",
     "TestAccuracy",
@@ -30,6 +31,7 @@ __all__ = [
     "occurrences",
     "parse_tests",
     "pooled",
+    "run_matrices",
     "run_matrix",
     "test_accuracy",
     "test_key",

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from refinelab.problems import Problem, Test
-from refinelab.sandbox import Limits, WorkerPool
+from refinelab.sandbox import Limits, Sandbox
 from refinelab.verification._matrix import run_matrix
 
 
@@ -33,7 +33,7 @@ TestAccuracy.__test__ = False  # type: ignore[attr-defined]  # not a pytest test
 
 
 async def test_accuracy(
-    sandbox: WorkerPool, tests: Sequence[Test], problem: Problem, *, limits: Limits | None = None
+    sandbox: Sandbox, tests: Sequence[Test], problem: Problem, *, limits: Limits | None = None
 ) -> TestAccuracy | None:
     """Run the problem's reference solution on generated tests: a test it fails is a wrong test.
 

@@ -41,6 +41,17 @@ class Agreement:
     score: Score = "codet"
     """How the groups were scored."""
 
+    def to_json(self) -> dict[str, object]:
+        """A JSON-ready record of the decision (for trajectories): every group, best first, and the choice."""
+        return {
+            "score": self.score,
+            "chosen": self.chosen,
+            "groups": [
+                {"members": list(g.members), "passed": sorted(g.passed), "tests": g.tests, "score": g.score}
+                for g in self.groups
+            ],
+        }
+
     @property
     def best(self) -> Group | None:
         """The first-ranked group."""

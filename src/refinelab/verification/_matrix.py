@@ -3,13 +3,29 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from refinelab.problems import Problem, Test
-from refinelab.sandbox import Limits, RunResult, Suite, WorkerPool
+from refinelab.sandbox import Limits, RunResult, Sandbox, Suite
+
+Row = tuple[int, int]
+"""(job, program) positions."""
+
+
+@dataclass(frozen=True)
+class MatrixJob:
+    """Programs and the tests to run each of them on, for one problem."""
+
+    programs: Sequence[str | None]
+    """The programs; ``None`` for one that could not be read (it passes nothing)."""
+    tests: Sequence[Test]
+    """The tests."""
+    problem: Problem
+    """How the tests run: kind, entry point, setup and prelude."""
 
 
 async def run_matrix(
-    sandbox: WorkerPool,
+    sandbox: Sandbox,
     programs: Sequence[str | None],
     tests: Sequence[Test],
     problem: Problem,
@@ -19,40 +35,79 @@ async def run_matrix(
     """Which tests each program passes, run in the sandbox.
 
     Every program runs against all ``tests`` (as the problem's own tests run: same kind, entry point,
-    setup and prelude). The sandbox skips the tests after one that times out; those are run again, from
-    the first skipped one, until every test has a verdict, so a slow test never costs a program the
-    tests after it. A program given as ``None`` (it could not be read) passes nothing.
+    setup and prelude). The sandbox skips a program's tests after one that times out; each skipped
+    test then runs again on its own, so a slow test never costs a program the tests after it. A program given as
+    ``None`` (it could not be read) passes nothing.
 
     Returns:
         For each program, in order, the indices of the tests it passes.
     """
-    passed: list[set[int]] = [set() for _ in programs]
-    pending = {i: list(range(len(tests))) for i, program in enumerate(programs) if program is not None and tests}
+    (passed,) = await run_matrices(sandbox, [MatrixJob(programs, tests, problem)], limits=limits)
+    return passed
+
+
+async def run_matrices(
+    sandbox: Sandbox, jobs: Sequence[MatrixJob], *, limits: Limits | None = None
+) -> list[list[frozenset[int]]]:
+    """:func:`run_matrix` for several problems at once, in shared sandbox batches (much faster than one
+    call per problem when each has few programs or tests). Identical programs of a job run once.
+    Results in job order."""
+    first = _first_copies(jobs)
+    rows = sorted(set(first.values()))
+    passed: dict[Row, set[int]] = {row: set() for row in rows}
+    pending: list[tuple[Row, list[int]]] = [(row, list(range(len(jobs[row[0]].tests)))) for row in rows]
+    pending = [(row, tests) for row, tests in pending if tests]
+    suites: dict[tuple[int, tuple[int, ...]], Suite] = {}
     while pending:
-        order = sorted(pending)
-        items = [(programs[i] or "", _suite(problem, [tests[t] for t in pending[i]])) for i in order]
+        items = [(jobs[j].programs[i] or "", _suite(jobs[j], tests, suites, j)) for (j, i), tests in pending]
         results = await sandbox.run_items(items, limits=limits)
-        pending = _record(order, pending, results, passed)
-    return [frozenset(p) for p in passed]
+        pending = _record(pending, results, passed)
+    return [
+        [frozenset(passed.get(first.get((j, i), (j, i)), ())) for i in range(len(job.programs))]
+        for j, job in enumerate(jobs)
+    ]
 
 
-def _suite(problem: Problem, tests: Sequence[Test]) -> Suite:
-    return Suite.of(
-        tests, kind=problem.kind, entry_point=problem.entry_point, setup=problem.test_setup, prelude=problem.prelude
-    )
+def _first_copies(jobs: Sequence[MatrixJob]) -> dict[Row, Row]:
+    """Each readable program's row -> the row of its first identical copy in the same job: identical
+    programs run once (samples repeat themselves often at low temperature)."""
+    first: dict[Row, Row] = {}
+    for j, job in enumerate(jobs):
+        seen: dict[str, Row] = {}
+        for i, program in enumerate(job.programs):
+            if program is not None:
+                first[(j, i)] = seen.setdefault(program, (j, i))
+    return first
+
+
+def _suite(job: MatrixJob, indices: Sequence[int], cache: dict[tuple[int, tuple[int, ...]], Suite], key: int) -> Suite:
+    """The suite of some of a job's tests; one object per distinct test list, so the sandbox sends each
+    suite once per batch however many programs share it."""
+    found = cache.get((key, tuple(indices)))
+    if found is None:
+        problem = job.problem
+        found = Suite.of(
+            [job.tests[t] for t in indices],
+            kind=problem.kind,
+            entry_point=problem.entry_point,
+            setup=problem.test_setup,
+            prelude=problem.prelude,
+        )
+        cache[(key, tuple(indices))] = found
+    return found
 
 
 def _record(
-    order: Sequence[int], pending: dict[int, list[int]], results: Sequence[RunResult], passed: list[set[int]]
-) -> dict[int, list[int]]:
-    """Note the passes; return, per program, the tests still to run (those skipped after a timeout)."""
-    again: dict[int, list[int]] = {}
-    for program, result in zip(order, results):
-        indices = pending[program]
+    pending: Sequence[tuple[Row, list[int]]], results: Sequence[RunResult], passed: dict[Row, set[int]]
+) -> list[tuple[Row, list[int]]]:
+    """Note the passes; return what is still to run: each test skipped after a timeout, on its own
+    (so a second round settles every test, at the cost of one process start per such test)."""
+    again: list[tuple[Row, list[int]]] = []
+    for (row, indices), result in zip(pending, results):
         for test, outcome in zip(indices, result.outcomes):
             if outcome.passed:
-                passed[program].add(test)
+                passed[row].add(test)
         skipped = [t for t, o in zip(indices, result.outcomes) if o.verdict == "skipped"]
-        if skipped and len(skipped) < len(indices):
-            again[program] = skipped
+        if len(indices) > 1:
+            again.extend((row, [t]) for t in skipped)
     return again
