@@ -12,8 +12,8 @@ import pytest
 
 from refinelab.cli import main
 from refinelab.experiment import DraftPair, Store, draft_pairs, judge_drafts, read_judgement
-from refinelab.models import FunctionModel, GenerateConfig, Message
-from refinelab.testing import serve
+from refinelab.models import GenerateConfig, Message
+from refinelab.testing import FunctionModel, serve
 from tests.experiment.fakes import write_benchmark
 
 

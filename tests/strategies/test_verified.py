@@ -6,12 +6,12 @@ import asyncio
 import json
 from collections.abc import Awaitable, Callable, Sequence
 
-from refinelab.models import Message, Model, ScriptedModel
+from refinelab.models import Message, Model
 from refinelab.models._openai import OpenAIBackend
 from refinelab.problems import CallTest, Problem
 from refinelab.sandbox import Item, Limits, RunResult, WorkerPool
-from refinelab.strategies import Budget, Env, StrategySpec, Trajectory, codet, verified
-from refinelab.testing import serve
+from refinelab.strategies import Budget, Env, StrategySpec, Trajectory, codet, sampling, verified
+from refinelab.testing import ScriptedModel, serve
 
 SQUARE = Problem(
     id="sq",
@@ -183,3 +183,21 @@ def test_a_real_server_sees_exactly_the_requests_the_trajectory_records() -> Non
     for attempt in trajectory.attempts[2:]:  # each refinement's recorded feedback is what the server was sent
         assert attempt.feedback and any(attempt.feedback in content for content in contents)
     assert trajectory.final == 2 and trajectory.stop_reason == "verified"
+
+
+def test_sampling_can_choose_by_dual_agreement_instead_of_the_visible_tests() -> None:
+    weak = Problem(
+        id="sq",
+        prompt=SQUARE.prompt,
+        kind="function",
+        visible_tests=(CallTest("sq(2)", 4),),  # x + x passes it too
+        hidden_tests=SQUARE.hidden_tests,
+        entry_point="sq",
+    )
+    by_visible = ScriptedModel([DOUBLE, RIGHT, RIGHT], rules=[(writes_tests, TESTS)])
+    trajectory, _, _ = run(by_visible, lambda env: sampling(weak, env, n=3))
+    assert trajectory.final == 0 and not trajectory.generations and "select" not in trajectory.params
+    by_agreement = ScriptedModel([DOUBLE, RIGHT, RIGHT], rules=[(writes_tests, TESTS)])
+    trajectory, _, _ = run(by_agreement, lambda env: sampling(weak, env, n=3, select="dual-agreement", m=1))
+    assert trajectory.final == 1 and len(trajectory.generations) == 1
+    assert trajectory.params["select"] == "dual-agreement" and trajectory.decisions[-1].kind == "choose"

@@ -3,20 +3,29 @@
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass
-from typing import Annotated
+from dataclasses import dataclass, replace
+from typing import Annotated, Literal
 
 from annotated_types import Ge
 
 from refinelab.models import GenerateConfig, Message
-from refinelab.problems import Problem
+from refinelab.problems import Problem, Test
 from refinelab.strategies._env import BudgetExhausted, Env
 from refinelab.strategies._feedback import FeedbackFormat, MemoryPolicy, compress, feedback
 from refinelab.strategies._parsing import extract_code, extract_confidence
 from refinelab.strategies._prompts import DEFAULT_PROMPTS, Prompts
 from refinelab.strategies._registry import strategy
 from refinelab.strategies._schedule import TemperatureSchedule, at_round, check_schedule, schedule_param
+from refinelab.strategies._tests import (
+    DEFAULT_TESTS_PER_SAMPLE,
+    TestPlan,
+    agreement_choice,
+    generated_pool,
+    tests_decision,
+    write_tests,
+)
 from refinelab.strategies._trajectory import Attempt, Origin, StopReason, Trajectory
+from refinelab.verification import Score
 
 DEFAULT_CONFIG = GenerateConfig(temperature=0.0)
 """Temperature 0, as the refinement studies use."""
@@ -184,7 +193,7 @@ def _refinement(
 
 
 @strategy("sampling")
-async def sampling(
+async def sampling(  # noqa: PLR0913 - flat knobs map one to one onto ``sampling(key=value)`` specs
     problem: Problem,
     env: Env,
     *,
@@ -192,19 +201,50 @@ async def sampling(
     config: GenerateConfig = LIVECODEBENCH_CONFIG,
     ask_confidence: bool = False,
     prompts: Prompts = DEFAULT_PROMPTS,
+    select: Literal["visible", "dual-agreement"] = "visible",
+    m: Annotated[int, Ge(0)] = 2,
 ) -> Trajectory:
-    """``n`` independent samples, requested concurrently; the answer is the first that passes the visible
-    tests, else the one that passes most (ties to the earliest). Every sample is kept, in sample order, so
-    pass@k can be computed."""
-    params = {"n": n, "config": config.key(), "ask_confidence": ask_confidence, "prompts": prompts.label()}
+    """``n`` independent samples, requested concurrently; every sample is kept, in sample order, so pass@k
+    can be computed. The answer (``select``): ``visible``, the first that passes the visible tests, else the
+    one that passes most (ties to the earliest); ``dual-agreement``, the best dual-agreement group over the
+    visible tests and those ``m`` test-writing samples produce (as ``codet`` chooses)."""
+    params: dict[str, object] = {"n": n, "config": config.key(), "ask_confidence": ask_confidence}
+    params["prompts"] = prompts.label()
+    if select != "visible":
+        params |= {"select": select, "m": m}
     spec = ("sampling", params)
     requests = [
         _Request(prompts.draft(problem), config, "sample", i, sample=i, ask_confidence=ask_confidence, prompts=prompts)
         for i in range(n)
     ]
+    if select == "dual-agreement":
+        plan = TestPlan(m, DEFAULT_TESTS_PER_SAMPLE, None, config)
+        return await sample_and_agree(env, problem, requests, plan, (spec, problem.visible_tests, "codet"))
     attempts, note = await concurrently(env, problem, requests)
     reason: StopReason = "sampled" if note is None else "budget"
     return _finish(problem, spec, attempts, reason, note=note, final=_select(attempts))
+
+
+async def sample_and_agree(
+    env: Env,
+    problem: Problem,
+    requests: list[_Request],
+    plan: TestPlan,
+    how: tuple[tuple[str, dict[str, object]], tuple[Test, ...], Score],
+) -> Trajectory:
+    """Programs and tests written concurrently; the answer chosen by dual agreement over ``visible`` plus
+    the generated tests (``how``: the trajectory's name and arguments, the visible tests to join, the
+    agreement score)."""
+    spec, visible, score = how
+    (attempts, note), (generations, test_note) = await asyncio.gather(
+        concurrently(env, problem, requests), write_tests(env, problem, plan)
+    )
+    tests = visible + generated_pool(generations, plan.limit)
+    final, decisions = await agreement_choice(env, problem, attempts, tests, score)
+    note = note or test_note
+    trajectory = _finish(problem, spec, attempts, "budget" if note else "agreement", note=note, final=final)
+    steps = (tests_decision(len(visible), len(tests)), *decisions)
+    return replace(trajectory, final=final, generations=tuple(generations), decisions=steps)
 
 
 async def concurrently(env: Env, problem: Problem, requests: list[_Request]) -> tuple[list[Attempt], str | None]:

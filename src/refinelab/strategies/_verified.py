@@ -30,7 +30,6 @@ from annotated_types import Ge
 from refinelab.models import GenerateConfig, Message
 from refinelab.problems import Problem, Test
 from refinelab.sandbox import Suite
-from refinelab.strategies._codet import TestPlan, generated_pool, group_decisions, hidden_view, write_tests
 from refinelab.strategies._critics import _CriticLoop, _critique
 from refinelab.strategies._env import BudgetExhausted, Env
 from refinelab.strategies._execution import LIVECODEBENCH_CONFIG, _finish, _Request, concurrently
@@ -38,6 +37,7 @@ from refinelab.strategies._feedback import feedback
 from refinelab.strategies._prompts import DEFAULT_PROMPTS, Prompts
 from refinelab.strategies._registry import strategy
 from refinelab.strategies._schedule import TemperatureSchedule, at_round, check_schedule, schedule_param
+from refinelab.strategies._tests import TestPlan, generated_pool, group_decisions, hidden_view, write_tests
 from refinelab.strategies._trajectory import Attempt, Decision, StopReason, TestGeneration, Trajectory
 from refinelab.verification import Agreement, dual_agreement, run_matrix
 
