@@ -280,3 +280,47 @@ def test_ctrl_c_prints_the_best_attempt_so_far(here: Path) -> None:
     assert process.returncode == 1, err
     assert out.startswith("UNVERIFIED: passes 1 of 2 given tests\ndef fibonacci(n):")
     assert "stopped: interrupted" in out
+
+
+def test_signature_and_token_budget(fib_server: FakeOpenAI, here: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (here / "sig.py").write_text("def fibonacci(n: int) -> list[int]:\n")
+    argv = solve_cli(
+        fib_server,
+        "Return the first n Fibonacci numbers.",
+        "--signature",
+        "@sig.py",
+        "--test",
+        "fibonacci(1) == [0]",
+        "--max-tokens",
+        "1",
+        "--json",
+        store=here / "s.sqlite",
+    )
+    assert main(argv, {}) == 1  # one call spends more than a token: the draft stands, unverified
+    data = json.loads(capsys.readouterr().out)
+    assert data["attempts"] == 1 and data["stop_reason"] == "budget" and data["verified"] is False
+    (body,) = fib_server.answered()
+    prompt = body["messages"][-1]["content"]  # type: ignore[index]
+    assert "Starter code:\n```python\ndef fibonacci(n: int) -> list[int]:" in prompt
+
+
+def test_help_lists_every_flag(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit):
+        main(["solve", "--help"], {})
+    text = capsys.readouterr().out
+    for flag in (
+        "--model",
+        "--base-url",
+        "--test",
+        "--tests",
+        "--io",
+        "--kind",
+        "--signature",
+        "--strategy",
+        "--max-calls",
+        "--max-tokens",
+        "--max-cost",
+        "--out",
+        "--json",
+    ):
+        assert flag in text
