@@ -21,6 +21,7 @@ class _Box:
 
     def __init__(self) -> None:
         self.started = threading.Event()
+        self.done = threading.Event()
         self.loop: asyncio.AbstractEventLoop | None = None
         self.task: asyncio.Task[Any] | None = None
         self.result: object = None
@@ -33,13 +34,16 @@ def run_sync(make: Callable[[], Coroutine[Any, Any, T]]) -> T:
     thread = threading.Thread(target=_thread_main, args=(make, box), name="refinelab-solve", daemon=True)
     thread.start()
     try:
-        while thread.is_alive():
-            thread.join(_POLL_SECONDS)
+        # an Event, not Thread.join: a KeyboardInterrupt inside join() can leave the thread looking finished
+        # while it still runs (CPython before 3.12), and the result would be read before it is there
+        while not box.done.wait(_POLL_SECONDS):
+            pass
     except KeyboardInterrupt:
         _cancel(box)
-        thread.join()
+        box.done.wait()
         if isinstance(box.error, asyncio.CancelledError):
             raise  # nothing was done yet: the interrupt stands
+    thread.join()
     if box.error is not None:
         raise box.error
     return box.result  # type: ignore[return-value]
@@ -57,6 +61,7 @@ def _thread_main(make: Callable[[], Coroutine[Any, Any, Any]], box: _Box) -> Non
         box.error = exc
     finally:
         box.started.set()
+        box.done.set()
 
 
 def _cancel(box: _Box) -> None:
