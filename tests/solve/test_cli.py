@@ -324,3 +324,23 @@ def test_help_lists_every_flag(capsys: pytest.CaptureFixture[str]) -> None:
         "--json",
     ):
         assert flag in text
+
+
+def test_live_progress_on_a_terminal() -> None:
+    import io
+
+    from refinelab.cli._solve import _Display
+    from refinelab.solve import SolveProgress
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    stream = Terminal()
+    display = _Display(stream, quiet=False)
+    display.update(SolveProgress("generating", 1, 2, 2, 3, 1_234, 1.5))
+    display.update(SolveProgress("testing", 2, 3, 3, 3, 2_345, 2.5))
+    display.finish()
+    shown = stream.getvalue()
+    assert "attempt 2: testing · tests passing 3/3 (best 3) · 2,345 tokens · 2.5 s" in shown
+    assert "\x1b[" in shown  # drawn in place with terminal control codes, not one line per update
