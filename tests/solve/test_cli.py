@@ -171,6 +171,9 @@ def test_recorded_in_the_store_and_a_repeat_is_answered_from_the_cache(
     assert first["run_id"] in listing and second["run_id"] in listing and "solve: Return the first n" in listing
     assert main(["report", first["run_id"], "--store", str(here / "s.sqlite")], {}) == 0
     assert "exec-refine" in capsys.readouterr().out
+    assert main(["view", first["run_id"], "--store", str(here / "s.sqlite"), "--out", str(here / "site")], {}) == 0
+    pages = "".join(path.read_text() for path in (here / "site" / "data").rglob("*.js"))
+    assert "if n == 1" in pages  # the viewer shows the solve's attempts
 
 
 def test_project_alias_and_prompt_from_a_file(
