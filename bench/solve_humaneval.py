@@ -103,7 +103,7 @@ async def main(limit: int, strategy: str) -> None:
             for problem in problems:
                 solution: Solution = await solve_async(problem.prompt, "replay", options=options)
                 first = programs[str(problem.entry_point)][0]
-                passed_given = all(c.passed for c in solution.evidence.tests) and bool(solution.evidence.tests)
+                passed_given = all(c.passed for c in solution.evidence.deciding) and bool(solution.evidence.deciding)
                 counts["tasks"] += 1
                 counts["verified"] += solution.verified
                 counts["agree_docstring"] += solution.verified == passed_given
