@@ -197,17 +197,17 @@ def conclude(
     checks += _checks(extra, extra_result.outcomes if extra_result is not None else ())
     attempts = trajectory.attempts
     evidence = Evidence(
-        checks,
-        task.generated,
-        len(attempts),
-        chosen,
-        trajectory.usage,
-        trajectory.cost_usd,
-        meta.seconds,
-        trajectory.stop_reason,
-        meta.model,
-        meta.strategy,
-        bool(attempts) and all(a.cached for a in attempts),
+        tests=checks,
+        generated=task.generated,
+        attempts=len(attempts),
+        chosen=chosen,
+        usage=trajectory.usage,
+        cost_usd=trajectory.cost_usd,
+        seconds=meta.seconds,
+        stop_reason=trajectory.stop_reason,
+        model=meta.model,
+        strategy=meta.strategy,
+        cached=bool(attempts) and all(a.cached for a in attempts),
     )
     code = None if chosen is None else attempts[chosen].code
     return Solution(code, verified, task.problem.kind, evidence, trajectory)

@@ -28,13 +28,13 @@ async def generated_tests(task: Task, env: Env) -> tuple[TestSet, TestGeneration
     completion = await env.generate("actor", test_request(task.problem, count=TESTS_ASKED), CONFIG)
     parsed = parse_tests(completion.text, task.problem)
     generation = TestGeneration(
-        completion.text,
-        parsed.tests,
-        tuple(r.reason for r in parsed.rejected),
-        completion.usage,
-        completion.latency_seconds,
-        completion.cost_usd,
-        completion.cached,
+        raw=completion.text,
+        tests=parsed.tests,
+        rejected=tuple(r.reason for r in parsed.rejected),
+        usage=completion.usage,
+        latency_seconds=completion.latency_seconds,
+        cost_usd=completion.cost_usd,
+        cached=completion.cached,
     )
     return TestSet(tuple(GivenTest(t, "generated") for t in parsed.tests)), generation
 

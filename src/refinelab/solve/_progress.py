@@ -122,12 +122,12 @@ class WatchedEnv(Env):
         best = self.best()
         self.on_progress(
             SolveProgress(
-                phase,
-                len(self.runs),
-                latest,
-                0 if best is None else best.result.pass_count,
-                self.total,
-                self.spent.usage.total_tokens,
-                time.monotonic() - self.started,
+                phase=phase,
+                attempt=len(self.runs),
+                passing=latest,
+                best=0 if best is None else best.result.pass_count,
+                total=self.total,
+                tokens=self.spent.usage.total_tokens,
+                seconds=time.monotonic() - self.started,
             )
         )

@@ -52,7 +52,9 @@ def history(solution: Solution) -> list[AttemptView]:
         )
         passed = None if attempt.visible is None else attempt.visible.pass_count
         chosen = attempt.index == solution.evidence.chosen
-        views.append(AttemptView(attempt.index, attempt.origin, passed, len(texts), diff, failures, chosen))
+        views.append(
+            AttemptView(attempt.index, attempt.origin, passed, len(texts), diff, failures=failures, chosen=chosen)
+        )
         previous = code or previous
     return views
 
