@@ -45,7 +45,7 @@ async def main(shared: Path, tasks: int, seed: int, workers: int) -> None:
     with tempfile.TemporaryDirectory() as folder:
         samples_path = write_jsonl(Path(folder) / "samples.jsonl", sample_rows(shared, tasks=tasks, seed=seed))
         tests_path = write_jsonl(Path(folder) / "tests.jsonl", test_rows(shared, tasks=tasks))
-        samples = read_any_samples(samples_path, problems)
+        samples, _ = read_any_samples(samples_path, problems)
         tests = read_generated_tests(tests_path, problems)
     async with WorkerPool(workers=workers, limits=Limits(cpu_seconds=2)) as pool:
         scored = await score_samples(samples, pool)
