@@ -1,0 +1,61 @@
+"""A store written by older code (tests/experiment/data, made by commit 321781f) still loads, and its
+report shows the numbers it showed then."""
+
+from __future__ import annotations
+
+import json
+import math
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from refinelab.experiment import Store
+from refinelab.report import build_report
+from tests.experiment.data.make_legacy_store import plain
+
+DATA = Path(__file__).parent / "data"
+
+
+@pytest.fixture
+def legacy(tmp_path: Path) -> Store:
+    path = tmp_path / "legacy.sqlite"
+    db = sqlite3.connect(path)
+    db.executescript((DATA / "legacy_store.sql").read_text(encoding="utf-8"))
+    db.close()
+    with Store(path) as store:
+        yield store  # type: ignore[misc]
+
+
+def expected() -> dict[str, object]:
+    return json.loads((DATA / "legacy_numbers.json").read_text(encoding="utf-8"))  # type: ignore[no-any-return]
+
+
+def same(found: object, wanted: object, where: str = "") -> None:
+    """Equal, floats to 1e-12 (sums may add in another order), with the path of the first difference."""
+    if isinstance(wanted, float) and isinstance(found, (int, float)):
+        assert math.isclose(found, wanted, rel_tol=1e-12, abs_tol=1e-15), where
+    elif isinstance(wanted, dict):
+        assert isinstance(found, dict) and set(found) == set(wanted), where
+        for key in wanted:
+            same(found[key], wanted[key], f"{where}.{key}")
+    elif isinstance(wanted, list):
+        assert isinstance(found, list) and len(found) == len(wanted), where
+        for i, (f, w) in enumerate(zip(found, wanted)):
+            same(f, w, f"{where}[{i}]")
+    else:
+        assert found == wanted, where
+
+
+def test_an_old_store_reports_the_same_numbers(legacy: Store) -> None:
+    report = build_report(legacy)
+    numbers = expected()
+    assert (report.problems, report.pending) == (numbers["problems"], numbers["pending"])
+    same(plain(report.rows), numbers["rows"], "rows")
+
+
+def test_an_old_store_loads_every_trajectory_and_export_line(legacy: Store) -> None:
+    run = legacy.run()
+    numbers = expected()
+    same(plain(legacy.trajectories(run.id)), numbers["trajectories"], "trajectories")
+    same(list(legacy.export_rows(run.id)), numbers["export"], "export")
