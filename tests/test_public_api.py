@@ -123,6 +123,8 @@ def test_experiment_metrics_and_report_api() -> None:
             "Rate",
             "ScoredAttempt",
             "ScoredTrajectory",
+            "Spend",
+            "Usage",
             "actor_confidence",
             "answer_at",
             "average_attempts",
@@ -153,6 +155,7 @@ def test_experiment_metrics_and_report_api() -> None:
             "sampled",
             "sampling_at_equal_tokens",
             "step_rates",
+            "total_cost",
             "trajectories_pass_at_k",
         ]
     )

@@ -19,9 +19,9 @@ from typing import Literal
 
 from refinelab._toml import located, read_toml
 from refinelab.errors import InputError, UserError
-from refinelab.metrics._records import configuration_label
 from refinelab.models import ModelsConfig, load_models_config, url_problem
 from refinelab.problems import BENCHMARKS
+from refinelab.records import configuration_label
 from refinelab.sandbox import Limits
 from refinelab.strategies import CRITIC_STRATEGIES, Budget, StrategySpec
 

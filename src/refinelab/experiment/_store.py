@@ -26,8 +26,8 @@ from refinelab.experiment._details import (
 )
 from refinelab.experiment._process import ProcessId
 from refinelab.experiment._spec import Configuration
-from refinelab.metrics._records import ScoredAttempt, ScoredTrajectory
 from refinelab.problems import Problem
+from refinelab.records import ScoredAttempt, ScoredTrajectory, Spend, Usage
 from refinelab.sandbox import RunResult
 from refinelab.strategies import Attempt, Trajectory
 
@@ -333,13 +333,15 @@ class Store:
     def trajectories(self, run_id: str) -> list[ScoredTrajectory]:
         """Every stored trajectory of a run, scored, in configuration then problem order."""
         attempts: dict[Unit, list[ScoredAttempt]] = {}
-        for row in self._db.execute(_ATTEMPTS_QUERY, (run_id,)):
-            attempts.setdefault((row[0], row[1], int(row[2])), []).append(_scored_attempt(row[3:]))
-        rows = self._db.execute(_TRAJECTORIES_QUERY, (run_id,)).fetchall()
-        return [
-            ScoredTrajectory(c, s, p, a, cr, prob, rep, tuple(attempts.get((c, prob, rep), ())), final, stop)
-            for c, s, p, a, cr, prob, rep, final, stop in rows
-        ]
+        for row in self._rows(_ATTEMPTS_QUERY, (run_id,)):
+            attempts.setdefault((row["config"], row["problem"], int(row["repeat"])), []).append(_scored_attempt(row))
+        return [_scored_trajectory(row, attempts) for row in self._rows(_TRAJECTORIES_QUERY, (run_id,))]
+
+    def _rows(self, query: str, parameters: Sequence[object]) -> list[sqlite3.Row]:
+        """The rows of ``query``, read by column name."""
+        cursor = self._db.cursor()
+        cursor.row_factory = sqlite3.Row
+        return cursor.execute(query, parameters).fetchall()
 
     def configurations(self, run_id: str) -> list[tuple[str, str, str, str, str | None]]:
         """``(key, strategy, params, actor, critic)`` of a run, in spec order."""
@@ -441,12 +443,10 @@ WHERE t.run_id = ? ORDER BY c.position, t.problem, t.repeat
 """
 _ATTEMPTS_QUERY = """
 SELECT a.config, a.problem, a.repeat, a.idx, a.origin, a.hidden_passed, a.visible_passed,
-       COALESCE(a.visible_pass_count, 0), k.verdict,
-       a.prompt_tokens + COALESCE(k.prompt_tokens, 0), a.prompt_tokens,
-       a.completion_tokens + COALESCE(k.completion_tokens, 0),
-       CASE WHEN a.cost_usd IS NULL OR (k.idx IS NOT NULL AND k.cost_usd IS NULL) THEN NULL
-            ELSE a.cost_usd + COALESCE(k.cost_usd, 0) END,
-       a.latency_s + COALESCE(k.latency_s, 0), a.confidence, k.confidence
+       COALESCE(a.visible_pass_count, 0) AS visible_pass_count, k.idx AS critic_idx, k.verdict,
+       a.prompt_tokens, a.completion_tokens, a.cost_usd, a.latency_s, a.confidence,
+       k.prompt_tokens AS critic_prompt_tokens, k.completion_tokens AS critic_completion_tokens,
+       k.cost_usd AS critic_cost_usd, k.latency_s AS critic_latency_s, k.confidence AS critic_confidence
 FROM attempts a LEFT JOIN critic_outputs k
   ON k.run_id = a.run_id AND k.config = a.config AND k.problem = a.problem AND k.repeat = a.repeat AND k.idx = a.idx
 WHERE a.run_id = ? ORDER BY a.config, a.problem, a.repeat, a.idx
@@ -472,13 +472,44 @@ WHERE t.run_id = ? ORDER BY c.position, t.problem, t.repeat, a.idx
 """
 
 
-def _scored_attempt(row: Sequence[Any]) -> ScoredAttempt:
-    idx, origin, hidden, visible, visible_count, verdict, prompt, actor_prompt, completion = row[:9]
-    cost, latency, confidence, critic_confidence = row[9:]
+def _scored_attempt(row: sqlite3.Row) -> ScoredAttempt:
+    actor = Spend(Usage(int(row["prompt_tokens"]), int(row["completion_tokens"])), row["cost_usd"])
+    critic = row["critic_idx"] is not None
+    spend = actor + _critic_spend(row) if critic else actor
     return ScoredAttempt(
-        int(idx), origin, bool(hidden), None if visible is None else bool(visible), int(visible_count), verdict,
-        int(prompt), int(actor_prompt), int(completion), cost, float(latency), confidence, critic_confidence,
-    )  # fmt: skip
+        int(row["idx"]),
+        row["origin"],
+        bool(row["hidden_passed"]),
+        visible_passed=None if row["visible_passed"] is None else bool(row["visible_passed"]),
+        visible_pass_count=int(row["visible_pass_count"]),
+        critic_verdict=row["verdict"],
+        spend=spend,
+        actor_prompt_tokens=int(row["prompt_tokens"]),
+        latency_seconds=float(row["latency_s"]) + (float(row["critic_latency_s"]) if critic else 0.0),
+        confidence=row["confidence"],
+        critic_confidence=row["critic_confidence"],
+    )
+
+
+def _critic_spend(row: sqlite3.Row) -> Spend:
+    usage = Usage(int(row["critic_prompt_tokens"]), int(row["critic_completion_tokens"]))
+    return Spend(usage, row["critic_cost_usd"])
+
+
+def _scored_trajectory(row: sqlite3.Row, attempts: Mapping[Unit, list[ScoredAttempt]]) -> ScoredTrajectory:
+    unit = (row["config"], row["problem"], int(row["repeat"]))
+    return ScoredTrajectory(
+        config=row["config"],
+        strategy=row["strategy"],
+        params=row["params"],
+        actor=row["actor"],
+        critic=row["critic"],
+        problem=row["problem"],
+        repeat=int(row["repeat"]),
+        attempts=tuple(attempts.get(unit, ())),
+        final=row["final"],
+        stop_reason=row["stop_reason"],
+    )
 
 
 def _export_line(row: dict[str, object]) -> dict[str, object]:

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from refinelab.metrics._passk import mean_pass_at_k
-from refinelab.metrics._records import ScoredAttempt, ScoredTrajectory
 from refinelab.metrics._refinement import sampled
+from refinelab.records import ScoredAttempt, ScoredTrajectory
 
 
 @dataclass(frozen=True)
