@@ -63,3 +63,11 @@ def test_an_old_store_loads_every_trajectory_and_export_line(legacy: Store) -> N
     numbers = expected()
     same(legacy.trajectories(run.id), numbers["trajectories"], "trajectories")
     same(list(legacy.export_rows(run.id)), numbers["export"], "export")
+
+
+def test_an_old_stores_spec_comes_back_parsed(legacy: Store) -> None:
+    run = legacy.run()
+    assert run.spec.repeats == 2 and run.spec.actors == ("fake", "priced")
+    assert [str(s) for s in run.spec.strategies][1] == "self-refine(max_iters=2)"
+    assert run.spec.models.endpoints["priced"].price is not None
+    assert run.spec.run_id == run.id  # read back whole: it hashes to the id it was stored under

@@ -14,7 +14,7 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from refinelab.errors import UserError
 from refinelab.experiment._details import (
@@ -25,7 +25,7 @@ from refinelab.experiment._details import (
     trajectory_details,
 )
 from refinelab.experiment._process import ProcessId
-from refinelab.experiment._spec import Configuration
+from refinelab.experiment._spec import Configuration, ExperimentSpec
 from refinelab.problems import Problem
 from refinelab.records import ScoredAttempt, ScoredTrajectory, Spend, Usage
 from refinelab.sandbox import RunResult
@@ -129,8 +129,8 @@ class RunInfo:
     """The spec's name."""
     created: float
     """Unix time the run started."""
-    spec: dict[str, object]
-    """The spec as stored."""
+    spec: ExperimentSpec
+    """The run's spec, read back from the store."""
     versions: dict[str, str]
     """refinelab and Python versions."""
     isolation: str
@@ -300,8 +300,7 @@ class Store:
 
     def runs(self) -> list[RunInfo]:
         """Every run, oldest first."""
-        rows = self._db.execute(f"SELECT {_RUN_COLUMNS} FROM runs ORDER BY created").fetchall()  # noqa: S608
-        return [_run_info(row) for row in rows]
+        return [_run_info(row) for row in self._rows(f"SELECT {_RUN_COLUMNS} FROM runs ORDER BY created", ())]  # noqa: S608
 
     def listing(self) -> list[RunListing]:
         """Every run with its configuration count and units stored / in all, oldest first."""
@@ -310,8 +309,7 @@ class Store:
         problems = dict(self._db.execute("SELECT run_id, COUNT(*) FROM problems GROUP BY run_id").fetchall())
         found = []
         for info in self.runs():
-            repeats = info.spec.get("repeats", 1)
-            total = configs.get(info.id, 0) * problems.get(info.id, 0) * (repeats if isinstance(repeats, int) else 1)
+            total = configs.get(info.id, 0) * problems.get(info.id, 0) * info.spec.repeats
             found.append(RunListing(info, configs.get(info.id, 0), counts.get(info.id, 0), total))
         return found
 
@@ -526,12 +524,21 @@ def _export_line(row: dict[str, object]) -> dict[str, object]:
 _RUN_COLUMNS = "id, name, created, spec, versions, isolation, limits, status, finished, note, host, pid, pid_started"
 
 
-def _run_info(row: Sequence[Any]) -> RunInfo:
-    run_id, name, created, spec, versions, isolation, limits, status, finished, note, host, pid, started = row
-    process = None if host is None or pid is None else ProcessId(str(host), int(pid), started)
+def _run_info(row: sqlite3.Row) -> RunInfo:
+    host, pid, status, note = row["host"], row["pid"], row["status"], row["note"]
+    process = None if host is None or pid is None else ProcessId(str(host), int(pid), row["pid_started"])
     if status == "running" and process is not None and process.gone():
         status, note = "interrupted", f"its process ({process.pid} on {process.host}) ended without finishing it"
     return RunInfo(
-        str(run_id), str(name), float(created), json.loads(spec), json.loads(versions), str(isolation),
-        json.loads(limits), status, finished, note, process,
-    )  # fmt: skip
+        id=str(row["id"]),
+        name=str(row["name"]),
+        created=float(row["created"]),
+        spec=ExperimentSpec.from_json(json.loads(row["spec"])),
+        versions=json.loads(row["versions"]),
+        isolation=str(row["isolation"]),
+        limits=json.loads(row["limits"]),
+        status=status,
+        finished=row["finished"],
+        note=note,
+        process=process,
+    )

@@ -153,7 +153,7 @@ def build_report(store: Store, run_id: str | None = None, *, baseline: str | Non
     depth = max((max_iteration(group) for group in groups.values()), default=0)
     rows = tuple(_row(group, singles.get(group[0].actor), depth) for group in groups.values())
     problems = store.problems(run.id)
-    configs, repeats = len(store.configurations(run.id)), int(str(run.spec.get("repeats", 1)))
+    configs, repeats = len(store.configurations(run.id)), run.spec.repeats
     return Report(
         run,
         len(problems),
