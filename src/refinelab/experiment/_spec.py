@@ -377,12 +377,12 @@ class _Reader:
             raise reader.error("after", "must be a date written YYYY-MM-DD")
         return BenchmarkChoice(
             name,
-            data,
-            tuple(reader.strings(table, "problems")),
-            after,
-            reader.optional_integer(table, "sample"),
-            reader.integer(table, "seed", 0, minimum=0),
-            reader.optional_integer(table, "limit"),
+            data=data,
+            problems=tuple(reader.strings(table, "problems")),
+            after=after,
+            sample=reader.optional_integer(table, "sample"),
+            seed=reader.integer(table, "seed", 0, minimum=0),
+            limit=reader.optional_integer(table, "limit"),
         )
 
     def budget(self, table: object) -> Budget:

@@ -41,12 +41,12 @@ async def _critique(env: Env, problem: Problem, attempt: Attempt, loop: _CriticL
         text,
         verdict,
         critique,
-        error,
-        stated,
-        completion.usage,
-        completion.latency_seconds,
-        completion.cost_usd,
-        completion.cached,
+        parse_error=error,
+        confidence=stated,
+        usage=completion.usage,
+        latency_seconds=completion.latency_seconds,
+        cost_usd=completion.cost_usd,
+        cached=completion.cached,
     )
     return replace(attempt, critic=output)
 
@@ -73,11 +73,11 @@ async def self_refine(  # noqa: PLR0913 - flat knobs map one to one onto ``self-
     loop = _CriticLoop(
         config,
         critic_config,
-        False,
-        max_iters,
-        ask_confidence,
-        lambda attempts: _refine_messages(problem, attempts, prompts),
-        prompts,
+        redraft=False,
+        max_iters=max_iters,
+        ask_confidence=ask_confidence,
+        next_messages=lambda attempts: _refine_messages(problem, attempts, prompts),
+        prompts=prompts,
     )
     return await _critic_loop(problem, env, "self-refine", loop)
 
@@ -166,11 +166,11 @@ async def self_redraft(  # noqa: PLR0913 - flat knobs map one to one onto ``self
     loop = _CriticLoop(
         config,
         config,
-        True,
-        max_iters,
-        ask_confidence,
-        lambda attempts: _redraft_messages(problem, attempts, memory, prompts),
-        prompts,
+        redraft=True,
+        max_iters=max_iters,
+        ask_confidence=ask_confidence,
+        next_messages=lambda attempts: _redraft_messages(problem, attempts, memory, prompts),
+        prompts=prompts,
     )
     return await _critic_loop(problem, env, "self-redraft", loop)
 
