@@ -187,3 +187,15 @@ def test_trajectories_record_every_argument_from_the_binding(registered: str) ->
         assert direct.params == {"rounds": 5, "tone": "plain"}
     finally:
         del STRATEGIES["test-record"]
+
+
+def test_every_strategy_module_is_imported_so_it_registers() -> None:
+    import sys
+
+    import refinelab.strategies
+
+    folder = Path(refinelab.strategies.__file__).parent
+    defining = [p.stem for p in folder.glob("*.py") if "\n@strategy(" in p.read_text(encoding="utf-8")]
+    assert defining, "no strategy module found"
+    assert [m for m in defining if f"refinelab.strategies.{m}" not in sys.modules] == []
+    assert {"single-pass", "exec-refine", "sampling", "self-refine", "self-redraft"} <= set(STRATEGIES)

@@ -16,7 +16,7 @@ from refinelab.errors import UserError
 from refinelab.models import Completion, GenerateConfig, Message, Model
 from refinelab.problems import Problem
 from refinelab.records import Spend, Usage
-from refinelab.sandbox import RunResult, Suite, WorkerPool
+from refinelab.sandbox import RunResult, Sandbox, Suite
 
 Role = Literal["actor", "critic"]
 REPEAT_STRIDE = 1_000_000
@@ -75,7 +75,7 @@ class Env:
     def __init__(
         self,
         actor: Model,
-        sandbox: WorkerPool,
+        sandbox: Sandbox,
         *,
         critic: Model | None = None,
         budget: Budget | None = None,
