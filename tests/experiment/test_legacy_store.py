@@ -71,3 +71,24 @@ def test_an_old_stores_spec_comes_back_parsed(legacy: Store) -> None:
     assert [str(s) for s in run.spec.strategies][1] == "self-refine(max_iters=2)"
     assert run.spec.models.endpoints["priced"].price is not None
     assert run.spec.run_id == run.id  # read back whole: it hashes to the id it was stored under
+
+
+RELEASED = {
+    "m001_initial": "9d6b569c174f0395",
+    "m002_model_calls_view": "5a3e0c50dd02c234",
+    "m003_run_process": "562a20e5f296991e",
+    "m004_problem_details": "041432c2f61312a6",
+}
+"""Every released migration and a digest of its script: a store changes only by appending a new one."""
+
+
+def test_released_migrations_are_never_edited_only_appended() -> None:
+    import hashlib
+
+    from refinelab.experiment import MIGRATIONS
+
+    names = [name for name, _ in MIGRATIONS]
+    assert names[: len(RELEASED)] == list(RELEASED), "released migrations keep their names and their order"
+    assert names == sorted(names) and len(set(names)) == len(names)
+    for name, script in MIGRATIONS[: len(RELEASED)]:
+        assert hashlib.sha256(script.encode()).hexdigest()[:16] == RELEASED[name], f"{name} was edited"

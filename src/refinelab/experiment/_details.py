@@ -12,9 +12,38 @@ import json
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from refinelab.records import Origin, StopReason, Suggestion
 from refinelab.sandbox import TestOutcome
+
+
+class StoredConfiguration(NamedTuple):
+    """A configuration as stored with its run (unpacks as ``key, strategy, params, actor, critic``)."""
+
+    key: str
+    """Configuration key."""
+    strategy: str
+    """Strategy name."""
+    params: str
+    """Its arguments as written (``max_iters=3, ...``)."""
+    actor: str
+    """Actor model."""
+    critic: str | None
+    """Critic model, for critic strategies."""
+
+
+class StoredProblem(NamedTuple):
+    """A problem as stored with its run (unpacks as ``key, kind, visible_tests, hidden_tests``)."""
+
+    key: str
+    """``benchmark/problem_id``."""
+    kind: str
+    """``function`` or ``stdio``."""
+    visible_tests: int
+    """Tests the strategies could see."""
+    hidden_tests: int
+    """Tests every attempt was scored on."""
 
 
 @dataclass(frozen=True, kw_only=True)

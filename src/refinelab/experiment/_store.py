@@ -19,11 +19,14 @@ from typing import Literal
 from refinelab.errors import UserError
 from refinelab.experiment._details import (
     ProblemInfo,
+    StoredConfiguration,
+    StoredProblem,
     TrajectoryDetail,
     fingerprint,
     problem_details,
     trajectory_details,
 )
+from refinelab.experiment._migrations import MIGRATIONS
 from refinelab.experiment._process import ProcessId
 from refinelab.experiment._spec import Configuration, ExperimentSpec
 from refinelab.problems import Problem
@@ -31,84 +34,6 @@ from refinelab.records import ScoredAttempt, ScoredTrajectory, Spend, Usage
 from refinelab.sandbox import RunResult
 from refinelab.strategies import Attempt, Trajectory
 
-MIGRATIONS: tuple[tuple[str, str], ...] = (
-    (
-        "m001_initial",
-        """
-        CREATE TABLE runs (
-            id TEXT PRIMARY KEY, name TEXT NOT NULL, created REAL NOT NULL, spec TEXT NOT NULL,
-            versions TEXT NOT NULL, isolation TEXT NOT NULL, limits TEXT NOT NULL,
-            status TEXT NOT NULL, finished REAL
-        );
-        CREATE TABLE problems (
-            run_id TEXT NOT NULL, problem TEXT NOT NULL, kind TEXT NOT NULL,
-            visible_tests INTEGER NOT NULL, hidden_tests INTEGER NOT NULL,
-            PRIMARY KEY (run_id, problem)
-        );
-        CREATE TABLE configs (
-            run_id TEXT NOT NULL, config TEXT NOT NULL, strategy TEXT NOT NULL, params TEXT NOT NULL,
-            actor TEXT NOT NULL, critic TEXT, position INTEGER NOT NULL,
-            PRIMARY KEY (run_id, config)
-        );
-        CREATE TABLE trajectories (
-            run_id TEXT NOT NULL, config TEXT NOT NULL, problem TEXT NOT NULL, repeat INTEGER NOT NULL,
-            stop_reason TEXT NOT NULL, final INTEGER, budget_note TEXT, recorded_params TEXT NOT NULL,
-            finished REAL NOT NULL,
-            PRIMARY KEY (run_id, config, problem, repeat)
-        );
-        CREATE TABLE attempts (
-            run_id TEXT NOT NULL, config TEXT NOT NULL, problem TEXT NOT NULL, repeat INTEGER NOT NULL,
-            idx INTEGER NOT NULL, origin TEXT NOT NULL, code TEXT, response TEXT NOT NULL, feedback TEXT,
-            parse_error TEXT, confidence REAL, prompt_tokens INTEGER NOT NULL, completion_tokens INTEGER NOT NULL,
-            cached_tokens INTEGER NOT NULL, estimated INTEGER NOT NULL, cost_usd REAL, latency_s REAL NOT NULL,
-            cached INTEGER NOT NULL, visible_passed INTEGER, visible_pass_count INTEGER, visible_outcomes TEXT,
-            hidden_passed INTEGER NOT NULL, hidden_pass_count INTEGER NOT NULL, hidden_total INTEGER NOT NULL,
-            hidden_outcomes TEXT, isolation TEXT,
-            PRIMARY KEY (run_id, config, problem, repeat, idx)
-        );
-        CREATE TABLE critic_outputs (
-            run_id TEXT NOT NULL, config TEXT NOT NULL, problem TEXT NOT NULL, repeat INTEGER NOT NULL,
-            idx INTEGER NOT NULL, raw TEXT NOT NULL, verdict TEXT, critique TEXT NOT NULL, parse_error TEXT,
-            confidence REAL, prompt_tokens INTEGER NOT NULL, completion_tokens INTEGER NOT NULL,
-            cost_usd REAL, latency_s REAL NOT NULL, cached INTEGER NOT NULL,
-            PRIMARY KEY (run_id, config, problem, repeat, idx)
-        );
-        CREATE TABLE infra_failures (
-            id INTEGER PRIMARY KEY, run_id TEXT NOT NULL, config TEXT NOT NULL, problem TEXT NOT NULL,
-            repeat INTEGER NOT NULL, kind TEXT NOT NULL, message TEXT NOT NULL, at REAL NOT NULL
-        );
-        """,
-    ),
-    (
-        "m002_model_calls_view",
-        """
-        CREATE VIEW model_calls AS
-            SELECT run_id, config, problem, repeat, idx, 'actor' AS role, prompt_tokens, completion_tokens,
-                   cost_usd, latency_s, cached FROM attempts
-            UNION ALL
-            SELECT run_id, config, problem, repeat, idx, 'critic' AS role, prompt_tokens, completion_tokens,
-                   cost_usd, latency_s, cached FROM critic_outputs;
-        CREATE INDEX infra_failures_unit ON infra_failures (run_id, config, problem, repeat);
-        """,
-    ),
-    (
-        "m003_run_process",
-        """
-        ALTER TABLE runs ADD COLUMN host TEXT;
-        ALTER TABLE runs ADD COLUMN pid INTEGER;
-        ALTER TABLE runs ADD COLUMN pid_started TEXT;
-        ALTER TABLE runs ADD COLUMN note TEXT;
-        """,
-    ),
-    (
-        "m004_problem_details",
-        """
-        ALTER TABLE problems ADD COLUMN metadata TEXT;
-        ALTER TABLE problems ADD COLUMN prompt TEXT
-        """,
-    ),
-)
-"""Named migrations, applied in order; append new ones, never edit a released one."""
 SCHEMA_VERSION = len(MIGRATIONS)
 
 Unit = tuple[str, str, int]
@@ -265,9 +190,15 @@ class Store:
         with self._transaction():
             self._db.execute(
                 "INSERT INTO trajectories VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (*key, trajectory.stop_reason, trajectory.final, trajectory.budget_note,
-                 _json(trajectory.params), time.time()),
-            )  # fmt: skip
+                (
+                    *key,
+                    trajectory.stop_reason,
+                    trajectory.final,
+                    trajectory.budget_note,
+                    _json(trajectory.params),
+                    time.time(),
+                ),
+            )
             for attempt, result in zip(trajectory.attempts, hidden):
                 self._db.execute(_INSERT_ATTEMPT, _attempt_row(key, attempt, result))
                 if attempt.critic is not None:
@@ -341,18 +272,32 @@ class Store:
         cursor.row_factory = sqlite3.Row
         return cursor.execute(query, parameters).fetchall()
 
-    def configurations(self, run_id: str) -> list[tuple[str, str, str, str, str | None]]:
-        """``(key, strategy, params, actor, critic)`` of a run, in spec order."""
+    def configurations(self, run_id: str) -> list[StoredConfiguration]:
+        """The configurations of a run, in spec order."""
         query = "SELECT config, strategy, params, actor, critic FROM configs WHERE run_id = ? ORDER BY position"
-        return list(self._db.execute(query, (run_id,)))
-
-    def problems(self, run_id: str) -> list[tuple[str, str, int, int]]:
-        """``(problem, kind, visible tests, hidden tests)`` of a run."""
-        return list(
-            self._db.execute(
-                "SELECT problem, kind, visible_tests, hidden_tests FROM problems WHERE run_id = ?", (run_id,)
+        return [
+            StoredConfiguration(
+                key=row["config"],
+                strategy=row["strategy"],
+                params=row["params"],
+                actor=row["actor"],
+                critic=row["critic"],
             )
-        )
+            for row in self._rows(query, (run_id,))
+        ]
+
+    def problems(self, run_id: str) -> list[StoredProblem]:
+        """The problems of a run with their test counts."""
+        query = "SELECT problem, kind, visible_tests, hidden_tests FROM problems WHERE run_id = ?"
+        return [
+            StoredProblem(
+                key=row["problem"],
+                kind=row["kind"],
+                visible_tests=int(row["visible_tests"]),
+                hidden_tests=int(row["hidden_tests"]),
+            )
+            for row in self._rows(query, (run_id,))
+        ]
 
     def problem_details(self, run_id: str) -> list[ProblemInfo]:
         """Every problem of a run with its statement and difficulty (None where the store predates them)."""

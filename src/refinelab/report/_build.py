@@ -6,7 +6,7 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from refinelab.experiment import Failure, RunInfo, Store
+from refinelab.experiment import Failure, RunInfo, Store, StoredProblem
 from refinelab.metrics import (
     ConfusionMatrix,
     Decision,
@@ -280,12 +280,12 @@ def _equal_tokens(groups: dict[str, list[ScoredTrajectory]]) -> tuple[tuple[str,
     return tuple(found)
 
 
-def _hidden_text(problems: Sequence[tuple[str, str, int, int]]) -> str:
+def _hidden_text(problems: Sequence[StoredProblem]) -> str:
     if not problems:
         return "no problems"
-    benchmarks = sorted({p[0].split("/", 1)[0] for p in problems})
-    hidden = statistics.median(p[3] for p in problems)
-    visible = statistics.median(p[2] for p in problems)
+    benchmarks = sorted({p.key.split("/", 1)[0] for p in problems})
+    hidden = statistics.median(p.hidden_tests for p in problems)
+    visible = statistics.median(p.visible_tests for p in problems)
     return (
         f"every attempt scored on the hidden tests ({', '.join(benchmarks)}: median {hidden:g} per problem); "
         f"strategies saw only the visible tests (median {visible:g} per problem)"

@@ -19,7 +19,11 @@ from tests.experiment.fakes import reply, write_benchmark
 
 from refinelab.cli import main
 from refinelab.experiment import Store
-from refinelab.models._fake_server import serve
+
+try:
+    from refinelab.testing import serve
+except ImportError:  # the code this was made with (321781f) kept the fake server in the models package
+    from refinelab.models._fake_server import serve  # type: ignore[no-redef]
 
 HERE = Path(__file__).parent
 SPEC = """
