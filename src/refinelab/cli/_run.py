@@ -131,7 +131,7 @@ def _from_flags(args: argparse.Namespace) -> ExperimentSpec:
     strategies = [StrategySpec.parse(text) for text in args.strategy]
     strategies = [StrategySpec(s.name, {**s.params, **params}) for s in strategies]
     for strategy in strategies:
-        strategy.kwargs()  # unknown arguments are errors now, not after the first problem
+        strategy.bind()  # unknown arguments are errors now, not after the first problem
     problems = tuple(p.strip() for p in args.problems.split(",") if p.strip()) if args.problems else ()
     data = str(args.data.resolve()) if args.data else None
     benchmark = BenchmarkChoice(args.benchmark, data, problems, limit=_positive(args.limit, "--limit"))
