@@ -18,7 +18,8 @@ class Limits:
     cpu_seconds: float = 4.0
     """CPU time allowed per test (evalplus's floor is 4 s; LiveCodeBench uses 6 s)."""
     wall_factor: float = 3.0
-    """Wall-clock backstop per test, as a multiple of ``cpu_seconds`` (plus one second)."""
+    """Wall-clock backstop per test, as a multiple of ``cpu_seconds`` (plus one second). Time the
+    program spent waiting for a CPU (the machine busy) does not count towards it."""
     memory_bytes: int = 1024 * MIB
     """Address space the candidate may add on top of the interpreter's own (RLIMIT_AS)."""
     file_bytes: int = 16 * MIB
