@@ -101,6 +101,29 @@ def test_output_limit() -> None:
     assert verdicts(result) == ["output_limit"]
 
 
+def test_a_stdio_program_with_a_large_correct_answer_passes() -> None:
+    """A 5 MB answer (CodeContests and LiveCodeBench have such) is judged, not cut at ``output_bytes``."""
+    count = 700_000
+    expected = "\n".join(map(str, range(count))) + "\n"
+    assert len(expected) > 4 * Limits().output_bytes
+    code = "n = int(input())\nprint('\\n'.join(map(str, range(n))))\n"
+    result = run(code, [StdioTest(f"{count}\n", expected)], kind="stdio")
+    assert verdicts(result) == ["pass"]
+
+
+def test_a_stdio_program_over_its_answer_cap_or_flooding_stderr_hits_the_output_limit() -> None:
+    limits = Limits(output_bytes=64 * 1024, stdio_output_bytes=1024 * 1024)
+    flood_stdout = "import sys\nfor _ in range(20_000):\n    sys.stdout.write('x' * 100)\n"
+    flood_stderr = "import sys\nfor _ in range(2_000):\n    sys.stderr.write('x' * 100)\nprint(1)\n"
+    fits = "import sys\nfor _ in range(2_000):\n    sys.stdout.write('x' * 100)\n"  # 200 kB: over output_bytes
+    tests = [StdioTest("", "x" * 200_000)]
+    assert [verdicts(run(code, tests, kind="stdio", limits=limits)) for code in (flood_stdout, flood_stderr, fits)] == [
+        ["output_limit"],
+        ["output_limit"],
+        ["pass"],
+    ]
+
+
 @pytest.mark.parametrize(
     "program",
     [

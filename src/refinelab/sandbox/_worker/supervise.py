@@ -32,9 +32,11 @@ Key = tuple[int, int]
 class Watch:
     """What the worker learns about one child while it runs."""
 
-    def __init__(self, nonce: str, limits: dict[str, object]) -> None:
+    def __init__(self, nonce: str, limits: dict[str, object], *, stdio: bool = False) -> None:
         self.nonce = nonce
         self.output_cap = int(str(limits["output_bytes"]))
+        self.stdout_cap = int(str(limits.get("stdio_output_bytes", self.output_cap))) if stdio else self.output_cap
+        """A stdio program's standard output is its answer, and may be large; anything else stays small."""
         self.result_cap = int(str(limits["result_bytes"]))
         self.out = bytearray()
         self.err = bytearray()
@@ -191,7 +193,7 @@ def _pump(fd: int, sink: bytearray, watch: Watch) -> bool:
         if sink is watch.res:
             _take_result_bytes(chunk, watch)
             continue
-        room = watch.output_cap - len(sink)
+        room = (watch.stdout_cap if sink is watch.out else watch.output_cap) - len(sink)
         sink += chunk[: max(room, 0)]
         if room < len(chunk) and watch.killed is None:
             watch.killed = "output_limit"
