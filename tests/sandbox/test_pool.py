@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from fractions import Fraction
 
 import pytest
 
@@ -213,6 +214,35 @@ def test_allowed_packages_are_importable_and_others_are_not() -> None:
     assert run(code, tests, kind="function", entry_point="f").outcomes[0].error_type == "ModuleNotFoundError"
     allowed = with_pool(lambda pool: pool.run(code, Suite.of(tests, entry_point="f")), packages=["numpy"])
     assert allowed.passed, allowed.outcomes
+
+
+RETURNS = """
+import numpy as np
+from decimal import Decimal
+from fractions import Fraction
+
+
+def f(kind):
+    return {
+        "int64": lambda: np.int64(3), "bool_": lambda: np.bool_(True), "float64": lambda: np.float64(0.5),
+        "decimal": lambda: Decimal("0.5"), "fraction": lambda: Fraction(1, 3), "generator": lambda: (x for x in [1, 2]),
+        "keys": lambda: {1: 2, 3: 4}.keys(),
+    }[kind]()
+"""
+
+
+def test_numpy_scalars_decimals_fractions_and_iterables_are_judged_as_the_interpreter_judges_them() -> None:
+    calls = [("int64", 3), ("bool_", True), ("float64", 0.5), ("decimal", 0.5), ("fraction", Fraction(1, 3))]
+    asserts = [
+        "assert candidate('int64') == 3 and candidate('bool_') == True",
+        "assert list(candidate('generator')) == [1, 2] and candidate('generator') != [1, 2]",
+        "assert candidate('keys') == {1, 3} and list(candidate('keys')) == [1, 3]",
+        "assert candidate('decimal') == Decimal('0.5') and candidate('fraction') == Fraction(2, 6)",
+    ]
+    tests = [CallTest(f"f({kind!r})", value) for kind, value in calls] + [AssertTest(a) for a in asserts]
+    suite = Suite.of(tests, entry_point="f", setup="from decimal import Decimal\nfrom fractions import Fraction")
+    result = with_pool(lambda pool: pool.run(RETURNS, suite), packages=["numpy"])
+    assert verdicts(result) == ["pass"] * len(tests), result.outcomes
 
 
 def test_scaled_limits_follow_the_reference_time() -> None:

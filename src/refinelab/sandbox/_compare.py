@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from decimal import Decimal, InvalidOperation
+from fractions import Fraction
 
 FLOAT_RTOL = 1e-7
 """Relative tolerance for float comparison (evalplus uses numpy's default, 1e-7)."""
@@ -46,11 +47,25 @@ def decode(data: object) -> object:
         return float(body)
     if tag == "B" and isinstance(body, str):
         return bytes.fromhex(body)
+    if tag in ("M", "Q"):
+        return _decode_exact(tag, body)
     if tag == "C" and isinstance(body, list) and len(body) == 2:
         real, imag = decode(body[0]), decode(body[1])
         if isinstance(real, (int, float)) and isinstance(imag, (int, float)):
             return complex(real, imag)
     return Opaque(str(body))
+
+
+def _decode_exact(tag: str, body: object) -> object:
+    """A ``Decimal`` (``M``: its string) or a ``Fraction`` (``Q``: hex numerator and denominator)."""
+    try:
+        if tag == "M" and isinstance(body, str):
+            return Decimal(body)
+        if tag == "Q" and isinstance(body, list) and len(body) == 2 and all(isinstance(x, str) for x in body):
+            return Fraction(int(body[0], 16), int(body[1], 16))
+    except (ArithmeticError, ValueError):
+        pass
+    return Opaque(f"malformed {tag}")
 
 
 def _decode_container(tag: str, body: list[object]) -> object:
@@ -116,7 +131,7 @@ def holds_float(value: object) -> bool:
 
 
 def _close(actual: object, expected: object, atol: float) -> bool:
-    numbers = (int, float)
+    numbers = (int, float, Decimal, Fraction)
     if isinstance(expected, numbers) and isinstance(actual, numbers) and not isinstance(actual, bool):
         return math.isclose(float(actual), float(expected), rel_tol=FLOAT_RTOL, abs_tol=atol)
     if isinstance(expected, (list, tuple)) and type(actual) is type(expected):
