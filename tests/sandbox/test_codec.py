@@ -9,8 +9,8 @@ from fractions import Fraction
 
 import pytest
 
-from refinelab.sandbox._compare import decode, values_match
-from refinelab.sandbox._worker.codec import encode, plain
+from refinelab.sandbox._compare import values_match
+from refinelab.sandbox._worker.codec import decode, encode, plain
 
 
 class AlwaysEqual:
