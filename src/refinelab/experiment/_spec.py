@@ -274,8 +274,9 @@ def load_spec(path: str | Path) -> ExperimentSpec:
     table = read_toml(path)
     _known(path, table, _TOP, "")
     reader = _Reader(path)
+    benchmarks = tuple(reader.benchmark(b, i) for i, b in enumerate(reader.tables(table, "benchmarks")))
     spec = ExperimentSpec(
-        benchmarks=tuple(reader.benchmark(b, i) for i, b in enumerate(reader.tables(table, "benchmarks"))),
+        benchmarks=benchmarks,
         strategies=tuple(reader.strategy(text) for text in reader.strings(table, "strategies", required=True)),
         actors=tuple(reader.strings(table, "actors", required=True)),
         critics=tuple(reader.strings(table, "critics") or [SAME]),
@@ -285,7 +286,7 @@ def load_spec(path: str | Path) -> ExperimentSpec:
         critic_base_url=reader.url(table, "critic_base_url"),
         concurrency=reader.integer(table, "concurrency", 8),
         budget=reader.budget(table.get("budget", {})),
-        sandbox=reader.sandbox(table.get("sandbox", {})),
+        sandbox=reader.sandbox(table.get("sandbox", {}), [BENCHMARKS[b.name].cpu_seconds for b in benchmarks]),
         models=load_models_config(path) if "models" in table else ModelsConfig(),
     )
     if not spec.benchmarks:
@@ -393,7 +394,8 @@ class _Reader:
         calls, tokens = reader.optional_integer(table, "max_calls"), reader.optional_integer(table, "max_tokens")
         return Budget(calls, tokens, reader.number(table, "max_cost_usd"))
 
-    def sandbox(self, table: object) -> SandboxChoice:
+    def sandbox(self, table: object, benchmark_seconds: list[float]) -> SandboxChoice:
+        """The sandbox table; without a timeout, the longest the spec's benchmarks' graders allow."""
         if not isinstance(table, dict):
             raise located(self.path, "sandbox", "must be a table")
         _known(self.path, table, _SANDBOX, "sandbox.")
@@ -401,7 +403,7 @@ class _Reader:
         isolation = reader.string(table, "isolation") or "auto"
         if isolation not in ("auto", "bwrap", "none"):
             raise reader.error("isolation", "must be auto, bwrap or none")
-        timeout = reader.number(table, "timeout") or Limits().cpu_seconds
+        timeout = reader.number(table, "timeout") or max(benchmark_seconds, default=Limits().cpu_seconds)
         packages = tuple(reader.strings(table, "allow_packages"))
         workers = reader.optional_integer(table, "workers")
         return SandboxChoice(isolation, timeout, workers, packages)  # type: ignore[arg-type]
