@@ -158,6 +158,7 @@ def test_experiment_metrics_and_report_api() -> None:
     )
     assert sorted(refinelab.report.__all__) == sorted(
         [
+            "HEADLINE",
             "Comparison",
             "Figure",
             "OverviewRow",

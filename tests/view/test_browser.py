@@ -20,6 +20,7 @@ from refinelab.metrics import (
     regression_error_attempts,
     worsened,
 )
+from refinelab.report import HEADLINE
 from tests.view.conftest import ARTIFACTS, Demo
 from tests.view.demo import HALLUCINATED, SMALL_CRITIC
 
@@ -115,6 +116,7 @@ def test_the_overview_shows_the_json_reports_numbers_headline_first(page: Any, b
         "livecodebench · hard",
     ]
     assert tables[0]["top"] < 600, "the headline table is the first thing on the page"
+    assert page.inner_text("#headline-title") == HEADLINE  # the text and HTML reports' words
     checked = 0
     for table, want in zip(tables, expected):
         depth = max(len(r["iterations"]) for r in want["rows"])

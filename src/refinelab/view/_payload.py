@@ -29,7 +29,15 @@ from refinelab.metrics import (
     regression_error_attempts,
     worsened,
 )
-from refinelab.report import Report, failure_lines, header_lines, overview_html, report_json, tables_html
+from refinelab.report import (
+    HEADLINE,
+    Report,
+    failure_lines,
+    header_lines,
+    overview_html,
+    report_json,
+    tables_html,
+)
 
 
 def slug(text: str) -> str:
@@ -129,6 +137,7 @@ def run_payload(store: Store, report: Report, figures: Sequence[tuple[str, str]]
         "run": _run_header(run),
         "report": json.loads(report_json(report)),
         "header": header_lines(report),
+        "headline": HEADLINE,
         "failures": failure_lines(report),
         "overview_html": [overview_html(table) for table in report.overview],
         "tables_html": tables_html(report),

@@ -166,7 +166,7 @@ async function overviewPage(runId) {
     el("div", { class: "cases", id: "case-links" }, CASES.map(([key, title, what]) =>
       el("a", { class: "case", href: hash("run", runId, "cases", { case: key }), "data-case": key, title: what },
         el("b", {}, counts[key]), el("span", {}, title)))),
-    el("h2", {}, "Pass@1 on the hidden tests by iteration"),
+    el("h2", { id: "headline-title" }, data.headline),
     el("p", { class: "note" }, "Each cell: the value, then its 95% bootstrap interval over problems (seeded); after an iteration, " +
       "the change from the first attempt and its interval, in colour. Regr.: passing attempts the critic rejected and the actor " +
       "then broke. Avg It.: mean refinement steps. Cost × single: mean cost per problem over single pass with the same actor " +
