@@ -131,8 +131,23 @@ def test_the_overview_shows_the_json_reports_numbers_headline_first(page: Any, b
                 assert cell["value"] == pytest.approx(value, abs=1e-12) and cell["shown"] == shown(value, field, unit)
                 checked += 1
     assert checked > 50
-    page.wait_for_function("[...document.images].every((i) => i.complete && i.naturalWidth > 0)")
     shoot(page, base, "overview")
+
+
+def test_figures_are_drawn_only_when_their_page_is_shown(page: Any, base: str, demo: Demo) -> None:
+    asked: list[str] = []
+    page.on("request", lambda request: asked.append(request.url) if "/figures/" in request.url else None)
+    open_route(page, base, f"run/{demo.run_id}", "table.rl-overview")
+    assert asked == [] and page.locator("img").count() == 0  # the overview never waits for a figure
+    page.click("#nav a:has-text('Figures')")
+    wait_drawn(page)
+    page.wait_for_function(
+        "document.images.length && [...document.images].every((i) => i.complete && i.naturalWidth > 0)"
+    )
+    shown = page.evaluate("[...document.querySelectorAll('figure')].map((f) => f.id.replace('figure-', ''))")
+    assert shown == [f["name"] for f in demo.run_js["figures"]] == [n for n, _ in demo.figures]
+    assert sorted({url.rsplit("/", 1)[1] for url in asked}) == sorted(f"{n}.svg" for n in shown)
+    shoot(page, base, "figures")
 
 
 def case_rows(page: Any) -> list[tuple[str, str, int | None]]:

@@ -42,8 +42,10 @@ def test_the_static_site_holds_every_page_and_figure(demo: Demo) -> None:
     assert (site / "index.html").read_text(encoding="utf-8").count("/*LIVE*/") == 0
     run = data_file((site / base / "run.js").read_text(encoding="utf-8"))
     assert run["report"] == demo.report  # the overview's numbers are the JSON report's, byte for byte
-    names = {f["name"] for f in run["figures"]}  # type: ignore[union-attr]
-    assert names == {"pass-by-iteration", "cost-vs-pass", "critic-confusion", "first-pass"}
+    names = [f["name"] for f in run["figures"]]  # type: ignore[union-attr]
+    assert (
+        names == [n for n, _ in demo.figures] == ["pass-by-iteration", "cost-vs-pass", "critic-confusion", "first-pass"]
+    )
     for name in names:
         assert (
             (site / "figures" / slug(demo.run_id) / f"{name}.svg")
@@ -112,6 +114,9 @@ def test_without_matplotlib_the_viewer_names_the_extra(
     assert "pip install 'refinelab[view]'" in capsys.readouterr().err
     with serving(Source(demo.store, live=True)) as server:
         status, body = get(f"{server.url}data/{slug(demo.run_id)}/run.js")
+        assert status == 200  # the overview draws no figure: it opens without matplotlib
+        assert [f["name"] for f in data_file(body.decode())["figures"]] == [n for n, _ in demo.figures]  # type: ignore[union-attr]
+        status, body = get(f"{server.url}figures/{slug(demo.run_id)}/{demo.figures[0][0]}.svg")
     assert status == 500 and b"refinelab[view]" in body
 
 

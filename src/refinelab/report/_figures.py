@@ -70,24 +70,62 @@ class _Style:
         return f"[{self.number}] {label}"
 
 
+FIGURES: tuple[tuple[str, str], ...] = (
+    ("pass-by-iteration", "Pass@1 by iteration"),
+    ("cost-vs-pass", "Cost against pass@1"),
+    ("critic-confusion", "Critic verdicts against the hidden tests"),
+    ("first-pass", "Iterations to first pass"),
+)
+"""``(name, title)`` of every figure refinelab draws, in the order reports show them."""
+
+
+def figure_titles(report: Report | None = None) -> tuple[tuple[str, str], ...]:
+    """``(name, title)`` of the figures ``report`` has data for (every figure when ``report`` is None),
+    in order, without drawing anything: ``report --html`` and the viewer both show exactly these."""
+    if report is None:
+        return FIGURES
+    has = {
+        "pass-by-iteration": bool(_headline_rows(report)),
+        "cost-vs-pass": bool(report.rows),
+        "critic-confusion": bool(_judged(report.rows)),
+        "first-pass": bool(report.rows),
+    }
+    return tuple((name, title) for name, title in FIGURES if has[name])
+
+
+def render_figure(report: Report, name: str) -> Figure:
+    """One figure of :func:`figure_titles` (KeyError for another name); MissingDependency when
+    matplotlib is not installed."""
+    title = dict(figure_titles(report))[name]
+    _require()
+    styles = {row.label: _style_of(i) for i, row in enumerate(report.rows)}
+    draw: dict[str, Callable[[], MplFigure]] = {
+        "pass-by-iteration": lambda: _iterations(report, styles),
+        "cost-vs-pass": lambda: _pareto(report.rows, _headline(report), styles),
+        "critic-confusion": lambda: _confusions(report.rows, styles),
+        "first-pass": lambda: _first_pass(report.rows, styles),
+    }
+    with _LOCK, _style():
+        return Figure(name, title, *_save(draw[name]()))
+
+
 def render_figures(report: Report) -> tuple[Figure, ...]:
     """Every figure the report has data for; MissingDependency when matplotlib is not installed."""
     _require()
-    styles = {row.label: _style_of(i) for i, row in enumerate(report.rows)}
-    headline = {row.label: row for row in report.overview[0].rows} if report.overview else {}
-    drawn: list[tuple[str, str, Callable[[], MplFigure | None]]] = [
-        ("pass-by-iteration", "Pass@1 by iteration", lambda: _iterations(report, headline, styles)),
-        ("cost-vs-pass", "Cost against pass@1", lambda: _pareto(report.rows, headline, styles)),
-        ("critic-confusion", "Critic verdicts against the hidden tests", lambda: _confusions(report.rows, styles)),
-        ("first-pass", "Iterations to first pass", lambda: _first_pass(report.rows, styles)),
-    ]
-    found = []
-    for name, title, draw in drawn:
-        with _LOCK, _style():
-            figure = draw()
-            if figure is not None:
-                found.append(Figure(name, title, *_save(figure)))
-    return tuple(found)
+    return tuple(render_figure(report, name) for name, _ in figure_titles(report))
+
+
+def _headline(report: Report) -> dict[str, OverviewRow]:
+    return {row.label: row for row in report.overview[0].rows} if report.overview else {}
+
+
+def _headline_rows(report: Report) -> list[OverviewRow]:
+    headline = _headline(report)
+    return [headline[row.label] for row in report.rows if row.label in headline]
+
+
+def _judged(rows: Sequence[Row]) -> list[Row]:
+    return [r for r in rows if r.confusion is not None and r.confusion.total]
 
 
 def _style_of(index: int) -> _Style:
@@ -134,10 +172,8 @@ def _height(plot: float, entries: int) -> float:
 # --- pass@1 by iteration ---------------------------------------------------------------------------
 
 
-def _iterations(report: Report, headline: dict[str, OverviewRow], styles: dict[str, _Style]) -> MplFigure | None:
-    rows = [headline[row.label] for row in report.rows if row.label in headline]
-    if not rows:
-        return None
+def _iterations(report: Report, styles: dict[str, _Style]) -> MplFigure:
+    rows = _headline_rows(report)
     depth = max((len(r.iterations) for r in rows if _iterates(r)), default=1)
     figure = _new(_height(3.2, len(rows)))
     axes = figure.subplots()
@@ -196,9 +232,7 @@ def _percent_limits(axes: Axes, intervals: Sequence[Interval]) -> None:
 # --- Pareto: cost against pass@1 -----------------------------------------------------------------
 
 
-def _pareto(rows: Sequence[Row], headline: dict[str, OverviewRow], styles: dict[str, _Style]) -> MplFigure | None:
-    if not rows:
-        return None
+def _pareto(rows: Sequence[Row], headline: dict[str, OverviewRow], styles: dict[str, _Style]) -> MplFigure:
     dollars = all(r.use.cost_usd is not None for r in rows)
     raw = [(r.use.cost_usd or 0.0) if dollars else r.use.tokens for r in rows]
     scale, unit = _cost_scale(max(raw)) if dollars else (1.0, "tokens per problem")
@@ -257,10 +291,8 @@ def _thousands(axes: Axes) -> None:
 # --- critic confusion matrices --------------------------------------------------------------------
 
 
-def _confusions(rows: Sequence[Row], styles: dict[str, _Style]) -> MplFigure | None:
-    judged = [r for r in rows if r.confusion is not None and r.confusion.total]
-    if not judged:
-        return None
+def _confusions(rows: Sequence[Row], styles: dict[str, _Style]) -> MplFigure:
+    judged = _judged(rows)
     columns = min(len(judged), 3)
     lines = max(len(_panel_title(r, styles[r.label]).splitlines()) for r in judged)
     figure = _new((1.9 + 0.16 * lines) * math.ceil(len(judged) / columns) + 0.3)
@@ -312,9 +344,7 @@ def _share(value: float | None) -> str:
 # --- iterations to first pass ---------------------------------------------------------------------
 
 
-def _first_pass(rows: Sequence[Row], styles: dict[str, _Style]) -> MplFigure | None:
-    if not rows:
-        return None
+def _first_pass(rows: Sequence[Row], styles: dict[str, _Style]) -> MplFigure:
     steps = sorted({int(k) for r in rows for k in r.first_pass if k != "never"})
     categories = [str(k) for k in steps] + ["never"]
     figure = _new(_height(3.0, len(rows)))

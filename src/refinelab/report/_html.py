@@ -43,7 +43,8 @@ h2 { margin-top: 1.6em; }
 
 
 def render_html(report: Report) -> str:
-    """The report as one HTML document (figures need the ``view`` extra: matplotlib)."""
+    """The report as one HTML document with every figure of :func:`figure_titles` (figures need the
+    ``view`` extra: matplotlib)."""
     figures = render_figures(report)
     parts = [
         "<!doctype html><html lang='en'><head><meta charset='utf-8'>",

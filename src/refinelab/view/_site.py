@@ -29,7 +29,7 @@ from pathlib import Path
 from refinelab.errors import UserError
 from refinelab.experiment import ProblemInfo, RunInfo, Store
 from refinelab.metrics import ScoredTrajectory
-from refinelab.report import REPORT_CSS, Figure, Report, build_report, render_figures
+from refinelab.report import REPORT_CSS, Figure, Report, build_report, figure_titles, render_figure
 from refinelab.view._payload import Side, compare_payload, problem_payload, run_payload, run_sides, runs_payload, slug
 
 CONTENT_TYPES = {
@@ -55,6 +55,7 @@ class _Bundle:
     problems: dict[str, ProblemInfo]
     run_js: bytes
     figures: dict[str, Figure]
+    """The figures drawn so far: each is drawn when first asked for (its page shown, or the site written)."""
 
 
 class Source:
@@ -119,8 +120,8 @@ class Source:
         bundle = self.bundle(store, run)
         if parts[0] == "figures" and len(parts) == 3:
             name, _, extension = parts[2].rpartition(".")
-            figure = bundle.figures.get(name)
-            if figure is None or extension not in ("svg", "png"):
+            figure = self._figure(bundle, name) if extension in ("svg", "png") else None
+            if figure is None:
                 return None
             return figure.svg.encode() if extension == "svg" else figure.png
         if parts[2:] == ["run.js"]:
@@ -138,13 +139,21 @@ class Source:
             if cached is not None and cached.fingerprint == fingerprint:
                 return cached
             report = build_report(store, run.id)
-            figures = {f.name: f for f in render_figures(report)}
-            payload = run_payload(store, report, [(f.name, f.title) for f in figures.values()])
+            payload = run_payload(store, report, figure_titles(report))
             problems = {slug(p.key): p for p in store.problem_details(run.id)}
             path = f"data/{slug(run.id)}/run.js"
-            bundle = _Bundle(fingerprint, report, store.trajectories(run.id), problems, _script(path, payload), figures)
+            bundle = _Bundle(fingerprint, report, store.trajectories(run.id), problems, _script(path, payload), {})
             self._bundles[run.id] = bundle
             return bundle
+
+    @staticmethod
+    def _figure(bundle: _Bundle, name: str) -> Figure | None:
+        """One figure of the run, drawn on first request (None: the run has no such figure)."""
+        if name not in dict(figure_titles(bundle.report)):
+            return None
+        if name not in bundle.figures:
+            bundle.figures[name] = render_figure(bundle.report, name)
+        return bundle.figures[name]
 
     def _compare(self, store: Store, path: str, name: str) -> bytes | None:
         wanted = name.split("--")
@@ -166,7 +175,8 @@ class Source:
                 base = slug(run.id)
                 yield f"data/{base}/run.js"
                 yield from (f"data/{base}/p/{key}.js" for key in bundle.problems)
-                yield from (f"figures/{base}/{name}.{ext}" for name in bundle.figures for ext in ("svg", "png"))
+                figures = figure_titles(bundle.report)
+                yield from (f"figures/{base}/{name}.{ext}" for name, _ in figures for ext in ("svg", "png"))
                 sides += run_sides(store, run)
         for a, b in _compared_pairs(sides):
             yield f"data/compare/{a.file}--{b.file}.js"

@@ -93,6 +93,7 @@ function setNav(runId, current) {
   if (runId) {
     links.push(el("a", { href: hash("run", runId), class: current === "overview" ? "current" : null }, "Overview"));
     links.push(el("a", { href: hash("run", runId, "cases"), class: current === "cases" ? "current" : null }, "Trajectories"));
+    links.push(el("a", { href: hash("run", runId, "figures"), class: current === "figures" ? "current" : null }, "Figures"));
   }
   links.push(el("a", { href: hash("compare", runId ? { a: runId } : {}), class: current === "compare" ? "current" : null }, "Compare"));
   nav.replaceChildren(...links);
@@ -114,6 +115,7 @@ async function route() {
   try {
     if (parts[0] === "run" && parts.length === 2) await overviewPage(parts[1]);
     else if (parts[0] === "run" && parts[2] === "cases") await casesPage(parts[1], query);
+    else if (parts[0] === "run" && parts[2] === "figures") await figuresPage(parts[1]);
     else if (parts[0] === "run" && parts[2] === "t") await trajectoryPage(parts[1], parts[3], parts[4], Number(parts[5]), query);
     else if (parts[0] === "compare") await comparePage(query);
     else await runsPage();
@@ -175,7 +177,8 @@ async function overviewPage(runId) {
     tables.length > 1 ? el("h2", {}, "By benchmark and difficulty") : null,
     el("div", { class: "overview-wrap", id: "slices" }, tables.slice(1)),
     el("h2", {}, "Figures"),
-    data.figures.length ? el("div", { class: "figures" }, data.figures.map((f) => figure(data.run.slug, f)))
+    data.figures.length ? el("p", { id: "figure-links" }, "Drawn when you open them: ", data.figures.map((f, i) =>
+      [i ? " · " : "", el("a", { href: hash("run", runId, "figures") }, f.title)]))
       : el("p", { class: "muted" }, "No figures yet: no trajectory of this run is stored."),
     el("h2", {}, "Every table of the report"),
     el("details", {}, el("summary", {}, "show the report's tables"), trusted(data.tables_html)),
@@ -191,6 +194,22 @@ function linkLabels(box, runId) {
     cell.replaceChildren(link);
   }
   return box;
+}
+
+// Figures have their own page, so the overview never waits for matplotlib (figures are drawn on request).
+async function figuresPage(runId) {
+  const data = await runData(runId, LIVE);
+  setNav(runId, "figures");
+  setStatus(data.run);
+  show(
+    el("h1", {}, `Figures: ${data.run.name}`),
+    el("p", { class: "note" }, "Every configuration keeps one colour, marker and number across the figures. Download each as " +
+      "SVG (text stays text) or PNG (200 dpi). The same figures as refinelab report --html."),
+    data.figures.length ? el("div", { class: "figures" }, data.figures.map((f) => figure(data.run.slug, f)))
+      : el("p", { class: "muted" }, "No figures yet: no trajectory of this run is stored."),
+  );
+  await Promise.all([...document.images].map((image) => image.decode().catch(() => null)));
+  liveRefresh(data.run);
 }
 
 function figure(runSlug, f) {
