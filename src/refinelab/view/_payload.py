@@ -127,11 +127,13 @@ def _run_header(run: RunInfo) -> dict[str, object]:
     return {"id": run.id, "slug": slug(run.id), "name": run.name, "status": run.status, "created": run.created}
 
 
-def run_payload(store: Store, report: Report, figures: Sequence[tuple[str, str]]) -> dict[str, object]:
+def run_payload(
+    store: Store, report: Report, figures: Sequence[tuple[str, str]], trajectories: Sequence[ScoredTrajectory]
+) -> dict[str, object]:
     """One run's overview (the report's numbers and tables), its problems and every trajectory's
-    summary; ``figures`` are (name, title) of the figures drawn for it."""
+    summary; ``figures`` are (name, title) of the report's figures, ``trajectories`` the run's (read in
+    the same snapshot of the store as ``report``)."""
     run = report.run
-    trajectories = store.trajectories(run.id)
     problems = store.problem_details(run.id)
     return {
         "run": _run_header(run),
@@ -167,13 +169,17 @@ def summarize(trajectory: ScoredTrajectory) -> TrajectorySummary:
     )  # fmt: skip
 
 
-def problem_payload(store: Store, run_id: str, problem: ProblemInfo) -> dict[str, object]:
+def problem_payload(
+    store: Store, run_id: str, problem: ProblemInfo, trajectories: Sequence[ScoredTrajectory]
+) -> dict[str, object]:
     """One problem: its statement and every trajectory on it in full, each attempt with its diff from
-    the previous attempt and the critic's verdict judged against the hidden tests."""
+    the previous attempt and the critic's verdict judged against the hidden tests, with each
+    trajectory's case summary (``trajectories``: the run's, read in the same snapshot as the details)."""
     details = store.trajectory_details(run_id, problem.key)
     return {
         "problem": {**_problem_entry(problem), "prompt": problem.prompt, "metadata": problem.metadata},
         "trajectories": [_trajectory_entry(t) for t in details],
+        "summaries": [asdict(summarize(t)) for t in trajectories if t.problem == problem.key],
     }
 
 

@@ -315,7 +315,9 @@ async function trajectoryPage(runId, config, problemKey, repeat, query) {
   const detail = await load(`data/${data.run.slug}/p/${info.slug}.js`, LIVE);
   const trajectory = detail.trajectories.find((t) => t.config === config && t.repeat === repeat);
   if (!trajectory) throw new Error(`no trajectory of ${config} on ${problemKey} (repeat ${repeat})`);
-  const summary = data.trajectories.find((t) => t.config === config && t.problem === problemKey && t.repeat === repeat);
+  // the summaries come with the details (one snapshot of the store), never from an older run.js
+  const summaryOf = (t) => detail.summaries.find((s) => s.config === t.config && s.repeat === t.repeat);
+  const summary = summaryOf(trajectory);
   const labels = Object.fromEntries(data.configs.map((c) => [c.config, c.label]));
   show(
     el("p", { class: "muted" }, el("a", { href: hash("run", runId) }, data.run.name), " › ",
@@ -325,7 +327,7 @@ async function trajectoryPage(runId, config, problemKey, repeat, query) {
     facts(trajectory, summary, detail.problem),
     el("div", { class: "siblings" }, detail.trajectories.map((t) => el("a", {
       href: trajectoryLink(runId, t.config, problemKey, t.repeat), class: t.config === config && t.repeat === repeat ? "current" : null,
-    }, el("span", { class: "chips" }, chipFor(data, t)), " ", labels[t.config] || t.config, t.repeat ? ` (repeat ${t.repeat})` : ""))),
+    }, summaryOf(t) ? chips(summaryOf(t)) : [], " ", labels[t.config] || t.config, t.repeat ? ` (repeat ${t.repeat})` : ""))),
     el("details", {}, el("summary", {}, "problem statement"),
       el("div", { class: "statement" }, detail.problem.prompt ?? "The statement was not stored (this store predates it).")),
     trajectory.attempts.map((a) => attemptCard(a, trajectory, summary)),
@@ -335,11 +337,6 @@ async function trajectoryPage(runId, config, problemKey, repeat, query) {
     const card = document.getElementById(`attempt-${focus}`);
     if (card) { card.classList.add("focus"); card.scrollIntoView({ block: "start" }); }
   }
-}
-
-function chipFor(data, t) {
-  const summary = data.trajectories.find((s) => s.config === t.config && s.problem === t.problem && s.repeat === t.repeat);
-  return summary ? chips(summary) : [];
 }
 
 function facts(t, summary, problem) {
