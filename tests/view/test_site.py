@@ -55,7 +55,7 @@ def test_the_static_site_holds_every_page_and_figure(demo: Demo) -> None:
         )
         assert (site / "figures" / slug(demo.run_id) / f"{name}.png").read_bytes().startswith(b"\x89PNG")
     assert len(list((site / base / "p").iterdir())) == 4
-    assert len(list((site / "data" / "compare").iterdir())) == 10  # every pair of the five configurations
+    assert len(list((site / "data" / "compare").iterdir())) == 20  # every pair of the five, in both orders
 
 
 def test_the_case_lists_are_the_metrics_cases(demo: Demo) -> None:
@@ -260,3 +260,23 @@ def test_a_store_from_before_problem_details_is_viewable(tmp_path: Path, monkeyp
     problem = data_file(source.get(f"data/{slug('demo-1')}/p/{slug('jsonl/p0')}.js")[1].decode())  # type: ignore[index]
     assert problem["problem"]["prompt"] is None  # type: ignore[index]
     assert run["report"]["overview"][0]["name"] == "all problems"  # type: ignore[index]
+
+
+def test_compare_data_is_the_reports_paired_test_computed_by_the_metrics(tmp_path: Path) -> None:
+    from refinelab.report import build_report
+    from refinelab.view._payload import compare_payload, run_sides
+
+    path = tmp_path / "store.sqlite"
+    with Store(path) as store:
+        fill(store)
+        report, run = build_report(store, "demo-1"), store.run("demo-1")
+        single, refine = run_sides(store, run)
+        trajectories = store.trajectories("demo-1")
+    (expected,) = report.comparisons
+    forward = compare_payload(single, refine, trajectories, trajectories)
+    backward = compare_payload(refine, single, trajectories, trajectories)
+    assert (forward["pairs"], forward["only_a"], forward["only_b"]) == (4, expected.only_baseline, expected.only_this)
+    assert forward["p_value"] == backward["p_value"] == expected.p_value
+    assert forward["difference"] == expected.difference and forward["both"] == backward["both"] == 1
+    assert (backward["only_a"], backward["only_b"]) == (forward["only_b"], forward["only_a"])
+    assert forward["shown"]["p_value"] == f"{expected.p_value:.3g}"  # type: ignore[index]

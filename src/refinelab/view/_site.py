@@ -227,7 +227,8 @@ class Source:
 
 
 def _compared_pairs(sides: Sequence[Side]) -> Iterator[tuple[Side, Side]]:
-    for a, b in itertools.combinations(sides, 2):
+    """Each pair in both orders: the page shows A against B as computed here, never swapped by script."""
+    for a, b in itertools.permutations(sides, 2):
         if len(sides) <= MAX_COMPARE_SIDES or a.run == b.run or a.label == b.label:
             yield a, b
 

@@ -453,38 +453,37 @@ async function comparePage(query) {
   const head = [el("h1", {}, "Compare two configurations"),
     el("div", { class: "compare-pick" }, el("label", {}, "A"), picker("a", a), el("label", {}, "B"), picker("b", b))];
   if (sides.length < 2 || a === b) { show(...head, el("p", { class: "muted" }, "Choose two different configurations.")); return; }
-  const [first, second] = a < b ? [a, b] : [b, a];
   let result;
   try {
-    result = await load(`data/compare/${sides[first].file}--${sides[second].file}.js`, LIVE);
+    result = await load(`data/compare/${sides[a].file}--${sides[b].file}.js`, LIVE);
   } catch (error) {
     show(...head, el("p", { class: "muted" }, "This pair was not compared ahead of time in this static site; serve the store with refinelab view to compare any pair."));
     return;
   }
-  show(...head, ...compareBody(result, a > b, index));
+  show(...head, ...compareBody(result));
 }
 
-function compareBody(r, swapped, index) {
-  const A = swapped ? r.b : r.a, B = swapped ? r.a : r.b;
-  const onlyA = swapped ? r.only_b : r.only_a, onlyB = swapped ? r.only_a : r.only_b;
-  const passA = swapped ? r.pass_b : r.pass_a, passB = swapped ? r.pass_a : r.pass_b;
-  const diff = r.difference ? r.difference.map((x) => (swapped ? -x : x)) : null;
-  const interval = diff ? (swapped ? `[${(100 * diff[2]).toFixed(1)}, ${(100 * diff[1]).toFixed(1)}]` : `[${(100 * diff[1]).toFixed(1)}, ${(100 * diff[2]).toFixed(1)}]`) : "";
+// Every number and its text come computed by refinelab (refinelab.metrics, as refinelab report shows them).
+function compareBody(r) {
+  const A = r.a, B = r.b, shown = r.shown;
+  const row = (name, field, text) => el("tr", {}, el("th", {}, name), el("td", { class: "num", "data-field": field }, text));
   return [
     el("table", { class: "list", id: "compare-summary" },
       el("tbody", {},
-        el("tr", {}, el("th", {}, "problems both ran (× repeats)"), el("td", { class: "num", "data-field": "pairs" }, r.pairs)),
-        el("tr", {}, el("th", {}, `A passes: ${A.label}`), el("td", { class: "num" }, `${pct(passA)}%`)),
-        el("tr", {}, el("th", {}, `B passes: ${B.label}`), el("td", { class: "num" }, `${pct(passB)}%`)),
-        el("tr", {}, el("th", {}, "both solve / neither"), el("td", { class: "num" }, `${r.both} / ${r.neither}`)),
-        el("tr", {}, el("th", {}, "only A / only B"), el("td", { class: "num", "data-field": "only" }, `${onlyA.length} / ${onlyB.length}`)),
-        el("tr", {}, el("th", {}, "McNemar exact p (two-sided)"), el("td", { class: "num", "data-field": "p" }, r.p_value.toPrecision(3))),
-        el("tr", {}, el("th", {}, "B − A pass rate, 95% paired bootstrap interval"), el("td", { class: "num" }, diff ? `${(100 * diff[0]).toFixed(1)} ${interval}` : "–")))),
-    el("div", { class: "sidebyside" }, onlyList("Only A solved", onlyA, A, B, index, "only-a"), onlyList("Only B solved", onlyB, A, B, index, "only-b")),
+        row("problems both ran (× repeats)", "pairs", shown.pairs),
+        row(`A passes: ${A.label}`, "pass-a", shown.pass_a),
+        row(`B passes: ${B.label}`, "pass-b", shown.pass_b),
+        row("both solve", "both", shown.both),
+        row("neither solves", "neither", shown.neither),
+        row("only A solves", "only-a", shown.only_a),
+        row("only B solves", "only-b", shown.only_b),
+        row("McNemar exact p (two-sided)", "p", shown.p_value),
+        row("B − A pass rate (points), 95% paired bootstrap interval", "difference", shown.difference))),
+    el("div", { class: "sidebyside" }, onlyList("Only A solved", r.only_a_keys, A, B, "only-a"), onlyList("Only B solved", r.only_b_keys, A, B, "only-b")),
   ];
 }
 
-function onlyList(title, keys, A, B, index, id) {
+function onlyList(title, keys, A, B, id) {
   return el("div", {}, el("h2", {}, `${title} (${keys.length})`),
     keys.length ? el("table", { class: "list", id }, el("thead", {}, el("tr", {}, el("th", {}, "problem"), el("th", {}, "repeat"), el("th", {}, "A"), el("th", {}, "B"))),
       el("tbody", {}, keys.map(([problem, repeat]) => el("tr", {}, el("td", {}, problem), el("td", { class: "num" }, repeat),
