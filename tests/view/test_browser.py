@@ -276,3 +276,81 @@ def test_compare_lists_what_only_one_side_solved_with_links(page: Any, base: str
     wait_drawn(page)
     page.wait_for_selector("#attempt-1")
     assert "abc357_a" in page.inner_text("h1")
+
+
+def small_critic(demo: Demo) -> str:
+    return str(
+        next(c["config"] for c in demo.report["overview"][0]["rows"] if c["label"].endswith(f"/ {SMALL_CRITIC}"))
+    )
+
+
+def test_each_attempt_shows_its_failing_tests_expected_against_actual(page: Any, base: str, demo: Demo) -> None:
+    config = small_critic(demo)
+    with Store(demo.store) as store:
+        (trajectory,) = [
+            t for t in store.trajectory_details(demo.run_id, "livecodebench/abc357_a") if t.config == config
+        ]
+    open_route(page, base, f"run/{demo.run_id}/t/{config}/{quote(trajectory.problem, safe='')}/0", "#attempt-1")
+    checked = 0
+    for attempt in trajectory.attempts:
+        panel = page.locator(f"#attempt-{attempt.index} .tests-panel")
+        failing = [(i, o) for i, o in enumerate(attempt.hidden.outcomes or ()) if o.verdict != "pass"]
+        assert panel.locator(".failure").count() == len(failing) + sum(
+            o.verdict != "pass" for o in (attempt.visible.outcomes or ()) if attempt.visible
+        )
+        for i, outcome in failing:
+            shown = panel.locator(f".failure[data-test='{i}']").first
+            assert shown.locator("pre.expected").inner_text().strip() == (outcome.expected or "").strip()
+            assert shown.locator("pre.actual").inner_text().strip() == (outcome.actual or "").strip()
+            assert outcome.message and outcome.message in shown.locator(".message").inner_text()
+            checked += 1
+    assert checked == 2  # attempt 1 fails two hidden tests: expected 3, got 4; expected 1, got 3
+    shoot(page, base, "failing-tests")
+    for selector in ("pre.code", "pre.out", ".critique"):  # long lines wrap instead of running off the card
+        wraps = page.evaluate(
+            """(selector) => { const box = document.querySelector(selector);
+                 box.textContent += " " + "x".repeat(600) + " " + "word ".repeat(200);
+                 return box.scrollWidth <= box.clientWidth + 1 && box.getBoundingClientRect().right <= innerWidth; }""",
+            selector,
+        )
+        assert wraps, selector
+
+
+def test_coming_back_from_a_trajectory_keeps_the_lists_scroll_position(page: Any, base: str, demo: Demo) -> None:
+    page.set_viewport_size({"width": 1200, "height": 420})
+    open_route(page, base, f"run/{demo.run_id}/cases?case=all", "#case-list tbody tr")
+    page.evaluate("window.scrollTo(0, 380)")
+    page.wait_for_function("window.scrollY === 380")
+    link = page.locator("#case-list tbody tr:nth-child(12) td:first-child a")
+    problem = link.inner_text()
+    link.scroll_into_view_if_needed()
+    before = page.evaluate("window.scrollY")
+    assert before > 300
+    link.click()
+    wait_drawn(page)
+    page.wait_for_selector("#attempt-0")
+    assert problem in page.inner_text("h1") and page.evaluate("window.scrollY") == 0
+    page.go_back()
+    wait_drawn(page)
+    page.wait_for_selector("#case-list")
+    assert page.evaluate("window.scrollY") == before
+
+
+def test_deep_links_with_the_full_run_id_open_the_attempt(page: Any, base: str, demo: Demo) -> None:
+    config = small_critic(demo)
+    written = f"run/{demo.run_id}/t/{config}/livecodebench/abc357_a/0?attempt=1"  # as a person types it
+    open_route(page, base, written, "#attempt-1.focus")
+    permalink = page.locator("#attempt-1 a.permalink").get_attribute("href")
+    assert permalink == f"#/run/{demo.run_id}/t/{config}/{quote('livecodebench/abc357_a', safe='')}/0?attempt=1"
+    fresh = page.context.new_page()
+    try:
+        fresh.goto(f"{base}{permalink}")
+        wait_drawn(fresh)
+        fresh.wait_for_selector("#attempt-1.focus")
+        assert "abc357_a" in fresh.inner_text("h1") and fresh.evaluate("window.scrollY") > 0
+    finally:
+        fresh.close()
+    open_route(
+        page, base, f"run/{demo.run_id[:8]}/t/{config}/{quote('livecodebench/abc357_a', safe='')}/0", "#attempt-1"
+    )
+    assert f"#/run/{demo.run_id}/" in str(page.locator("#attempt-0 a.permalink").get_attribute("href"))

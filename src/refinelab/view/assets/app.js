@@ -21,6 +21,9 @@ const CALL_TEXT = {
   true_reject: ["true rejection", "true"], false_reject: ["false rejection", "false"],
 };
 let refreshTimer = null;
+const scrolls = {};  // where each address was scrolled to, restored on coming back (e.g. from a trajectory)
+let drawn = null;  // the address on screen
+history.scrollRestoration = "manual";
 
 // --- data -----------------------------------------------------------------------------------------
 
@@ -37,7 +40,8 @@ function load(path, fresh) {
 
 async function runData(id, fresh) {
   const index = await load("data/runs.js", fresh);
-  const run = index.runs.find((r) => r.id === id);
+  const prefixed = index.runs.filter((r) => r.id.startsWith(id));  // a unique prefix works, as on the command line
+  const run = index.runs.find((r) => r.id === id) || (prefixed.length === 1 ? prefixed[0] : null);
   if (!run) throw new Error(`no run ${id} here`);
   return load(`data/${run.slug}/run.js`, fresh);
 }
@@ -83,7 +87,6 @@ function trajectoryLink(runId, config, problem, repeat, attempt) {
 
 function show(...nodes) {
   const main = document.getElementById("main");
-  window.scrollTo(0, 0);
   main.replaceChildren(...nodes.flat(Infinity).filter((n) => n !== null && n !== undefined && n !== false));
 }
 
@@ -106,27 +109,34 @@ function setStatus(run) {
 
 // --- router ---------------------------------------------------------------------------------------
 
-async function route() {
+// refresh: the same address drawn again with newer data (stay where the reader is)
+async function route(refresh) {
   clearTimeout(refreshTimer);
+  if (drawn !== null) scrolls[drawn] = window.scrollY;
   const raw = location.hash.replace(/^#\/?/, "");
+  const keep = refresh === true ? window.scrollY : (scrolls[raw] ?? 0);
   const [pathPart, queryPart] = raw.split("?");
   const parts = pathPart ? pathPart.split("/").map(decodeURIComponent) : [];
   const query = new URLSearchParams(queryPart || "");
+  let placed = false;  // the page scrolled itself (to a linked attempt)
   try {
     if (parts[0] === "run" && parts.length === 2) await overviewPage(parts[1]);
     else if (parts[0] === "run" && parts[2] === "cases") await casesPage(parts[1], query);
     else if (parts[0] === "run" && parts[2] === "figures") await figuresPage(parts[1]);
-    else if (parts[0] === "run" && parts[2] === "t") await trajectoryPage(parts[1], parts[3], parts[4], Number(parts[5]), query);
+    // a problem key holds a slash: links encode it, but a hand-written link may not
+    else if (parts[0] === "run" && parts[2] === "t" && parts.length >= 6) placed = await trajectoryPage(parts[1], parts[3], parts.slice(4, -1).join("/"), Number(parts[parts.length - 1]), query, refresh === true);
     else if (parts[0] === "compare") await comparePage(query);
     else await runsPage();
   } catch (error) {
     show(el("p", { class: "error" }, String(error.message || error)));
   }
+  if (!placed) window.scrollTo(0, keep);
+  drawn = raw;
   document.body.dataset.ready = raw;  // the page for this address is drawn (tests wait for it)
 }
 
 function liveRefresh(run) {
-  if (LIVE && run.status === "running") refreshTimer = setTimeout(async () => { await load("data/runs.js", true); route(); }, 15000);
+  if (LIVE && run.status === "running") refreshTimer = setTimeout(async () => { await load("data/runs.js", true); route(true); }, 15000);
 }
 
 // --- runs -----------------------------------------------------------------------------------------
@@ -306,7 +316,7 @@ function chips(t, marked) {
 
 // --- one trajectory -------------------------------------------------------------------------------
 
-async function trajectoryPage(runId, config, problemKey, repeat, query) {
+async function trajectoryPage(runId, config, problemKey, repeat, query, refresh) {
   const data = await runData(runId, false);
   setNav(runId, "cases");
   setStatus(data.run);
@@ -330,13 +340,15 @@ async function trajectoryPage(runId, config, problemKey, repeat, query) {
     }, summaryOf(t) ? chips(summaryOf(t)) : [], " ", labels[t.config] || t.config, t.repeat ? ` (repeat ${t.repeat})` : ""))),
     el("details", {}, el("summary", {}, "problem statement"),
       el("div", { class: "statement" }, detail.problem.prompt ?? "The statement was not stored (this store predates it).")),
-    trajectory.attempts.map((a) => attemptCard(a, trajectory, summary)),
+    trajectory.attempts.map((a) => attemptCard(a, trajectory, summary, trajectoryLink(data.run.id, config, problemKey, repeat, a.index))),
   );
   const focus = query.get("attempt");
-  if (focus !== null) {
-    const card = document.getElementById(`attempt-${focus}`);
-    if (card) { card.classList.add("focus"); card.scrollIntoView({ block: "start" }); }
-  }
+  const card = focus === null ? null : document.getElementById(`attempt-${focus}`);
+  if (!card) return false;
+  card.classList.add("focus");
+  if (refresh) return false;
+  card.scrollIntoView({ block: "start" });
+  return true;
 }
 
 function facts(t, summary, problem) {
@@ -349,7 +361,7 @@ function facts(t, summary, problem) {
     item("tokens", thousands(summary.tokens)), item("model time", seconds(summary.seconds)), item("cost", money(summary.cost_usd)));
 }
 
-function attemptCard(a, trajectory, summary) {
+function attemptCard(a, trajectory, summary, link) {
   const marks = [];
   if (summary.regression_errors.includes(a.index)) marks.push(el("span", { class: "badge fail" }, "regression error: rejected while right, broken next"));
   if (summary.regression_errors.includes(a.index - 1)) marks.push(el("span", { class: "badge fail" }, "broke the previous, correct attempt"));
@@ -357,7 +369,8 @@ function attemptCard(a, trajectory, summary) {
   return el("section", { class: "attempt", id: `attempt-${a.index}`, "data-attempt": a.index },
     el("header", {}, el("h2", {}, `Attempt ${a.index}`), el("span", { class: "badge" }, a.origin),
       testBadge("hidden tests", a.hidden), a.visible ? testBadge("visible tests", a.visible) : null,
-      a.critic ? verdictBadge(a) : null, ...marks),
+      a.critic ? verdictBadge(a) : null, ...marks,
+      el("a", { class: "permalink", href: link, title: "a link to this attempt (with the full run id)" }, "link")),
     el("div", { class: "body" }, codePane(a), el("div", {}, criticPanel(a), testsPanel(a), feedbackPanel(a), actorPanel(a))));
 }
 
@@ -407,16 +420,29 @@ function testsPanel(a) {
     a.visible ? [el("h3", {}, "Visible tests (what the strategy saw)", testBadge("", a.visible)), outcomes(a.visible.outcomes)] : null);
 }
 
+const SHOWN_FAILURES = 20;
+
 function outcomes(list) {
   if (!list) return el("p", { class: "muted" }, "per-test outcomes not recorded");
-  const failing = list.map((o, i) => [o, i]).filter(([o]) => o.verdict !== "pass").slice(0, 8);
+  const failing = list.map((o, i) => [o, i]).filter(([o]) => o.verdict !== "pass");
   return [
     el("div", { class: "tests" }, list.map((o, i) => el("span", { class: `test ${o.verdict}`, title: `test ${i}: ${o.verdict}${o.message ? ` — ${o.message}` : ""}` }))),
-    failing.length ? el("table", { class: "failing" }, failing.map(([o, i]) => el("tr", {},
-      el("td", {}, `#${i} ${o.verdict}`), el("td", {}, o.message || o.error_type || ""),
-      el("td", {}, o.expected !== null && o.expected !== undefined ? `expected ${o.expected}` : ""),
-      el("td", {}, o.actual !== null && o.actual !== undefined ? `got ${o.actual}` : "")))) : null,
+    failing.length ? el("div", { class: "failures" }, failing.slice(0, SHOWN_FAILURES).map(([o, i]) => failure(o, i)),
+      failing.length > SHOWN_FAILURES ? el("p", { class: "muted" }, `and ${failing.length - SHOWN_FAILURES} more failing tests`) : null) : null,
   ];
+}
+
+// One failing test: what went wrong, the expected against the actual output, and the traceback.
+function failure(o, i) {
+  const what = [o.error_type, o.message].filter(Boolean).join(": ");
+  const recorded = (v) => v !== null && v !== undefined;
+  return el("div", { class: "failure", "data-test": i },
+    el("div", { class: "failure-head" }, el("span", { class: `badge ${o.verdict === "fail" ? "fail" : "warn"}` }, `test ${i}: ${o.verdict}`),
+      what ? el("span", { class: "message" }, what) : null),
+    recorded(o.expected) || recorded(o.actual) ? el("div", { class: "expected-actual" },
+      el("div", {}, el("div", { class: "muted" }, "expected"), el("pre", { class: "out expected" }, recorded(o.expected) ? o.expected : "(not recorded)")),
+      el("div", {}, el("div", { class: "muted" }, "actual"), el("pre", { class: "out actual" }, recorded(o.actual) ? o.actual : "(no output)"))) : null,
+    o.traceback ? el("details", {}, el("summary", {}, "traceback"), el("pre", { class: "raw traceback" }, o.traceback)) : null);
 }
 
 function feedbackPanel(a) {
@@ -492,5 +518,5 @@ function onlyList(title, keys, A, B, id) {
       : el("p", { class: "muted" }, "none"));
 }
 
-window.addEventListener("hashchange", route);
-route();
+window.addEventListener("hashchange", () => route(false));
+route(false);
