@@ -69,7 +69,7 @@ async def overhead(base_url: str, calls: int) -> tuple[float, float]:
 @contextmanager
 def server_process(delay: float) -> Iterator[str]:
     """The fake server in its own process, so it does not share this process's GIL."""
-    launch = "from refinelab.models._fake_server import main; main()"
+    launch = "from refinelab.testing._fake_server import main; main()"
     command = [sys.executable, "-c", launch, "--delay", str(delay)]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
     try:

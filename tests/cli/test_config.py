@@ -11,7 +11,7 @@ from refinelab._project import find_config
 from refinelab.cli import main
 from refinelab.errors import UserError
 from refinelab.experiment import Store
-from refinelab.models import FakeOpenAI, serve
+from refinelab.testing import FakeOpenAI, serve
 from tests.experiment.fakes import reply, write_benchmark
 
 

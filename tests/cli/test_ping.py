@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from refinelab.cli import main
-from refinelab.models import serve
+from refinelab.testing import serve
 
 
 def test_ping_reports_the_reply_usage_and_unknown_cost(capsys: pytest.CaptureFixture[str]) -> None:

@@ -8,7 +8,7 @@ import pytest
 
 from refinelab._words import counted
 from refinelab.cli import main
-from refinelab.models._fake_server import serve
+from refinelab.testing import serve
 from tests.experiment.fakes import reply, write_benchmark
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from refinelab.models._fake_server import FakeOpenAI, serve
+from refinelab.testing import FakeOpenAI, serve
 from tests.experiment.fakes import reply, write_benchmark
 from tests.experiment.test_runner import exported
 

@@ -10,7 +10,7 @@ import pytest
 
 from refinelab.cli import main
 from refinelab.experiment import Store
-from refinelab.models import FakeOpenAI, serve
+from refinelab.testing import FakeOpenAI, serve
 from tests.experiment.fakes import reply, write_benchmark
 
 STRATEGIES = ["single-pass", "self-refine(max_iters=2)", "sampling(n=2)"]

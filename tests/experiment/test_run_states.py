@@ -16,7 +16,7 @@ import pytest
 
 from refinelab.cli import main
 from refinelab.experiment import MIGRATIONS, ProcessId, Store
-from refinelab.models._fake_server import FakeOpenAI, serve
+from refinelab.testing import FakeOpenAI, serve
 from tests.experiment.fakes import reply, write_benchmark
 from tests.experiment.test_kill_resume import _stored, command
 from tests.experiment.test_store import CONFIG, PROBLEM, open_run, passed, trajectory

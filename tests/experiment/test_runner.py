@@ -13,8 +13,8 @@ import pytest
 from refinelab.cli import main
 from refinelab.experiment import BenchmarkChoice, ExperimentSpec, Settings, Store, run_experiment
 from refinelab.models import RetryPolicy
-from refinelab.models._fake_server import FakeOpenAI, serve
 from refinelab.strategies import StrategySpec
+from refinelab.testing import FakeOpenAI, serve
 from tests.experiment.fakes import N_PROBLEMS, reply, write_benchmark
 
 STRATEGIES = ["single-pass", "self-refine(max_iters=2)", "exec-refine", "sampling(n=3)"]

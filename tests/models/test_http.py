@@ -12,16 +12,15 @@ import pytest
 from refinelab.models import (
     EndpointError,
     EndpointFailed,
-    FakeOpenAI,
     GenerateConfig,
     Message,
     Model,
     ResponseCache,
     RetryPolicy,
     open_model,
-    serve,
 )
 from refinelab.models._openai import OpenAIBackend
+from refinelab.testing import FakeOpenAI, serve
 
 T = TypeVar("T")
 FAST_RETRY = RetryPolicy(attempts=4, base_seconds=0.01, max_seconds=0.05)

@@ -10,8 +10,9 @@ import pytest
 
 from refinelab.cli import main
 from refinelab.errors import UserError
-from refinelab.models import EndpointError, EndpointFailed, Message, Model, RetryPolicy, open_model, serve
+from refinelab.models import EndpointError, EndpointFailed, Message, Model, RetryPolicy, open_model
 from refinelab.models._openai import OpenAIBackend
+from refinelab.testing import serve
 
 ASK = [Message.user("hello there")]
 LOOSE_SECONDS = 10.0  # the target is 3 s; the loose bound keeps a loaded machine from failing the test

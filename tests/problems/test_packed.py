@@ -11,7 +11,7 @@ from refinelab.experiment._samples import hidden_suite
 from refinelab.experiment._scoring import run_scored, split_suite
 from refinelab.problems import CallTest, Packed, load_benchmark
 from refinelab.sandbox import Suite, judge, values_match
-from refinelab.sandbox._compare import encode_expected
+from refinelab.sandbox._worker.codec import encode_expected
 from tests.conftest import with_pool
 
 

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import collections
 
-from refinelab.sandbox._compare import decode
-from refinelab.sandbox._worker.codec import encode, plain
+from refinelab.sandbox._worker.codec import decode, encode, plain
 
 
 class AlwaysEqual:

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from refinelab.sandbox import outputs_match, values_match
-from refinelab.sandbox._compare import Opaque, decode, encode_expected
+from refinelab.sandbox._worker.codec import Opaque, decode, encode_expected
 
 
 @pytest.mark.parametrize(

@@ -90,7 +90,11 @@ def test_stdio_program_that_exits_early_is_judged_on_what_it_printed_and_its_sta
     exits_zero = "import os, sys\nprint('42')\nsys.stdout.flush()\nos._exit(0)\n"
     suite = Suite.of([StdioTest("", "42\n")], kind="stdio")
     results = with_pool(lambda pool: pool.run_many([cut_short, failure_status, exits_zero], suite))
-    assert [r.passed for r in results] == [False, False, True]
+    assert [(r.outcomes[0].verdict, r.outcomes[0].actual) for r in results] == [
+        ("fail", "4\n"),
+        ("crashed", "42\n"),
+        ("pass", None),
+    ]
 
 
 def test_an_infinite_loop_that_swallows_every_exception_still_times_out() -> None:

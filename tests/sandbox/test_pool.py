@@ -7,7 +7,7 @@ import os
 import pytest
 
 from refinelab.problems import AssertTest, CallTest, StdioTest
-from refinelab.sandbox import Limits, RunResult, SandboxWarning, Suite, WorkerPool
+from refinelab.sandbox import Item, Limits, RunResult, SandboxWarning, Suite, WorkerPool
 from tests.conftest import with_pool
 
 ADD = "def add(a, b):\n    return a + b\n"
@@ -141,21 +141,41 @@ def test_batched_programs_do_not_see_each_others_changes() -> None:
 def test_a_program_that_leaves_a_thread_running_gets_the_next_program_a_fresh_process() -> None:
     programs = [
         "import threading, time\nthreading.Thread(target=time.sleep, args=(20,), daemon=True).start()\n"
-        "def f():\n    return 1\n",
-        "import threading\ndef f():\n    return threading.active_count()\n",
+        "print('first')\ndef f():\n    return 1\n",
+        "import threading\nprint('second')\ndef f():\n    return threading.active_count()\n",
     ]
     suite = Suite.of([CallTest("f()", 1)], entry_point="f")
     results = with_pool(lambda pool: pool.run_items([(p, suite) for p in programs]))
-    assert [r.passed for r in results] == [True, True]
+    assert [(r.passed, r.output) for r in results] == [(True, "first\n"), (True, "second\n")]
 
 
 def test_results_keep_item_order_across_interleaved_batches() -> None:
-    """Every program returns its own index and fails on purpose, so a result given to the wrong item
-    shows (a pass on every item would not: shuffled passes look the same)."""
-    suites = [Suite.of([CallTest("f()", -1)], entry_point="f") for _ in range(5)]
-    items = [(f"def f():\n    return {i}\n", suites[i % 5]) for i in range(40)]
+    """Every item is told apart by its result: function programs return their own index, pass or fail
+    by index, and have 1 to 4 tests by index; stdio programs (run in batches of their own) are mixed
+    in. A result given to the wrong item shows (a pass on every item would not: shuffled passes look
+    the same)."""
+    items: list[Item] = []
+    for i in range(40):
+        if i % 8 == 7:
+            items.append((f"print({i})\n", Suite.of([StdioTest("", f"{i if i % 16 == 7 else -1}\n")], kind="stdio")))
+        else:
+            test = CallTest("f()", i if i % 3 == 0 else -1)
+            items.append((f"def f():\n    return {i}\n", Suite.of([test] * (1 + i % 4), entry_point="f")))
     results = with_pool(lambda pool: pool.run_items(items), batch_size=3)
-    assert [r.outcomes[0].actual for r in results] == [str(i) for i in range(40)]
+    stdio_verdict = ["pass" if i % 16 == 7 else "fail" for i in range(40)]
+    expected = [stdio_verdict[i] if i % 8 == 7 else "pass" if i % 3 == 0 else "fail" for i in range(40)]
+    assert [r.outcomes[0].verdict for r in results] == expected
+    assert [len(r.outcomes) for r in results] == [1 if i % 8 == 7 else 1 + i % 4 for i in range(40)]
+    failed = [i for i in range(40) if expected[i] == "fail"]
+    assert [(results[i].outcomes[0].actual or "").strip() for i in failed] == [str(i) for i in failed]
+
+
+@pytest.mark.xfail(reason="supervise.py reads a child's stdout before the result line that starts the next program")
+def test_each_batched_program_gets_its_own_printed_output() -> None:
+    suite = Suite.of([CallTest("f()", 0)], entry_point="f")
+    items = [(f"print('item {i}')\ndef f():\n    return 0\n", suite) for i in range(24)]
+    results = with_pool(lambda pool: pool.run_items(items), workers=1, batch_size=24)
+    assert [r.output for r in results] == [f"item {i}\n" for i in range(24)]
 
 
 def test_isolation_level_is_recorded_in_every_result() -> None:

@@ -7,11 +7,12 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from refinelab.models import FunctionModel, GenerateConfig, Message, Model, ScriptedModel, serve
+from refinelab.models import GenerateConfig, Message, Model
 from refinelab.models._openai import OpenAIBackend
 from refinelab.problems import Problem, load_livecodebench
 from refinelab.sandbox import WorkerPool
 from refinelab.strategies import Env, Trajectory, self_redraft, self_refine
+from refinelab.testing import FunctionModel, ScriptedModel, serve
 from tests.strategies.test_execution import HANDS_CORRECT, RIGHT, SQUARE, WRONG
 
 HANDS_BROKEN = HANDS_CORRECT.replace("    else:\n        break\n", "")

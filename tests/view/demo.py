@@ -16,8 +16,9 @@ import json
 from pathlib import Path
 
 from refinelab.experiment import SAME, BenchmarkChoice, ExperimentSpec, Settings, run_experiment
-from refinelab.models import load_models_config, serve
+from refinelab.models import load_models_config
 from refinelab.strategies import StrategySpec
+from refinelab.testing import serve
 from tests.strategies.test_critics import HANDS_BROKEN
 from tests.strategies.test_execution import HANDS_CORRECT
 

@@ -24,7 +24,7 @@ from refinelab.experiment._spec import BenchmarkChoice, Configuration, Experimen
 from refinelab.experiment._store import Store, Unit
 from refinelab.models import Model, ResponseCache, RetryPolicy, open_model
 from refinelab.problems import Problem, benchmark, find_problem, load_benchmark
-from refinelab.sandbox import Limits, RunResult, WorkerPool, default_workers
+from refinelab.sandbox import Limits, RunResult, Sandbox, WorkerPool, default_workers
 from refinelab.strategies import Env, Trajectory
 
 
@@ -132,7 +132,7 @@ async def _run_units(
         cache.close()
 
 
-def _open_run(store: Store, spec: ExperimentSpec, pool: WorkerPool, problems: Sequence[tuple[str, Problem]]) -> bool:
+def _open_run(store: Store, spec: ExperimentSpec, pool: Sandbox, problems: Sequence[tuple[str, Problem]]) -> bool:
     header = {
         "versions": {"refinelab": __version__, "python": platform.python_version()},
         "isolation": pool.isolation,
@@ -222,7 +222,7 @@ class _Models:
 @dataclass(frozen=True)
 class _Context:
     store: Store
-    pool: WorkerPool
+    pool: Sandbox
     models: _Models
     spec: ExperimentSpec
 
@@ -283,7 +283,7 @@ async def _run_unit(
     return trajectory, await score_attempts(trajectory, problem, context.pool)
 
 
-async def score_attempts(trajectory: Trajectory, problem: Problem, pool: WorkerPool) -> list[RunResult | None]:
+async def score_attempts(trajectory: Trajectory, problem: Problem, pool: Sandbox) -> list[RunResult | None]:
     """Each attempt's result on the hidden tests (``None`` for an attempt without code); identical
     programs are run once."""
     suite = hidden_suite(problem)

@@ -19,7 +19,7 @@ from refinelab.experiment._scoring import run_scored
 from refinelab.metrics import mean_pass_at_k
 from refinelab.problems import Problem, find_problem
 from refinelab.problems._io import read_jsonl
-from refinelab.sandbox import RunResult, Suite, WorkerPool
+from refinelab.sandbox import RunResult, Sandbox, Suite
 
 
 @dataclass(frozen=True)
@@ -130,7 +130,7 @@ def hidden_suite(problem: Problem) -> Suite:
 
 
 async def score_samples(
-    samples: Sequence[Sample], pool: WorkerPool, progress: ProgressHook | None = None
+    samples: Sequence[Sample], pool: Sandbox, progress: ProgressHook | None = None
 ) -> list[ScoredSample]:
     """Run every sample on its problem's hidden tests (in shared batches); results in sample order."""
     suites: dict[str, Suite] = {}

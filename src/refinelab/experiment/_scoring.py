@@ -15,7 +15,7 @@ from dataclasses import replace
 
 from refinelab._progress import ProgressHook
 from refinelab.problems import CallTest, Packed, Test
-from refinelab.sandbox import RunResult, Suite, WorkerPool
+from refinelab.sandbox import RunResult, Sandbox, Suite
 
 PART_BYTES = 2 * 2**20
 """Most expected bytes in one piece of a suite (a single larger test gets a piece of its own)."""
@@ -47,7 +47,7 @@ def split_suite(suite: Suite, part_bytes: int = PART_BYTES) -> list[Suite]:
 
 
 async def run_scored(
-    pool: WorkerPool, items: Sequence[Item], *, isolate: bool = False, progress: ProgressHook | None = None
+    pool: Sandbox, items: Sequence[Item], *, isolate: bool = False, progress: ProgressHook | None = None
 ) -> list[RunResult]:
     """Results of ``items`` in order, as ``pool.run_items`` gives them, with large suites run in pieces
     (see the module docstring); ``progress`` is told as items finish ("scoring", done, total)."""
@@ -79,7 +79,7 @@ def _parts(items: Sequence[Item]) -> tuple[list[Item], list[range]]:
     return parts, owners
 
 
-def _groups(parts: list[Item], pool: WorkerPool, counted: bool) -> list[list[int]]:
+def _groups(parts: list[Item], pool: Sandbox, counted: bool) -> list[list[int]]:
     """Heavy parts one per job; the rest together, in groups that keep every worker's batches full when
     progress is counted (one call otherwise)."""
     heavy = [i for i, (_, suite) in enumerate(parts) if expected_bytes(suite.tests) > HEAVY_BYTES]

@@ -1,10 +1,10 @@
 """The model layer: any OpenAI-compatible endpoint, with concurrency, retries, usage and cost, a
-response cache, and test doubles. Strategies call ``await model.generate(messages, config)``."""
+response cache, and model test doubles (every double, the fake server included: :mod:`refinelab.testing`).
+Strategies call ``await model.generate(messages, config)``."""
 
 from refinelab.errors import CacheMiss, EndpointError, EndpointFailed, NotSupported, TransientError
 from refinelab.models._cache import CacheMode, ResponseCache, cache_key
 from refinelab.models._doubles import FunctionModel, ScriptedModel
-from refinelab.models._fake_server import FakeOpenAI, serve
 from refinelab.models._model import Accounting, Backend, Model, RetryPolicy
 from refinelab.models._prices import DEFAULT_PRICES, Price, PriceTable
 from refinelab.models._resolve import (
@@ -30,7 +30,6 @@ __all__ = [
     "EndpointError",
     "EndpointFailed",
     "EndpointSettings",
-    "FakeOpenAI",
     "FunctionModel",
     "GenerateConfig",
     "Message",
@@ -51,6 +50,5 @@ __all__ = [
     "load_models_config",
     "open_model",
     "resolve",
-    "serve",
     "url_problem",
 ]

@@ -25,7 +25,8 @@ from refinelab.problems._literal import call_source, to_source
 from refinelab.problems._model import AssertTest, CallTest, Problem, Test
 from refinelab.problems._packed import Packed
 from refinelab.sandbox import Limits, TestOutcome, WorkerPool
-from refinelab.sandbox._compare import DEFAULT_FLOAT_ATOL, decode, encode_expected, holds_float
+from refinelab.sandbox._compare import DEFAULT_FLOAT_ATOL, holds_float
+from refinelab.sandbox._worker.codec import decode, encode_expected
 
 Where = tuple[Path, "int | None"]
 Output = Packed | dict[str, object]

@@ -15,7 +15,8 @@ import base64
 import json
 import zlib
 
-from refinelab.sandbox._compare import decode, values_match
+from refinelab.sandbox._compare import values_match
+from refinelab.sandbox._worker.codec import decode
 
 PREVIEW = 300
 """Characters of ``repr`` kept for messages (the judge shows at most this many)."""

@@ -4,16 +4,23 @@ See docs/design/sandbox.md for the threat model and how verdicts are protected.
 """
 
 from refinelab.sandbox._compare import outputs_match, values_match
+from refinelab.sandbox._fake import FakeSandbox
+from refinelab.sandbox._judge import judge
 from refinelab.sandbox._limits import Limits
 from refinelab.sandbox._outcome import IsolationLevel, RunResult, TestOutcome, Verdict
-from refinelab.sandbox._pool import IsolationMode, Item, SandboxWarning, Suite, WorkerPool, default_workers, judge
+from refinelab.sandbox._pool import WorkerPool
+from refinelab.sandbox._protocol import Sandbox
+from refinelab.sandbox._suite import Item, Suite
+from refinelab.sandbox._workers import IsolationMode, SandboxWarning, default_workers
 
 __all__ = [
+    "FakeSandbox",
     "IsolationLevel",
     "IsolationMode",
     "Item",
     "Limits",
     "RunResult",
+    "Sandbox",
     "SandboxWarning",
     "Suite",
     "TestOutcome",

@@ -1,7 +1,7 @@
-"""Judging on the host: decode values the sandbox reported and compare them with expectations.
+"""Judging on the host: compare decoded values and program output with expectations.
 
-Values arrive tagged by exact type (see ``_worker.encode``) and are rebuilt here from builtins only,
-so comparing them never runs candidate code.
+Values arrive tagged by exact type and are rebuilt from builtins only (``_worker/codec.py``), so
+comparing them never runs candidate code.
 """
 
 from __future__ import annotations
@@ -13,82 +13,6 @@ FLOAT_RTOL = 1e-7
 """Relative tolerance for float comparison (evalplus uses numpy's default, 1e-7)."""
 DEFAULT_FLOAT_ATOL = 1e-6
 """Absolute tolerance applied when the expected value holds floats and no tolerance was given."""
-
-
-class Opaque:
-    """A value of a non-builtin type the candidate returned; equal to nothing."""
-
-    def __init__(self, type_name: str) -> None:
-        self.type_name = type_name
-
-    def __eq__(self, other: object) -> bool:
-        return False
-
-    def __hash__(self) -> int:
-        return id(self)
-
-    def __repr__(self) -> str:
-        return f"<{self.type_name} object>"
-
-
-def decode(data: object) -> object:
-    """Rebuild a value from the sandbox's tagged JSON encoding."""
-    if isinstance(data, list):
-        return [decode(item) for item in data]
-    if not isinstance(data, dict) or len(data) != 1:
-        return data
-    ((tag, body),) = data.items()
-    if tag in ("T", "S", "Z", "D") and isinstance(body, list):
-        return _decode_container(tag, body)
-    if tag == "I" and isinstance(body, str):
-        return int(body, 16)
-    if tag == "F" and isinstance(body, str):
-        return float(body)
-    if tag == "B" and isinstance(body, str):
-        return bytes.fromhex(body)
-    if tag == "C" and isinstance(body, list) and len(body) == 2:
-        real, imag = decode(body[0]), decode(body[1])
-        if isinstance(real, (int, float)) and isinstance(imag, (int, float)):
-            return complex(real, imag)
-    return Opaque(str(body))
-
-
-def _decode_container(tag: str, body: list[object]) -> object:
-    if tag == "D":
-        pairs = [pair for pair in body if isinstance(pair, list) and len(pair) == 2]
-        return {_hashable(decode(k)): decode(v) for k, v in pairs}
-    items = [decode(item) for item in body]
-    if tag == "T":
-        return tuple(items)
-    hashable = [_hashable(item) for item in items]
-    return set(hashable) if tag == "S" else frozenset(hashable)
-
-
-def _hashable(value: object) -> object:
-    return value if value.__hash__ is not None else Opaque(type(value).__name__)
-
-
-def encode_expected(value: object) -> object:
-    """Encode a trusted expected value the same way the sandbox encodes results (for storage)."""
-    if isinstance(value, bool) or value is None or isinstance(value, str):
-        return value
-    if isinstance(value, int):
-        return value if -(2**53) < value < 2**53 else {"I": hex(value)}
-    if isinstance(value, float):
-        return value if math.isfinite(value) else {"F": repr(value)}
-    if isinstance(value, list):
-        return [encode_expected(v) for v in value]
-    if isinstance(value, dict):
-        return {"D": [[encode_expected(k), encode_expected(v)] for k, v in value.items()]}
-    tags: dict[type, str] = {tuple: "T", set: "S", frozenset: "Z"}
-    for kind, tag in tags.items():
-        if isinstance(value, kind):
-            return {tag: [encode_expected(v) for v in value]}  # type: ignore[attr-defined]
-    if isinstance(value, bytes):
-        return {"B": value.hex()}
-    if isinstance(value, complex):
-        return {"C": [value.real, value.imag]}
-    raise TypeError(f"cannot store expected value of type {type(value).__name__}")
 
 
 def values_match(actual: object, expected: object, atol: float | None = None) -> bool:

@@ -14,12 +14,13 @@ process died without reporting (a signal, ``os._exit``); ``skipped``: not run be
 timed out.
 """
 
-IsolationLevel = Literal["bwrap-uid", "bwrap", "none"]
+IsolationLevel = Literal["bwrap-uid", "bwrap", "none", "fake"]
 """How strongly candidate code was isolated.
 
 ``bwrap-uid``: bubblewrap namespaces and a private unprivileged uid per worker (process limits hold);
 ``bwrap``: bubblewrap namespaces under the caller's uid (process limits shared with that uid);
-``none``: no sandbox, only rlimits and process-group cleanup (unsafe for untrusted code).
+``none``: no sandbox, only rlimits and process-group cleanup (unsafe for untrusted code);
+``fake``: :class:`~refinelab.sandbox.FakeSandbox`, trusted test code run in the caller's own process.
 """
 
 SCHEMA_VERSION = 1

@@ -15,7 +15,7 @@ from refinelab._validate import problem_with, type_hints
 from refinelab.errors import UserError
 from refinelab.models import Completion, GenerateConfig, Message, Model, Usage
 from refinelab.problems import Problem
-from refinelab.sandbox import RunResult, Suite, WorkerPool
+from refinelab.sandbox import RunResult, Sandbox, Suite
 
 Role = Literal["actor", "critic"]
 REPEAT_STRIDE = 1_000_000
@@ -63,7 +63,7 @@ class Env:
     def __init__(
         self,
         actor: Model,
-        sandbox: WorkerPool,
+        sandbox: Sandbox,
         *,
         critic: Model | None = None,
         budget: Budget | None = None,

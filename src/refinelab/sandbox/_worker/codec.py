@@ -1,8 +1,16 @@
-"""Value encoding, run in the child: exact builtin types only.
+"""The value codec, both sides: values as JSON-safe data tagged by exact builtin type.
 
-An object that overrides ``__eq__`` cannot pass for the expected value, because what crosses to the host
-is data rebuilt from exact builtins; subclasses of builtins are converted to their base type without
-calling their overridden methods.
+The child encodes what a test's expression returned (:func:`encode`) and rebuilds what tests see from
+exact builtins (:func:`plain`); the host decodes (:func:`decode`) and encodes trusted expected values
+the same way for storage (:func:`encode_expected`). An object that overrides ``__eq__`` cannot pass for
+the expected value, because what crosses to the host is data rebuilt from exact builtins; subclasses of
+builtins are converted to their base type without calling their overridden methods, and decoding builds
+builtins only, so it never runs candidate code.
+
+Tags (a one-key object): ``I`` an integer beyond 2**53 (hex), ``F`` a non-finite float (repr), ``T``
+tuple, ``S`` set, ``Z`` frozenset, ``D`` dict (a list of pairs), ``B`` bytes (hex), ``C`` complex,
+``O`` a value of another type (its type's name). This module imports only the standard library: the
+worker runs it inside the sandbox.
 """
 
 from __future__ import annotations
@@ -67,8 +75,8 @@ def _builtin_base(value: Any) -> object:
     return None
 
 
-class Opaque:
-    """Stands in for a value of a non-builtin type; equal to nothing but itself."""
+class StandIn:
+    """Stands in, inside the child, for a value of a non-builtin type; equal to nothing but itself."""
 
     def __init__(self, type_name: str) -> None:
         self.type_name = type_name
@@ -85,7 +93,7 @@ def plain(value: Any, depth: int = 0) -> object:
     if kind is list:
         return [plain(item, depth + 1) for item in value]
     if depth > 100:
-        return Opaque("<too deep>")
+        return StandIn("<too deep>")
     if kind in (tuple, set, frozenset):
         return kind(plain(item, depth + 1) for item in value)
     if kind is dict:
@@ -93,4 +101,78 @@ def plain(value: Any, depth: int = 0) -> object:
     base = _builtin_base(value)
     if base is not None:
         return plain(base, depth)
-    return Opaque(kind.__qualname__)
+    return StandIn(kind.__qualname__)
+
+
+class Opaque:
+    """A decoded value of a non-builtin type the candidate returned (host side); equal to nothing."""
+
+    def __init__(self, type_name: str) -> None:
+        self.type_name = type_name
+
+    def __eq__(self, other: object) -> bool:
+        return False
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __repr__(self) -> str:
+        return f"<{self.type_name} object>"
+
+
+def decode(data: object) -> object:
+    """Rebuild a value from its tagged encoding (host side), from builtins only."""
+    if isinstance(data, list):
+        return [decode(item) for item in data]
+    if not isinstance(data, dict) or len(data) != 1:
+        return data
+    ((tag, body),) = data.items()
+    if tag in ("T", "S", "Z", "D") and isinstance(body, list):
+        return _decode_container(tag, body)
+    if tag == "I" and isinstance(body, str):
+        return int(body, 16)
+    if tag == "F" and isinstance(body, str):
+        return float(body)
+    if tag == "B" and isinstance(body, str):
+        return bytes.fromhex(body)
+    if tag == "C" and isinstance(body, list) and len(body) == 2:
+        real, imag = decode(body[0]), decode(body[1])
+        if isinstance(real, (int, float)) and isinstance(imag, (int, float)):
+            return complex(real, imag)
+    return Opaque(str(body))
+
+
+def _decode_container(tag: str, body: list[object]) -> object:
+    if tag == "D":
+        pairs = [pair for pair in body if isinstance(pair, list) and len(pair) == 2]
+        return {_hashable(decode(k)): decode(v) for k, v in pairs}
+    items = [decode(item) for item in body]
+    if tag == "T":
+        return tuple(items)
+    hashable = [_hashable(item) for item in items]
+    return set(hashable) if tag == "S" else frozenset(hashable)
+
+
+def _hashable(value: object) -> object:
+    return value if value.__hash__ is not None else Opaque(type(value).__name__)
+
+
+def encode_expected(value: object) -> object:
+    """Encode a trusted expected value as the child encodes results (host side, for storage).
+
+    Raises:
+        TypeError: the value holds something other than builtins (it could not be compared).
+    """
+    encoded = encode(value)
+    if _holds_opaque(encoded):
+        raise TypeError(f"cannot store expected value of type {type(value).__name__}")
+    return encoded
+
+
+def _holds_opaque(data: object) -> bool:
+    if isinstance(data, list):
+        return any(_holds_opaque(item) for item in data)
+    if not isinstance(data, dict):
+        return False
+    ((tag, body),) = data.items()
+    return tag == "O" or _holds_opaque(body)

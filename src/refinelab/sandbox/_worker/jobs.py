@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import signal
 
+from . import protocol as wire
 from .child import suite_of
 from .supervise import Key, Watch, spawn, sweep, watch_child
 
@@ -18,7 +19,7 @@ Result = dict[str, object]
 
 
 def _run_child(job: dict[str, object], position: Key, stdin: bytes | None) -> tuple[Watch, dict[str, object]]:
-    limits = job["limits"]
+    limits = job[wire.LIMITS]
     assert isinstance(limits, dict)
     pid, fds, nonce = spawn(job, position, stdin)
     watch = Watch(nonce, limits)
@@ -34,26 +35,29 @@ def death(watch: Watch, info: dict[str, object]) -> Result:
     budget; otherwise the child killed itself, which is a crash.
     """
     if watch.killed == "timeout":
-        return {"s": "timeout", "m": "time limit exceeded"}
+        return {wire.STATUS: wire.S_TIMEOUT, wire.MESSAGE: "time limit exceeded"}
     if watch.killed == "output_limit":
-        return {"s": "output_limit", "m": "output limit exceeded"}
+        return {wire.STATUS: wire.S_OUTPUT_LIMIT, wire.MESSAGE: "output limit exceeded"}
     status = int(str(info["status"]))
     if os.WIFSIGNALED(status):
         number = os.WTERMSIG(status)
         exhausted = float(str(info["cpu"])) >= float(str(info["cpu_total"])) - 0.5
         if number == signal.SIGXCPU or (number == signal.SIGKILL and exhausted):
-            return {"s": "timeout", "m": f"killed by {signal.Signals(number).name} (CPU limit)"}
-        return {"s": "crashed", "m": f"killed by signal {signal.Signals(number).name}"}
-    return {"s": "crashed", "m": f"exited with status {os.WEXITSTATUS(status)} before reporting a result"}
+            return {wire.STATUS: wire.S_TIMEOUT, wire.MESSAGE: f"killed by {signal.Signals(number).name} (CPU limit)"}
+        return {wire.STATUS: wire.S_CRASHED, wire.MESSAGE: f"killed by signal {signal.Signals(number).name}"}
+    return {
+        wire.STATUS: wire.S_CRASHED,
+        wire.MESSAGE: f"exited with status {os.WEXITSTATUS(status)} before reporting a result",
+    }
 
 
 def _clean(message: dict[str, object]) -> Result:
-    return {k: v for k, v in message.items() if k not in ("n", "p", "i", "next")}
+    return {k: v for k, v in message.items() if k not in wire.EVENT_KEYS}
 
 
 def run_function_job(job: dict[str, object]) -> dict[str, object]:
     """Run every (program, test) of a function job, restarting children as needed."""
-    programs = job["programs"]
+    programs = job[wire.PROGRAMS]
     assert isinstance(programs, list)
     results: list[list[Result | None]] = [[None] * _test_count(job, p) for p in range(len(programs))]
     outputs: list[str] = [""] * len(programs)
@@ -67,7 +71,7 @@ def run_function_job(job: dict[str, object]) -> dict[str, object]:
             if 0 <= program < len(outputs):
                 outputs[program] += text.decode("utf-8", "replace")
         position = _collect(watch, info, results, position)
-    return {"results": results, "outputs": outputs, "stats": {"children": children, "child_cpu": cpu}}
+    return {wire.RESULTS: results, wire.OUTPUTS: outputs, wire.STATS: {"children": children, "child_cpu": cpu}}
 
 
 def _collect(watch: Watch, info: dict[str, object], results: list[list[Result | None]], position: Key) -> Key:
@@ -77,7 +81,7 @@ def _collect(watch: Watch, info: dict[str, object], results: list[list[Result | 
         stopped_at = _collect_program(watch, info, results[program], program, start)
         if stopped_at is not None:
             return stopped_at
-        if (program, -2) in watch.events:
+        if (program, wire.END_INDEX) in watch.events:
             return (program + 1, 0)
         program, start = program + 1, 0
     return (program, 0)
@@ -87,10 +91,10 @@ def _collect_program(
     watch: Watch, info: dict[str, object], row: list[Result | None], program: int, start: int
 ) -> Key | None:
     """Fill one program's row; return None if the child finished it and may have gone on."""
-    load = watch.events.get((program, -1))
+    load = watch.events.get((program, wire.LOAD_INDEX))
     if load is None and program not in watch.started and watch.started:
         return (program, start)  # the child ended between programs: start this one afresh
-    if load is None or load.get("s") != "ok":
+    if load is None or load.get(wire.STATUS) != wire.S_OK:
         failure = _clean(load) if load is not None else death(watch, info)
         for index in range(start, len(row)):
             row[index] = dict(failure)
@@ -102,15 +106,15 @@ def _collect_program(
     if index == len(row):
         return None
     row[index] = death(watch, info)
-    if row[index]["s"] != "timeout":  # type: ignore[index]
+    if row[index][wire.STATUS] != wire.S_TIMEOUT:  # type: ignore[index]
         return (program, index + 1) if index + 1 < len(row) else (program + 1, 0)
     for later in range(index + 1, len(row)):
-        row[later] = {"s": "skipped", "m": "not run: an earlier test timed out"}
+        row[later] = {wire.STATUS: wire.S_SKIPPED, wire.MESSAGE: "not run: an earlier test timed out"}
     return (program + 1, 0)
 
 
 def _test_count(job: dict[str, object], program: int) -> int:
-    tests = suite_of(job, program)["tests"]
+    tests = suite_of(job, program)[wire.TESTS]
     assert isinstance(tests, list)
     return len(tests)
 
@@ -129,20 +133,20 @@ def _stdio_result(watch: Watch, info: dict[str, object]) -> Result:
         return _clean(event)
     status = int(str(info["status"]))
     if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0 and 0 in watch.started:
-        return {"s": "done"}
+        return {wire.STATUS: wire.S_DONE}
     return death(watch, info)
 
 
 def run_stdio_job(job: dict[str, object]) -> dict[str, object]:
     """Run a stdin/stdout program once per test, each in a fresh child."""
-    tests = suite_of(job, 0)["tests"]
+    tests = suite_of(job, 0)[wire.TESTS]
     assert isinstance(tests, list)
     row: list[Result] = []
     for test in tests:
-        watch, info = _run_child(job, (0, 0), str(test["stdin"]).encode())
+        watch, info = _run_child(job, (0, 0), str(test[wire.STDIN]).encode())
         result = _stdio_result(watch, info)
-        result["stdout"] = watch.out.decode("utf-8", "replace")
-        result["stderr"] = watch.err[-4096:].decode("utf-8", "replace")
-        result["cpu"] = info["cpu"]
+        result[wire.STDOUT] = watch.out.decode("utf-8", "replace")
+        result[wire.STDERR] = watch.err[-4096:].decode("utf-8", "replace")
+        result[wire.CPU] = info["cpu"]
         row.append(result)
-    return {"results": [row], "outputs": [""]}
+    return {wire.RESULTS: [row], wire.OUTPUTS: [""]}

@@ -1,8 +1,7 @@
 """The worker's main loop: read a job, run it, write the reply; clean the scratch space between jobs.
 
-Protocol: 4-byte big-endian length, then a JSON object, in both directions, on private copies of the
-descriptors the host gave as stdin and stdout (0 and 1 then point at /dev/null and stderr, so children
-cannot reach the protocol). The worker writes ``R`` once when it is ready.
+The protocol (``protocol.py``) runs on private copies of the descriptors the host gave as stdin and
+stdout (0 and 1 then point at /dev/null and stderr, so children cannot reach it).
 """
 
 from __future__ import annotations
@@ -14,15 +13,14 @@ import json
 import os
 import shutil
 import signal
-import struct
 import sys
 import time
 
 from . import codec
+from . import protocol as wire
 from .child import CANDIDATE_FILE, error_message, take_snapshot
 from .jobs import run_function_job, run_stdio_job
 
-_HEADER = struct.Struct(">I")
 _M_ARENA_MAX = -8
 _PR_SET_PDEATHSIG = 1
 _PR_SET_DUMPABLE = 4
@@ -128,7 +126,7 @@ def warm_up() -> None:
     namespace: dict[str, object] = {"__builtins__": builtins}
     exec(compile(program, CANDIDATE_FILE, "exec", dont_inherit=True), namespace)  # noqa: S102 - our own constant
     value = eval(compile("_f(1)", "<test>", "eval", dont_inherit=True), namespace)  # noqa: S307 - our own constant
-    json.loads(json.dumps({"i": 0, "v": codec.encode(codec.plain(value))}))
+    json.loads(json.dumps({wire.INDEX: 0, wire.VALUE: codec.encode(codec.plain(value))}))
     try:
         raise ValueError("warm-up")
     except ValueError as exc:
@@ -138,29 +136,29 @@ def warm_up() -> None:
 def serve(proto_in: int, proto_out: int, scratch: str) -> None:
     """Answer jobs until the host closes the pipe."""
     counter = 0
-    while (header := _read_exact(proto_in, _HEADER.size)) is not None:
-        body = _read_exact(proto_in, _HEADER.unpack(header)[0])
+    while (header := _read_exact(proto_in, wire.HEADER.size)) is not None:
+        body = _read_exact(proto_in, wire.HEADER.unpack(header)[0])
         if body is None:
             return
         job = json.loads(body)
         counter += 1
-        job["cwd"] = os.path.join(scratch, f"job{counter}")
-        os.mkdir(job["cwd"], 0o700)
+        job[wire.CWD] = os.path.join(scratch, f"job{counter}")
+        os.mkdir(job[wire.CWD], 0o700)
         gc.freeze()  # keep the worker's objects out of the children's collections (fewer copied pages)
         started, started_cpu = time.monotonic(), time.process_time()
         try:
-            reply = run_stdio_job(job) if job["mode"] == "stdio" else run_function_job(job)
+            reply = run_stdio_job(job) if job[wire.MODE] == wire.STDIO else run_function_job(job)
         finally:
             clean_scratch(scratch)
-        stats = reply.get("stats")
-        reply["stats"] = {
+        stats = reply.get(wire.STATS)
+        reply[wire.STATS] = {
             **(stats if isinstance(stats, dict) else {}),
             "wall": time.monotonic() - started,
             "worker_cpu": time.process_time() - started_cpu,
         }
-        reply["id"] = job["id"]
+        reply[wire.JOB_ID] = job[wire.JOB_ID]
         data = json.dumps(reply).encode()
-        _write_all(proto_out, _HEADER.pack(len(data)) + data)
+        _write_all(proto_out, wire.HEADER.pack(len(data)) + data)
 
 
 def main() -> None:
@@ -187,5 +185,5 @@ def main() -> None:
     warm_up()
     take_snapshot()
     gc.collect()
-    _write_all(proto_out, b"R")
+    _write_all(proto_out, wire.READY)
     serve(proto_in, proto_out, scratch)

@@ -166,7 +166,7 @@ def serve(reply: ReplyWriter = echo) -> Iterator[FakeOpenAI]:
 
 
 def main() -> None:
-    """``python -m refinelab.models._fake_server [--delay S]``: serve until killed; prints the base URL."""
+    """``python -m refinelab.testing._fake_server [--delay S]``: serve until killed; prints the base URL."""
     import argparse
 
     parser = argparse.ArgumentParser()

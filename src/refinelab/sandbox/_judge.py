@@ -1,0 +1,98 @@
+"""Judging on the host: a worker's report for one test becomes a :class:`TestOutcome`.
+
+A pass needs the status that only the harness path produces for that kind of test *and*, for call and
+stdio tests, a match judged here, on values the worker encoded and this side decoded from builtins.
+"""
+
+from __future__ import annotations
+
+from refinelab.problems import AssertTest, CallTest, StdioTest, Test
+from refinelab.sandbox._compare import outputs_match, values_match
+from refinelab.sandbox._outcome import TestOutcome, Verdict
+from refinelab.sandbox._worker import protocol as wire
+from refinelab.sandbox._worker.codec import decode
+
+_STATUS_VERDICTS: dict[str, Verdict] = {
+    wire.S_ERROR: "error",
+    wire.S_MEMORY: "memory",
+    wire.S_TIMEOUT: "timeout",
+    wire.S_OUTPUT_LIMIT: "output_limit",
+    wire.S_CRASHED: "crashed",
+    wire.S_SKIPPED: "skipped",
+}
+
+
+def judge(test: Test, report: object) -> TestOutcome:
+    """Turn the worker's report for one test into an outcome.
+
+    A pass needs the status that only the harness path produces for that kind of test (a value for a
+    call test, ``ok`` with the job's nonce for an assert test, ``done`` for a stdio test) *and*, for
+    call and stdio tests, a match judged here on the host.
+    """
+    if not isinstance(report, dict):
+        return TestOutcome("crashed", "no report for this test")
+    status = str(report.get(wire.STATUS))
+    if status in _STATUS_VERDICTS:
+        return _failure_outcome(_STATUS_VERDICTS[status], report)
+    if isinstance(test, CallTest) and status == wire.S_VALUE:
+        return _judge_value(test, report.get(wire.VALUE))
+    if isinstance(test, AssertTest) and status == wire.S_OK:
+        return TestOutcome("pass")
+    if isinstance(test, StdioTest) and status == wire.S_DONE:
+        return _judge_stdout(test, report)
+    return TestOutcome("crashed", f"unexpected report {status!r} for this kind of test")
+
+
+def value_or_outcome(test: CallTest, report: object) -> object:
+    """The value a call test's expression returned, or, if it did not return one, its outcome."""
+    if isinstance(report, dict) and report.get(wire.STATUS) == wire.S_VALUE:
+        return decode(report.get(wire.VALUE))
+    return judge(test, report)
+
+
+def crash_report(message: str) -> dict[str, object]:
+    """The report of a test whose worker stopped answering."""
+    return {wire.STATUS: wire.S_CRASHED, wire.MESSAGE: message}
+
+
+def _failure_outcome(verdict: Verdict, report: dict[str, object]) -> TestOutcome:
+    traceback = report.get(wire.TRACEBACK)
+    stdout = report.get(wire.STDOUT)
+    return TestOutcome(
+        verdict,
+        str(report.get(wire.MESSAGE, "")),
+        error_type=str(report[wire.ERROR_TYPE]) if wire.ERROR_TYPE in report else None,
+        traceback=str(traceback) if traceback else None,
+        actual=str(stdout)[:2000] if stdout else None,
+        cpu_seconds=_float_or_none(report.get(wire.CPU)),
+    )
+
+
+def _judge_value(test: CallTest, encoded: object) -> TestOutcome:
+    actual = decode(encoded)
+    if values_match(actual, test.expected, test.atol):
+        return TestOutcome("pass")
+    expected_text, actual_text = _short_repr(test.expected), _short_repr(actual)
+    return TestOutcome(
+        "fail", f"{test.expr}: expected {expected_text}, got {actual_text}", expected=expected_text, actual=actual_text
+    )
+
+
+def _judge_stdout(test: StdioTest, report: dict[str, object]) -> TestOutcome:
+    stdout = str(report.get(wire.STDOUT, ""))
+    cpu = _float_or_none(report.get(wire.CPU))
+    if outputs_match(stdout, test.expected):
+        return TestOutcome("pass", cpu_seconds=cpu)
+    return TestOutcome("fail", "wrong output", expected=test.expected[:2000], actual=stdout[:2000], cpu_seconds=cpu)
+
+
+def _short_repr(value: object, limit: int = 300) -> str:
+    try:
+        text = repr(value)
+    except ValueError:  # an integer too long for decimal conversion
+        text = f"<{type(value).__name__} too large to print>"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _float_or_none(value: object) -> float | None:
+    return float(value) if isinstance(value, (int, float)) else None

@@ -1,0 +1,49 @@
+"""What strategies, experiments and benchmark preparation need from a sandbox: the :class:`Sandbox` role."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+from refinelab.sandbox._limits import Limits
+from refinelab.sandbox._outcome import IsolationLevel, RunResult, TestOutcome
+from refinelab.sandbox._suite import Item, Suite
+
+
+class Sandbox(Protocol):
+    """Runs programs against suites and judges them; never raises for what the programs do.
+
+    :class:`~refinelab.sandbox.WorkerPool` is the real one (isolated worker processes);
+    :class:`~refinelab.sandbox.FakeSandbox` runs trusted test code in-process, for unit tests.
+    """
+
+    isolation: IsolationLevel
+    """How strongly programs are isolated (recorded with every run)."""
+    limits: Limits
+    """The default limits per test."""
+    size: int
+    """How many jobs run at once (callers keep that many busy)."""
+    batch_size: int
+    """Programs per job (callers group items in multiples of ``size * batch_size``)."""
+
+    async def run(self, code: str, suite: Suite, *, limits: Limits | None = None) -> RunResult:
+        """Run one program against a suite and judge every test."""
+        ...
+
+    async def run_items(
+        self, items: Sequence[Item], *, limits: Limits | None = None, isolate: bool = False
+    ) -> list[RunResult]:
+        """Run programs, each against its own suite; results in item order."""
+        ...
+
+    async def values(
+        self,
+        code: str,
+        expressions: Sequence[str],
+        *,
+        entry_point: str | None = None,
+        setup: str = "",
+        limits: Limits | None = None,
+    ) -> list[object | TestOutcome]:
+        """Evaluate expressions against a trusted program; a failing expression yields its outcome."""
+        ...

@@ -1,0 +1,60 @@
+"""What a program is run against: a suite of tests, and how it crosses to the worker (inputs only)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from refinelab.problems import AssertTest, CallTest, ProblemKind, Test
+from refinelab.sandbox._worker import protocol as wire
+
+
+@dataclass(frozen=True)
+class Suite:
+    """A list of tests and how to run a program against them."""
+
+    tests: tuple[Test, ...]
+    """The tests, in order."""
+    kind: ProblemKind = "function"
+    """How programs are run: functions called by tests, or whole stdin/stdout programs."""
+    entry_point: str | None = None
+    """The function the tests call (``candidate`` is bound to it)."""
+    setup: str = ""
+    """Code run after the program and before the tests."""
+    prelude: str = ""
+    """Code run in the program's namespace before the program (a benchmark harness's imports)."""
+
+    @classmethod
+    def of(
+        cls,
+        tests: Sequence[Test],
+        *,
+        kind: ProblemKind = "function",
+        entry_point: str | None = None,
+        setup: str = "",
+        prelude: str = "",
+    ) -> Suite:
+        """A suite from any sequence of tests."""
+        return cls(tuple(tests), kind, entry_point, setup, prelude)
+
+    def for_worker(self) -> dict[str, object]:
+        """What the worker gets: inputs only, never expected values or outputs."""
+        return {
+            wire.ENTRY_POINT: self.entry_point,
+            wire.SETUP: self.setup,
+            wire.PRELUDE: self.prelude,
+            wire.TESTS: [_test_for_worker(t) for t in self.tests],
+        }
+
+
+Item = tuple[str, Suite]
+"""A program and the suite to run it against."""
+
+
+def _test_for_worker(test: Test) -> dict[str, object]:
+    """What the worker gets for a test: inputs only, never the expected value or output."""
+    if isinstance(test, CallTest):
+        return {wire.TEST_KIND: wire.CALL, wire.EXPR: test.expr}
+    if isinstance(test, AssertTest):
+        return {wire.TEST_KIND: wire.ASSERT, wire.CODE: test.code}
+    return {wire.TEST_KIND: wire.STDIO, wire.STDIN: test.stdin}

@@ -1,0 +1,102 @@
+"""The host/worker wire format: framing, the keys of jobs, replies and reports, and the statuses.
+
+Both sides import this module: the host as ``refinelab.sandbox._worker.protocol``, the worker (which
+sees only the ``_worker`` package) as ``_worker.protocol``. It imports nothing but the standard library.
+
+Framing: a 4-byte big-endian length, then a JSON object, in both directions. The worker writes
+:data:`READY` once, before its first reply, when it is ready for jobs.
+
+A job (host to worker) holds :data:`JOB_ID`, :data:`MODE`, :data:`PROGRAMS`, :data:`SUITES`,
+:data:`SUITE_OF` (the suite each program runs against), :data:`ISOLATE` and :data:`LIMITS`; a suite
+holds :data:`ENTRY_POINT`, :data:`SETUP`, :data:`PRELUDE` and :data:`TESTS`; a test holds
+:data:`TEST_KIND` and its input (:data:`EXPR`, :data:`CODE` or :data:`STDIN`) and never the expected
+value. A reply (worker to host) holds :data:`RESULTS` (one row of reports per program),
+:data:`OUTPUTS` (what each program printed) and :data:`STATS`.
+
+A report (one per test) holds :data:`STATUS` and, depending on it, :data:`VALUE`, :data:`MESSAGE`,
+:data:`ERROR_TYPE`, :data:`TRACEBACK`, :data:`STDOUT`, :data:`STDERR` and :data:`CPU`. The child's
+event lines (on its result pipe) add :data:`NONCE`, :data:`PROGRAM`, :data:`INDEX`, :data:`BEGIN`,
+:data:`NEXT` and :data:`TAINT`; the worker strips those before replying (:data:`EVENT_KEYS`).
+"""
+
+from __future__ import annotations
+
+import struct
+
+HEADER = struct.Struct(">I")
+"""The frame header: the length of the JSON body that follows."""
+READY = b"R"
+"""Written once by the worker when it is ready for jobs."""
+
+# Job keys
+JOB_ID = "id"
+MODE = "mode"
+PROGRAMS = "programs"
+SUITES = "suites"
+SUITE_OF = "suite_of"
+ISOLATE = "isolate"
+LIMITS = "limits"
+CWD = "cwd"
+"""Added by the worker: the job's own scratch directory."""
+
+# Suite keys
+ENTRY_POINT = "entry_point"
+SETUP = "setup"
+PRELUDE = "prelude"
+TESTS = "tests"
+
+# Test keys and kinds
+TEST_KIND = "k"
+EXPR = "expr"
+CODE = "code"
+STDIN = "stdin"
+CALL = "call"
+ASSERT = "assert"
+STDIO = "stdio"
+"""Also the job mode of whole stdin/stdout programs (the other mode is ``function``)."""
+FUNCTION = "function"
+
+# Reply keys
+RESULTS = "results"
+OUTPUTS = "outputs"
+STATS = "stats"
+
+# Report keys
+STATUS = "s"
+VALUE = "v"
+MESSAGE = "m"
+ERROR_TYPE = "t"
+TRACEBACK = "tb"
+STDOUT = "stdout"
+STDERR = "stderr"
+CPU = "cpu"
+
+# Event keys (child to worker only)
+NONCE = "n"
+PROGRAM = "p"
+INDEX = "i"
+BEGIN = "b"
+NEXT = "next"
+TAINT = "taint"
+LOAD_INDEX = -1
+"""The :data:`INDEX` of a program's load (running its source and the suite's setup)."""
+END_INDEX = -2
+"""The :data:`INDEX` of the event saying the child ends after this program (with :data:`TAINT`)."""
+EVENT_KEYS = (NONCE, PROGRAM, INDEX, NEXT)
+"""Keys of an event that are not part of the test's report."""
+
+# Statuses
+S_VALUE = "value"
+"""A call test's value (under :data:`VALUE`)."""
+S_OK = "ok"
+"""An assert test (or a program's load) ran without raising."""
+S_DONE = "done"
+"""A stdin/stdout program ended normally (its output under :data:`STDOUT`)."""
+S_ERROR = "error"
+S_MEMORY = "memory"
+S_TIMEOUT = "timeout"
+S_OUTPUT_LIMIT = "output_limit"
+S_CRASHED = "crashed"
+S_SKIPPED = "skipped"
+FAILURE_STATUSES = (S_ERROR, S_MEMORY, S_TIMEOUT, S_OUTPUT_LIMIT, S_CRASHED, S_SKIPPED)
+"""Statuses that end a test without a result; each is also the verdict's name on the host."""

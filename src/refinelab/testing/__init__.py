@@ -1,0 +1,14 @@
+"""Test doubles that ship with the library, for testing strategies and setups without real services.
+
+- :class:`ScriptedModel` and :class:`FunctionModel`: models whose replies a test scripts or computes.
+- :class:`FakeSandbox`: runs trusted test code in-process and judges it as the real sandbox does, so
+  strategy tests need no bubblewrap pool.
+- :class:`FakeOpenAI` and :func:`serve`: a real OpenAI-compatible HTTP server on 127.0.0.1, with fault
+  injection, for testing the model layer (or a setup) end to end without a model.
+"""
+
+from refinelab.models import FunctionModel, ScriptedModel
+from refinelab.sandbox import FakeSandbox
+from refinelab.testing._fake_server import FakeOpenAI, ReplyWriter, echo, serve
+
+__all__ = ["FakeOpenAI", "FakeSandbox", "FunctionModel", "ReplyWriter", "ScriptedModel", "echo", "serve"]

@@ -1,0 +1,61 @@
+"""Strategies driven by the shipped doubles only: ScriptedModel and FakeSandbox (no bubblewrap, no workers)."""
+
+from __future__ import annotations
+
+import asyncio
+
+from refinelab.problems import AssertTest, CallTest, Problem, StdioTest
+from refinelab.sandbox import Suite
+from refinelab.strategies import Env, exec_refine
+from refinelab.testing import FakeSandbox, ScriptedModel
+
+SQUARE = Problem(
+    id="sq",
+    prompt='def sq(x: int) -> int:\n    """Square x."""\n',
+    kind="function",
+    visible_tests=(CallTest("sq(2)", 4), CallTest("sq(3)", 9)),
+    hidden_tests=(CallTest("sq(4)", 16),),
+    entry_point="sq",
+)
+WRONG = "```python\ndef sq(x):\n    return x + x\n```"
+CRASH = "```python\ndef sq(x):\n    return x / 0\n```"
+RIGHT = "```python\ndef sq(x: int) -> int:\n    return x * x\n```"
+
+
+def test_exec_refine_runs_on_the_fake_sandbox_and_feeds_its_verdicts_back() -> None:
+    model, sandbox = ScriptedModel([WRONG, CRASH, RIGHT]), FakeSandbox()
+    trajectory = asyncio.run(exec_refine(SQUARE, Env(model, sandbox)))
+    assert [a.visible.passed for a in trajectory.attempts if a.visible] == [False, False, True]
+    assert trajectory.stop_reason == "visible_tests_passed" and trajectory.final == 2
+    assert "sq(3): expected 9, got 6" in (trajectory.attempts[1].feedback or "")
+    assert "ZeroDivisionError" in (trajectory.attempts[2].feedback or "")
+    assert all(o.verdict == "error" for o in trajectory.attempts[1].visible.outcomes)  # type: ignore[union-attr]
+    assert [suite.tests for _, suite in sandbox.runs] == [SQUARE.visible_tests] * 3  # never the hidden tests
+    assert {a.visible.isolation for a in trajectory.attempts if a.visible} == {"fake"}
+
+
+def test_the_fake_sandbox_judges_each_kind_of_test() -> None:
+    sandbox = FakeSandbox()
+    function = Suite.of(
+        [CallTest("f(2)", 4), CallTest("f(3)", 10), AssertTest("assert f(1) == 1"), AssertTest("assert f(1) == 2")],
+        entry_point="f",
+    )
+    result = asyncio.run(sandbox.run("def f(x):\n    print('hi')\n    return x * x\n", function))
+    assert [o.verdict for o in result.outcomes] == ["pass", "fail", "pass", "error"]
+    assert result.outcomes[1].actual == "9" and result.output == "hi\n" * 4
+    stdio = Suite.of([StdioTest("2 3\n", "5\n"), StdioTest("2 2\n", "5\n")], kind="stdio")
+    program = "a, b = map(int, input().split())\nprint(a + b)\n"
+    assert [o.verdict for o in asyncio.run(sandbox.run(program, stdio)).outcomes] == ["pass", "fail"]
+    broken = asyncio.run(sandbox.run("def f(:\n", function))
+    assert {o.verdict for o in broken.outcomes} == {"error"} and broken.outcomes[0].error_type == "SyntaxError"
+
+
+def test_the_fake_sandbox_keeps_item_order_and_evaluates_values() -> None:
+    sandbox = FakeSandbox()
+    suite = Suite.of([CallTest("f()", 1)], entry_point="f")
+    items = [(f"print({i})\ndef f():\n    return {n}\n", suite) for i, n in enumerate((1, 2, 1))]
+    results = asyncio.run(sandbox.run_items(items))
+    assert [(r.passed, r.output) for r in results] == [(True, "0\n"), (False, "1\n"), (True, "2\n")]
+    values = asyncio.run(sandbox.values("def g(x):\n    return (x, [x])\n", ["g(1)", "g(1) / 0"], entry_point="g"))
+    assert values[0] == (1, [1])
+    assert getattr(values[1], "verdict", None) == "error"
