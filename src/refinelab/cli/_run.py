@@ -12,6 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
+from refinelab._words import counted
 from refinelab.cli._check import default_cache_dir
 from refinelab.cli._ping import project_models
 from refinelab.errors import UserError
@@ -77,7 +78,10 @@ def run(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
     cache = args.cache or args.store.with_name("responses.sqlite")
     settings = Settings(args.store, cache, environ, cache_dir=default_cache_dir(environ))
     display = TerminalProgress(sys.stderr, quiet=args.quiet)
-    print(f"run {spec.run_id}: {len(spec.configurations())} configurations · store {args.store}", file=sys.stderr)
+    print(
+        f"run {spec.run_id}: {counted(len(spec.configurations()), 'configuration')} · store {args.store}",
+        file=sys.stderr,
+    )
     try:
         summary = asyncio.run(_until_signal(run_experiment(spec, settings, Progress(on_update=display.update))))
     except (KeyboardInterrupt, asyncio.CancelledError) as exc:

@@ -12,6 +12,7 @@ import json
 import sqlite3
 import time
 from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -223,6 +224,16 @@ class Store:
         return _Transaction(self._db)
 
     # --- reading ---------------------------------------------------------------------------------
+
+    @contextmanager
+    def snapshot(self) -> Iterator[Store]:
+        """Read as of one moment: every read inside the block is one read transaction, so a running
+        experiment's writes meanwhile are not seen by some reads and not others. Reads only."""
+        self._db.execute("BEGIN DEFERRED")  # WAL: the snapshot is taken at the first read; writers go on
+        try:
+            yield self
+        finally:
+            self._db.execute("COMMIT")
 
     def done(self, run_id: str) -> set[Unit]:
         """Units with a stored trajectory."""

@@ -35,6 +35,16 @@ class Paired:
         """Pairs only B passed."""
         return sum(y and not x for x, y in zip(self.a, self.b))
 
+    @property
+    def both(self) -> int:
+        """Pairs both passed."""
+        return sum(x and y for x, y in zip(self.a, self.b))
+
+    @property
+    def neither(self) -> int:
+        """Pairs neither passed."""
+        return sum(not x and not y for x, y in zip(self.a, self.b))
+
     def only(self, side: Literal["a", "b"]) -> list[tuple[str, int]]:
         """The ``(problem, repeat)`` pairs only ``side`` passed (as many as :attr:`only_a` or :attr:`only_b`)."""
         first, second = (self.a, self.b) if side == "a" else (self.b, self.a)
