@@ -21,6 +21,14 @@ from refinelab.experiment._samples import (
     score_samples,
     summarize,
 )
+from refinelab.experiment._selection import (
+    GeneratedTestSet,
+    Selection,
+    SelectionOptions,
+    read_any_samples,
+    read_generated_tests,
+    select_by_agreement,
+)
 from refinelab.experiment._selftest import Discrepancy, SelfTestReport, self_test, stub_program
 from refinelab.experiment._spec import (
     SAME,
@@ -51,6 +59,7 @@ __all__ = [
     "Discrepancy",
     "ExperimentSpec",
     "Failure",
+    "GeneratedTestSet",
     "ProblemInfo",
     "ProcessId",
     "Progress",
@@ -61,6 +70,8 @@ __all__ = [
     "Sample",
     "SandboxChoice",
     "ScoredSample",
+    "Selection",
+    "SelectionOptions",
     "SelfTestReport",
     "Settings",
     "Store",
@@ -72,11 +83,14 @@ __all__ = [
     "Unit",
     "format_hint",
     "load_spec",
+    "read_any_samples",
+    "read_generated_tests",
     "read_samples",
     "run_experiment",
     "score_attempts",
     "score_samples",
     "select",
+    "select_by_agreement",
     "self_test",
     "stub_program",
     "summarize",
