@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from refinelab._files import write_atomically
+from refinelab._words import counted
 from refinelab.cli._run import default_store
 from refinelab.errors import UserError
 from refinelab.experiment import RunListing, Store
@@ -86,5 +87,5 @@ def run_export(args: argparse.Namespace) -> int:
         run = store.run(args.run_id)
         lines = [json.dumps(row) + "\n" for row in store.export_rows(run.id)]
     write_atomically(args.out, lines)
-    print(f"{len(lines)} attempts of run {run.id} -> {args.out}")
+    print(f"{counted(len(lines), 'attempt')} of run {run.id} -> {args.out}")
     return 0

@@ -1,6 +1,15 @@
 """Experiments: specs, the runner, the crash-safe store; scoring samples files and self-testing benchmarks."""
 
-from refinelab.experiment._details import AttemptDetail, CriticDetail, ProblemInfo, TestRun, TrajectoryDetail
+from refinelab.experiment._details import (
+    AttemptDetail,
+    CriticDetail,
+    ProblemInfo,
+    StoredConfiguration,
+    StoredProblem,
+    TestRun,
+    TrajectoryDetail,
+)
+from refinelab.experiment._migrations import MIGRATIONS
 from refinelab.experiment._process import ProcessId
 from refinelab.experiment._runner import Progress, RunSummary, Settings, run_experiment, score_attempts, select
 from refinelab.experiment._samples import (
@@ -29,7 +38,15 @@ from refinelab.experiment._spec import (
     SandboxChoice,
     load_spec,
 )
-from refinelab.experiment._store import MIGRATIONS, SCHEMA_VERSION, Failure, RunInfo, RunListing, RunStatus, Store, Unit
+from refinelab.experiment._store import (
+    SCHEMA_VERSION,
+    Failure,
+    RunInfo,
+    RunListing,
+    RunStatus,
+    Store,
+    Unit,
+)
 
 __all__ = [
     "MIGRATIONS",
@@ -58,6 +75,8 @@ __all__ = [
     "SelfTestReport",
     "Settings",
     "Store",
+    "StoredConfiguration",
+    "StoredProblem",
     "Summary",
     "TestRun",
     "TrajectoryDetail",

@@ -2,12 +2,13 @@
 
 from refinelab.report._build import Comparison, Report, Row, build_report
 from refinelab.report._export import report_csv, report_json
-from refinelab.report._figures import Figure, render_figures
+from refinelab.report._figures import Figure, figure_titles, render_figure, render_figures
 from refinelab.report._html import REPORT_CSS, overview_html, render_html, tables_html
 from refinelab.report._overview import OverviewRow, OverviewTable, build_overview
-from refinelab.report._text import failure_lines, header_lines, render_text
+from refinelab.report._text import HEADLINE, failure_lines, header_lines, render_text
 
 __all__ = [
+    "HEADLINE",
     "REPORT_CSS",
     "Comparison",
     "Figure",
@@ -18,8 +19,10 @@ __all__ = [
     "build_overview",
     "build_report",
     "failure_lines",
+    "figure_titles",
     "header_lines",
     "overview_html",
+    "render_figure",
     "render_figures",
     "render_html",
     "render_text",

@@ -4,11 +4,23 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from refinelab._words import counted
 from refinelab.metrics import Rate
 from refinelab.report._build import Report, Row
 
 Table = tuple[str, list[str], list[list[str]]]
 """(title, header, rows)."""
+HEADLINE = "Pass@1 (%) on the hidden tests by iteration (change from the first attempt)"
+"""The headline table's title: the text report, the HTML report and the viewer say the same."""
+
+
+def iteration_columns(depth: int) -> list[str]:
+    """The headline's iteration columns: ``first attempt``, ``after 1 it.``, ... (``depth`` in all)."""
+    return ["first attempt", *(f"after {i} it." for i in range(1, depth))]
+
+
+HEADLINE_TAIL = ["final", "Regr.", "Avg It.", "Cost × single"]
+"""The headline's columns after the iterations."""
 
 
 def percent(value: float | None) -> str:
@@ -52,8 +64,7 @@ def tables(report: Report) -> list[Table]:
 
 def _iterations(rows: Sequence[Row]) -> Table:
     depth = max((len(r.by_iteration) for r in rows), default=1)
-    header = ["configuration", "n", "single pass", *(f"{i} it." for i in range(1, depth)), "final"]
-    header += ["Regr.", "Avg It.", "Cost x"]
+    header = ["configuration", "n", *iteration_columns(depth), *HEADLINE_TAIL]
     body = []
     for row in rows:
         start = row.by_iteration[0] if row.by_iteration else None
@@ -73,7 +84,7 @@ def _iterations(rows: Sequence[Row]) -> Table:
                 cost_cell,
             ]
         )
-    return ("Pass@1 (%) on hidden tests by iteration (change from single pass)", header, body)
+    return (HEADLINE, header, body)
 
 
 def _with_change(value: float | None, start: float | None) -> str:
@@ -217,10 +228,13 @@ def header_lines(report: Report) -> list[str]:
         f"{run.versions.get('python', '?')}",
         f"sandbox: isolation {run.isolation} · {limits.get('cpu_seconds')} CPU s per test "
         f"(wall x{limits.get('wall_factor')}) · memory {_mib(limits.get('memory_bytes'))}",
-        f"{report.problems} problems: {report.hidden_tests}",
+        f"{counted(report.problems, 'problem')}: {report.hidden_tests}",
     ]
     if report.pending:
-        lines.append(f"{report.pending} trajectories not stored yet: run the same command again to finish them")
+        lines.append(
+            f"{counted(report.pending, 'trajectory', 'trajectories')} not stored yet: run the same command again to "
+            "finish them"
+        )
     return lines
 
 
