@@ -17,7 +17,8 @@ Origin = Literal["draft", "refine", "redraft", "sample"]
 """How an attempt came about."""
 Verdict = Literal["pass", "refine", "redraft"]
 """A critic's decision (Self-Refine critics say pass or refine)."""
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+"""2: ``generations`` and ``decisions`` (selecting strategies)."""
 
 
 @dataclass(frozen=True)
