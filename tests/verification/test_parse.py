@@ -155,3 +155,27 @@ def test_generated_tests_as_json() -> None:
     assert parse_tests("<input>\n1\n</input><output>\n2\n</output>", STDIO).to_json()["tests"] == [
         {"stdin": "1\n", "expected": "2\n"}
     ]
+
+
+def test_importing_the_entry_point_from_a_solution_module_is_dropped_not_the_asserts() -> None:
+    reply = "```python\nfrom solution import add\n\nassert add(1, 2) == 3\n```"
+    found = parse_tests(reply, FUNCTION)
+    assert codes(found) == ["assert add(1, 2) == 3"]
+    assert reasons(found) == ["imports solution, which the problem does not"]
+
+
+def test_unittest_classes_become_plain_asserts() -> None:
+    reply = (
+        "```python\nimport unittest\n\nclass TestAdd(unittest.TestCase):\n"
+        "    def test_basic(self):\n        self.assertEqual(add(1, 2), 3)\n        self.assertTrue(add(1, 1) == 2, 'msg')\n"
+        "    def test_more(self):\n        self.assertFalse(add(0, 0))\n        assert add(2, 2) == 4\n"
+        "        self.assertRaises(TypeError, add, 'a', 1)\n\nunittest.main()\n```"
+    )
+    found = parse_tests(reply, FUNCTION)
+    assert codes(found) == [
+        "assert add(1, 2) == 3",
+        "assert add(1, 1) == 2",
+        "assert not add(0, 0)",
+        "assert add(2, 2) == 4",
+    ]
+    assert reasons(found) == ["imports unittest, which the problem does not"]

@@ -211,7 +211,7 @@ def _read_codet(
         return
     opened = "assert " if prompt.rstrip().endswith("assert") else ""
     for sample in samples:
-        found = parse_tests(opened + str(sample), problem)
+        found = parse_tests(opened + str(sample), problem, keep_duplicates=True)
         reading.rejected += len(found.rejected)
         reading.batches.setdefault(problem.id, []).append(found.tests)
 

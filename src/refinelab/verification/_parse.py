@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 import re
 import textwrap
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from refinelab.problems import AssertTest, Problem, StdioTest, Test
@@ -61,19 +61,22 @@ def _test_json(test: Test) -> dict[str, object]:
     return {"expr": test.expr, "expected": test.expected, "atol": test.atol}
 
 
-def parse_tests(reply: str, problem: Problem) -> GeneratedTests:
+def parse_tests(reply: str, problem: Problem, *, keep_duplicates: bool = False) -> GeneratedTests:
     """Read the tests in a model's reply to :func:`test_request`.
 
     Function problems: every ``assert`` (at top level, or inside any function such as
     ``def check(candidate)``, where ``candidate`` is renamed to the entry point) that parses, calls the
     entry point and uses nothing unsafe; imports the problem's prompt does not make are rejected.
     Stdio problems: every ``<input>...</input><output>...</output>`` pair. Duplicates (same normalised
-    syntax tree, or same input and output) are dropped and recorded as rejected.
+    syntax tree, or same input and output) are dropped and recorded as rejected, unless
+    ``keep_duplicates`` (CodeT counts a test once per time a sample wrote it, repeats included).
     """
     if problem.kind == "stdio":
         tests, rejected = _stdio_tests(reply)
     else:
         tests, rejected = _function_tests(reply, problem)
+    if keep_duplicates:
+        return GeneratedTests(tuple(tests), tuple(rejected), reply)
     unique, duplicates = _deduplicate(tests)
     return GeneratedTests(tuple(unique), tuple(rejected) + tuple(duplicates), reply)
 
@@ -181,7 +184,7 @@ def _function_tests(reply: str, problem: Problem) -> tuple[list[Test], list[Reje
     entry = _entry_name(problem)
     allowed = _imported_modules(problem.prompt + "\n" + problem.test_setup)
     found = [item for segment in _segments(reply) for item in _asserts_in(segment)]
-    banned = _banned_imports(found, allowed)
+    banned = _banned_imports(found, allowed) - {entry, "candidate"}
     tests: list[Test] = []
     rejected: list[Rejected] = []
     for text, reason in found:
@@ -249,6 +252,47 @@ def _asserts_of_node(node: ast.stmt) -> Iterator[tuple[str, str | None]]:
         for inner in ast.walk(node):
             if isinstance(inner, ast.Assert):
                 yield _with_parameter_renamed(inner, parameters), None
+    elif isinstance(node, ast.ClassDef):  # unittest.TestCase: asserts and self.assertX calls in methods
+        found = []
+        for inner in ast.walk(node):
+            converted = inner if isinstance(inner, ast.Assert) else _from_unittest(inner)
+            if converted is not None and isinstance(inner, (ast.stmt, ast.expr)):
+                found.append(((inner.lineno, inner.col_offset), ast.unparse(converted)))
+        for _, text in sorted(found):
+            yield text, None
+
+
+def _from_unittest(node: ast.AST) -> ast.Assert | None:
+    """``self.assertEqual(a, b)`` and its kin as the plain assert they check; None for anything else."""
+    if not (
+        isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and isinstance(node.func.value, ast.Name)
+        and node.func.value.id == "self"
+    ):
+        return None
+    args = node.args
+    build = _UNITTEST.get((node.func.attr, len(args)))
+    if build is None:
+        args = args[:-1]  # a trailing message argument
+        build = _UNITTEST.get((node.func.attr, len(args)))
+    return ast.fix_missing_locations(ast.Assert(build(*args), None)) if build is not None else None
+
+
+def _compare(op: ast.cmpop) -> Callable[[ast.expr, ast.expr], ast.expr]:
+    return lambda left, right: ast.Compare(left, [op], [right])
+
+
+_UNITTEST: dict[tuple[str, int], Callable[..., ast.expr]] = {
+    ("assertEqual", 2): _compare(ast.Eq()),
+    ("assertNotEqual", 2): _compare(ast.NotEq()),
+    ("assertIn", 2): _compare(ast.In()),
+    ("assertNotIn", 2): _compare(ast.NotIn()),
+    ("assertIs", 2): _compare(ast.Is()),
+    ("assertTrue", 1): lambda value: value,
+    ("assertFalse", 1): lambda value: ast.UnaryOp(ast.Not(), value),
+    ("assertIsNone", 1): lambda value: ast.Compare(value, [ast.Is()], [ast.Constant(None)]),
+}
 
 
 def _with_parameter_renamed(node: ast.Assert, parameters: Sequence[str]) -> str:
