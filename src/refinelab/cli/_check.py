@@ -27,8 +27,8 @@ from refinelab.experiment import (
     self_test,
     summarize,
 )
-from refinelab.problems import BENCHMARKS, Problem, load_benchmark
-from refinelab.sandbox import Limits, WorkerPool, default_workers
+from refinelab.problems import BENCHMARKS, Problem
+from refinelab.sandbox import Limits, WorkerPool, default_workers, prepare_benchmark
 
 
 def add_parser(commands: Any, environ: Mapping[str, str]) -> None:
@@ -118,7 +118,7 @@ async def _run(args: argparse.Namespace) -> int:
     pool = WorkerPool(workers=args.workers, limits=limits, isolation=args.isolation, packages=packages)
     with ProgressDisplay(sys.stderr) as show:
         async with pool:
-            problems = await load_benchmark(
+            problems = await prepare_benchmark(
                 args.benchmark, args.data, pool=pool, cache_dir=args.cache_dir, progress=show
             )
             if args.self_test:

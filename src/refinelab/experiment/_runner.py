@@ -24,8 +24,8 @@ from refinelab.experiment._scoring import run_scored
 from refinelab.experiment._spec import BenchmarkChoice, Configuration, ExperimentSpec
 from refinelab.experiment._store import Store, Unit
 from refinelab.models import Model, ResponseCache, RetryPolicy, open_model
-from refinelab.problems import Problem, benchmark, find_problem, load_benchmark
-from refinelab.sandbox import Limits, RunResult, Sandbox, WorkerPool, default_workers
+from refinelab.problems import Problem, benchmark, find_problem
+from refinelab.sandbox import Limits, RunResult, Sandbox, WorkerPool, default_workers, prepare_benchmark
 from refinelab.strategies import Env, Trajectory
 
 
@@ -151,7 +151,7 @@ async def _problems(
     """Every chosen problem as ``(benchmark/id, problem)``; a problem without hidden tests is an error."""
     chosen = []
     for choice in choices:
-        loaded = await load_benchmark(choice.name, choice.data, pool=pool, cache_dir=cache_dir)
+        loaded = await prepare_benchmark(choice.name, choice.data, pool=pool, cache_dir=cache_dir)
         for problem in select(loaded, choice):
             if not problem.hidden_tests:
                 raise UserError(f"{choice.name}: problem {problem.id} has no hidden tests to score attempts on")

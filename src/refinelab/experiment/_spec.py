@@ -19,7 +19,7 @@ from typing import Literal
 
 from refinelab._toml import located, read_toml
 from refinelab.errors import InputError, UserError
-from refinelab.metrics._records import configuration_label
+from refinelab.metrics import configuration_label
 from refinelab.models import ModelsConfig, load_models_config, url_problem
 from refinelab.problems import BENCHMARKS
 from refinelab.sandbox import Limits

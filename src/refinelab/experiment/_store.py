@@ -27,7 +27,7 @@ from refinelab.experiment._details import (
 from refinelab.experiment._generated import MIGRATION, Totals, generation_totals, save_rows
 from refinelab.experiment._process import ProcessId
 from refinelab.experiment._spec import Configuration
-from refinelab.metrics._records import ScoredAttempt, ScoredTrajectory
+from refinelab.metrics import ScoredAttempt, ScoredTrajectory
 from refinelab.problems import Problem
 from refinelab.sandbox import RunResult
 from refinelab.strategies import Attempt, Trajectory

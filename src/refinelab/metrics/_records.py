@@ -5,8 +5,10 @@ The experiment store produces these; metrics are pure functions over them."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from refinelab.strategies import Origin, StopReason, Suggestion
+if TYPE_CHECKING:  # names of closed sets only: metrics must not load the strategies (models, sandbox)
+    from refinelab.strategies import Origin, StopReason, Suggestion
 
 
 @dataclass(frozen=True)

@@ -131,11 +131,4 @@ class Env:
 
     async def execute(self, code: str, problem: Problem) -> RunResult:
         """Run a program on the problem's visible tests (never the hidden ones)."""
-        suite = Suite.of(
-            problem.visible_tests,
-            kind=problem.kind,
-            entry_point=problem.entry_point,
-            setup=problem.test_setup,
-            prelude=problem.prelude,
-        )
-        return await self.sandbox.run(code, suite)
+        return await self.sandbox.run(code, Suite.visible(problem))
