@@ -130,8 +130,9 @@ async def _run(args: argparse.Namespace) -> int:
             tests = read_generated_tests(args.generated_tests, problems) if args.generated_tests else None
             scored = await score_samples(samples, pool, progress=show)
             if args.select:
+                options = _selection_options(args)
+                selections = await select_by_agreement(scored, tests or _NO_TESTS, pool, options, progress=show)
                 show.close()
-                selections = await select_by_agreement(scored, tests or _NO_TESTS, pool, _selection_options(args))
                 _print_summary(scored, problems, pool)
                 _print_selection(selections, tests, args)
                 if args.out is not None:

@@ -17,10 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from refinelab._progress import ProgressHook
 from refinelab.errors import InputError
 from refinelab.experiment._samples import Sample, ScoredSample, read_samples
-from refinelab.problems import Problem, StdioTest, Test, find_problem
-from refinelab.problems._io import read_jsonl
+from refinelab.problems import Problem, StdioTest, Test, find_problem, read_jsonl
 from refinelab.sandbox import Limits, Sandbox
 from refinelab.verification import MatrixJob, Score, dual_agreement, occurrences, parse_tests, pooled, run_matrices
 
@@ -251,7 +251,11 @@ def _entry_of(prompt: str) -> str | None:
 
 
 async def select_by_agreement(
-    scored: Sequence[ScoredSample], tests: GeneratedTestSet, pool: Sandbox, options: SelectionOptions
+    scored: Sequence[ScoredSample],
+    tests: GeneratedTestSet,
+    pool: Sandbox,
+    options: SelectionOptions,
+    progress: ProgressHook | None = None,
 ) -> list[Selection]:
     """For every task with samples, choose one by dual agreement over its generated tests.
 
@@ -264,7 +268,7 @@ async def select_by_agreement(
         tasks.setdefault(item.sample.problem.id, []).append(item)
     plans = [_plan(samples, tests, options) for samples in tasks.values()]
     jobs = [job for plan in plans for job in (plan.agreement, plan.reference)]
-    matrices = await run_matrices(pool, jobs, limits=options.limits)
+    matrices = await run_matrices(pool, jobs, limits=options.limits, progress=progress)
     return [_selection(plan, matrices[2 * n], matrices[2 * n + 1], options) for n, plan in enumerate(plans)]
 
 
