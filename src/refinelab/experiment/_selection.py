@@ -20,8 +20,7 @@ from typing import Literal
 from refinelab._progress import ProgressHook
 from refinelab.errors import InputError
 from refinelab.experiment._samples import Sample, ScoredSample, read_samples
-from refinelab.problems import Problem, StdioTest, Test, find_problem
-from refinelab.problems._io import read_jsonl
+from refinelab.problems import Problem, StdioTest, Test, find_problem, read_jsonl
 from refinelab.sandbox import Limits, Sandbox
 from refinelab.verification import MatrixJob, Score, dual_agreement, occurrences, parse_tests, pooled, run_matrices
 
