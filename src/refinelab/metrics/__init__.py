@@ -26,7 +26,6 @@ from refinelab.metrics._compare import (
 from refinelab.metrics._critic import ConfusionMatrix, Decision, confusion_matrix, decisions
 from refinelab.metrics._intervals import Bootstrap, Interval, PerProblem
 from refinelab.metrics._passk import mean_pass_at_k, pass_at_k
-from refinelab.metrics._records import ScoredAttempt, ScoredTrajectory, configuration_label
 from refinelab.metrics._refinement import (
     Rate,
     answer_at,
@@ -46,6 +45,7 @@ from refinelab.metrics._refinement import (
     sampled,
     step_rates,
 )
+from refinelab.records import ScoredAttempt, ScoredTrajectory, Spend, Usage, configuration_label, total_cost
 
 __all__ = [
     "Bin",
@@ -61,6 +61,8 @@ __all__ = [
     "Rate",
     "ScoredAttempt",
     "ScoredTrajectory",
+    "Spend",
+    "Usage",
     "actor_confidence",
     "answer_at",
     "average_attempts",
@@ -98,6 +100,7 @@ __all__ = [
     "sampled",
     "sampling_at_equal_tokens",
     "step_rates",
+    "total_cost",
     "trajectories_pass_at_k",
     "worsened",
 ]

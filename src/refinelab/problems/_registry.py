@@ -29,6 +29,9 @@ class Benchmark:
     packages: tuple[str, ...] = ()
     """Third-party packages the benchmark's own grader lets programs import; refinelab offers them
     too when they are installed, so a program the original harness passes passes here."""
+    cpu_seconds: float = 4.0
+    """CPU seconds per test when the user gives no timeout: what the benchmark's own grader allows
+    (LiveCodeBench's allows 6 s), else evalplus's floor of 4 s."""
 
     def offered_packages(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """The grader's packages split into (installed here, missing here)."""
@@ -44,7 +47,11 @@ BENCHMARKS: dict[str, Benchmark] = {
         Benchmark("mbpp", False, "a file (mbpp.jsonl) or Hugging Face 'mbpp' with the datasets package"),
         Benchmark("mbpp-sanitized", False, "a file (sanitized-mbpp.json) or Hugging Face 'mbpp' (sanitized)"),
         Benchmark(
-            "livecodebench", False, "a JSONL file or Hugging Face livecodebench/code_generation_lite", ("numpy",)
+            "livecodebench",
+            False,
+            "a JSONL file or Hugging Face livecodebench/code_generation_lite",
+            ("numpy",),
+            cpu_seconds=6.0,
         ),
         Benchmark("apps", True, "a JSONL file of APPS problems"),
         Benchmark("codecontests", True, "a JSON file of CodeContests problems"),

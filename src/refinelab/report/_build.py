@@ -6,7 +6,7 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from refinelab.experiment import Failure, RunInfo, Store
+from refinelab.experiment import Failure, RunInfo, Store, StoredProblem
 from refinelab.metrics import (
     ConfusionMatrix,
     Decision,
@@ -42,7 +42,7 @@ from refinelab.metrics import (
 from refinelab.report._overview import OverviewTable, build_overview
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Row:
     """One configuration's numbers."""
 
@@ -153,17 +153,17 @@ def build_report(store: Store, run_id: str | None = None, *, baseline: str | Non
     depth = max((max_iteration(group) for group in groups.values()), default=0)
     rows = tuple(_row(group, singles.get(group[0].actor), depth) for group in groups.values())
     problems = store.problems(run.id)
-    configs, repeats = len(store.configurations(run.id)), int(str(run.spec.get("repeats", 1)))
+    configs, repeats = len(store.configurations(run.id)), run.spec.repeats
     return Report(
-        run,
-        len(problems),
-        _hidden_text(problems),
-        rows,
-        _comparisons(groups, singles),
-        _equal_tokens(groups),
-        tuple(store.failures(run.id)),
-        configs * len(problems) * repeats - len(trajectories),
-        build_report(store, baseline) if baseline is not None else None,
+        run=run,
+        problems=len(problems),
+        hidden_tests=_hidden_text(problems),
+        rows=rows,
+        comparisons=_comparisons(groups, singles),
+        equal_tokens=_equal_tokens(groups),
+        failures=tuple(store.failures(run.id)),
+        pending=configs * len(problems) * repeats - len(trajectories),
+        baseline=build_report(store, baseline) if baseline is not None else None,
         overview=build_overview(trajectories, store.problem_details(run.id)),
     )
 
@@ -174,14 +174,30 @@ def _row(group: Sequence[ScoredTrajectory], single: Sequence[ScoredTrajectory] |
     assert use is not None
     top = max_iteration(group)
     return Row(
-        first.label, first.strategy, first.actor, first.critic, len(group), pass_by_iteration(group, depth),
-        pass_final(group) or 0.0, regression_errors(group), average_refinements(group),
-        average_attempts(group) or 0.0, use, _multiples(use, single), improvement_rate(group),
-        regression_rate(group), confusion_matrix(group) if first.critic is not None else None,
-        decisions(group) if first.critic is not None else {}, _stated(group), brier(actor_confidence(group)),
-        brier(critic_confidence(group)), _pass_at(group), tuple(prompt_tokens_by_round(group)),
-        _first_pass(group), _caps(group, top),
-    )  # fmt: skip
+        label=first.label,
+        strategy=first.strategy,
+        actor=first.actor,
+        critic=first.critic,
+        trajectories=len(group),
+        by_iteration=pass_by_iteration(group, depth),
+        final=pass_final(group) or 0.0,
+        regression_errors=regression_errors(group),
+        refinements=average_refinements(group),
+        attempts=average_attempts(group) or 0.0,
+        use=use,
+        vs_single=_multiples(use, single),
+        improvement=improvement_rate(group),
+        regression=regression_rate(group),
+        confusion=confusion_matrix(group) if first.critic is not None else None,
+        decisions=decisions(group) if first.critic is not None else {},
+        confidence=_stated(group),
+        brier_actor=brier(actor_confidence(group)),
+        brier_critic=brier(critic_confidence(group)),
+        pass_at=_pass_at(group),
+        prompt_by_round=tuple(prompt_tokens_by_round(group)),
+        first_pass=_first_pass(group),
+        caps=_caps(group, top),
+    )
 
 
 def _multiples(use: Means, single: Sequence[ScoredTrajectory] | None) -> Means | None:
@@ -239,13 +255,13 @@ def _comparisons(
         pairs = paired(single, group)
         found.append(
             Comparison(
-                group[0].label,
-                single[0].label,
-                len(pairs.a),
-                pairs.only_a,
-                pairs.only_b,
-                mcnemar(pairs),
-                bootstrap_difference(pairs),
+                label=group[0].label,
+                baseline=single[0].label,
+                pairs=len(pairs.a),
+                only_baseline=pairs.only_a,
+                only_this=pairs.only_b,
+                p_value=mcnemar(pairs),
+                difference=bootstrap_difference(pairs),
             )
         )
     return tuple(found)
@@ -264,12 +280,12 @@ def _equal_tokens(groups: dict[str, list[ScoredTrajectory]]) -> tuple[tuple[str,
     return tuple(found)
 
 
-def _hidden_text(problems: Sequence[tuple[str, str, int, int]]) -> str:
+def _hidden_text(problems: Sequence[StoredProblem]) -> str:
     if not problems:
         return "no problems"
-    benchmarks = sorted({p[0].split("/", 1)[0] for p in problems})
-    hidden = statistics.median(p[3] for p in problems)
-    visible = statistics.median(p[2] for p in problems)
+    benchmarks = sorted({p.key.split("/", 1)[0] for p in problems})
+    hidden = statistics.median(p.hidden_tests for p in problems)
+    visible = statistics.median(p.visible_tests for p in problems)
     return (
         f"every attempt scored on the hidden tests ({', '.join(benchmarks)}: median {hidden:g} per problem); "
         f"strategies saw only the visible tests (median {visible:g} per problem)"

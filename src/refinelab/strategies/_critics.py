@@ -41,12 +41,12 @@ async def _critique(env: Env, problem: Problem, attempt: Attempt, loop: _CriticL
         text,
         verdict,
         critique,
-        error,
-        stated,
-        completion.usage,
-        completion.latency_seconds,
-        completion.cost_usd,
-        completion.cached,
+        parse_error=error,
+        confidence=stated,
+        usage=completion.usage,
+        latency_seconds=completion.latency_seconds,
+        cost_usd=completion.cost_usd,
+        cached=completion.cached,
     )
     return replace(attempt, critic=output)
 
@@ -70,23 +70,16 @@ async def self_refine(  # noqa: PLR0913 - flat knobs map one to one onto ``self-
     """
     schema = critic_schema(ask_confidence)
     critic_config = GenerateConfig.with_schema(schema).merge(config) if structured else config
-    params: dict[str, object] = {
-        "max_iters": max_iters,
-        "config": config.key(),
-        "structured": structured,
-        "ask_confidence": ask_confidence,
-        "prompts": prompts.label(),
-    }
     loop = _CriticLoop(
         config,
         critic_config,
-        False,
-        max_iters,
-        ask_confidence,
-        lambda attempts: _refine_messages(problem, attempts, prompts),
-        prompts,
+        redraft=False,
+        max_iters=max_iters,
+        ask_confidence=ask_confidence,
+        next_messages=lambda attempts: _refine_messages(problem, attempts, prompts),
+        prompts=prompts,
     )
-    return await _critic_loop(problem, env, ("self-refine", params), loop)
+    return await _critic_loop(problem, env, "self-refine", loop)
 
 
 def _refine_messages(problem: Problem, attempts: list[Attempt], prompts: Prompts) -> list[Message]:
@@ -113,9 +106,7 @@ class _CriticLoop:
     prompts: Prompts = DEFAULT_PROMPTS
 
 
-async def _critic_loop(
-    problem: Problem, env: Env, spec: tuple[str, dict[str, object]], loop: _CriticLoop
-) -> Trajectory:
+async def _critic_loop(problem: Problem, env: Env, spec: str, loop: _CriticLoop) -> Trajectory:
     """Draft; then critique, stop or regenerate, until the critic passes, the cap, or the budget."""
     attempts: list[Attempt] = []
     try:
@@ -172,23 +163,16 @@ async def self_redraft(  # noqa: PLR0913 - flat knobs map one to one onto ``self
 ) -> Trajectory:
     """Actor drafts; the critic says pass, refine or redraft; regeneration sees the trajectory
     ``(y0, c0, ..., yi, ci)`` (or the last round, or a digest: ``memory``); at most ``max_iters`` rounds."""
-    params: dict[str, object] = {
-        "max_iters": max_iters,
-        "memory": memory,
-        "config": config.key(),
-        "ask_confidence": ask_confidence,
-        "prompts": prompts.label(),
-    }
     loop = _CriticLoop(
         config,
         config,
-        True,
-        max_iters,
-        ask_confidence,
-        lambda attempts: _redraft_messages(problem, attempts, memory, prompts),
-        prompts,
+        redraft=True,
+        max_iters=max_iters,
+        ask_confidence=ask_confidence,
+        next_messages=lambda attempts: _redraft_messages(problem, attempts, memory, prompts),
+        prompts=prompts,
     )
-    return await _critic_loop(problem, env, ("self-redraft", params), loop)
+    return await _critic_loop(problem, env, "self-redraft", loop)
 
 
 def _round_text(attempt: Attempt) -> str:

@@ -13,8 +13,9 @@ from annotated_types import Ge, Gt
 
 from refinelab._validate import problem_with, type_hints
 from refinelab.errors import UserError
-from refinelab.models import Completion, GenerateConfig, Message, Model, Usage
+from refinelab.models import Completion, GenerateConfig, Message, Model
 from refinelab.problems import Problem
+from refinelab.records import Spend, Usage
 from refinelab.sandbox import RunResult, Sandbox, Suite
 
 Role = Literal["actor", "critic"]
@@ -53,8 +54,19 @@ class Spent:
     """What one problem has used so far."""
 
     calls: int = 0
-    usage: Usage = field(default_factory=Usage)
-    cost_usd: float | None = 0.0
+    """Model calls made."""
+    spend: Spend = field(default_factory=Spend)
+    """Their tokens and dollars (dollars ``None`` once any price was unknown)."""
+
+    @property
+    def usage(self) -> Usage:
+        """Tokens of the calls."""
+        return self.spend.usage
+
+    @property
+    def cost_usd(self) -> float | None:
+        """Dollars of the calls; ``None`` once any price was unknown."""
+        return self.spend.cost_usd
 
 
 class Env:
@@ -96,9 +108,7 @@ class Env:
         model = self.actor if role == "actor" else self.critic
         completion = await model.generate(messages, config, sample=sample + self.repeat * REPEAT_STRIDE)
         self.spent.calls += 1
-        self.spent.usage += completion.usage
-        if self.spent.cost_usd is not None:
-            self.spent.cost_usd = None if completion.cost_usd is None else self.spent.cost_usd + completion.cost_usd
+        self.spent.spend += completion.spend
         return completion
 
     async def execute(self, code: str, problem: Problem) -> RunResult:

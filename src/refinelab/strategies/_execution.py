@@ -50,12 +50,12 @@ async def _attempt(env: Env, problem: Problem, request: _Request) -> Attempt:
         request.origin,
         code,
         completion.text,
-        completion.usage,
-        completion.latency_seconds,
-        request.given,
-        parsed.error,
-        confidence,
-        visible,
+        usage=completion.usage,
+        latency_seconds=completion.latency_seconds,
+        feedback=request.given,
+        parse_error=parsed.error,
+        confidence=confidence,
+        visible=visible,
         cost_usd=completion.cost_usd,
         cached=completion.cached,
     )
@@ -72,7 +72,7 @@ def with_prompt_imports(problem: Problem, code: str) -> str:
 
 def _finish(
     problem: Problem,
-    spec: tuple[str, dict[str, object]],
+    spec: str,
     attempts: list[Attempt],
     reason: StopReason,
     *,
@@ -80,7 +80,8 @@ def _finish(
     final: int | None = None,
 ) -> Trajectory:
     chosen = final if final is not None else (len(attempts) - 1 if attempts else None)
-    return Trajectory(problem.id, spec[0], spec[1], tuple(attempts), chosen, reason, note)
+    # the arguments are recorded by the registry (``@strategy``), from the call itself
+    return Trajectory(problem.id, spec, {}, tuple(attempts), chosen, reason, budget_note=note)
 
 
 @strategy("single-pass")
@@ -93,8 +94,7 @@ async def single_pass(
     prompts: Prompts = DEFAULT_PROMPTS,
 ) -> Trajectory:
     """One generation (its visible-test result is recorded, never used to choose)."""
-    params = {"config": config.key(), "ask_confidence": ask_confidence, "prompts": prompts.label()}
-    spec = ("single-pass", params)
+    spec = "single-pass"
     request = _Request(prompts.draft(problem), config, "draft", 0, ask_confidence=ask_confidence, prompts=prompts)
     try:
         first = await _attempt(env, problem, request)
@@ -119,15 +119,7 @@ async def exec_refine(  # noqa: PLR0913 - flat knobs map one to one onto ``exec-
 
     ``max_iters`` counts refinements (so at most ``max_iters + 1`` attempts).
     """
-    params: dict[str, object] = {
-        "max_iters": max_iters,
-        "feedback_format": feedback_format,
-        "memory": memory,
-        "config": config.key(),
-        "ask_confidence": ask_confidence,
-        "prompts": prompts.label(),
-    }
-    spec = ("exec-refine", params)
+    spec = "exec-refine"
     attempts: list[Attempt] = []
     try:
         draft = _Request(prompts.draft(problem), config, "draft", 0, ask_confidence=ask_confidence, prompts=prompts)
@@ -187,8 +179,7 @@ async def sampling(
 ) -> Trajectory:
     """``n`` independent samples; the answer is the first that passes the visible tests, else the one
     that passes most (ties to the earliest). Every sample is kept, so pass@k can be computed."""
-    params = {"n": n, "config": config.key(), "ask_confidence": ask_confidence, "prompts": prompts.label()}
-    spec = ("sampling", params)
+    spec = "sampling"
     attempts: list[Attempt] = []
     try:
         for index in range(n):

@@ -9,11 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from refinelab.models import Usage
+from refinelab.records import Origin as Origin  # re-exported for the strategies
+from refinelab.records import Spend, Usage
+from refinelab.records import StopReason as StopReason
 from refinelab.sandbox import RunResult
 
-Origin = Literal["draft", "refine", "redraft", "sample"]
-"""How an attempt came about."""
 Verdict = Literal["pass", "refine", "redraft"]
 """A critic's decision (Self-Refine critics say pass or refine)."""
 SCHEMA_VERSION = 1
@@ -41,6 +41,11 @@ class CriticOutput:
     """Price of the critic call; ``None`` when unknown."""
     cached: bool = False
     """True when the reply came from the response cache."""
+
+    @property
+    def spend(self) -> Spend:
+        """Tokens and dollars of the critic call."""
+        return Spend(self.usage, self.cost_usd)
 
 
 @dataclass(frozen=True)
@@ -74,11 +79,10 @@ class Attempt:
     cached: bool = False
     """True when the actor's reply came from the response cache."""
 
-
-StopReason = Literal[
-    "accepted", "visible_tests_passed", "max_iterations", "single_pass", "sampled", "budget", "critic_unreadable"
-]
-"""Why a trajectory ended (``critic_unreadable``: the critic's reply could not be parsed; never guessed)."""
+    @property
+    def spend(self) -> Spend:
+        """Tokens and dollars of the actor call."""
+        return Spend(self.usage, self.cost_usd)
 
 
 @dataclass(frozen=True)
@@ -108,17 +112,17 @@ class Trajectory:
         return None if self.final is None else self.attempts[self.final]
 
     @property
+    def spend(self) -> Spend:
+        """Tokens and dollars of every actor call, then every critic call."""
+        critics = [a.critic.spend for a in self.attempts if a.critic is not None]
+        return Spend.total([*(a.spend for a in self.attempts), *critics])
+
+    @property
     def cost_usd(self) -> float | None:
         """Dollars of every actor and critic call; ``None`` when any price is unknown."""
-        costs = [a.cost_usd for a in self.attempts] + [a.critic.cost_usd for a in self.attempts if a.critic]
-        return None if None in costs else sum(c for c in costs if c is not None)
+        return self.spend.cost_usd
 
     @property
     def usage(self) -> Usage:
         """Tokens of every actor and critic call."""
-        total = Usage()
-        for attempt in self.attempts:
-            total += attempt.usage
-            if attempt.critic is not None:
-                total += attempt.critic.usage
-        return total
+        return self.spend.usage

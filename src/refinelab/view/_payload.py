@@ -161,12 +161,23 @@ def summarize(trajectory: ScoredTrajectory) -> TrajectorySummary:
     """The case list entry of a trajectory (its cases from the metrics' case functions)."""
     attempts = trajectory.attempts
     return TrajectorySummary(
-        trajectory.config, trajectory.problem, trajectory.repeat, tuple(a.hidden_passed for a in attempts),
-        tuple(a.critic_verdict for a in attempts), trajectory.final, trajectory.passed, trajectory.stop_reason,
-        trajectory.tokens, trajectory.cost_usd, trajectory.latency_seconds,
-        tuple(regression_error_attempts(trajectory)), tuple(critic_call_attempts(trajectory, "false_reject")),
-        tuple(critic_call_attempts(trajectory, "false_accept")), improved(trajectory), worsened(trajectory),
-    )  # fmt: skip
+        config=trajectory.config,
+        problem=trajectory.problem,
+        repeat=trajectory.repeat,
+        hidden=tuple(a.hidden_passed for a in attempts),
+        verdicts=tuple(a.critic_verdict for a in attempts),
+        final=trajectory.final,
+        passed=trajectory.passed,
+        stop_reason=trajectory.stop_reason,
+        tokens=trajectory.tokens,
+        cost_usd=trajectory.cost_usd,
+        seconds=trajectory.latency_seconds,
+        regression_errors=tuple(regression_error_attempts(trajectory)),
+        false_rejections=tuple(critic_call_attempts(trajectory, "false_reject")),
+        false_acceptances=tuple(critic_call_attempts(trajectory, "false_accept")),
+        improved=improved(trajectory),
+        worsened=worsened(trajectory),
+    )
 
 
 def problem_payload(

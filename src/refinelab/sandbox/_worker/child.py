@@ -24,6 +24,7 @@ import sys
 import threading
 import time
 import traceback
+import types
 
 from . import codec
 from .state import Snapshot
@@ -251,7 +252,7 @@ def run_stdio_child(job: dict[str, object], report: Reporter) -> None:
         setattr(sys, f"__{name}__", getattr(sys, name))
     codes = job["programs"]
     assert isinstance(codes, list)
-    namespace: dict[str, object] = {"__name__": "__main__", "__builtins__": builtins}
+    namespace = _main_module()
     atexit._clear()  # only the program's own exit functions run when it ends
     report.send({"p": 0, "i": 0, "b": time.process_time()})
     outcome: dict[str, object] = {"s": "done"}
@@ -264,6 +265,23 @@ def run_stdio_child(job: dict[str, object], report: Reporter) -> None:
         outcome = error_message(exc)
     _finish_program()
     report.send({"p": 0, "i": 0, **outcome})
+
+
+STDIO_ARGV = ["main.py"]
+"""``sys.argv`` of a stdio program, as if run as ``python main.py`` (not the worker's own arguments)."""
+
+
+def _main_module() -> dict[str, object]:
+    """A fresh ``__main__`` module for a whole program, as ``python main.py`` gives it; its namespace.
+
+    ``if __name__ == "__main__": main()`` runs, and ``import __main__`` (pickle, multiprocessing,
+    ``sys.modules["__main__"]``) finds the program's own module rather than the worker's.
+    """
+    module = types.ModuleType("__main__")
+    module.__dict__["__builtins__"] = builtins
+    sys.modules["__main__"] = module
+    sys.argv = list(STDIO_ARGV)
+    return module.__dict__
 
 
 def child_main(job: dict[str, object], position: tuple[int, int], fds: dict[str, int], nonce: str) -> None:

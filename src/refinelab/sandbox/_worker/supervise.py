@@ -3,6 +3,11 @@
 Time is judged on the child's CPU time, read from ``/proc`` (the child cannot lie about it), with a
 wall-clock backstop; the worker SIGKILLs the child, so catching ``BaseException`` buys nothing. Output
 is read while the child runs (no pipe-full deadlock) and capped.
+
+The backstop is there for programs that sleep or block, so time a thread of the child spent ready to
+run but waiting for a CPU (``/proc/<pid>/task/<tid>/schedstat``, second field) does not count
+towards it: on a busy machine a correct CPU-bound program would otherwise time out. A test that has
+lasted ``_WALL_CEILING`` times the backstop in plain wall time ends anyway.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from .child import child_main
 _CLK_TCK = os.sysconf("SC_CLK_TCK")
 _CHUNK = 65536
 _TICK = 0.02
+_WALL_CEILING = 10.0
 
 Key = tuple[int, int]
 """(program, test); test -1 is loading the program, -2 a taint report."""
@@ -26,9 +32,11 @@ Key = tuple[int, int]
 class Watch:
     """What the worker learns about one child while it runs."""
 
-    def __init__(self, nonce: str, limits: dict[str, object]) -> None:
+    def __init__(self, nonce: str, limits: dict[str, object], *, stdio: bool = False) -> None:
         self.nonce = nonce
         self.output_cap = int(str(limits["output_bytes"]))
+        self.stdout_cap = int(str(limits.get("stdio_output_bytes", self.output_cap))) if stdio else self.output_cap
+        """A stdio program's standard output is its answer, and may be large; anything else stays small."""
         self.result_cap = int(str(limits["result_bytes"]))
         self.out = bytearray()
         self.err = bytearray()
@@ -42,6 +50,8 @@ class Watch:
         self.started: set[int] = set()
         self.begin_wall = time.monotonic()
         self.begin_cpu = 0.0
+        self.begin_waits: dict[str, int] | None = None
+        """Run-queue wait (ns) of each thread when the current test began; read on the first tick."""
         self.killed: str | None = None
 
     def take_results(self) -> None:
@@ -83,6 +93,7 @@ class Watch:
         self.current = key
         self.begin_wall = time.monotonic()
         self.begin_cpu = float(cpu) if isinstance(cpu, (int, float)) else 0.0
+        self.begin_waits = None
 
     def _close_output(self) -> None:
         """Assign what was printed so far to the current program; the next one starts empty."""
@@ -182,7 +193,7 @@ def _pump(fd: int, sink: bytearray, watch: Watch) -> bool:
         if sink is watch.res:
             _take_result_bytes(chunk, watch)
             continue
-        room = watch.output_cap - len(sink)
+        room = (watch.stdout_cap if sink is watch.out else watch.output_cap) - len(sink)
         sink += chunk[: max(room, 0)]
         if room < len(chunk) and watch.killed is None:
             watch.killed = "output_limit"
@@ -203,12 +214,39 @@ def _take_result_bytes(chunk: bytes, watch: Watch) -> None:
         watch.killed = "output_limit"
 
 
+def run_queue_waits(pid: int) -> dict[str, int]:
+    """Nanoseconds each thread of a process has spent runnable but waiting for a CPU, by thread id."""
+    waits: dict[str, int] = {}
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return waits
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/schedstat", "rb") as handle:
+                waits[tid] = int(handle.read().split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+    return waits
+
+
+def _waited(pid: int, watch: Watch) -> float:
+    """Seconds the current test has waited for a CPU: the longest wait of any one of its threads."""
+    now = run_queue_waits(pid)
+    if watch.begin_waits is None:
+        watch.begin_waits = now
+        return 0.0
+    begin = watch.begin_waits
+    return max((wait - begin.get(tid, 0) for tid, wait in now.items()), default=0) / 1e9
+
+
 def _over_limit(pid: int, watch: Watch, cpu_limit: float, wall_limit: float) -> str | None:
     """Judge the running test on CPU time; wall time is only a backstop (fair under load)."""
     if watch.current is None:
         return None
     elapsed = time.monotonic() - watch.begin_wall
-    if elapsed > wall_limit:
+    waited = _waited(pid, watch)
+    if elapsed - waited > wall_limit or elapsed > wall_limit * _WALL_CEILING:
         return "timeout"
     if elapsed > cpu_limit:
         used = cpu_seconds(pid)

