@@ -188,7 +188,9 @@ class Source:
             payload = run_payload(store, report, figure_titles(report), trajectories)
             problems = {slug(p.key): p for p in store.problem_details(run_id)}
         path = f"data/{slug(run_id)}/run.js"
-        return _Bundle(run, built, fingerprint, report, trajectories, problems, _script(path, payload))
+        return _Bundle(
+            run, built, fingerprint, report, trajectories=trajectories, problems=problems, run_js=_script(path, payload)
+        )
 
     @staticmethod
     def _figure(bundle: _Bundle, name: str) -> Figure | None:
