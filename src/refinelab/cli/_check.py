@@ -128,7 +128,12 @@ async def _run(args: argparse.Namespace) -> int:
                 show.close()
                 _print_self_test(report, pool)
                 return 1 if report.discrepancies else 0
-            samples = read_any_samples(args.samples, problems)
+            samples, unmatched = read_any_samples(args.samples, problems)
+            if unmatched:
+                print(
+                    f"refinelab: note: {len(unmatched)} samples records matched no task: {_listing(unmatched)}",
+                    file=sys.stderr,
+                )
             tests = read_generated_tests(args.generated_tests, problems) if args.generated_tests else None
             scored = await score_samples(samples, pool, progress=show)
             if args.select:

@@ -103,6 +103,7 @@ def render_figure(report: Report, name: str) -> Figure:
     """One figure of :func:`figure_titles` (KeyError for another name); MissingDependency when
     matplotlib is not installed."""
     title = dict(figure_titles(report))[name]
+    _require()
     with _LOCK, _style():
         return Figure(name, title, *_save(_draw(report, name)))
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from refinelab.problems import Problem, Test
 from refinelab.sandbox import Item, Limits, RunResult, Sandbox, Suite
@@ -111,14 +111,8 @@ def _suite(job: MatrixJob, indices: Sequence[int], cache: dict[tuple[int, tuple[
     suite once per batch however many programs share it."""
     found = cache.get((key, tuple(indices)))
     if found is None:
-        problem = job.problem
-        found = Suite.of(
-            [job.tests[t] for t in indices],
-            kind=problem.kind,
-            entry_point=problem.entry_point,
-            setup=problem.test_setup,
-            prelude=problem.prelude,
-        )
+        # The problem's own way of running tests (kind, entry point, setup, prelude), with these tests.
+        found = replace(Suite.visible(job.problem), tests=tuple(job.tests[t] for t in indices))
         cache[(key, tuple(indices))] = found
     return found
 

@@ -189,7 +189,13 @@ class Source:
             problems = {slug(p.key): p for p in store.problem_details(run_id)}
         path = f"data/{slug(run_id)}/run.js"
         return _Bundle(
-            run, built, fingerprint, report, trajectories=trajectories, problems=problems, run_js=_script(path, payload)
+            run,
+            built,
+            fingerprint,
+            report,
+            trajectories=trajectories,
+            problems=problems,
+            run_js=_script(path, payload),
         )
 
     @staticmethod
