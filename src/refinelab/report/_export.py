@@ -13,7 +13,7 @@ from refinelab.report._build import Report
 def report_json(report: Report) -> str:
     """The report's numbers as JSON (one object per configuration, plus the run's header)."""
     data = {
-        "run": asdict(report.run),
+        "run": {**asdict(report.run), "spec": report.run.spec.to_json()},  # the spec as stored
         "problems": report.problems,
         "hidden_tests": report.hidden_tests,
         "configurations": [asdict(row) for row in report.rows],
