@@ -4,8 +4,9 @@ arguments (strategy arguments, sampling settings, budgets) meet the types their 
 Constraints are written where the argument is declared, with the ``annotated-types`` vocabulary that
 pydantic also reads: ``n: Annotated[int, Ge(1)] = 8``. Adding a strategy or a setting therefore needs
 no separate validation table. Supported: ``bool``, ``int`` (not ``bool``), ``float`` (an ``int`` too),
-``str``, ``Literal[...]``, unions (``X | None``), any other class by ``isinstance``; and the bounds
-``Ge``, ``Gt``, ``Le``, ``Lt`` (and ``Interval``, which groups them).
+``str``, ``Literal[...]``, fixed-length tuples (``tuple[float, float]``), unions (``X | None``), any
+other class by ``isinstance``; and the bounds ``Ge``, ``Gt``, ``Le``, ``Lt`` (and ``Interval``, which
+groups them).
 """
 
 from __future__ import annotations
@@ -77,6 +78,9 @@ def _is_instance(value: object, hint: Any) -> bool:
         return any(_is_instance(value, _unwrap(arm)[0]) for arm in typing.get_args(hint))
     if typing.get_origin(hint) is typing.Literal:
         return value in typing.get_args(hint)
+    if typing.get_origin(hint) is tuple:  # fixed-length tuples: ``tuple[float, float]``
+        arms = typing.get_args(hint)
+        return isinstance(value, tuple) and len(value) == len(arms) and all(map(_is_instance, value, arms))
     if hint is Any or hint is object:
         return True
     if hint is type(None):
@@ -94,4 +98,6 @@ def _describe(hint: Any) -> str:
         return " or ".join(arms) + (" (or omitted)" if type(None) in typing.get_args(hint) else "")
     if typing.get_origin(hint) is typing.Literal:
         return "one of " + ", ".join(str(v) for v in typing.get_args(hint))
+    if typing.get_origin(hint) is tuple:
+        return "(" + ", ".join(_describe(arm) for arm in typing.get_args(hint)) + ")"
     return _NAMES.get(hint, f"a {getattr(hint, '__name__', hint)}")

@@ -194,7 +194,6 @@ def test_results_keep_item_order_across_interleaved_batches() -> None:
     assert [(results[i].outcomes[0].actual or "").strip() for i in failed] == [str(i) for i in failed]
 
 
-@pytest.mark.xfail(reason="supervise.py reads a child's stdout before the result line that starts the next program")
 def test_each_batched_program_gets_its_own_printed_output() -> None:
     suite = Suite.of([CallTest("f()", 0)], entry_point="f")
     items = [(f"print('item {i}')\ndef f():\n    return 0\n", suite) for i in range(24)]

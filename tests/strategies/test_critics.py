@@ -196,3 +196,19 @@ def test_unknown_spec_parameters_are_user_errors() -> None:
         StrategySpec.parse("exec-refine(iterations=3)").kwargs()
     with pytest.raises(UserError, match="unknown strategy 'self-improve'"):
         StrategySpec.parse("self-improve")
+
+
+def test_self_refine_schedules_the_actor_temperature_and_keeps_the_critic_s() -> None:
+    seen: list[tuple[str, float | None]] = []
+
+    def answer(messages: Sequence[Message], config: GenerateConfig) -> str:
+        critic = is_critic(messages)
+        seen.append(("critic" if critic else "actor", config.temperature))
+        return '{"critique": "wrong", "passed": false}' if critic else "```python\ndef sq(x):\n    return x\n```"
+
+    model = FunctionModel(answer)
+    trajectory = run(SQUARE, model, model, max_iters=2, temperature_schedule=(0.0, 1.0))
+    actor = [t for role, t in seen if role == "actor"]
+    assert actor == [0.0, 0.5, 1.0]
+    assert {t for role, t in seen if role == "critic"} == {0.0}
+    assert trajectory.params["temperature_schedule"] == [0.0, 1.0]

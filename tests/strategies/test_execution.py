@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from refinelab.errors import UserError
-from refinelab.models import Model, Price, PriceTable, ScriptedModel
+from refinelab.models import FunctionModel, GenerateConfig, Model, Price, PriceTable, ScriptedModel
 from refinelab.problems import CallTest, Problem, StdioTest, load_livecodebench
 from refinelab.sandbox import WorkerPool
 from refinelab.strategies import (
@@ -187,3 +187,29 @@ def test_strategy_specs_round_trip() -> None:
     assert spec.params == {"max_iters": 3, "feedback_format": "diff"}
     assert StrategySpec.parse(str(spec)) == spec
     assert StrategySpec.parse("sampling(ask_confidence=false, n=2)").params == {"ask_confidence": False, "n": 2}
+
+
+def test_a_temperature_schedule_rises_linearly_across_refinement_rounds() -> None:
+    seen: list[float | None] = []
+
+    def answer(messages: object, config: GenerateConfig) -> str:
+        seen.append(config.temperature)
+        return WRONG
+
+    schedule = (0.2, 0.8)
+    trajectory = run(
+        FunctionModel(answer), lambda env: exec_refine(SQUARE, env, max_iters=3, temperature_schedule=schedule)
+    )
+    assert seen == [0.2, 0.4, 0.6, 0.8]
+    assert trajectory.params["temperature_schedule"] == [0.2, 0.8]
+
+
+def test_a_temperature_schedule_is_written_as_a_strategy_argument() -> None:
+    spec = StrategySpec.parse("exec-refine(max_iters=2, temperature_schedule=(0.2, 0.8), memory=last)")
+    assert spec.kwargs()["temperature_schedule"] == (0.2, 0.8) and spec.kwargs()["memory"] == "last"
+    with pytest.raises(UserError, match=r"temperature_schedule=0.5: must be \(a number, a number\)"):
+        StrategySpec.parse("exec-refine(temperature_schedule=0.5)").kwargs()
+    model = ScriptedModel([WRONG])
+    with pytest.raises(UserError, match="at least 0"):
+        run(model, lambda env: exec_refine(SQUARE, env, temperature_schedule=(-1.0, 0.5)))
+    assert model.requests == []

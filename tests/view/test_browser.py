@@ -21,6 +21,7 @@ from refinelab.metrics import (
     worsened,
 )
 from refinelab.report import HEADLINE
+from refinelab.view._payload import slug
 from tests.view.conftest import ARTIFACTS, Demo
 from tests.view.demo import HALLUCINATED, SMALL_CRITIC
 
@@ -354,3 +355,23 @@ def test_deep_links_with_the_full_run_id_open_the_attempt(page: Any, base: str, 
         page, base, f"run/{demo.run_id[:8]}/t/{config}/{quote('livecodebench/abc357_a', safe='')}/0", "#attempt-1"
     )
     assert f"#/run/{demo.run_id}/" in str(page.locator("#attempt-0 a.permalink").get_attribute("href"))
+
+
+def test_each_figure_downloads_as_svg_and_png_from_the_page(page: Any, base: str, demo: Demo) -> None:
+    from pathlib import Path
+
+    open_route(page, base, f"run/{demo.run_id}/figures", "figure a.download")
+    where = page.url
+    for name, _ in demo.figures:
+        for extension, magic in (("svg", b"<?xml"), ("png", b"\x89PNG")):
+            with page.expect_download(timeout=30_000) as started:
+                page.click(f"#figure-{name} a.download[data-format={extension}]")
+            download = started.value
+            assert download.suggested_filename == f"{name}.{extension}"
+            saved = Path(download.path()).read_bytes()
+            assert saved.lstrip().startswith(magic)
+            on_disk = demo.site / "figures" / slug(demo.run_id) / f"{name}.{extension}"
+            assert on_disk.read_bytes().startswith(magic)  # the static site holds the file itself too
+            if mode(base) == "static":
+                assert saved == on_disk.read_bytes()
+            assert page.url == where  # the viewer stays open

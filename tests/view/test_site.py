@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import subprocess
 import sys
@@ -54,6 +55,10 @@ def test_the_static_site_holds_every_page_and_figure(demo: Demo) -> None:
             .startswith("<?xml")
         )
         assert (site / "figures" / slug(demo.run_id) / f"{name}.png").read_bytes().startswith(b"\x89PNG")
+        for extension in ("svg", "png"):  # the same bytes as data scripts, for the download links
+            script = data_file((site / "figures" / slug(demo.run_id) / f"{name}.{extension}.js").read_text("utf-8"))
+            expected = (site / "figures" / slug(demo.run_id) / f"{name}.{extension}").read_bytes()
+            assert base64.b64decode(str(script["base64"])) == expected
     assert len(list((site / base / "p").iterdir())) == 4
     assert len(list((site / "data" / "compare").iterdir())) == 20  # every pair of the five, in both orders
 

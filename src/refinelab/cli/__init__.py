@@ -11,7 +11,7 @@ import warnings
 from collections.abc import Mapping, Sequence
 
 from refinelab import __version__
-from refinelab.cli import _check, _ping, _report, _run, _view
+from refinelab.cli import _check, _ping, _recall, _report, _run, _view
 from refinelab.errors import InfrastructureError, UserError
 
 
@@ -22,6 +22,7 @@ def build_parser(environ: Mapping[str, str]) -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     _check.add_parser(commands, environ)
     _ping.add_parser(commands, environ)
+    _recall.add_parser(commands, environ)
     _run.add_parser(commands, environ)
     _report.add_parsers(commands, environ)
     _view.add_parser(commands, environ)

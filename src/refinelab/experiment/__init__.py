@@ -11,6 +11,15 @@ from refinelab.experiment._details import (
 )
 from refinelab.experiment._migrations import MIGRATIONS
 from refinelab.experiment._process import ProcessId
+from refinelab.experiment._recall import (
+    DraftPair,
+    Judgement,
+    RecallOnDraft,
+    draft_pairs,
+    judge_drafts,
+    read_judgement,
+    recall_on_draft,
+)
 from refinelab.experiment._runner import Progress, RunSummary, Settings, run_experiment, score_attempts, select
 from refinelab.experiment._samples import (
     Sample,
@@ -57,12 +66,15 @@ __all__ = [
     "Configuration",
     "CriticDetail",
     "Discrepancy",
+    "DraftPair",
     "ExperimentSpec",
     "Failure",
     "GeneratedTestSet",
+    "Judgement",
     "ProblemInfo",
     "ProcessId",
     "Progress",
+    "RecallOnDraft",
     "RunInfo",
     "RunListing",
     "RunStatus",
@@ -81,11 +93,15 @@ __all__ = [
     "TestRun",
     "TrajectoryDetail",
     "Unit",
+    "draft_pairs",
     "format_hint",
+    "judge_drafts",
     "load_spec",
     "read_any_samples",
     "read_generated_tests",
+    "read_judgement",
     "read_samples",
+    "recall_on_draft",
     "run_experiment",
     "score_attempts",
     "score_samples",

@@ -81,5 +81,33 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         ALTER TABLE problems ADD COLUMN prompt TEXT
         """,
     ),
+    (
+        "m005_generated_tests_and_decisions",
+        """
+        CREATE TABLE test_generations (
+            run_id TEXT NOT NULL, config TEXT NOT NULL, problem TEXT NOT NULL, repeat INTEGER NOT NULL,
+            idx INTEGER NOT NULL, raw TEXT NOT NULL, tests TEXT NOT NULL, rejected TEXT NOT NULL,
+            reference_passed TEXT, prompt_tokens INTEGER NOT NULL, completion_tokens INTEGER NOT NULL,
+            cost_usd REAL, latency_s REAL NOT NULL, cached INTEGER NOT NULL,
+            PRIMARY KEY (run_id, config, problem, repeat, idx)
+        );
+        CREATE TABLE decisions (
+            run_id TEXT NOT NULL, config TEXT NOT NULL, problem TEXT NOT NULL, repeat INTEGER NOT NULL,
+            seq INTEGER NOT NULL, kind TEXT NOT NULL, reason TEXT NOT NULL, attempt INTEGER, parent INTEGER,
+            known_passed INTEGER, known_total INTEGER, members TEXT NOT NULL,
+            PRIMARY KEY (run_id, config, problem, repeat, seq)
+        );
+        DROP VIEW model_calls;
+        CREATE VIEW model_calls AS
+            SELECT run_id, config, problem, repeat, idx, 'actor' AS role, prompt_tokens, completion_tokens,
+                   cost_usd, latency_s, cached FROM attempts
+            UNION ALL
+            SELECT run_id, config, problem, repeat, idx, 'critic' AS role, prompt_tokens, completion_tokens,
+                   cost_usd, latency_s, cached FROM critic_outputs
+            UNION ALL
+            SELECT run_id, config, problem, repeat, idx, 'tests' AS role, prompt_tokens, completion_tokens,
+                   cost_usd, latency_s, cached FROM test_generations
+        """,
+    ),
 )
 """Named migrations, applied in order; append new ones, never edit a released one."""

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from refinelab import __version__
 from refinelab.errors import InfrastructureError, UserError
+from refinelab.experiment._generated import with_reference_verdicts
 from refinelab.experiment._samples import hidden_suite
 from refinelab.experiment._scoring import run_scored
 from refinelab.experiment._spec import BenchmarkChoice, Configuration, ExperimentSpec
@@ -287,7 +288,7 @@ async def _run_unit(
     actor = models.get(configuration.actor)
     critic = models.get(configuration.critic, critic=True) if configuration.critic is not None else None
     env = Env(actor, context.pool, critic=critic, budget=context.spec.budget, repeat=repeat)
-    trajectory = await configuration.strategy.run(problem, env)
+    trajectory = await with_reference_verdicts(await configuration.strategy.run(problem, env), problem, context.pool)
     return trajectory, await score_attempts(trajectory, problem, context.pool)
 
 

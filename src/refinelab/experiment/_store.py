@@ -27,6 +27,7 @@ from refinelab.experiment._details import (
     problem_details,
     trajectory_details,
 )
+from refinelab.experiment._generated import Totals, generation_totals, save_rows
 from refinelab.experiment._migrations import MIGRATIONS
 from refinelab.experiment._process import ProcessId
 from refinelab.experiment._spec import Configuration, ExperimentSpec
@@ -204,6 +205,7 @@ class Store:
                 self._db.execute(_INSERT_ATTEMPT, _attempt_row(key, attempt, result))
                 if attempt.critic is not None:
                     self._db.execute(_INSERT_CRITIC, _critic_row(key, attempt))
+            save_rows(self._db, key, trajectory)
 
     def record_failure(self, run_id: str, unit: Unit, kind: str, message: str) -> None:
         """Record an infrastructure failure of one unit."""
@@ -275,7 +277,8 @@ class Store:
         attempts: dict[Unit, list[ScoredAttempt]] = {}
         for row in self._rows(_ATTEMPTS_QUERY, (run_id,)):
             attempts.setdefault((row["config"], row["problem"], int(row["repeat"])), []).append(_scored_attempt(row))
-        return [_scored_trajectory(row, attempts) for row in self._rows(_TRAJECTORIES_QUERY, (run_id,))]
+        tests = generation_totals(self._db, run_id)
+        return [_scored_trajectory(row, attempts, tests) for row in self._rows(_TRAJECTORIES_QUERY, (run_id,))]
 
     def _rows(self, query: str, parameters: Sequence[object]) -> list[sqlite3.Row]:
         """The rows of ``query``, read by column name."""
@@ -450,8 +453,11 @@ def _critic_spend(row: sqlite3.Row) -> Spend:
     return Spend(usage, row["critic_cost_usd"])
 
 
-def _scored_trajectory(row: sqlite3.Row, attempts: Mapping[Unit, list[ScoredAttempt]]) -> ScoredTrajectory:
+def _scored_trajectory(
+    row: sqlite3.Row, attempts: Mapping[Unit, list[ScoredAttempt]], tests: Mapping[Unit, Totals]
+) -> ScoredTrajectory:
     unit = (row["config"], row["problem"], int(row["repeat"]))
+    test_tokens, test_cost, generated, correct = tests.get(unit, (0, 0.0, 0, None))
     return ScoredTrajectory(
         config=row["config"],
         strategy=row["strategy"],
@@ -463,6 +469,10 @@ def _scored_trajectory(row: sqlite3.Row, attempts: Mapping[Unit, list[ScoredAtte
         attempts=tuple(attempts.get(unit, ())),
         final=row["final"],
         stop_reason=row["stop_reason"],
+        test_tokens=test_tokens,
+        test_cost_usd=test_cost,
+        generated_tests=generated,
+        generated_correct=correct,
     )
 
 

@@ -45,9 +45,16 @@ from refinelab.metrics._refinement import (
     sampled,
     step_rates,
 )
+from refinelab.metrics._selection import (
+    AtEqualTokens,
+    generated_test_accuracy,
+    refinement_at_equal_tokens,
+    selection_accuracy,
+)
 from refinelab.records import ScoredAttempt, ScoredTrajectory, Spend, Usage, configuration_label, total_cost
 
 __all__ = [
+    "AtEqualTokens",
     "Bin",
     "Bootstrap",
     "ConfusionMatrix",
@@ -78,6 +85,7 @@ __all__ = [
     "decisions",
     "disagreements",
     "first_pass_iterations",
+    "generated_test_accuracy",
     "improved",
     "improvement_rate",
     "iterates",
@@ -92,6 +100,7 @@ __all__ = [
     "pass_by_iteration",
     "pass_final",
     "prompt_tokens_by_round",
+    "refinement_at_equal_tokens",
     "regression_error_attempts",
     "regression_errors",
     "regression_rate",
@@ -99,6 +108,7 @@ __all__ = [
     "reliability",
     "sampled",
     "sampling_at_equal_tokens",
+    "selection_accuracy",
     "step_rates",
     "total_cost",
     "trajectories_pass_at_k",

@@ -17,9 +17,19 @@ Origin = Literal["draft", "refine", "redraft", "sample"]
 Suggestion = Literal["pass", "refine", "redraft"]
 """What a critic suggests doing with an attempt."""
 StopReason = Literal[
-    "accepted", "visible_tests_passed", "max_iterations", "single_pass", "sampled", "budget", "critic_unreadable"
+    "accepted",
+    "visible_tests_passed",
+    "max_iterations",
+    "single_pass",
+    "sampled",
+    "budget",
+    "critic_unreadable",
+    "agreement",
+    "verified",
 ]
-"""Why a trajectory ended (``critic_unreadable``: the critic's reply could not be parsed; never guessed)."""
+"""Why a trajectory ended (``critic_unreadable``: the critic's reply could not be parsed; never guessed;
+``agreement``: chosen by dual execution agreement; ``verified``: a candidate met ``verified``'s stopping
+rule)."""
 
 
 @dataclass(frozen=True)
@@ -153,6 +163,14 @@ class ScoredTrajectory:
     """The attempt returned as the answer."""
     stop_reason: StopReason
     """Why the strategy stopped."""
+    test_tokens: int = 0
+    """Tokens of the calls that wrote tests (``codet``, ``verified``); part of :attr:`tokens`."""
+    test_cost_usd: float | None = 0.0
+    """Their price; ``None`` when unknown (then :attr:`cost_usd` is unknown too)."""
+    generated_tests: int = 0
+    """Tests the model wrote (valid, distinct within each reply)."""
+    generated_correct: int | None = None
+    """How many of them the problem's reference solution passes; ``None`` without a reference."""
 
     @property
     def passed(self) -> bool:
@@ -161,13 +179,15 @@ class ScoredTrajectory:
 
     @property
     def spend(self) -> Spend:
-        """Tokens and dollars of every attempt."""
-        return Spend.total(a.spend for a in self.attempts)
+        """Dollars of every call, test-writing calls included; tokens of the attempts (the test-writing
+        tokens are in :attr:`test_tokens`, and :attr:`tokens` adds them)."""
+        attempts = Spend.total(a.spend for a in self.attempts)
+        return attempts + Spend(cost_usd=self.test_cost_usd)
 
     @property
     def tokens(self) -> int:
-        """All tokens spent."""
-        return sum(a.tokens for a in self.attempts)
+        """All tokens spent, test-writing calls included."""
+        return sum(a.tokens for a in self.attempts) + self.test_tokens
 
     @property
     def cost_usd(self) -> float | None:

@@ -40,6 +40,7 @@ from refinelab.metrics import (
     trajectories_pass_at_k,
 )
 from refinelab.report._overview import OverviewTable, build_overview
+from refinelab.report._selection import SelectionSection, selection_section
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -189,6 +190,8 @@ class Report:
     """Another run to show differences against."""
     overview: tuple[OverviewTable, ...] = ()
     """The headline table with 95% bootstrap intervals: all problems, per benchmark, per difficulty."""
+    selection: SelectionSection = field(default_factory=SelectionSection)
+    """Generated-test and selection accuracy of ``codet``/``verified``; ``verified`` at equal tokens."""
 
 
 def build_report(store: Store, run_id: str | None = None, *, baseline: str | None = None) -> Report:
@@ -214,6 +217,7 @@ def build_report(store: Store, run_id: str | None = None, *, baseline: str | Non
         pending=configs * len(problems) * repeats - len(trajectories),
         baseline=build_report(store, baseline) if baseline is not None else None,
         overview=build_overview(trajectories, store.problem_details(run.id)),
+        selection=selection_section(groups),
     )
 
 
@@ -336,7 +340,7 @@ def _comparisons(
 
 
 def _equal_tokens(groups: dict[str, list[ScoredTrajectory]]) -> tuple[tuple[str, str, EqualTokens], ...]:
-    samplers = [g for g in groups.values() if any(sampled(t) for t in g)]
+    samplers = [g for g in groups.values() if any(sampled(t) for t in g) and g[0].strategy == "sampling"]
     found = []
     for group in groups.values():
         if group[0].strategy == "single-pass" or group in samplers:

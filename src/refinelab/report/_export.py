@@ -22,6 +22,7 @@ def report_json(report: Report) -> str:
         "infrastructure_failures": [asdict(f) for f in report.failures],
         "pending": report.pending,
         "overview": [asdict(table) for table in report.overview],
+        "selection": asdict(report.selection),
     }
     return json.dumps(data, indent=2, default=str) + "\n"
 

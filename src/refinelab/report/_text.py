@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from refinelab._words import counted
 from refinelab.metrics import Rate
 from refinelab.report._build import Report, Row
+from refinelab.report._selection import selection_tables
 
 Table = tuple[str, list[str], list[list[str]]]
 """(title, header, rows)."""
@@ -57,6 +58,7 @@ def tables(report: Report) -> list[Table]:
         found.append(_caps(rows))
     if any(len(r.refinement.prompt_by_round) > 1 for r in rows):
         found.append(_prompts(rows))
+    found.extend(selection_tables(report.selection))
     if report.baseline is not None:
         found.append(_baseline(report, report.baseline))
     return found

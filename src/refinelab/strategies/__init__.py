@@ -5,6 +5,7 @@ A new strategy is one ``@strategy("name")`` function in its own module here, plu
 package imports every strategy module, so importing it registers them all (a test checks that).
 """
 
+from refinelab.strategies._codet import codet
 from refinelab.strategies._critics import self_redraft, self_refine
 from refinelab.strategies._env import Budget, BudgetExhausted, Env
 from refinelab.strategies._execution import exec_refine, sampling, single_pass
@@ -29,7 +30,18 @@ from refinelab.strategies._registry import (
     StrategySpec,
     strategy,
 )
-from refinelab.strategies._trajectory import Attempt, CriticOutput, Origin, StopReason, Trajectory
+from refinelab.strategies._schedule import TemperatureSchedule
+from refinelab.strategies._trajectory import (
+    Attempt,
+    CriticOutput,
+    Decision,
+    DecisionKind,
+    Origin,
+    StopReason,
+    TestGeneration,
+    Trajectory,
+)
+from refinelab.strategies._verified import verified
 
 __all__ = [
     "CRITIC_STRATEGIES",
@@ -41,6 +53,8 @@ __all__ = [
     "BudgetExhausted",
     "CriticOutput",
     "Critique",
+    "Decision",
+    "DecisionKind",
     "Env",
     "FeedbackFormat",
     "MemoryPolicy",
@@ -52,7 +66,10 @@ __all__ = [
     "Strategy",
     "StrategySpec",
     "Suggestion",
+    "TemperatureSchedule",
+    "TestGeneration",
     "Trajectory",
+    "codet",
     "exec_refine",
     "extract_code",
     "extract_confidence",
@@ -65,4 +82,5 @@ __all__ = [
     "single_pass",
     "strategy",
     "strip_reasoning",
+    "verified",
 ]

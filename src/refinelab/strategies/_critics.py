@@ -18,6 +18,7 @@ from refinelab.strategies._feedback import MemoryPolicy, compress
 from refinelab.strategies._parsing import extract_confidence, parse_critique_json, parse_critique_xml
 from refinelab.strategies._prompts import DEFAULT_PROMPTS, Prompts, critic_schema
 from refinelab.strategies._registry import strategy
+from refinelab.strategies._schedule import TemperatureSchedule, at_round, check_schedule
 from refinelab.strategies._trajectory import Attempt, CriticOutput, Origin, StopReason, Trajectory
 
 
@@ -61,13 +62,17 @@ async def self_refine(  # noqa: PLR0913 - flat knobs map one to one onto ``self-
     structured: bool = True,
     ask_confidence: bool = False,
     prompts: Prompts = DEFAULT_PROMPTS,
+    temperature_schedule: TemperatureSchedule | None = None,
 ) -> Trajectory:
     """Actor drafts; the critic answers ``{"critique", "passed"}``; stop when it passes, else the actor
     rewrites from the problem, its previous code and the critique; at most ``max_iters`` refinements.
 
     The critic may be a different (e.g. smaller) model: give :class:`Env` a ``critic``. ``structured``
     asks for the verdict with a JSON Schema (servers that cannot do it get plain text, then parsed).
+    ``temperature_schedule`` ``(first, last)`` moves the actor's temperature linearly across rounds (the
+    critic keeps ``config``'s).
     """
+    check_schedule(temperature_schedule)
     schema = critic_schema(ask_confidence)
     critic_config = GenerateConfig.with_schema(schema).merge(config) if structured else config
     loop = _CriticLoop(
@@ -78,6 +83,7 @@ async def self_refine(  # noqa: PLR0913 - flat knobs map one to one onto ``self-
         ask_confidence=ask_confidence,
         next_messages=lambda attempts: _refine_messages(problem, attempts, prompts),
         prompts=prompts,
+        schedule=temperature_schedule,
     )
     return await _critic_loop(problem, env, "self-refine", loop)
 
@@ -104,6 +110,11 @@ class _CriticLoop:
     ask_confidence: bool
     next_messages: Callable[[list[Attempt]], list[Message]]
     prompts: Prompts = DEFAULT_PROMPTS
+    schedule: TemperatureSchedule | None = None
+
+    def actor_config(self, round_: int) -> GenerateConfig:
+        """The actor's settings for round ``round_`` (0 = the draft)."""
+        return at_round(self.config, self.schedule, round_, self.max_iters)
 
 
 async def _critic_loop(problem: Problem, env: Env, spec: str, loop: _CriticLoop) -> Trajectory:
@@ -112,7 +123,7 @@ async def _critic_loop(problem: Problem, env: Env, spec: str, loop: _CriticLoop)
     try:
         draft = _Request(
             loop.prompts.draft(problem),
-            loop.config,
+            loop.actor_config(0),
             "draft",
             0,
             ask_confidence=loop.ask_confidence,
@@ -129,7 +140,7 @@ async def _critic_loop(problem: Problem, env: Env, spec: str, loop: _CriticLoop)
             origin: Origin = "redraft" if critic.verdict == "redraft" else "refine"
             request = _Request(
                 loop.next_messages(attempts),
-                loop.config,
+                loop.actor_config(len(attempts)),
                 origin,
                 len(attempts),
                 critic.critique,
@@ -160,9 +171,12 @@ async def self_redraft(  # noqa: PLR0913 - flat knobs map one to one onto ``self
     config: GenerateConfig = LIVECODEBENCH_CONFIG,
     ask_confidence: bool = False,
     prompts: Prompts = DEFAULT_PROMPTS,
+    temperature_schedule: TemperatureSchedule | None = None,
 ) -> Trajectory:
     """Actor drafts; the critic says pass, refine or redraft; regeneration sees the trajectory
-    ``(y0, c0, ..., yi, ci)`` (or the last round, or a digest: ``memory``); at most ``max_iters`` rounds."""
+    ``(y0, c0, ..., yi, ci)`` (or the last round, or a digest: ``memory``); at most ``max_iters`` rounds.
+    ``temperature_schedule`` ``(first, last)`` moves the actor's temperature linearly across rounds."""
+    check_schedule(temperature_schedule)
     loop = _CriticLoop(
         config,
         config,
@@ -171,6 +185,7 @@ async def self_redraft(  # noqa: PLR0913 - flat knobs map one to one onto ``self
         ask_confidence=ask_confidence,
         next_messages=lambda attempts: _redraft_messages(problem, attempts, memory, prompts),
         prompts=prompts,
+        schedule=temperature_schedule,
     )
     return await _critic_loop(problem, env, "self-redraft", loop)
 

@@ -5,6 +5,7 @@ Strategies never build clients; swapping a model or a sandbox never touches a st
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Literal
@@ -86,14 +87,17 @@ class Env:
         self.sandbox = sandbox
         self.budget = budget or Budget()
         self.spent = Spent()
+        self._in_flight = 0
+        self._settled = asyncio.Condition()
         self.repeat = repeat
         """Which repetition of the same problem and configuration this is: repeats are distinct samples
         (their own cache entries), so a repeated run is a new draw, not a cache hit."""
 
     def check_budget(self) -> None:
-        """Raise :class:`BudgetExhausted` if the next call would go over a limit."""
+        """Raise :class:`BudgetExhausted` if the next call would go over a limit (calls in flight count as
+        made)."""
         budget, spent = self.budget, self.spent
-        if budget.max_calls is not None and spent.calls >= budget.max_calls:
+        if budget.max_calls is not None and spent.calls + self._in_flight >= budget.max_calls:
             raise BudgetExhausted(f"max_calls={budget.max_calls}")
         if budget.max_tokens is not None and spent.usage.total_tokens >= budget.max_tokens:
             raise BudgetExhausted(f"max_tokens={budget.max_tokens}")
@@ -103,13 +107,37 @@ class Env:
     async def generate(
         self, role: Role, messages: Sequence[Message], config: GenerateConfig, *, sample: int = 0
     ) -> Completion:
-        """One call to the actor or the critic, after checking the budget."""
-        self.check_budget()
+        """One call to the actor or the critic, after checking the budget.
+
+        Concurrent calls are safe: a call reserves its place in ``max_calls`` before it starts; under a
+        token or cost limit, whose next spending is unknown until a reply arrives, a call waits for the
+        calls in flight to settle and is checked against everything they spent (so concurrency never
+        overspends, and callers started in order are served in order).
+        """
+        await self._reserve()
         model = self.actor if role == "actor" else self.critic
-        completion = await model.generate(messages, config, sample=sample + self.repeat * REPEAT_STRIDE)
+        completion: Completion | None = None
+        try:
+            completion = await model.generate(messages, config, sample=sample + self.repeat * REPEAT_STRIDE)
+            return completion
+        finally:
+            async with self._settled:  # spending is recorded before the reservation is released
+                if completion is not None:
+                    self._account(completion)
+                self._in_flight -= 1
+                self._settled.notify_all()
+
+    def _account(self, completion: Completion) -> None:
         self.spent.calls += 1
         self.spent.spend += completion.spend
-        return completion
+
+    async def _reserve(self) -> None:
+        """Wait until the budget can be judged, check it, and count this call as in flight."""
+        async with self._settled:
+            if self.budget.max_tokens is not None or self.budget.max_cost_usd is not None:
+                await self._settled.wait_for(lambda: self._in_flight == 0)
+            self.check_budget()
+            self._in_flight += 1
 
     async def execute(self, code: str, problem: Problem) -> RunResult:
         """Run a program on the problem's visible tests (never the hidden ones)."""

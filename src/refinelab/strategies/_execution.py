@@ -2,19 +2,30 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Annotated
+import asyncio
+from dataclasses import dataclass, replace
+from typing import Annotated, Literal
 
 from annotated_types import Ge
 
 from refinelab.models import GenerateConfig, Message
-from refinelab.problems import Problem
+from refinelab.problems import Problem, Test
 from refinelab.strategies._env import BudgetExhausted, Env
 from refinelab.strategies._feedback import FeedbackFormat, MemoryPolicy, compress, feedback
 from refinelab.strategies._parsing import extract_code, extract_confidence
 from refinelab.strategies._prompts import DEFAULT_PROMPTS, Prompts
 from refinelab.strategies._registry import strategy
+from refinelab.strategies._schedule import TemperatureSchedule, at_round, check_schedule
+from refinelab.strategies._tests import (
+    DEFAULT_TESTS_PER_SAMPLE,
+    TestPlan,
+    agreement_choice,
+    generated_pool,
+    tests_decision,
+    write_tests,
+)
 from refinelab.strategies._trajectory import Attempt, Origin, StopReason, Trajectory
+from refinelab.verification import Score
 
 DEFAULT_CONFIG = GenerateConfig(temperature=0.0)
 """Temperature 0, as the refinement studies use."""
@@ -114,22 +125,27 @@ async def exec_refine(  # noqa: PLR0913 - flat knobs map one to one onto ``exec-
     config: GenerateConfig = DEFAULT_CONFIG,
     ask_confidence: bool = False,
     prompts: Prompts = DEFAULT_PROMPTS,
+    temperature_schedule: TemperatureSchedule | None = None,
 ) -> Trajectory:
     """Generate, run the visible tests, stop when all pass, else feed the failures back and refine.
 
-    ``max_iters`` counts refinements (so at most ``max_iters + 1`` attempts).
+    ``max_iters`` counts refinements (so at most ``max_iters + 1`` attempts). ``temperature_schedule``
+    ``(first, last)`` moves the actor's temperature linearly from the draft to the last allowed round.
     """
+    check_schedule(temperature_schedule)
     spec = "exec-refine"
     attempts: list[Attempt] = []
     try:
-        draft = _Request(prompts.draft(problem), config, "draft", 0, ask_confidence=ask_confidence, prompts=prompts)
+        first = at_round(config, temperature_schedule, 0, max_iters)
+        draft = _Request(prompts.draft(problem), first, "draft", 0, ask_confidence=ask_confidence, prompts=prompts)
         attempts.append(await _attempt(env, problem, draft))
         while not _passes(attempts[-1]):
             if len(attempts) > max_iters:
                 return _finish(problem, spec, attempts, "max_iterations")
             messages, given = _refinement(problem, attempts, (feedback_format, memory), prompts)
+            now = at_round(config, temperature_schedule, len(attempts), max_iters)
             request = _Request(
-                messages, config, "refine", len(attempts), given, ask_confidence=ask_confidence, prompts=prompts
+                messages, now, "refine", len(attempts), given, ask_confidence=ask_confidence, prompts=prompts
             )
             attempts.append(await _attempt(env, problem, request))
     except BudgetExhausted as exc:
@@ -168,7 +184,7 @@ def _refinement(
 
 
 @strategy("sampling")
-async def sampling(
+async def sampling(  # noqa: PLR0913 - flat knobs map one to one onto ``sampling(key=value)`` specs
     problem: Problem,
     env: Env,
     *,
@@ -176,26 +192,59 @@ async def sampling(
     config: GenerateConfig = LIVECODEBENCH_CONFIG,
     ask_confidence: bool = False,
     prompts: Prompts = DEFAULT_PROMPTS,
+    select: Literal["visible", "dual-agreement"] = "visible",
+    m: Annotated[int, Ge(0)] = 2,
 ) -> Trajectory:
-    """``n`` independent samples; the answer is the first that passes the visible tests, else the one
-    that passes most (ties to the earliest). Every sample is kept, so pass@k can be computed."""
+    """``n`` independent samples, requested concurrently; every sample is kept, in sample order, so pass@k
+    can be computed. The answer (``select``): ``visible``, the first that passes the visible tests, else the
+    one that passes most (ties to the earliest); ``dual-agreement``, the best dual-agreement group over the
+    visible tests and those ``m`` test-writing samples produce (as ``codet`` chooses)."""
     spec = "sampling"
-    attempts: list[Attempt] = []
-    try:
-        for index in range(n):
-            request = _Request(
-                prompts.draft(problem),
-                config,
-                "sample",
-                index,
-                sample=index,
-                ask_confidence=ask_confidence,
-                prompts=prompts,
-            )
-            attempts.append(await _attempt(env, problem, request))
-    except BudgetExhausted as exc:
-        return _finish(problem, spec, attempts, "budget", note=exc.reason, final=_select(attempts))
-    return _finish(problem, spec, attempts, "sampled", final=_select(attempts))
+    requests = [
+        _Request(prompts.draft(problem), config, "sample", i, sample=i, ask_confidence=ask_confidence, prompts=prompts)
+        for i in range(n)
+    ]
+    if select == "dual-agreement":
+        plan = TestPlan(m, DEFAULT_TESTS_PER_SAMPLE, None, config)
+        return await sample_and_agree(env, problem, requests, plan, (spec, problem.visible_tests, "codet"))
+    attempts, note = await concurrently(env, problem, requests)
+    reason: StopReason = "sampled" if note is None else "budget"
+    return _finish(problem, spec, attempts, reason, note=note, final=_select(attempts))
+
+
+async def sample_and_agree(
+    env: Env,
+    problem: Problem,
+    requests: list[_Request],
+    plan: TestPlan,
+    how: tuple[str, tuple[Test, ...], Score],
+) -> Trajectory:
+    """Programs and tests written concurrently; the answer chosen by dual agreement over ``visible`` plus
+    the generated tests (``how``: the trajectory's name and arguments, the visible tests to join, the
+    agreement score)."""
+    spec, visible, score = how
+    (attempts, note), (generations, test_note) = await asyncio.gather(
+        concurrently(env, problem, requests), write_tests(env, problem, plan)
+    )
+    tests = visible + generated_pool(generations, plan.limit)
+    final, decisions = await agreement_choice(env, problem, attempts, tests, score)
+    note = note or test_note
+    trajectory = _finish(problem, spec, attempts, "budget" if note else "agreement", note=note, final=final)
+    steps = (tests_decision(len(visible), len(tests)), *decisions)
+    return replace(trajectory, final=final, generations=tuple(generations), decisions=steps)
+
+
+async def concurrently(env: Env, problem: Problem, requests: list[_Request]) -> tuple[list[Attempt], str | None]:
+    """Run independent requests at once; the attempts made, in request order, and the budget note when
+    the budget refused some (the refused ones are the last: the budget reserves calls in request order).
+    Any other failure propagates."""
+    results = await asyncio.gather(*(_attempt(env, problem, r) for r in requests), return_exceptions=True)
+    attempts = [r for r in results if isinstance(r, Attempt)]
+    refused = [r for r in results if isinstance(r, BudgetExhausted)]
+    failed = [r for r in results if isinstance(r, BaseException) and not isinstance(r, BudgetExhausted)]
+    if failed:
+        raise failed[0]
+    return attempts, (refused[0].reason if refused else None)
 
 
 def _select(attempts: list[Attempt]) -> int | None:

@@ -82,6 +82,8 @@ def _recorded(value: object) -> object:
         return value.key()
     if isinstance(value, Prompts):
         return value.label()
+    if isinstance(value, tuple):  # as JSON reads it back
+        return [_recorded(item) for item in value]
     return value
 
 
@@ -208,7 +210,15 @@ def _shown(value: object) -> str:
 
 
 def _split(body: str) -> list[str]:
-    return [part.strip() for part in body.split(",") if part.strip()]
+    """Split on the commas outside brackets: ``a=1, schedule=(0.2, 0.8)`` is two arguments."""
+    parts, depth, start = [], 0, 0
+    for i, char in enumerate(body):
+        depth += (char in "([{") - (char in ")]}")
+        if char == "," and depth == 0:
+            parts.append(body[start:i])
+            start = i + 1
+    parts.append(body[start:])
+    return [part.strip() for part in parts if part.strip()]
 
 
 def _argument(part: str, text: str) -> tuple[str, object]:

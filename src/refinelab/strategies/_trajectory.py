@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from refinelab.problems import Test
 from refinelab.records import Origin as Origin  # re-exported for the strategies
 from refinelab.records import Spend, Usage
 from refinelab.records import StopReason as StopReason
@@ -16,7 +17,8 @@ from refinelab.sandbox import RunResult
 
 Verdict = Literal["pass", "refine", "redraft"]
 """A critic's decision (Self-Refine critics say pass or refine)."""
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+"""2: ``generations`` and ``decisions`` (selecting strategies)."""
 
 
 @dataclass(frozen=True)
@@ -86,6 +88,61 @@ class Attempt:
 
 
 @dataclass(frozen=True)
+class TestGeneration:
+    """One model call that wrote tests for the problem, and what was read from it."""
+
+    raw: str
+    """The reply as written."""
+    tests: tuple[Test, ...]
+    """The valid, distinct tests read from it, in reply order."""
+    rejected: tuple[str, ...]
+    """Why each rejected piece was rejected (unparsable, does not call the entry point, duplicate...)."""
+    usage: Usage
+    """Tokens of the call (they count in the trajectory's usage and in the budget)."""
+    latency_seconds: float
+    """Wall time of the call."""
+    cost_usd: float | None = None
+    """Price of the call; ``None`` when unknown."""
+    cached: bool = False
+    """True when the reply came from the response cache."""
+    reference_passed: tuple[bool, ...] | None = None
+    """For each test, whether the problem's reference solution passes it (filled in by the experiment
+    runner when the problem ships a reference; never seen by the strategy)."""
+
+    @property
+    def spend(self) -> Spend:
+        """Tokens and dollars of the call."""
+        return Spend(self.usage, self.cost_usd)
+
+
+DecisionKind = Literal["tests", "group", "refine", "keep", "discard", "critic", "choose"]
+"""What a selecting strategy decided: which tests it judged by (``tests``), how programs grouped by the
+tests they pass (``group``), which candidate it refined (``refine``), whether a refinement was kept
+(``keep``) or discarded by the regression guard (``discard``), what the critic settled (``critic``), and
+which program it returned (``choose``)."""
+
+
+@dataclass(frozen=True)
+class Decision:
+    """One decision of a selecting strategy, with the evidence it rested on."""
+
+    kind: DecisionKind
+    """What was decided."""
+    reason: str
+    """Why, in words (the report shows it)."""
+    attempt: int | None = None
+    """The attempt it concerns (the refined, kept, discarded or chosen one)."""
+    parent: int | None = None
+    """For ``keep``/``discard``: the attempt the refinement started from."""
+    known_passed: int | None = None
+    """Known tests (visible plus generated) the attempt passes."""
+    known_total: int | None = None
+    """Known tests in all."""
+    members: tuple[int, ...] = ()
+    """For ``group``: the attempts in the group; for ``critic``: the candidates it was asked about."""
+
+
+@dataclass(frozen=True)
 class Trajectory:
     """A strategy's whole run on one problem."""
 
@@ -103,6 +160,10 @@ class Trajectory:
     """Why it stopped."""
     budget_note: str | None = None
     """Which budget ran out, when ``stop_reason`` is ``budget``."""
+    generations: tuple[TestGeneration, ...] = ()
+    """Calls that wrote tests (``codet``, ``verified``), in order."""
+    decisions: tuple[Decision, ...] = ()
+    """Why a selecting strategy refined, discarded and chose what it did, in order."""
     schema_version: int = SCHEMA_VERSION
     """Version of this record's layout."""
 
@@ -113,16 +174,16 @@ class Trajectory:
 
     @property
     def spend(self) -> Spend:
-        """Tokens and dollars of every actor call, then every critic call."""
+        """Tokens and dollars of every actor call, then every critic call, then every test-writing call."""
         critics = [a.critic.spend for a in self.attempts if a.critic is not None]
-        return Spend.total([*(a.spend for a in self.attempts), *critics])
+        return Spend.total([*(a.spend for a in self.attempts), *critics, *(g.spend for g in self.generations)])
 
     @property
     def cost_usd(self) -> float | None:
-        """Dollars of every actor and critic call; ``None`` when any price is unknown."""
+        """Dollars of every call; ``None`` when any price is unknown."""
         return self.spend.cost_usd
 
     @property
     def usage(self) -> Usage:
-        """Tokens of every actor and critic call."""
+        """Tokens of every actor, critic and test-writing call."""
         return self.spend.usage

@@ -14,10 +14,12 @@ Layout::
     data/RUN/p/PROBLEM.js              one problem: every trajectory in full
     data/compare/SIDE--SIDE.js         two configurations compared
     figures/RUN/NAME.svg, NAME.png     the report's figures
+    figures/RUN/NAME.svg.js, .png.js   the same bytes as data scripts, for the download links
 """
 
 from __future__ import annotations
 
+import base64
 import itertools
 import json
 import threading
@@ -130,11 +132,7 @@ class Source:
 
     def _run_file(self, store: Store, run: RunInfo, path: str, parts: list[str]) -> bytes | None:
         if parts[0] == "figures" and len(parts) == 3:
-            name, _, extension = parts[2].rpartition(".")
-            figure = self._figure(self.bundle(store, run), name) if extension in ("svg", "png") else None
-            if figure is None:
-                return None
-            return figure.svg.encode() if extension == "svg" else figure.png
+            return self._figure_file(store, run, path, parts[2])
         if parts[2:] == ["run.js"]:
             return self.bundle(store, run).run_js
         if len(parts) == 4 and parts[2] == "p" and parts[3].endswith(".js"):
@@ -198,6 +196,18 @@ class Source:
             run_js=_script(path, payload),
         )
 
+    def _figure_file(self, store: Store, run: RunInfo, path: str, file: str) -> bytes | None:
+        """``NAME.svg``, ``NAME.png``, or either as a data script (``NAME.svg.js``) for the download links."""
+        script = file.endswith(".js")
+        name, _, extension = file.removesuffix(".js").rpartition(".")
+        figure = self._figure(self.bundle(store, run), name) if extension in ("svg", "png") else None
+        if figure is None:
+            return None
+        body = figure.svg.encode() if extension == "svg" else figure.png
+        if not script:
+            return body
+        return _script(path, {"type": CONTENT_TYPES[f".{extension}"], "base64": base64.b64encode(body).decode()})
+
     @staticmethod
     def _figure(bundle: _Bundle, name: str) -> Figure | None:
         """One figure of the run, drawn on first request (None: the run has no such figure)."""
@@ -228,7 +238,8 @@ class Source:
                 yield f"data/{base}/run.js"
                 yield from (f"data/{base}/p/{key}.js" for key in bundle.problems)
                 figures = figure_titles(bundle.report)
-                yield from (f"figures/{base}/{name}.{ext}" for name, _ in figures for ext in ("svg", "png"))
+                files = (f"{name}.{ext}" for name, _ in figures for ext in ("svg", "png"))
+                yield from (f"figures/{base}/{file}{script}" for file in files for script in ("", ".js"))
                 sides += run_sides(store, run)
         for a, b in _compared_pairs(sides):
             yield f"data/compare/{a.file}--{b.file}.js"

@@ -57,6 +57,28 @@ class Reporter:
         while view:
             view = view[self._write(self._fd, view) :]
 
+    def mark(self, program: int) -> None:
+        """Mark on stdout and stderr where ``program``'s printing starts (``program_mark``).
+
+        The worker reads the output pipes and the result pipe separately, so only a mark inside the
+        output itself tells it which program of a batch printed what.
+        """
+        _flush_stdout()
+        try:
+            sys.stderr.flush()
+        except BaseException:  # noqa: BLE001, S110 - a broken stderr is the previous program's problem
+            pass
+        for fd in (1, 2):
+            try:
+                self._write(fd, program_mark(self._nonce, program))
+            except OSError:
+                pass
+
+
+def program_mark(nonce: str, program: int) -> bytes:
+    """The bytes that start a program's output in a batch child (one write, shorter than a pipe's atomic size)."""
+    return b"\x00\x01" + nonce.encode() + b":" + str(program).encode() + b"\x00"
+
 
 def error_message(exc: BaseException) -> dict[str, object]:
     """Describe an exception, with the traceback trimmed to the candidate's own lines."""
@@ -205,6 +227,7 @@ def _run_program(job: dict[str, object], program: int, start: int, report: Repor
     assert isinstance(codes, list) and isinstance(tests, list)
     indices = range(start, len(tests))  # before the program runs: it may rebind builtins
     namespace: dict[str, object] = {"__name__": "__candidate__", "__builtins__": builtins}
+    report.mark(program)
     report.send({"p": program, "i": -1, "b": time.process_time()})
     try:
         run_source(suite, str(codes[program]), namespace)

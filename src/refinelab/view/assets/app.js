@@ -224,10 +224,25 @@ async function figuresPage(runId) {
 
 function figure(runSlug, f) {
   const base = `figures/${runSlug}/${f.name}`;
+  const link = (format) => el("a", { href: `${base}.${format}`, download: `${f.name}.${format}`, class: "download", "data-format": format,
+    title: `download ${f.name}.${format}`, onclick: (event) => { event.preventDefault(); download(`${base}.${format}`, `${f.name}.${format}`); } },
+    format.toUpperCase());
   return el("figure", { id: `figure-${f.name}` },
-    el("figcaption", {}, f.title, el("a", { href: `${base}.svg`, download: `${f.name}.svg` }, "SVG"),
-      el("a", { href: `${base}.png`, download: `${f.name}.png` }, "PNG")),
+    el("figcaption", {}, f.title, link("svg"), link("png")),
     el("img", { src: `${base}.svg`, alt: f.title }));
+}
+
+// Chromium ignores `download` on links to file:// addresses (it opens the image instead, leaving the
+// viewer), so the file's bytes come as a data script and are saved from a blob, which works anywhere.
+async function download(path, name) {
+  const data = await load(`${path}.js`, false);
+  const bytes = Uint8Array.from(atob(data.base64), (c) => c.charCodeAt(0));
+  const url = URL.createObjectURL(new Blob([bytes], { type: data.type }));
+  const link = el("a", { href: url, download: name, hidden: true });
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 60000);
 }
 
 function caseCounts(data) {

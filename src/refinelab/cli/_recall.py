@@ -1,0 +1,76 @@
+"""``refinelab recall-draft``: SELF-REDRAFT's recall on draft over a stored run, judged by a model."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from refinelab.cli._ping import project_models
+from refinelab.cli._run import default_store
+from refinelab.errors import UserError
+from refinelab.experiment import (
+    DraftPair,
+    Judgement,
+    RecallOnDraft,
+    Store,
+    draft_pairs,
+    judge_drafts,
+    recall_on_draft,
+)
+from refinelab.metrics import Rate
+from refinelab.models import Model, open_model
+
+
+def add_parser(commands: Any, environ: Mapping[str, str]) -> None:
+    """Register ``recall-draft``."""
+    parser = commands.add_parser(
+        "recall-draft",
+        help="ask a judge model whether each 'redraft' suggestion really changed the approach (recall on draft)",
+    )
+    parser.add_argument("run_id", nargs="?", metavar="RUN", help="run id or unique prefix (default: the newest)")
+    parser.add_argument("--judge", required=True, metavar="MODEL", help="the auxiliary model that judges the pairs")
+    parser.add_argument("--base-url", help="any OpenAI-compatible server for the judge")
+    parser.add_argument("--config", type=Path, help="project config with [models]")
+    parser.add_argument("--store", type=Path, default=default_store(environ), help="results database")
+    parser.add_argument(
+        "--with-refine", action="store_true", help="also judge pairs after 'refine' suggestions (for contrast)"
+    )
+    parser.set_defaults(run=lambda args: run(args, environ))
+
+
+def run(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
+    """Judge every pair of the run and print recall on draft per configuration."""
+    if not args.store.is_file():
+        raise UserError(f"{args.store}: no such store (run `refinelab run` first, or pass --store)")
+    model = open_model(args.judge, environ, base_url=args.base_url, config=project_models(args.config, environ))
+    with Store(args.store) as store:
+        run_id = store.run(args.run_id).id
+        pairs = draft_pairs(store, run_id, suggestions=("redraft", "refine") if args.with_refine else ("redraft",))
+        if not pairs:
+            print(f"run {run_id}: no critic suggested a redraft followed by a readable program; nothing to judge")
+            return 0
+        judgements = asyncio.run(_judge(model, pairs))
+        rows = recall_on_draft(store, run_id, judgements)
+    print(f"run {run_id}: {len(pairs)} pairs judged by {model.name}")
+    for line in _table(rows, args.with_refine):
+        print(line)
+    return 0
+
+
+async def _judge(model: Model, pairs: Sequence[DraftPair]) -> list[Judgement]:
+    async with model:
+        return await judge_drafts(model, pairs)
+
+
+def _rate(rate: Rate) -> str:
+    return "–" if rate.value is None else f"{100 * rate.value:.1f}% ({rate.count}/{rate.of})"
+
+
+def _table(rows: list[RecallOnDraft], with_refine: bool) -> list[str]:
+    header = ["configuration", "recall on draft", *(["changed after refine"] if with_refine else []), "unreadable"]
+    body = [[r.label, _rate(r.redraft), *([_rate(r.refine)] if with_refine else []), str(r.unreadable)] for r in rows]
+    widths = [max(len(row[i]) for row in [header, *body]) for i in range(len(header))]
+    return ["  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() for row in [header, *body]]

@@ -1,0 +1,89 @@
+"""The report's section on selecting strategies (``codet``, ``verified``): generated-test accuracy,
+selection accuracy, and ``verified`` against iterative refinement at equal tokens (against sampling it
+appears in the sampling-at-equal-tokens table)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from refinelab.metrics import (
+    AtEqualTokens,
+    Rate,
+    ScoredTrajectory,
+    generated_test_accuracy,
+    refinement_at_equal_tokens,
+    selection_accuracy,
+)
+
+SELECTING = ("codet", "verified")
+"""Strategies that write tests and choose among candidates."""
+ITERATIVE = ("self-refine", "self-redraft", "exec-refine")
+"""Strategies ``verified`` is compared with at equal tokens."""
+
+
+@dataclass(frozen=True)
+class SelectionRow:
+    """One selecting configuration's measures."""
+
+    label: str
+    """The configuration."""
+    test_accuracy: Rate
+    """Generated tests its problems' reference solutions pass (problems with a reference)."""
+    generated_per_problem: float
+    """Generated tests per problem, on average."""
+    selection: Rate
+    """Chosen program passes, of the problems where any candidate passes."""
+
+
+@dataclass(frozen=True)
+class SelectionSection:
+    """Everything the section shows."""
+
+    rows: tuple[SelectionRow, ...] = ()
+    """One per selecting configuration."""
+    against: tuple[tuple[str, str, AtEqualTokens], ...] = ()
+    """(verified, iterative strategy, numbers) for each pair with the same actor."""
+
+
+def selection_section(groups: Mapping[str, Sequence[ScoredTrajectory]]) -> SelectionSection:
+    """The section's numbers for a run's configurations (empty when it ran no selecting strategy)."""
+    rows = tuple(_row(group) for group in groups.values() if group and group[0].strategy in SELECTING)
+    pairs = []
+    for mine in (g for g in groups.values() if g and g[0].strategy == "verified"):
+        for other in (g for g in groups.values() if g and g[0].strategy in ITERATIVE and g[0].actor == mine[0].actor):
+            result = refinement_at_equal_tokens(mine, other)
+            if result is not None:
+                pairs.append((mine[0].label, other[0].label, result))
+    return SelectionSection(rows, tuple(pairs))
+
+
+def _row(group: Sequence[ScoredTrajectory]) -> SelectionRow:
+    generated = sum(t.generated_tests for t in group) / len(group)
+    return SelectionRow(group[0].label, generated_test_accuracy(group), generated, selection_accuracy(group))
+
+
+def _rate(rate: Rate) -> str:
+    return "–" if rate.value is None else f"{100 * rate.value:.1f}% ({rate.count}/{rate.of})"
+
+
+def selection_tables(section: SelectionSection) -> list[tuple[str, list[str], list[list[str]]]]:
+    """The section as terminal tables (none when there is nothing to show)."""
+    found = []
+    if section.rows:
+        header = ["configuration", "tests/problem", "test accuracy", "selection accuracy"]
+        body = [
+            [r.label, f"{r.generated_per_problem:.1f}", _rate(r.test_accuracy), _rate(r.selection)]
+            for r in section.rows
+        ]
+        title = "Generated tests (share the reference passes) and selection (chosen passes, where any candidate does)"
+        found.append((title, header, body))
+    if section.against:
+        header = ["verified", "refinement", "problems", "verified pass", "refinement pass", "tokens", "its tokens"]
+        body = [
+            [a, b, str(e.problems), f"{100 * e.reference:.1f}%", f"{100 * e.other:.1f}%",
+             f"{e.reference_tokens:.0f}", f"{e.other_tokens:.0f}"]
+            for a, b, e in section.against
+        ]  # fmt: skip
+        found.append(("verified against iterative refinement cut at the same tokens per problem", header, body))
+    return found

@@ -1,0 +1,117 @@
+"""What the selecting strategies share: writing tests through the budget, hiding the visible tests, the
+generated-test pool, agreement groups as decisions, and choosing among samples by dual agreement."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, replace
+
+from refinelab.models import GenerateConfig
+from refinelab.problems import Problem, Test
+from refinelab.strategies._env import BudgetExhausted, Env
+from refinelab.strategies._trajectory import Attempt, Decision, TestGeneration
+from refinelab.verification import Agreement, Score, dual_agreement, parse_tests, pooled, run_matrix, test_request
+
+DEFAULT_TESTS_PER_SAMPLE = 10
+"""Tests asked for in each test-writing call, unless a strategy says otherwise."""
+TEST_SAMPLE_OFFSET = 500_000
+"""Sample indices of test-writing calls start here, so they never share a cache entry with a program."""
+
+
+@dataclass(frozen=True)
+class TestPlan:
+    """How a selecting strategy gets its tests."""
+
+    samples: int
+    """Test-writing calls (``m``)."""
+    per_sample: int
+    """Tests asked for in each call."""
+    limit: int | None
+    """Tests kept from each reply (its first ones; CodeT keeps 5); ``None`` keeps all."""
+    config: GenerateConfig
+    """Settings of the test-writing calls."""
+
+
+def hidden_view(problem: Problem, hide_visible: bool) -> Problem:
+    """The problem as the strategy may see it: without its visible tests in the execution-free setting
+    (they are then never shown to a model nor run)."""
+    return replace(problem, visible_tests=()) if hide_visible else problem
+
+
+async def write_tests(env: Env, problem: Problem, plan: TestPlan) -> tuple[list[TestGeneration], str | None]:
+    """The test-writing calls, concurrently, in sample order; and the budget note if the budget refused
+    some (their tokens count in the budget like any call)."""
+    calls = [_one_generation(env, problem, plan, i) for i in range(plan.samples)]
+    results = await asyncio.gather(*calls, return_exceptions=True)
+    failed = [r for r in results if isinstance(r, BaseException) and not isinstance(r, BudgetExhausted)]
+    if failed:
+        raise failed[0]
+    refused = [r for r in results if isinstance(r, BudgetExhausted)]
+    return [r for r in results if isinstance(r, TestGeneration)], (refused[0].reason if refused else None)
+
+
+async def _one_generation(env: Env, problem: Problem, plan: TestPlan, index: int) -> TestGeneration:
+    messages = test_request(problem, count=plan.per_sample)
+    completion = await env.generate("actor", messages, plan.config, sample=TEST_SAMPLE_OFFSET + index)
+    parsed = parse_tests(completion.text, problem)
+    return TestGeneration(
+        raw=completion.text,
+        tests=parsed.tests,
+        rejected=tuple(r.reason for r in parsed.rejected),
+        usage=completion.usage,
+        latency_seconds=completion.latency_seconds,
+        cost_usd=completion.cost_usd,
+        cached=completion.cached,
+    )
+
+
+def generated_pool(generations: list[TestGeneration], limit: int | None) -> tuple[Test, ...]:
+    """The distinct generated tests, first seen first, at most ``limit`` from each reply."""
+    return pooled([g.tests for g in generations], limit=limit)
+
+
+def group_decisions(agreement: Agreement, total: int) -> list[Decision]:
+    """One ``group`` decision per agreement group, best first."""
+    return [
+        Decision(
+            "group",
+            f"{len(g.members)} program(s) pass the same {len(g.passed)} of {total} tests (score {g.score:.3g})",
+            known_passed=len(g.passed),
+            known_total=total,
+            members=g.members,
+        )
+        for g in agreement.groups
+    ]
+
+
+def tests_decision(visible: int, total: int) -> Decision:
+    """The ``tests`` decision: what the programs are judged by."""
+    return Decision("tests", f"judged by {total} tests: {visible} visible, {total - visible} generated")
+
+
+async def agreement_choice(
+    env: Env, problem: Problem, attempts: list[Attempt], tests: tuple[Test, ...], score: Score
+) -> tuple[int | None, list[Decision]]:
+    """Run every attempt on every test; the earliest member of the best dual-agreement group, and the
+    ``group`` and ``choose`` decisions that say why."""
+    passed = await run_matrix(env.sandbox, [a.code for a in attempts], tests, problem)
+    agreement = dual_agreement(passed, score=score)
+    decisions = group_decisions(agreement, len(tests))
+    best = agreement.best
+    if best is not None and agreement.chosen is not None:
+        reason = (
+            f"earliest member of the best group ({len(best.members)} program(s) passing {len(best.passed)} of "
+            f"{len(tests)} tests, score {best.score:.3g})"
+        )
+        chosen = attempts[agreement.chosen].index
+        decisions.append(
+            Decision(
+                "choose",
+                reason,
+                attempt=chosen,
+                known_passed=len(best.passed),
+                known_total=len(tests),
+                members=best.members,
+            )
+        )
+    return agreement.chosen, decisions
