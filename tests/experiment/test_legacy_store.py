@@ -55,7 +55,7 @@ def test_an_old_store_reports_the_same_numbers(legacy: Store) -> None:
     report = build_report(legacy)
     numbers = expected()
     assert (report.problems, report.pending) == (numbers["problems"], numbers["pending"])
-    same(report.rows, numbers["rows"], "rows")
+    same([row.to_json() for row in report.rows], numbers["rows"], "rows")
 
 
 def test_an_old_store_loads_every_trajectory_and_export_line(legacy: Store) -> None:
@@ -92,3 +92,10 @@ def test_released_migrations_are_never_edited_only_appended() -> None:
     assert names == sorted(names) and len(set(names)) == len(names)
     for name, script in MIGRATIONS[: len(RELEASED)]:
         assert hashlib.sha256(script.encode()).hexdigest()[:16] == RELEASED[name], f"{name} was edited"
+
+
+def test_the_json_report_shows_the_spec_as_stored(legacy: Store) -> None:
+    from refinelab.report import report_json
+
+    stored = legacy._db.execute("SELECT spec FROM runs").fetchone()[0]
+    assert json.loads(report_json(build_report(legacy)))["run"]["spec"] == json.loads(stored)

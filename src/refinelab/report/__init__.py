@@ -1,6 +1,15 @@
 """Reports: views over stored runs (the numbers come from the metrics; this package only formats)."""
 
-from refinelab.report._build import Comparison, Report, Row, build_report
+from refinelab.report._build import (
+    Comparison,
+    Confidence,
+    CriticNumbers,
+    Passes,
+    Refinement,
+    Report,
+    Row,
+    build_report,
+)
 from refinelab.report._export import report_csv, report_json
 from refinelab.report._figures import Figure, figure_titles, render_figure, render_figures
 from refinelab.report._html import REPORT_CSS, overview_html, render_html, tables_html
@@ -11,9 +20,13 @@ __all__ = [
     "HEADLINE",
     "REPORT_CSS",
     "Comparison",
+    "Confidence",
+    "CriticNumbers",
     "Figure",
     "OverviewRow",
     "OverviewTable",
+    "Passes",
+    "Refinement",
     "Report",
     "Row",
     "build_overview",
