@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
+from refinelab.cli import main
 from refinelab.experiment import GeneratedTest, Store, TrajectoryDetail
 from refinelab.strategies import Decision
 from tests.view.selecting import make_selecting_run
@@ -58,3 +60,29 @@ def test_one_problem_reads_only_its_own(run: tuple[Path, str]) -> None:
     assert kept.final == 2 and kept.decisions[-1] == Decision(
         "choose", "meets the stop rule: passes 3 of 4 known tests", 2, None, 3, 4
     )
+
+
+def test_export_carries_each_trajectorys_decisions_and_generated_tests(run: tuple[Path, str], tmp_path: Path) -> None:
+    out = tmp_path / "attempts.jsonl"
+    assert main(["export", run[1], "--store", str(run[0]), "--out", str(out)], {}) == 0
+    lines = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
+    p1 = [line for line in lines if line["strategy"] == "verified" and line["problem_id"] == "jsonl/p1"]
+    assert [line["iteration"] for line in p1] == [0, 1, 2, 3]
+    first, _, discarded, _ = p1
+    assert [d["kind"] for d in first["trajectory_decisions"]] == [
+        "tests", "refine", "refine", "discard", "discard", "group", "choose"
+    ]  # fmt: skip
+    assert [d["kind"] for d in first["decisions"]] == ["refine", "choose"]  # those about attempt 0
+    assert discarded["decisions"] == [{
+        "kind": "discard", "reason": "regression: passes 1 of 4 known tests, its parent passed 2", "attempt": 2,
+        "parent": 0, "known_passed": 1, "known_total": 4, "members": [],
+    }]  # fmt: skip
+    assert discarded["trajectory_decisions"] is None and discarded["generated_tests"] is None
+    (generation,) = first["generated_tests"]
+    assert [(t["text"], t["reference_passed"]) for t in generation["tests"]] == [
+        ("assert f(2) == 3", True), ("assert f(7) == 8", True), ("assert f(4) == 0", False)
+    ]  # fmt: skip
+    assert generation["rejected"] == ["does not call f"] and "assert g(1)" in generation["raw"]
+    plain = [line for line in lines if line["strategy"] == "codet" and line["iteration"] == 1]
+    assert all(line["decisions"] == [] and line["generated_tests"] is None for line in plain)
+    assert {line["config"] for line in lines} == {t.config for t in Store(run[0]).trajectory_details(run[1])}

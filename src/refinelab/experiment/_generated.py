@@ -187,3 +187,28 @@ def _generated_test(stored: dict[str, object], verdict: object) -> GeneratedTest
     else:
         text = f"{stored.get('expr')} == {stored.get('expected')!r}"
     return GeneratedTest(kind=kind, text=text, reference_passed=None if verdict is None else bool(verdict))
+
+
+Selection = tuple[list[Decision], list[GenerationDetail]]
+"""A trajectory's decisions and test-writing calls."""
+
+
+def read_selection(db: sqlite3.Connection, run_id: str) -> dict[tuple[str, str, int], Selection]:
+    """Per unit with any: its decisions and test-writing calls (for the export)."""
+    decisions, generations = read_decisions(db, run_id, None), read_generations(db, run_id, None)
+    return {unit: (decisions.get(unit, []), generations.get(unit, [])) for unit in {*decisions, *generations}}
+
+
+def with_selection(line: dict[str, object], selection: Selection | None) -> dict[str, object]:
+    """An export line with ``decisions`` (those about its attempt) and, on a trajectory's first attempt,
+    ``trajectory_decisions`` and ``generated_tests`` (the whole trajectory's; ``None`` on the others)."""
+    decisions, generations = selection or ([], [])
+    first = line["iteration"] == 0
+    line["decisions"] = [_decision_json(d) for d in decisions if d.attempt == line["iteration"]]
+    line["trajectory_decisions"] = [_decision_json(d) for d in decisions] if first else None
+    line["generated_tests"] = [asdict(g) for g in generations] if first else None
+    return line
+
+
+def _decision_json(decision: Decision) -> dict[str, object]:
+    return {**asdict(decision), "members": list(decision.members)}
