@@ -85,4 +85,5 @@ def test_export_carries_each_trajectorys_decisions_and_generated_tests(run: tupl
     assert generation["rejected"] == ["does not call f"] and "assert g(1)" in generation["raw"]
     plain = [line for line in lines if line["strategy"] == "codet" and line["iteration"] == 1]
     assert all(line["decisions"] == [] and line["generated_tests"] is None for line in plain)
-    assert {line["config"] for line in lines} == {t.config for t in Store(run[0]).trajectory_details(run[1])}
+    with Store(run[0]) as opened:
+        assert {line["config"] for line in lines} == {c.key for c in opened.configurations(run[1])}
