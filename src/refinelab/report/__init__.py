@@ -15,6 +15,7 @@ from refinelab.report._figures import Figure, figure_titles, render_figure, rend
 from refinelab.report._html import REPORT_CSS, overview_html, render_html, tables_html
 from refinelab.report._overview import OverviewRow, OverviewTable, build_overview
 from refinelab.report._text import HEADLINE, failure_lines, header_lines, render_text
+from refinelab.report._why import why_text
 
 __all__ = [
     "HEADLINE",
@@ -42,4 +43,5 @@ __all__ = [
     "report_csv",
     "report_json",
     "tables_html",
+    "why_text",
 ]
