@@ -84,6 +84,7 @@ RELEASED = {
     "m002_model_calls_view": "5a3e0c50dd02c234",
     "m003_run_process": "562a20e5f296991e",
     "m004_problem_details": "041432c2f61312a6",
+    "m005_generated_tests_and_decisions": "f3ac5a3416c36815",
 }
 """Every released migration and a digest of its script: a store changes only by appending a new one."""
 
