@@ -156,7 +156,15 @@ def read_decisions(
     for config, key, repeat, kind, reason, attempt, parent, passed, total, members in db.execute(
         query, (run_id, problem, problem)
     ):
-        decision = Decision(kind, reason, attempt, parent, passed, total, tuple(json.loads(members)))
+        decision = Decision(
+            kind,
+            reason,
+            attempt=attempt,
+            parent=parent,
+            known_passed=passed,
+            known_total=total,
+            members=tuple(json.loads(members)),
+        )
         found.setdefault((str(config), str(key), int(repeat)), []).append(decision)
     return found
 
