@@ -7,7 +7,7 @@ random model's program), a test-writing request with the asserts gpt-3.5 wrote i
 and a refinement request with the task's next real program. It never runs anything, so no answer
 depends on being right. Run from the repository root:
 
-    python bench/verified_e2e.py [--shared ../shared/data] [--tasks 164] [--seed 1] [--width 4]
+    python bench/verified_e2e.py [--shared ../shared/data] [--tasks 164] [--seed 1] [--width 4] [--keep DIR]
 
 Prints, per configuration, pass@1 of the returned program on the hidden tests and tokens per task; the
 report's at-equal-tokens comparison against sampling; whether ``verified`` and ``codet`` beat single
@@ -38,12 +38,14 @@ def strategies(width: int) -> list[str]:
     ]
 
 
-def main(shared: Path, tasks: int, seed: int, width: int) -> int:
+def main(shared: Path, tasks: int, seed: int, width: int, keep: Path | None) -> int:
     chosen = [f"HumanEval/{i}" for i in range(tasks)]
     answers = real_answers(shared, chosen, width=width, seed=seed)
     start = time.perf_counter()
     with tempfile.TemporaryDirectory() as folder:
-        outcome = run_through_server(answers, strategies(width), Path(folder))
+        if keep is not None:
+            keep.mkdir(parents=True, exist_ok=False)
+        outcome = run_through_server(answers, strategies(width), keep or Path(folder))
     print(f"{tasks} HumanEval tasks, real programs (seed {seed}), {time.perf_counter() - start:.0f} s")
     finals = _table(outcome)
     verdicts = _verdicts(outcome, finals)
@@ -88,7 +90,8 @@ if __name__ == "__main__":
     parser.add_argument("--tasks", type=int, default=164, help="first N HumanEval tasks")
     parser.add_argument("--seed", type=int, default=1, help="orders each task's programs")
     parser.add_argument("--width", type=int, default=4, help="programs per configuration (k, n)")
+    parser.add_argument("--keep", type=Path, help="a new folder to keep the spec, store and report in")
     args = parser.parse_args()
     if not args.shared.is_dir():
         sys.exit(f"no shared data at {args.shared}")
-    sys.exit(main(args.shared, args.tasks, args.seed, args.width))
+    sys.exit(main(args.shared, args.tasks, args.seed, args.width, args.keep))
