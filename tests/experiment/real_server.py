@@ -37,18 +37,26 @@ TEST_SYSTEM = test_request(Problem("x", "def f():\n    pass\n", "function", (), 
 
 @dataclass
 class RealAnswers:
-    """The server's reply writer; see the module docstring. ``seen`` counts requests by kind."""
+    """The server's reply writer; see the module docstring. ``seen`` counts requests by kind, ``replies``
+    holds every reply written."""
 
     problems: list[Problem]
     programs: dict[str, list[str]]
     tests: dict[str, list[str]]
     width: int
     seen: Counter[str] = field(default_factory=Counter)
+    replies: list[str] = field(default_factory=list)
     _identical: Counter[str] = field(default_factory=Counter)
     _refined: Counter[str] = field(default_factory=Counter)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __call__(self, request: dict[str, object]) -> str:
+        reply = self._answer(request)
+        with self._lock:
+            self.replies.append(reply)
+        return reply
+
+    def _answer(self, request: dict[str, object]) -> str:
         messages = request["messages"]
         assert isinstance(messages, list)
         task = self.task_of("\n".join(str(m["content"]) for m in messages))
@@ -102,6 +110,10 @@ class Outcome:
     """Model calls the store records as sent (not answered from the cache), by role."""
     answered: int
     """Requests the server answered normally."""
+    server_replies: Counter[str]
+    """Every reply the server wrote."""
+    stored_replies: Counter[str]
+    """Every reply the store records as sent: actor responses, critic and test-writing raw replies."""
 
 
 SPEC = """name = "verified-e2e"
@@ -130,7 +142,9 @@ def run_through_server(answers: RealAnswers, strategies: list[str], folder: Path
         answered = len(server.answered())
         assert isinstance(server, FakeOpenAI)
     assert main(["report", "--store", str(store), "--format", "json", "--out", str(out)], {}) == 0
-    return Outcome(json.loads(out.read_text()), Counter(answers.seen), stored_calls(store), answered)
+    report = json.loads(out.read_text())
+    sent = stored_replies(store)
+    return Outcome(report, Counter(answers.seen), stored_calls(store), answered, Counter(answers.replies), sent)
 
 
 def stored_calls(store: Path) -> Counter[str]:
@@ -138,3 +152,14 @@ def stored_calls(store: Path) -> Counter[str]:
     with sqlite3.connect(store) as db:
         rows = db.execute("SELECT role, count(*) FROM model_calls WHERE NOT cached GROUP BY role").fetchall()
     return Counter({str(role): int(count) for role, count in rows})
+
+
+def stored_replies(store: Path) -> Counter[str]:
+    """The replies the store records for calls that went to the server (not cache hits)."""
+    queries = [
+        "SELECT response FROM attempts WHERE NOT cached",
+        "SELECT raw FROM critic_outputs WHERE NOT cached",
+        "SELECT raw FROM test_generations WHERE NOT cached",
+    ]
+    with sqlite3.connect(store) as db:
+        return Counter(str(row[0]) for query in queries for row in db.execute(query))
