@@ -9,6 +9,7 @@ from refinelab.experiment._details import (
     TestRun,
     TrajectoryDetail,
 )
+from refinelab.experiment._generated import GeneratedTest, GenerationDetail
 from refinelab.experiment._migrations import MIGRATIONS
 from refinelab.experiment._process import ProcessId
 from refinelab.experiment._recall import (
@@ -69,7 +70,9 @@ __all__ = [
     "DraftPair",
     "ExperimentSpec",
     "Failure",
+    "GeneratedTest",
     "GeneratedTestSet",
+    "GenerationDetail",
     "Judgement",
     "ProblemInfo",
     "ProcessId",

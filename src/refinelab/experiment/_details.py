@@ -11,11 +11,13 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import NamedTuple
 
+from refinelab.experiment._generated import GenerationDetail, read_decisions, read_generations
 from refinelab.records import Origin, StopReason, Suggestion
 from refinelab.sandbox import TestOutcome
+from refinelab.strategies import Decision
 
 
 class StoredConfiguration(NamedTuple):
@@ -172,6 +174,11 @@ class TrajectoryDetail:
     """The arguments the strategy recorded."""
     attempts: tuple[AttemptDetail, ...]
     """Every attempt, in order."""
+    generations: tuple[GenerationDetail, ...] = ()
+    """The calls that wrote tests (``codet``, ``verified``), in order; empty for other strategies."""
+    decisions: tuple[Decision, ...] = ()
+    """Why a selecting strategy refined, kept, discarded and chose what it did, in order; empty for
+    other strategies."""
 
 
 def problem_details(db: sqlite3.Connection, run_id: str) -> list[ProblemInfo]:
@@ -189,7 +196,13 @@ def trajectory_details(db: sqlite3.Connection, run_id: str, problem: str | None 
     attempts: dict[tuple[str, str, int], list[AttemptDetail]] = {}
     for row in _rows(db, _ATTEMPTS, args):
         attempts.setdefault((row["config"], row["problem"], int(row["repeat"])), []).append(_attempt(row))
-    return [_trajectory(row, attempts) for row in _rows(db, _TRAJECTORIES, args)]
+    generations, decisions = read_generations(db, run_id, problem), read_decisions(db, run_id, problem)
+    found = []
+    for row in _rows(db, _TRAJECTORIES, args):
+        unit = (row["config"], row["problem"], int(row["repeat"]))
+        written, decided = tuple(generations.get(unit, ())), tuple(decisions.get(unit, ()))
+        found.append(replace(_trajectory(row, attempts), generations=written, decisions=decided))
+    return found
 
 
 def _rows(db: sqlite3.Connection, query: str, parameters: Sequence[object]) -> list[sqlite3.Row]:

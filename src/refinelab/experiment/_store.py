@@ -27,7 +27,7 @@ from refinelab.experiment._details import (
     problem_details,
     trajectory_details,
 )
-from refinelab.experiment._generated import Totals, generation_totals, save_rows
+from refinelab.experiment._generated import Totals, generation_totals, read_selection, save_rows, with_selection
 from refinelab.experiment._migrations import MIGRATIONS
 from refinelab.experiment._process import ProcessId
 from refinelab.experiment._spec import Configuration, ExperimentSpec
@@ -335,10 +335,14 @@ class Store:
 
     def export_rows(self, run_id: str) -> Iterator[dict[str, object]]:
         """One dict per attempt (the ``refinelab export`` line), in stored order."""
+        selection = read_selection(self._db, run_id)
         cursor = self._db.execute(_EXPORT_QUERY, (run_id,))
         names = [d[0] for d in cursor.description]
         for row in cursor:
-            yield _export_line(dict(zip(names, row)))
+            line = _export_line(dict(zip(names, row)))
+            yield with_selection(
+                line, selection.get((str(line["config"]), str(line["problem_id"]), int(str(line["repeat"]))))
+            )
 
 
 class _Transaction:
@@ -409,7 +413,7 @@ FROM attempts a LEFT JOIN critic_outputs k
 WHERE a.run_id = ? ORDER BY a.config, a.problem, a.repeat, a.idx
 """
 _EXPORT_QUERY = """
-SELECT t.run_id, t.problem AS problem_id, c.strategy, c.params, c.actor, c.critic, t.repeat,
+SELECT t.run_id, t.config, t.problem AS problem_id, c.strategy, c.params, c.actor, c.critic, t.repeat,
        a.idx AS iteration, a.origin, a.code, k.verdict AS critic_verdict, k.critique AS critic_critique,
        a.visible_passed, a.hidden_passed,
        a.hidden_pass_count, a.hidden_total, a.prompt_tokens, a.completion_tokens, a.cost_usd, a.latency_s,

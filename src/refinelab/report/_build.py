@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
 from refinelab.experiment import Failure, RunInfo, Store, StoredProblem
 from refinelab.metrics import (
@@ -44,6 +44,64 @@ from refinelab.report._selection import SelectionSection, selection_section
 
 
 @dataclass(frozen=True, kw_only=True)
+class Passes:
+    """How often a configuration's answers passed the hidden tests."""
+
+    by_iteration: tuple[float | None, ...]
+    """Pass@1 after iteration 0, 1, ... up to the report's deepest iteration (hidden tests), as
+    ``metrics.pass_at_iteration`` defines it: ``None`` after iteration 0 for a configuration that does
+    not iterate (single pass, sampling)."""
+    final: float
+    """Pass@1 of the returned answers."""
+    pass_at: dict[int, float]
+    """pass@k where defined."""
+    first_pass: dict[str, int]
+    """Attempt index of the first passing attempt ("never" for none) -> trajectories."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Refinement:
+    """What iterating did: steps taken, answers gained and lost, prompts grown, shorter caps."""
+
+    regression_errors: int
+    """Passing attempts rejected and refined into failing ones."""
+    refinements: float | None
+    """Average refinement steps (Avg It.)."""
+    attempts: float
+    """Average attempts (generations) per problem."""
+    improvement: Rate
+    """Initially wrong, finally right."""
+    regression: Rate
+    """Initially right, finally wrong."""
+    prompt_by_round: tuple[float, ...]
+    """Mean actor prompt tokens per attempt index."""
+    caps: tuple[tuple[int, float, float], ...]
+    """Counterfactual caps: (cap, pass@1, mean tokens) for each cap below the one used."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class CriticNumbers:
+    """The critic's verdicts against the hidden tests (critic strategies; empty otherwise)."""
+
+    confusion: ConfusionMatrix | None
+    """Critic verdicts against the tests (``None`` without a critic)."""
+    decisions: dict[str, Decision]
+    """pass / refine / redraft counts (empty without a critic)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Confidence:
+    """Stated confidence and how well it was calibrated."""
+
+    stated: float | None
+    """Mean stated confidence of the returned answers."""
+    brier_actor: float | None
+    """Brier score of the actor's stated confidence."""
+    brier_critic: float | None
+    """Brier score of the critic's confidence in its verdicts."""
+
+
+@dataclass(frozen=True, kw_only=True)
 class Row:
     """One configuration's numbers."""
 
@@ -57,44 +115,35 @@ class Row:
     """Critic model."""
     trajectories: int
     """Trajectories scored."""
-    by_iteration: tuple[float | None, ...]
-    """Pass@1 after iteration 0, 1, ... up to the report's deepest iteration (hidden tests), as
-    ``metrics.pass_at_iteration`` defines it: ``None`` after iteration 0 for a configuration that does
-    not iterate (single pass, sampling)."""
-    final: float
-    """Pass@1 of the returned answers."""
-    regression_errors: int
-    """Passing attempts rejected and refined into failing ones."""
-    refinements: float | None
-    """Average refinement steps (Avg It.)."""
-    attempts: float
-    """Average attempts (generations) per problem."""
+    passes: Passes
+    """Pass rates."""
+    refinement: Refinement
+    """What iterating did."""
     use: Means
     """Mean tokens, time, cost per problem."""
     vs_single: Means | None
     """This configuration's use as a multiple of single pass with the same actor (when the run has one)."""
-    improvement: Rate
-    """Initially wrong, finally right."""
-    regression: Rate
-    """Initially right, finally wrong."""
-    confusion: ConfusionMatrix | None
-    """Critic verdicts against the tests (critic strategies)."""
-    decisions: dict[str, Decision]
-    """pass / refine / redraft counts."""
-    confidence: float | None
-    """Mean stated confidence of the returned answers."""
-    brier_actor: float | None
-    """Brier score of the actor's stated confidence."""
-    brier_critic: float | None
-    """Brier score of the critic's confidence in its verdicts."""
-    pass_at: dict[int, float]
-    """pass@k where defined."""
-    prompt_by_round: tuple[float, ...]
-    """Mean actor prompt tokens per attempt index."""
-    first_pass: dict[str, int]
-    """Attempt index of the first passing attempt ("never" for none) -> trajectories."""
-    caps: tuple[tuple[int, float, float], ...]
-    """Counterfactual caps: (cap, pass@1, mean tokens) for each cap below the one used."""
+    judged: CriticNumbers
+    """The critic's verdicts against the tests."""
+    confidence: Confidence
+    """Stated confidence and its calibration."""
+
+    def to_json(self) -> dict[str, object]:
+        """The numbers as one flat object, as reports have always exported them."""
+        passes, refinement, judged, confidence = self.passes, self.refinement, self.judged, self.confidence
+        return {
+            "label": self.label, "strategy": self.strategy, "actor": self.actor, "critic": self.critic,
+            "trajectories": self.trajectories, "by_iteration": list(passes.by_iteration), "final": passes.final,
+            "regression_errors": refinement.regression_errors, "refinements": refinement.refinements,
+            "attempts": refinement.attempts, "use": asdict(self.use),
+            "vs_single": None if self.vs_single is None else asdict(self.vs_single),
+            "improvement": asdict(refinement.improvement), "regression": asdict(refinement.regression),
+            "confusion": None if judged.confusion is None else asdict(judged.confusion),
+            "decisions": {k: asdict(v) for k, v in judged.decisions.items()}, "confidence": confidence.stated,
+            "brier_actor": confidence.brier_actor, "brier_critic": confidence.brier_critic,
+            "pass_at": passes.pass_at, "prompt_by_round": list(refinement.prompt_by_round),
+            "first_pass": passes.first_pass, "caps": [list(c) for c in refinement.caps],
+        }  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -176,32 +225,51 @@ def _row(group: Sequence[ScoredTrajectory], single: Sequence[ScoredTrajectory] |
     first = group[0]
     use = means(group)
     assert use is not None
-    top = max_iteration(group)
     return Row(
         label=first.label,
         strategy=first.strategy,
         actor=first.actor,
         critic=first.critic,
         trajectories=len(group),
-        by_iteration=pass_by_iteration(group, depth),
-        final=pass_final(group) or 0.0,
+        passes=Passes(
+            by_iteration=pass_by_iteration(group, depth),
+            final=pass_final(group) or 0.0,
+            pass_at=_pass_at(group),
+            first_pass=_first_pass(group),
+        ),
+        refinement=_refinement(group),
+        use=use,
+        vs_single=_multiples(use, single),
+        judged=_judged(group),
+        confidence=Confidence(
+            stated=_stated(group),
+            brier_actor=brier(actor_confidence(group)),
+            brier_critic=brier(critic_confidence(group)),
+        ),
+    )
+
+
+def _refinement(group: Sequence[ScoredTrajectory]) -> Refinement:
+    return Refinement(
         regression_errors=regression_errors(group),
         refinements=average_refinements(group),
         attempts=average_attempts(group) or 0.0,
-        use=use,
-        vs_single=_multiples(use, single),
         improvement=improvement_rate(group),
         regression=regression_rate(group),
-        confusion=confusion_matrix(group) if first.critic is not None else None,
-        decisions=decisions(group) if first.critic is not None else {},
-        confidence=_stated(group),
-        brier_actor=brier(actor_confidence(group)),
-        brier_critic=brier(critic_confidence(group)),
-        pass_at=_pass_at(group),
         prompt_by_round=tuple(prompt_tokens_by_round(group)),
-        first_pass=_first_pass(group),
-        caps=_caps(group, top),
+        caps=_caps(group, max_iteration(group)),
     )
+
+
+def _confidence(group: Sequence[ScoredTrajectory]) -> Confidence:
+    actor, critic = brier(actor_confidence(group)), brier(critic_confidence(group))
+    return Confidence(stated=_stated(group), brier_actor=actor, brier_critic=critic)
+
+
+def _judged(group: Sequence[ScoredTrajectory]) -> CriticNumbers:
+    if group[0].critic is None:
+        return CriticNumbers(confusion=None, decisions={})
+    return CriticNumbers(confusion=confusion_matrix(group), decisions=decisions(group))
 
 
 def _multiples(use: Means, single: Sequence[ScoredTrajectory] | None) -> Means | None:

@@ -139,7 +139,7 @@ def _headline_rows(report: Report) -> list[OverviewRow]:
 
 
 def _judged(rows: Sequence[Row]) -> list[Row]:
-    return [r for r in rows if r.confusion is not None and r.confusion.total]
+    return [r for r in rows if r.judged.confusion is not None and r.judged.confusion.total]
 
 
 def _style_of(index: int) -> _Style:
@@ -271,12 +271,15 @@ def _pareto(rows: Sequence[Row], headline: dict[str, OverviewRow], styles: dict[
         style, found = styles[row.label], headline.get(row.label)
         final = found.final if found else None
         error = [[100 * (final.value - final.low)], [100 * (final.high - final.value)]] if final else None
-        axes.errorbar([x], [100 * row.final], yerr=error, color=style.color, marker=style.marker, markersize=8,
+        axes.errorbar([x], [100 * row.passes.final], yerr=error, color=style.color, marker=style.marker, markersize=8,
                       capsize=3, linestyle="none", label=style.legend(row.label))  # fmt: skip
-        crowd = sum(_close((x, row.final), (other, r.final), points[-1][0]) for other, r in points[: rows.index(row)])
-        axes.annotate(str(style.number), (x, 100 * row.final), xytext=(6, 4 + 10 * crowd), textcoords="offset points",
-                      fontsize=8)  # fmt: skip
-    frontier = _frontier([(x, 100 * row.final) for x, row in points])
+        crowd = sum(
+            _close((x, row.passes.final), (other, r.passes.final), points[-1][0])
+            for other, r in points[: rows.index(row)]
+        )
+        axes.annotate(str(style.number), (x, 100 * row.passes.final), xytext=(6, 4 + 10 * crowd),
+                      textcoords="offset points", fontsize=8)  # fmt: skip
+    frontier = _frontier([(x, 100 * row.passes.final) for x, row in points])
     axes.step([x for x, _ in frontier], [y for _, y in frontier], where="post", color="#444444", linestyle="--",
               linewidth=1, label="Pareto frontier (nothing cheaper does better)")  # fmt: skip
     axes.set_title("Cost against pass@1 (error bars: 95% bootstrap intervals)")
@@ -339,7 +342,7 @@ def _confusions(rows: Sequence[Row], styles: dict[str, _Style]) -> MplFigure:
 
 
 def _matrix(axes: Axes, row: Row, style: _Style) -> Any:
-    m = row.confusion
+    m = row.judged.confusion
     assert m is not None
     counts = [[m.true_accept, m.false_accept], [m.false_reject, m.true_reject]]
     shares = [[c / m.total for c in line] for line in counts]
@@ -358,7 +361,7 @@ def _matrix(axes: Axes, row: Row, style: _Style) -> Any:
 
 
 def _panel_title(row: Row, style: _Style) -> str:
-    m = row.confusion
+    m = row.judged.confusion
     assert m is not None
     rates = [
         f"accepts {_share(m.accept_rate.value)} of {counted(m.total, 'verdict')}",
@@ -376,14 +379,14 @@ def _share(value: float | None) -> str:
 
 
 def _first_pass(rows: Sequence[Row], styles: dict[str, _Style]) -> MplFigure:
-    last = max((int(k) for r in rows for k in r.first_pass if k != "never"), default=0)
+    last = max((int(k) for r in rows for k in r.passes.first_pass if k != "never"), default=0)
     categories = [str(k) for k in range(last + 1)] + ["never"]  # every attempt from the first, none skipped
     figure = _new(_height(3.0, len(rows)))
     axes = figure.subplots()
     width = 0.8 / len(rows)
     for i, row in enumerate(rows):
         style = styles[row.label]
-        shares = [100 * row.first_pass.get(c, 0) / max(row.trajectories, 1) for c in categories]
+        shares = [100 * row.passes.first_pass.get(c, 0) / max(row.trajectories, 1) for c in categories]
         xs = [j + (i - (len(rows) - 1) / 2) * width for j in range(len(categories))]
         axes.bar(xs, shares, width=width * 0.92, color=style.color, label=style.legend(row.label),
                  hatch=("", "//", "..", "xx", "\\\\")[i % 5], edgecolor="white", linewidth=0.5)  # fmt: skip

@@ -355,6 +355,7 @@ async function trajectoryPage(runId, config, problemKey, repeat, query, refresh)
     }, summaryOf(t) ? chips(summaryOf(t)) : [], " ", labels[t.config] || t.config, t.repeat ? ` (repeat ${t.repeat})` : ""))),
     el("details", {}, el("summary", {}, "problem statement"),
       el("div", { class: "statement" }, detail.problem.prompt ?? "The statement was not stored (this store predates it).")),
+    selectionPanel(trajectory, (i) => trajectoryLink(data.run.id, config, problemKey, repeat, i)),
     trajectory.attempts.map((a) => attemptCard(a, trajectory, summary, trajectoryLink(data.run.id, config, problemKey, repeat, a.index))),
   );
   const focus = query.get("attempt");
@@ -381,12 +382,65 @@ function attemptCard(a, trajectory, summary, link) {
   if (summary.regression_errors.includes(a.index)) marks.push(el("span", { class: "badge fail" }, "regression error: rejected while right, broken next"));
   if (summary.regression_errors.includes(a.index - 1)) marks.push(el("span", { class: "badge fail" }, "broke the previous, correct attempt"));
   if (a.index === trajectory.final) marks.push(el("span", { class: "badge" }, "returned answer"));
+  for (const d of (trajectory.decisions || []).filter((d) => d.attempt === a.index && DECISION_MARKS[d.kind])) {
+    const [text, tone] = DECISION_MARKS[d.kind];
+    marks.push(el("span", { class: `badge ${tone}`, "data-decision": d.kind, title: d.reason }, text));
+  }
   return el("section", { class: "attempt", id: `attempt-${a.index}`, "data-attempt": a.index },
     el("header", {}, el("h2", {}, `Attempt ${a.index}`), el("span", { class: "badge" }, a.origin),
       testBadge("hidden tests", a.hidden), a.visible ? testBadge("visible tests", a.visible) : null,
       a.critic ? verdictBadge(a) : null, ...marks,
       el("a", { class: "permalink", href: link, title: "a link to this attempt (with the full run id)" }, "link")),
     el("div", { class: "body" }, codePane(a), el("div", {}, criticPanel(a), testsPanel(a), feedbackPanel(a), actorPanel(a))));
+}
+
+// --- selecting strategies (codet, verified): why they refined, discarded and chose ---------------
+
+const DECISION_MARKS = {
+  refine: ["refined next", "warn"], keep: ["kept by the regression guard", "pass"],
+  discard: ["discarded by the regression guard", "fail"], choose: ["chosen", "pass"],
+};
+const DECISION_VERBS = {
+  tests: "", group: "", refine: "refined because it", keep: "kept by the regression guard:",
+  discard: "discarded by the regression guard:", critic: "the critic settled a tie:", choose: "chosen:",
+};
+
+function selectionPanel(t, linkTo) {
+  const decisions = t.decisions || [], generations = t.generations || [];
+  if (!decisions.length && !generations.length) return null;
+  return el("section", { class: "selection", id: "why" },
+    decisions.length ? [el("h2", {}, "Why this answer: the decisions, in order"),
+      el("ol", { class: "decisions" }, decisions.map((d) => decisionItem(d, linkTo)))] : null,
+    generations.length ? [el("h2", {}, "Generated tests"), generations.map(generationPanel)] : null);
+}
+
+function decisionItem(d, linkTo) {
+  const ref = (i) => el("a", { href: linkTo(i), class: "attempt-ref", "data-attempt": i }, `attempt ${i}`);
+  const tone = (DECISION_MARKS[d.kind] || ["", ""])[1];
+  const members = d.members.length ? [" (", d.members.flatMap((m, i) => (i ? [", ", ref(m)] : [ref(m)])), ")"] : null;
+  const reason = d.kind === "refine" ? d.reason.replace(/^round \d+: /, "") : d.reason;
+  return el("li", { class: "decision", "data-kind": d.kind, "data-attempt": d.attempt },
+    el("span", { class: `badge ${tone}` }, d.kind),
+    d.attempt !== null ? [" ", ref(d.attempt)] : null,
+    d.parent !== null ? [" (refined from ", ref(d.parent), ")"] : null,
+    " ", DECISION_VERBS[d.kind] || d.kind, " ", el("span", { class: "reason" }, reason), members,
+    d.kind === "refine" && /^round \d+/.test(d.reason) ? el("span", { class: "muted" }, ` · ${d.reason.split(":")[0]}`) : null);
+}
+
+function generationPanel(g) {
+  const verdict = (v) => (v === null ? ["no reference", "unknown"] : v ? ["reference passes", "pass"] : ["reference fails", "fail"]);
+  return el("div", { class: "panel generation", "data-generation": g.index },
+    el("h3", {}, `Test-writing call ${g.index}`, el("span", { class: "badge" }, `${g.tests.length} test${g.tests.length === 1 ? "" : "s"}`)),
+    el("ul", { class: "generated-tests" }, g.tests.map((test, i) => {
+      const [text, tone] = verdict(test.reference_passed);
+      return el("li", { "data-test": i, "data-reference": tone }, el("span", { class: `badge ${tone === "unknown" ? "" : tone}` }, text), " ",
+        el("code", {}, test.text));
+    })),
+    g.rejected.length ? el("details", { class: "rejected" }, el("summary", {}, `${g.rejected.length} rejected piece${g.rejected.length === 1 ? "" : "s"}`),
+      el("ul", {}, g.rejected.map((why) => el("li", {}, why)))) : null,
+    el("p", { class: "numbers" }, `${thousands(g.prompt_tokens)} prompt + ${thousands(g.completion_tokens)} completion tokens · ${seconds(g.latency_seconds)} · ${money(g.cost_usd)}` +
+      (g.cached ? " · cached reply" : "")),
+    el("details", {}, el("summary", {}, "raw reply"), el("pre", { class: "raw" }, g.raw)));
 }
 
 function testBadge(name, run) {
