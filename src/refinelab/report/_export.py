@@ -18,7 +18,7 @@ def report_json(report: Report) -> str:
         "hidden_tests": report.hidden_tests,
         "configurations": [row.to_json() for row in report.rows],
         "comparisons": [asdict(c) for c in report.comparisons],
-        "equal_tokens": [{"refinement": a, "sampling": b, **asdict(e)} for a, b, e in report.equal_tokens],
+        "equal_tokens": [{"configuration": a, "sampler": b, **asdict(e)} for a, b, e in report.equal_tokens],
         "infrastructure_failures": [asdict(f) for f in report.failures],
         "pending": report.pending,
         "overview": [asdict(table) for table in report.overview],
