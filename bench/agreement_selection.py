@@ -5,7 +5,7 @@ gpt-3.5 rounds, from ../shared/data); tests: the asserts gpt-3.5 wrote for itsel
 runs. Each task's samples are shuffled with the seed, so "earliest program" ties favour no model. Run
 from the repository root:
 
-    python bench/agreement_selection.py [--shared ../shared/data] [--tasks 164] [--seed 1]
+    python bench/agreement_selection.py [--shared ../shared/data] [--tasks 164] [--seed 1] [--agreement-timeout 1]
 
 Prints, over the tasks: the samples' unbiased pass@1 (a random pick), the selected program's pass@1
 (deterministic tie-break), CodeT's measure (a random pick among the tied best groups), the oracle (any
@@ -40,12 +40,12 @@ from refinelab.sandbox import Limits, WorkerPool, default_workers
 SETTINGS = [("codet", "ignore"), ("product", "ignore"), ("codet", "join")]
 
 
-async def main(shared: Path, tasks: int, seed: int, workers: int) -> None:
+async def main(shared: Path, tasks: int, seed: int, workers: int, agreement_seconds: float) -> None:
     problems = load_humaneval()
     with tempfile.TemporaryDirectory() as folder:
         samples_path = write_jsonl(Path(folder) / "samples.jsonl", sample_rows(shared, tasks=tasks, seed=seed))
         tests_path = write_jsonl(Path(folder) / "tests.jsonl", test_rows(shared, tasks=tasks))
-        samples = read_any_samples(samples_path, problems)
+        samples, _ = read_any_samples(samples_path, problems)
         tests = read_generated_tests(tests_path, problems)
     async with WorkerPool(workers=workers, limits=Limits(cpu_seconds=2)) as pool:
         scored = await score_samples(samples, pool)
@@ -56,7 +56,8 @@ async def main(shared: Path, tasks: int, seed: int, workers: int) -> None:
         print(f"oracle (any sample passes):           {oracle:.4f}")
         for score, visible in SETTINGS:
             start = time.perf_counter()
-            options = SelectionOptions(score=score, visible=visible)  # type: ignore[arg-type]
+            limits = Limits(cpu_seconds=agreement_seconds)
+            options = SelectionOptions(score=score, visible=visible, limits=limits)  # type: ignore[arg-type]
             chosen = await select_by_agreement(scored, tests, pool, options)
             seconds = time.perf_counter() - start
             _report(chosen, f"{score} score, visible tests {visible}", summary.pass_at[1], seconds)
@@ -85,7 +86,8 @@ if __name__ == "__main__":
     parser.add_argument("--tasks", type=int, default=164, help="first N HumanEval tasks")
     parser.add_argument("--seed", type=int, default=1, help="shuffles each task's samples")
     parser.add_argument("--workers", type=int, default=default_workers(), help="sandbox workers")
+    parser.add_argument("--agreement-timeout", type=float, default=1.0, help="CPU s per generated test (as check)")
     args = parser.parse_args()
     if not args.shared.is_dir():
         sys.exit(f"no shared data at {args.shared}")
-    asyncio.run(main(args.shared, args.tasks, args.seed, args.workers))
+    asyncio.run(main(args.shared, args.tasks, args.seed, args.workers, args.agreement_timeout))

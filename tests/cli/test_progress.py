@@ -6,12 +6,13 @@ import io
 
 from refinelab.cli._run import TerminalProgress
 from refinelab.experiment import Progress
+from refinelab.records import Spend, Usage
 
 
 def test_progress_lines_off_a_terminal() -> None:
     stream = io.StringIO()
     display = TerminalProgress(stream)
-    progress = Progress(total=20, skipped=5, tokens=1234, cost_usd=None, on_update=display.update)
+    progress = Progress(total=20, skipped=5, spend=Spend(Usage(1234), None), on_update=display.update)
     for _ in range(15):
         progress.done += 1
         progress.on_update(progress)

@@ -101,7 +101,7 @@ def test_single_pass_verdicts_agree_with_the_authors(shared_data: Path) -> None:
 
 def test_livecodebench_their_pass_is_never_our_fail(shared_data: Path) -> None:
     """Their verdicts include private tests we do not have: their fail may be our pass, never the reverse.
-    With `refinelab check`'s defaults: the 4 s limit, LiveCodeBench's prelude, and the packages its
+    With `refinelab check`'s defaults: LiveCodeBench's 6 s limit, its prelude, and the packages its
     grader offers (numpy) when installed.
 
     A program that only runs out of time here is judged again with 30 CPU seconds: passing then means this
@@ -119,7 +119,8 @@ def test_livecodebench_their_pass_is_never_our_fail(shared_data: Path) -> None:
         return str(code[0]), Suite.of(p.hidden_tests, kind=p.kind, entry_point=p.entry_point, prelude=p.prelude)
 
     async def body() -> tuple[list[RunResult], list[bool]]:
-        async with WorkerPool(packages=BENCHMARKS["livecodebench"].offered_packages()[0]) as pool:
+        lcb = BENCHMARKS["livecodebench"]
+        async with WorkerPool(packages=lcb.offered_packages()[0], limits=Limits(cpu_seconds=lcb.cpu_seconds)) as pool:
             results = await pool.run_items([item(r) for r in records])
             timed_out = [
                 r for r, res in zip(records, results) if r["graded_list"][0] and not res.passed and _only_timeouts(res)

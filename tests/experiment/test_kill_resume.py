@@ -42,6 +42,11 @@ class Timed:
         self.answered: dict[str, list[float]] = {}
         self.lock = threading.Lock()
 
+    def count(self) -> int:
+        """Requests answered so far."""
+        with self.lock:
+            return sum(len(times) for times in self.answered.values())
+
     def __call__(self, body: dict[str, object]) -> str:
         with self.lock:
             self.answered.setdefault(json.dumps(body, sort_keys=True), []).append(time.monotonic())
@@ -58,8 +63,12 @@ def test_kill_9_at_random_moments_then_resume(tmp_path: Path) -> None:
     with serve(timed) as server:
         server.delay = 0.05
         for _ in range(KILLS):
+            before = timed.count()
             process = subprocess.Popen(command(server, data, tmp_path / "killed.sqlite"), stderr=subprocess.DEVNULL)
-            time.sleep(rng.uniform(0.4, 2.0))
+            # a random moment after the run has started talking to the model (starting takes seconds on a
+            # loaded machine, so a fixed delay could kill every run before its first request)
+            _wait_for_a_request(timed, before, process)
+            time.sleep(rng.uniform(0.1, 1.5))
             if process.poll() is not None:
                 break
             process.send_signal(signal.SIGKILL)
@@ -107,3 +116,10 @@ def test_ctrl_c_stops_cleanly_and_the_run_resumes(tmp_path: Path) -> None:
             assert db.execute("SELECT status FROM runs").fetchone()[0] == "interrupted"
         finished = subprocess.run(command(server, data, tmp_path / "s.sqlite"), capture_output=True, text=True)
     assert finished.returncode == 0 and _stored(tmp_path / "s.sqlite") == 3 * 16
+
+
+def _wait_for_a_request(timed: Timed, before: int, process: subprocess.Popen[bytes]) -> None:
+    """Until the server has answered a request after ``before`` (or the run ended; at most 120 s)."""
+    deadline = time.monotonic() + 120
+    while timed.count() <= before and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)

@@ -69,4 +69,4 @@ def test_a_deployment_tag_separates_runs_and_responses(
     with Store(store) as opened:
         untagged_run, tagged_run = opened.runs()
         assert untagged_run.id != tagged_run.id
-        assert tagged_run.spec["models"]["endpoints"]["fake"]["deployment"] == "fp8-rev2"  # type: ignore[index]
+        assert tagged_run.spec.models.endpoints["fake"].deployment == "fp8-rev2"

@@ -65,3 +65,6 @@ def test_selecting_strategies_store_their_tests_and_decisions(
     assert "Generated tests (share the reference passes)" in text
     assert "66.7% (12/18)" in text  # 2 of 3 tests right, 6 problems
     assert "verified against iterative refinement" in text
+    assert main(["report", "--store", str(store), "--format", "json"], {}) == 0
+    section = json.loads(capsys.readouterr().out)["selection"]
+    assert [row["test_accuracy"] for row in section["rows"]] == [{"count": 12, "of": 18}] * 2

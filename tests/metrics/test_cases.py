@@ -28,8 +28,9 @@ def trajectory(
         for i, (ok, verdict) in enumerate(steps)
     )
     return ScoredTrajectory(
-        config, "self-refine", "", "m", "m", problem, repeat, attempts, len(attempts) - 1, "accepted"
-    )
+        config=config, strategy="self-refine", params="", actor="m", critic="m", problem=problem, repeat=repeat,
+        attempts=attempts, final=len(attempts) - 1, stop_reason="accepted",
+    )  # fmt: skip
 
 
 # the Sanitize Hands shape: right, rejected, broken, accepted
@@ -49,7 +50,10 @@ def test_regression_error_attempts_are_the_rejected_passing_attempts_broken_next
     assert regression_errors(ALL) == 2
     # samples are not refinements: a passing sample before a failing one is no regression error
     samples = tuple(ScoredAttempt(i, "sample", ok) for i, ok in enumerate([True, False]))
-    sampled = ScoredTrajectory("s", "sampling", "", "m", None, "p", 0, samples, 0, "sampled")
+    sampled = ScoredTrajectory(
+        config="s", strategy="sampling", params="", actor="m", critic=None, problem="p", repeat=0, attempts=samples,
+        final=0, stop_reason="sampled",
+    )  # fmt: skip
     assert regression_error_attempts(sampled) == []
 
 

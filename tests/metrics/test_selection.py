@@ -5,6 +5,8 @@ from __future__ import annotations
 from refinelab.metrics import (
     ScoredAttempt,
     ScoredTrajectory,
+    Spend,
+    Usage,
     generated_test_accuracy,
     refinement_at_equal_tokens,
     selection_accuracy,
@@ -15,9 +17,21 @@ def trajectory(
     problem: str, passes: list[bool], final: int, *, strategy: str = "verified", tokens: int = 10, **extra: object
 ) -> ScoredTrajectory:
     attempts = tuple(
-        ScoredAttempt(i, "sample", p, prompt_tokens=tokens, completion_tokens=0) for i, p in enumerate(passes)
+        ScoredAttempt(i, "sample", p, spend=Spend(Usage(prompt_tokens=tokens), None)) for i, p in enumerate(passes)
     )
-    return ScoredTrajectory("c", strategy, "", "a", None, problem, 0, attempts, final, "verified", **extra)  # type: ignore[arg-type]
+    return ScoredTrajectory(
+        config="c",
+        strategy=strategy,
+        params="",
+        actor="a",
+        critic=None,
+        problem=problem,
+        repeat=0,
+        attempts=attempts,
+        final=final,
+        stop_reason="verified",
+        **extra,  # type: ignore[arg-type]
+    )
 
 
 def test_selection_accuracy_counts_only_problems_where_some_candidate_passes() -> None:

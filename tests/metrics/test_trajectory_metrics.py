@@ -31,11 +31,14 @@ from refinelab.metrics import (
     step_rates,
     trajectories_pass_at_k,
 )
+from refinelab.records import Spend, Usage
 
 
 def attempt(i: int, passed: bool, verdict: str | None = None, **kw: object) -> ScoredAttempt:
     origin = "draft" if i == 0 else "refine"
-    return ScoredAttempt(i, kw.pop("origin", origin), passed, critic_verdict=verdict, **kw)  # type: ignore[arg-type]
+    usage = Usage(int(kw.pop("prompt_tokens", 0)), int(kw.pop("completion_tokens", 0)))  # type: ignore[call-overload]
+    spend = Spend(usage, kw.pop("cost_usd", None))  # type: ignore[arg-type]
+    return ScoredAttempt(i, kw.pop("origin", origin), passed, critic_verdict=verdict, spend=spend, **kw)  # type: ignore[arg-type]
 
 
 def trajectory(problem: str, *attempts: ScoredAttempt, final: int | None = None, **kw: object) -> ScoredTrajectory:
@@ -133,7 +136,9 @@ def test_mcnemar_exact_and_bootstrap() -> None:
 
 
 def sample(i: int, passed: bool, tokens: int, visible: bool, count: int = 0) -> ScoredAttempt:
-    return ScoredAttempt(i, "sample", passed, visible, count, completion_tokens=tokens)
+    return ScoredAttempt(
+        i, "sample", passed, visible_passed=visible, visible_pass_count=count, spend=Spend(Usage(0, tokens), None)
+    )
 
 
 def test_pass_at_k_over_samples_and_over_repeats() -> None:

@@ -12,7 +12,6 @@ from refinelab.problems import (
     CallTest,
     StdioTest,
     load_apps,
-    load_benchmark,
     load_codecontests,
     load_humaneval,
     load_livecodebench,
@@ -86,11 +85,11 @@ def test_apps_and_codecontests(shared_data: Path) -> None:
 
 
 def test_humaneval_plus_computes_and_caches_expected_outputs(shared_data: Path, tmp_path: Path) -> None:
-    from refinelab.sandbox import WorkerPool
+    from refinelab.sandbox import WorkerPool, prepare_benchmark
 
     async def load() -> list:
         async with WorkerPool() as pool:
-            return await load_benchmark(
+            return await prepare_benchmark(
                 "humaneval-plus",
                 shared_data / "benchmarks/humanevalplus-mini-v0.1.10.jsonl.gz",
                 pool=pool,

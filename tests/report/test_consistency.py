@@ -22,7 +22,7 @@ from refinelab.experiment._runner import score_attempts
 from refinelab.metrics import pass_at_iteration, pass_final
 from refinelab.models import FunctionModel, GenerateConfig, Message
 from refinelab.problems import Problem, load_benchmark
-from refinelab.report import build_report, render_html, render_text, report_csv, report_json
+from refinelab.report import HEADLINE, build_report, render_html, render_text, report_csv, report_json
 from refinelab.sandbox import WorkerPool
 from refinelab.strategies import Env, StrategySpec
 from tests.experiment.fakes import write_benchmark
@@ -107,13 +107,13 @@ def _cell(text: str) -> float | None:
 
 
 def _from_table(header: list[str], rows: list[list[str]]) -> Numbers:
-    its = [i for i, name in enumerate(header) if name == "single pass" or name.endswith(" it.")]
+    its = [i for i, name in enumerate(header) if name == "first attempt" or name.endswith(" it.")]
     final = header.index("final")
     return {row[0]: (tuple(_cell(row[i]) for i in its), float(row[final]) / 100) for row in rows}
 
 
 def from_text(text: str) -> Numbers:
-    block = text.split("Pass@1 (%) on hidden tests by iteration")[1].split("\n\n")[0].splitlines()
+    block = text.split(HEADLINE)[1].split("\n\n")[0].splitlines()
     header, *rows = [re.split(r"\s{2,}", line.strip()) for line in block[1:] if not line.startswith("-")]
     return _from_table(header, rows)
 
@@ -146,7 +146,7 @@ class _Tables(HTMLParser):
 def from_html(page: str) -> Numbers:
     parser = _Tables()
     parser.feed(page)
-    (caption,) = [c for c in parser.tables if c.startswith("Pass@1 (%) on hidden tests by iteration")]
+    (caption,) = [c for c in parser.tables if c == HEADLINE]
     header, *rows = parser.tables[caption]
     return _from_table(header, rows)
 

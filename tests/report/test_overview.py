@@ -41,9 +41,10 @@ def test_tables_for_all_problems_then_each_difficulty(store: Store) -> None:
 def test_the_all_problems_table_repeats_the_reports_numbers(store: Store) -> None:
     report = build_report(store)
     for row, headline in zip(report.rows, report.overview[0].rows):
-        assert tuple(i.value for i in headline.iterations) == tuple(v for v in row.by_iteration if v is not None)
-        assert headline.final.value == row.final and headline.regression_errors.value == row.regression_errors
-        assert headline.refinements is not None and headline.refinements.value == row.refinements
+        assert tuple(i.value for i in headline.iterations) == tuple(v for v in row.passes.by_iteration if v is not None)
+        assert headline.final.value == row.passes.final
+        assert headline.regression_errors.value == row.refinement.regression_errors
+        assert headline.refinements is not None and headline.refinements.value == row.refinement.refinements
         assert row.vs_single is not None and headline.cost_multiple is not None
         assert headline.cost_multiple.value == pytest.approx(row.vs_single.tokens) and headline.cost_unit == "tokens"
 

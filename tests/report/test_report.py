@@ -13,7 +13,7 @@ from refinelab.cli import main
 from refinelab.experiment import Configuration, Store
 from refinelab.models import Usage
 from refinelab.problems import CallTest, Problem
-from refinelab.report import build_report, render_html, render_text, report_csv, report_json
+from refinelab.report import HEADLINE, build_report, overview_html, render_html, render_text, report_csv, report_json
 from refinelab.sandbox import RunResult
 from refinelab.sandbox import TestOutcome as Outcome
 from refinelab.strategies import Attempt, CriticOutput, StrategySpec, Trajectory
@@ -142,3 +142,17 @@ def test_report_and_export_commands(tmp_path: Path, capsys: pytest.CaptureFixtur
     required |= {"critic_verdict", "visible_passed", "hidden_passed", "prompt_tokens", "completion_tokens"}
     assert len(rows) == 4 + 7 and required | {"cost_usd", "latency_s"} <= set(rows[0])
     assert main(["report", "--store", str(tmp_path / "missing.sqlite")], {}) == 2
+
+
+def test_the_headline_reads_change_from_the_first_attempt_in_text_and_html(store: Store) -> None:
+    report = build_report(store)
+    text, page = render_text(report), render_html(report)
+    assert HEADLINE == "Pass@1 (%) on the hidden tests by iteration (change from the first attempt)"
+    assert HEADLINE in text and f"{HEADLINE}," in page and "change from single pass" not in text + page
+    header = text.split(HEADLINE)[1].splitlines()[2].split("  ")
+    columns = [c.strip() for c in header if c.strip()]
+    assert columns == ["configuration", "n", "first attempt", "after 1 it.", "after 2 it.", "final", "Regr.",
+                       "Avg It.", "Cost × single"]  # fmt: skip
+    html_head = overview_html(report.overview[0]).split("<thead>")[1].split("</thead>")[0]
+    assert [c.split("</th>")[0] for c in html_head.split("<th>")[1:]] == columns
+    assert "4 problems:" in text and "1 problems" not in text

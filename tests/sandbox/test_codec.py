@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 import collections
+from collections.abc import Iterator
+from decimal import Decimal
+from fractions import Fraction
 
+import pytest
+
+from refinelab.sandbox._compare import values_match
 from refinelab.sandbox._worker.codec import decode, encode, plain
 
 
@@ -61,3 +67,72 @@ def test_deep_nesting_is_cut_off_not_a_crash() -> None:
     for _ in range(300):
         value = [value]
     assert "O" in str(encode(value))
+
+
+def test_numpy_scalars_are_the_python_scalars_they_hold() -> None:
+    numpy = pytest.importorskip("numpy")
+    values = [numpy.int64(3), numpy.float64(0.5), numpy.bool_(True), numpy.int32(-2), [numpy.uint8(7)]]
+    assert [decode(encode(v)) for v in values] == [3, 0.5, True, -2, [7]]
+    assert [type(plain(v)) for v in values[:4]] == [int, float, bool, int]
+    assert plain(numpy.bool_(False)) is False
+
+
+class PosesAsNumpy:
+    """A class written in Python claiming to be numpy's: it must not be trusted."""
+
+    def item(self) -> int:
+        return 3
+
+
+PosesAsNumpy.__module__ = "numpy"
+PosesAsNumpy.__name__ = PosesAsNumpy.__qualname__ = "int64"
+
+
+def test_a_python_class_posing_as_a_numpy_scalar_stays_opaque() -> None:
+    assert decode(encode(PosesAsNumpy())) != 3
+    assert plain(PosesAsNumpy()) != 3
+
+
+def test_decimal_and_fraction_compare_by_value() -> None:
+    assert decode(encode(Decimal("0.5"))) == 0.5
+    assert decode(encode(Decimal("0.1"))) != 0.1  # exactly as the interpreter compares them
+    assert decode(encode([Fraction(1, 3)])) == [Fraction(2, 6)]
+    assert decode(encode(Fraction(7**40, 3))) == Fraction(7**40, 3)
+    assert plain(Fraction(1, 2)) == 0.5 and plain(Decimal("2")) == 2
+    assert values_match(decode(encode(Fraction(1, 3))), 0.3333333333, atol=1e-6)
+
+
+def test_a_fraction_whose_class_was_tampered_with_is_not_trusted(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(Fraction, "__eq__", lambda self, other: True)
+    assert decode(encode(Fraction(1, 2))) != 5
+    assert plain(Fraction(1, 2)) != 5
+
+
+def test_iterables_stay_iterable_with_plain_items_and_no_borrowed_equality() -> None:
+    assert list(plain(x for x in [SneakyInt(1), 2])) == [1, 2]  # type: ignore[call-overload]
+    assert sorted(plain(map(int, "312"))) == [1, 2, 3]  # type: ignore[call-overload]
+    assert next(plain(iter(range(5)))) == 0  # type: ignore[call-overload]
+    assert plain(x for x in [5]) != [5]  # a generator equals no list, as in the interpreter
+    assert plain({1: 2, 3: 4}.keys()) == {1, 3} and list(plain({1: 2, 3: 4}.keys())) == [1, 3]  # type: ignore[call-overload]
+    assert plain({1: 2}.items()) == {(1, 2)}
+    assert list(plain({1: 2}.values())) == [2]  # type: ignore[call-overload]
+    assert plain(collections.deque([1, 2])) == collections.deque([1, 2])
+    assert plain(range(3)) == range(3) and plain(bytearray(b"a")) == b"a"
+    assert decode(encode({1: 2}.keys())) == {1}
+    assert decode(encode(x for x in [1])) != [1]
+
+
+def test_an_iterable_that_claims_equality_gets_none() -> None:
+    class Listish:
+        def __iter__(self) -> Iterator[int]:
+            return iter([1, 2])
+
+        def __eq__(self, other: object) -> bool:
+            return True
+
+        def __hash__(self) -> int:
+            return 0
+
+    assert plain(Listish()) != [9]
+    assert list(plain(Listish())) == [1, 2]  # type: ignore[call-overload]
+    assert decode(encode(Listish())) != [9]

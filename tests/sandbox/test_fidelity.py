@@ -87,3 +87,32 @@ def hash_with_seed_zero(text: str) -> int:
         check=True,
     )
     return int(done.stdout)
+
+
+RUNS_AS_MAIN = """
+import pickle
+import sys
+
+
+class Point:
+    def __init__(self, x):
+        self.x = x
+
+
+def main():
+    n = int(input())
+    again = pickle.loads(pickle.dumps(Point(n)))  # pickle finds Point through sys.modules["__main__"]
+    print(again.x, sys.argv, sys.modules["__main__"].main is main)
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+@pytest.mark.filterwarnings("ignore::refinelab.sandbox.SandboxWarning")
+@pytest.mark.parametrize("isolation", ["auto", "none"])
+def test_a_stdio_program_runs_as_main_with_its_own_argv(isolation: str) -> None:
+    suite = Suite.of([StdioTest("7\n", "7 ['main.py'] True\n")], kind="stdio")
+    result = run(RUNS_AS_MAIN, suite, isolation=isolation, workers=1)
+    assert result.outcomes[0].verdict == "pass", result.outcomes[0]

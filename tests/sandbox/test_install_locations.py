@@ -31,25 +31,30 @@ SOURCE = Path(refinelab.__file__).resolve().parents[1]
 DEPENDENCIES = Path(sysconfig.get_paths()["purelib"])
 
 PROBE = r"""
-import asyncio, json, site, sys
+import asyncio, glob, json, site, sys
 from refinelab.problems import StdioTest
 from refinelab.sandbox import Suite, WorkerPool
 
-site_dirs = sorted({*site.getsitepackages(), site.getusersitepackages(), *sys.argv[1:]})
+# This interpreter's site directories, and every system one (Debian's dist-packages included).
+system = [p for root in ("/usr/lib", "/usr/local/lib") for p in glob.glob(f"{root}/python3*/*-packages")]
+site_dirs = sorted({*site.getsitepackages(), site.getusersitepackages(), *system, *sys.argv[1:]})
+identity = [sys.version, sys.base_prefix]
 program = (
-    "import json, os\n"
+    "import json, os, sys\n"
     f"found = [p for p in {site_dirs!r} if os.path.isdir(p) and os.listdir(p)]\n"
     "try:\n    import refinelab\n    found.append('import refinelab works')\nexcept ImportError:\n    pass\n"
     "print(json.dumps(found))\n"
+    "print(json.dumps([sys.version, sys.prefix]))\n"  # the interpreter the worker really runs
 )
 
 
 async def main():
     async with WorkerPool(workers=1, isolation="bwrap") as pool:
-        result = await pool.run(program, Suite.of([StdioTest("", "[]\n")], kind="stdio"))
+        expected = "[]\n" + json.dumps(identity) + "\n"
+        result = await pool.run(program, Suite.of([StdioTest("", expected)], kind="stdio"))
     outcome = result.outcomes[0]
     print(json.dumps({"verdict": outcome.verdict, "seen": outcome.actual, "message": outcome.message,
-                      "prefix": sys.prefix, "site_dirs": site_dirs}))
+                      "prefix": sys.prefix, "site_dirs": site_dirs, "identity": identity}))
 
 asyncio.run(main())
 """
@@ -120,10 +125,13 @@ def test_a_pipx_style_virtualenv_under_the_home_directory(tmp_path: Path) -> Non
 
 @pytest.mark.skipif(not SYSTEM_PYTHON.exists(), reason="no system Python at /usr/bin/python3")
 def test_a_conda_style_prefix_with_a_real_interpreter_binary(tmp_path: Path) -> None:
-    """A relocatable prefix (conda, python-build-standalone): the binary and its standard library
-    copied out of /usr, with site-packages inside the prefix."""
+    """A relocatable prefix (conda, pyenv, python-build-standalone): the binary and its standard
+    library copied out of /usr, with site-packages inside the prefix, under a private (0700) directory
+    as pyenv's is under /root. The worker must run this prefix's Python, not fall back to /usr's."""
     real = Path(os.path.realpath(SYSTEM_PYTHON))
-    prefix = tmp_path / "miniconda3"
+    private = tmp_path / "private"
+    private.mkdir(mode=0o700)
+    prefix = private / "miniconda3"
     (prefix / "bin").mkdir(parents=True)
     shutil.copy2(real, prefix / "bin" / real.name)
     stdlib = Path("/usr/lib") / real.name

@@ -1,9 +1,11 @@
-"""The worker's reading of the result pipe, fed by hand: what is past the cap is never parsed."""
+"""The worker's reading of the result pipe and of printed output, fed by hand: what is past the cap is never
+parsed, and each program of a batch gets what it printed."""
 
 from __future__ import annotations
 
 import json
 
+from refinelab.sandbox._worker.child import program_mark
 from refinelab.sandbox._worker.supervise import Watch, _take_result_bytes
 
 
@@ -32,3 +34,30 @@ def test_results_under_the_cap_are_all_read() -> None:
         watch.take_results()
     assert sorted(watch.events) == [(0, i) for i in range(5)]
     assert watch.killed is None
+
+
+def test_printed_output_is_split_at_program_marks_however_the_pipe_is_read() -> None:
+    stream = b"".join(program_mark("abc", p) + f"item {p}\n".encode() for p in (3, 4, 5))
+    for size in (1, 2, 7, len(stream)):
+        watch = Watch("abc", {"output_bytes": 1000, "result_bytes": 1000})
+        for start in range(0, len(stream), size):
+            watch.take_output(watch.out, stream[start : start + size])
+        watch.take_output(watch.err, program_mark("abc", 4) + b"warning\n")
+        watch.finish()
+        assert watch.outputs == {3: b"item 3\n", 4: b"item 4\nwarning\n", 5: b"item 5\n"}
+
+
+def test_a_mark_with_another_nonce_or_no_number_is_output() -> None:
+    watch = Watch("abc", {"output_bytes": 1000, "result_bytes": 1000})
+    fake = program_mark("xyz", 1) + b"\x00\x01abc:" + b"9" * 40
+    watch.take_output(watch.out, program_mark("abc", 0) + fake)
+    watch.finish()
+    assert watch.outputs == {0: fake}
+
+
+def test_the_output_cap_counts_each_programs_printing() -> None:
+    watch = Watch("abc", {"output_bytes": 10, "result_bytes": 1000})
+    watch.take_output(watch.out, program_mark("abc", 0) + b"x" * 8 + program_mark("abc", 1) + b"y" * 8)
+    assert watch.killed is None
+    watch.take_output(watch.out, b"y" * 3)
+    assert watch.killed == "output_limit"

@@ -118,3 +118,84 @@ def test_the_run_command_refuses_before_any_work(tmp_path: Path, capsys: pytest.
     err = capsys.readouterr().err
     assert err == "refinelab: error: strategy 'self-refine': max_iters=-1: must be at least 0\n"
     assert not (tmp_path / "s.sqlite").exists()
+
+
+def test_configuration_keys_without_prompt_files_are_unchanged() -> None:
+    from refinelab.experiment import Configuration
+
+    # keys computed by the code before binding (commit 321781f): stores written then still resume
+    assert Configuration(StrategySpec("self-refine", {"max_iters": 2}), "m", "small").key == "a5f63f4d78"
+    assert Configuration(StrategySpec("sampling", {"n": 3, "temperature": 0.8}), "vllm:x", None).key == "f892af7f2b"
+
+
+def test_a_prompt_file_is_read_once_and_its_content_is_in_the_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from refinelab.experiment import BenchmarkChoice, ExperimentSpec
+    from refinelab.strategies import Prompts
+
+    path = tmp_path / "prompts.toml"
+    path.write_text('actor_system = "Short programs."\n', encoding="utf-8")
+    reads: list[str] = []
+    original = Prompts.load.__func__  # type: ignore[attr-defined]
+    monkeypatch.setattr(Prompts, "load", classmethod(lambda cls, p: reads.append(str(p)) or original(cls, p)))
+    text = f"single-pass(prompts={path})"
+    spec = ExperimentSpec((BenchmarkChoice("jsonl"),), (StrategySpec.parse(text),), ("m",))
+    first = spec.configurations()[0]
+    assert [c.key for c in spec.configurations()] == [first.key] and spec.run_id
+    assert first.strategy.kwargs()["prompts"] == Prompts.load(path)
+    assert len(reads) == 2  # once for the configuration, once for the comparison just above
+    path.write_text('actor_system = "Long programs."\n', encoding="utf-8")
+    edited = ExperimentSpec((BenchmarkChoice("jsonl"),), (StrategySpec.parse(text),), ("m",))
+    assert edited.configurations()[0].key != first.key  # same file name, new content: a new configuration
+
+
+def test_critic_on_a_strategy_without_a_critic_is_a_user_error() -> None:
+    with pytest.raises(UserError, match="strategy 'exec-refine' asks no critic: critic=small would not be used"):
+        StrategySpec.parse("exec-refine(critic=small)").bind()
+    StrategySpec.parse("self-refine(critic=small)").bind()
+    with pytest.raises(UserError, match="actor=3: must be a model string"):
+        StrategySpec.parse("single-pass(actor=3)").bind()
+
+
+def test_actor_in_a_spec_chooses_the_actor() -> None:
+    from refinelab.experiment import BenchmarkChoice, ExperimentSpec
+
+    strategies = (StrategySpec.parse("single-pass"), StrategySpec.parse("self-refine(actor=big, critic=small)"))
+    spec = ExperimentSpec((BenchmarkChoice("jsonl"),), strategies, ("a", "b"))
+    found = [(c.strategy.name, c.actor, c.critic) for c in spec.configurations()]
+    assert found == [("single-pass", "a", None), ("single-pass", "b", None), ("self-refine", "big", "small")]
+
+
+def test_trajectories_record_every_argument_from_the_binding(registered: str) -> None:
+    import asyncio
+
+    from refinelab.models import ScriptedModel
+
+    @strategy("test-record")
+    async def record(problem: Problem, env: Env, *, rounds: int = 2, tone: str = "plain") -> Trajectory:
+        return Trajectory(problem.id, "anything", {}, (), None, "single_pass")
+
+    try:
+        problem = Problem(id="p", prompt="", kind="function", visible_tests=(), hidden_tests=(), entry_point="f")
+        env = Env(ScriptedModel([]), None)  # type: ignore[arg-type]
+        bound = StrategySpec.parse("test-record(tone=terse)").bound
+        trajectory = asyncio.run(bound.run(problem, env))
+        assert (trajectory.strategy, trajectory.params) == ("test-record", {"rounds": 2, "tone": "terse"})
+        assert bound.recorded == trajectory.params
+        direct = asyncio.run(record(problem, env, rounds=5))
+        assert direct.params == {"rounds": 5, "tone": "plain"}
+    finally:
+        del STRATEGIES["test-record"]
+
+
+def test_every_strategy_module_is_imported_so_it_registers() -> None:
+    import sys
+
+    import refinelab.strategies
+
+    folder = Path(refinelab.strategies.__file__).parent
+    defining = [p.stem for p in folder.glob("*.py") if "\n@strategy(" in p.read_text(encoding="utf-8")]
+    assert defining, "no strategy module found"
+    assert [m for m in defining if f"refinelab.strategies.{m}" not in sys.modules] == []
+    assert {"single-pass", "exec-refine", "sampling", "self-refine", "self-redraft"} <= set(STRATEGIES)

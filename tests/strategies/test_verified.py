@@ -196,8 +196,17 @@ def test_sampling_can_choose_by_dual_agreement_instead_of_the_visible_tests() ->
     )
     by_visible = ScriptedModel([DOUBLE, RIGHT, RIGHT], rules=[(writes_tests, TESTS)])
     trajectory, _, _ = run(by_visible, lambda env: sampling(weak, env, n=3))
-    assert trajectory.final == 0 and not trajectory.generations and "select" not in trajectory.params
+    assert trajectory.final == 0 and not trajectory.generations and trajectory.params["select"] == "visible"
     by_agreement = ScriptedModel([DOUBLE, RIGHT, RIGHT], rules=[(writes_tests, TESTS)])
     trajectory, _, _ = run(by_agreement, lambda env: sampling(weak, env, n=3, select="dual-agreement", m=1))
     assert trajectory.final == 1 and len(trajectory.generations) == 1
     assert trajectory.params["select"] == "dual-agreement" and trajectory.decisions[-1].kind == "choose"
+
+
+def test_codet_under_a_call_budget_keeps_what_it_got_and_says_which_budget() -> None:
+    model = ScriptedModel([RIGHT, DOUBLE, RIGHT], rules=[(writes_tests, TESTS)])
+    trajectory, _, env = run(model, lambda env: codet(SQUARE, env, n=3, m=1), Budget(max_calls=2))
+    assert len(model.requests) == 2 and env.spent.calls == 2
+    assert len(trajectory.attempts) == 2 and trajectory.generations == ()  # programs reserved first
+    assert trajectory.stop_reason == "budget" and trajectory.budget_note == "max_calls=2"
+    assert trajectory.final == 0  # still chosen, by the visible tests alone

@@ -194,7 +194,8 @@ def test_codet_format_samples_are_cut_where_codet_cuts_them(tmp_path: Path, caps
         "    return number % 1.0\n\n\n#  a trailing comment\nassert truncate_number(2.0) == 7\n",  # cut at '\n#'
         "    return number - int(number)\n\ndef helper():\n    pass\n",
     ]
-    samples = write(tmp_path / "codet-solutions.jsonl", [{"prompt": prompt, "samples": completions}])
+    stray = {"prompt": "def not_a_task(x):\n", "samples": ["    return x\n"]}
+    samples = write(tmp_path / "codet-solutions.jsonl", [{"prompt": prompt, "samples": completions}, stray])
     tests = write(
         tmp_path / "codet-tests.jsonl",
         [
@@ -207,7 +208,9 @@ def test_codet_format_samples_are_cut_where_codet_cuts_them(tmp_path: Path, caps
     out = tmp_path / "selected.jsonl"
     options = ["--select", "dual-agreement", "--generated-tests", str(tests), "--out", str(out)]
     assert main(["check", str(samples), "--benchmark", "humaneval", *options]) == 0
-    printed = capsys.readouterr().out
+    captured = capsys.readouterr()
+    assert "refinelab: note: 1 samples records matched no task: line 2" in captured.err
+    printed = captured.out
     assert "3 samples on 1 of 164 problems" in printed
     assert "pass@1: 0.6667" in printed  # the cut removed the failing trailing assert
     (line,) = map(json.loads, out.read_text().splitlines())

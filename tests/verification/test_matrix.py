@@ -6,7 +6,7 @@ import asyncio
 
 from refinelab.problems import AssertTest, Problem, StdioTest
 from refinelab.sandbox import FakeSandbox, Limits, WorkerPool
-from refinelab.verification import TestAccuracy, dual_agreement, run_matrix, test_accuracy
+from refinelab.verification import MatrixJob, TestAccuracy, dual_agreement, run_matrices, run_matrix, test_accuracy
 from tests.conftest import with_pool
 
 ABS = Problem("T/1", "def f(x):\n", "function", (), (), entry_point="f")
@@ -98,3 +98,13 @@ def test_identical_programs_run_once_and_share_the_verdicts() -> None:
     passed = asyncio.run(run_matrix(sandbox, programs, TESTS, ABS))
     assert passed == [frozenset({0, 1, 2}), frozenset({0, 2}), frozenset({0, 1, 2}), frozenset(), frozenset({0, 2})]
     assert [code for code, _ in sandbox.runs] == [PROGRAMS[0], PROGRAMS[1]]
+
+
+def test_progress_is_reported_as_programs_finish() -> None:
+    sandbox = FakeSandbox()
+    sandbox.batch_size = 1  # one program per part, so each part reports
+    seen: list[tuple[str, int, int]] = []
+    jobs = [MatrixJob(PROGRAMS[:3], TESTS, ABS), MatrixJob([PROGRAMS[0]], TESTS[:1], ABS)]
+    passed = asyncio.run(run_matrices(sandbox, jobs, progress=lambda *event: seen.append(event)))
+    assert passed == [[frozenset({0, 1, 2}), frozenset({0, 2}), frozenset({0, 1, 2})], [frozenset({0})]]
+    assert seen == [("agreement", done, 4) for done in (1, 2, 3, 4)]

@@ -73,3 +73,21 @@ def test_codet_completions_as_its_released_file_has_them(tmp_path: Path) -> None
     ]
     # Two asserts broken by a blank line, a cut-off one, a placeholder, an import, two empty asserts.
     assert found.rejected == 7
+
+
+def test_codet_samples_keep_their_repeats_as_codet_counts_them(tmp_path: Path) -> None:
+    problem = Problem("P", "def f(x):\n", "function", (), (), entry_point="f")
+    record = {
+        "prompt": "def f(x):\n    pass\n\n# check the correctness of f\nassert ",
+        "samples": ["f(1) == 1\nassert f(1) == 1\nassert f(2) == 2\n"],
+    }
+    path = tmp_path / "codet.jsonl"
+    path.write_text(json.dumps(record) + "\n")
+    found = read_generated_tests(path, [problem])
+    (batch,) = found.batches[problem.id]
+    assert [t.code for t in batch if isinstance(t, AssertTest)] == [
+        "assert f(1) == 1",
+        "assert f(1) == 1",
+        "assert f(2) == 2",
+    ]
+    assert found.rejected == 0

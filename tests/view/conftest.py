@@ -14,7 +14,10 @@ from typing import Any
 import pytest
 
 from refinelab.cli import main
+from refinelab.experiment import Store
+from refinelab.report import build_report, figure_titles
 from refinelab.view import Source, serving
+from refinelab.view._payload import slug
 from tests.view.demo import make_run
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "viewer"
@@ -39,6 +42,19 @@ class Demo:
     run_id: str
     report: dict[str, Any]
     site: Path
+
+    @property
+    def run_js(self) -> dict[str, Any]:
+        """The static site's data file of the run."""
+        text = (self.site / "data" / slug(self.run_id) / "run.js").read_text(encoding="utf-8")
+        found: dict[str, Any] = json.loads(text[text.index(", ") + 2 : text.rindex(");")])
+        return found
+
+    @property
+    def figures(self) -> tuple[tuple[str, str], ...]:
+        """``(name, title)`` of the figures ``report --html`` shows for the run."""
+        with Store(self.store) as store:
+            return figure_titles(build_report(store, self.run_id))
 
 
 @pytest.fixture(scope="session")

@@ -20,6 +20,8 @@ from refinelab.metrics import (
     regression_error_attempts,
     worsened,
 )
+from refinelab.report import HEADLINE
+from refinelab.view._payload import slug
 from tests.view.conftest import ARTIFACTS, Demo
 from tests.view.demo import HALLUCINATED, SMALL_CRITIC
 
@@ -115,6 +117,7 @@ def test_the_overview_shows_the_json_reports_numbers_headline_first(page: Any, b
         "livecodebench · hard",
     ]
     assert tables[0]["top"] < 600, "the headline table is the first thing on the page"
+    assert page.inner_text("#headline-title") == HEADLINE  # the text and HTML reports' words
     checked = 0
     for table, want in zip(tables, expected):
         depth = max(len(r["iterations"]) for r in want["rows"])
@@ -129,8 +132,23 @@ def test_the_overview_shows_the_json_reports_numbers_headline_first(page: Any, b
                 assert cell["value"] == pytest.approx(value, abs=1e-12) and cell["shown"] == shown(value, field, unit)
                 checked += 1
     assert checked > 50
-    page.wait_for_function("[...document.images].every((i) => i.complete && i.naturalWidth > 0)")
     shoot(page, base, "overview")
+
+
+def test_figures_are_drawn_only_when_their_page_is_shown(page: Any, base: str, demo: Demo) -> None:
+    asked: list[str] = []
+    page.on("request", lambda request: asked.append(request.url) if "/figures/" in request.url else None)
+    open_route(page, base, f"run/{demo.run_id}", "table.rl-overview")
+    assert asked == [] and page.locator("img").count() == 0  # the overview never waits for a figure
+    page.click("#nav a:has-text('Figures')")
+    wait_drawn(page)
+    page.wait_for_function(
+        "document.images.length && [...document.images].every((i) => i.complete && i.naturalWidth > 0)"
+    )
+    shown = page.evaluate("[...document.querySelectorAll('figure')].map((f) => f.id.replace('figure-', ''))")
+    assert shown == [f["name"] for f in demo.run_js["figures"]] == [n for n, _ in demo.figures]
+    assert sorted({url.rsplit("/", 1)[1] for url in asked}) == sorted(f"{n}.svg" for n in shown)
+    shoot(page, base, "figures")
 
 
 def case_rows(page: Any) -> list[tuple[str, str, int | None]]:
@@ -216,14 +234,40 @@ def test_every_trajectory_page_shows_each_attempts_code_and_verdict(page: Any, b
     assert len(details) == 20
 
 
-def test_compare_two_configurations_with_mcnemar_and_one_sided_wins(page: Any, base: str, demo: Demo) -> None:
+def compare_fields(page: Any) -> dict[str, str]:
+    return dict(page.evaluate(
+        """() => [...document.querySelectorAll("#compare-summary td[data-field]")].map((c) => [c.dataset.field, c.textContent])"""
+    ))  # fmt: skip
+
+
+def test_compare_shows_the_reports_paired_numbers_in_either_order(page: Any, base: str, demo: Demo) -> None:
+    configs = {c["label"]: c["config"] for c in demo.report["overview"][0]["rows"]}
+    comparisons = demo.report["comparisons"]
+    assert len(comparisons) == 4
+    for c in comparisons:  # refinelab report's "paired against single pass" table, row by row
+        single, other = configs[c["baseline"]], configs[c["label"]]
+        diff = "{:+.1f} [{:+.1f}, {:+.1f}]".format(*(100 * x for x in c["difference"]))
+        open_route(page, base, f"compare?a={demo.run_id}:{single}&b={demo.run_id}:{other}", "#compare-summary")
+        fields = compare_fields(page)
+        assert (fields["pairs"], fields["only-a"], fields["only-b"]) == tuple(
+            str(c[k]) for k in ("pairs", "only_baseline", "only_this")
+        )
+        assert (fields["p"], fields["difference"]) == (f"{c['p_value']:.3g}", diff)
+        assert int(fields["both"]) + int(fields["neither"]) + c["only_baseline"] + c["only_this"] == c["pairs"]
+        open_route(page, base, f"compare?a={demo.run_id}:{other}&b={demo.run_id}:{single}", "#compare-summary")
+        swapped = compare_fields(page)
+        assert (swapped["only-a"], swapped["only-b"], swapped["p"]) == (fields["only-b"], fields["only-a"], fields["p"])
+        assert (swapped["both"], swapped["neither"]) == (fields["both"], fields["neither"])
+
+
+def test_compare_lists_what_only_one_side_solved_with_links(page: Any, base: str, demo: Demo) -> None:
     with Store(demo.store) as store:
         trajectories = store.trajectories(demo.run_id)
     configs = [c["config"] for c in demo.report["overview"][0]["rows"]]
     single, small = configs[0], configs[2]
     pairs = paired([t for t in trajectories if t.config == single], [t for t in trajectories if t.config == small])
     open_route(page, base, f"compare?a={demo.run_id}:{single}&b={demo.run_id}:{small}", "#compare-summary")
-    assert float(page.inner_text("#compare-summary [data-field=p]")) == pytest.approx(mcnemar(pairs), rel=1e-2)
+    assert compare_fields(page)["p"] == f"{mcnemar(pairs):.3g}"
     only_a = page.locator("#only-a tbody tr td:first-child").all_inner_texts()
     only_b = page.locator("#only-b tbody tr td:first-child").all_inner_texts()
     assert only_a == [p for p, _ in pairs.only("a")] == ["livecodebench/abc357_a"]
@@ -233,3 +277,101 @@ def test_compare_two_configurations_with_mcnemar_and_one_sided_wins(page: Any, b
     wait_drawn(page)
     page.wait_for_selector("#attempt-1")
     assert "abc357_a" in page.inner_text("h1")
+
+
+def small_critic(demo: Demo) -> str:
+    return str(
+        next(c["config"] for c in demo.report["overview"][0]["rows"] if c["label"].endswith(f"/ {SMALL_CRITIC}"))
+    )
+
+
+def test_each_attempt_shows_its_failing_tests_expected_against_actual(page: Any, base: str, demo: Demo) -> None:
+    config = small_critic(demo)
+    with Store(demo.store) as store:
+        (trajectory,) = [
+            t for t in store.trajectory_details(demo.run_id, "livecodebench/abc357_a") if t.config == config
+        ]
+    open_route(page, base, f"run/{demo.run_id}/t/{config}/{quote(trajectory.problem, safe='')}/0", "#attempt-1")
+    checked = 0
+    for attempt in trajectory.attempts:
+        panel = page.locator(f"#attempt-{attempt.index} .tests-panel")
+        failing = [(i, o) for i, o in enumerate(attempt.hidden.outcomes or ()) if o.verdict != "pass"]
+        assert panel.locator(".failure").count() == len(failing) + sum(
+            o.verdict != "pass" for o in (attempt.visible.outcomes or ()) if attempt.visible
+        )
+        for i, outcome in failing:
+            shown = panel.locator(f".failure[data-test='{i}']").first
+            assert shown.locator("pre.expected").inner_text().strip() == (outcome.expected or "").strip()
+            assert shown.locator("pre.actual").inner_text().strip() == (outcome.actual or "").strip()
+            assert outcome.message and outcome.message in shown.locator(".message").inner_text()
+            checked += 1
+    assert checked == 2  # attempt 1 fails two hidden tests: expected 3, got 4; expected 1, got 3
+    shoot(page, base, "failing-tests")
+    for selector in ("pre.code", "pre.out", ".critique"):  # long lines wrap instead of running off the card
+        wraps = page.evaluate(
+            """(selector) => { const box = document.querySelector(selector);
+                 box.textContent += " " + "x".repeat(600) + " " + "word ".repeat(200);
+                 return box.scrollWidth <= box.clientWidth + 1 && box.getBoundingClientRect().right <= innerWidth; }""",
+            selector,
+        )
+        assert wraps, selector
+
+
+def test_coming_back_from_a_trajectory_keeps_the_lists_scroll_position(page: Any, base: str, demo: Demo) -> None:
+    page.set_viewport_size({"width": 1200, "height": 420})
+    open_route(page, base, f"run/{demo.run_id}/cases?case=all", "#case-list tbody tr")
+    page.evaluate("window.scrollTo(0, 380)")
+    page.wait_for_function("window.scrollY === 380")
+    link = page.locator("#case-list tbody tr:nth-child(12) td:first-child a")
+    problem = link.inner_text()
+    link.scroll_into_view_if_needed()
+    before = page.evaluate("window.scrollY")
+    assert before > 300
+    link.click()
+    wait_drawn(page)
+    page.wait_for_selector("#attempt-0")
+    assert problem in page.inner_text("h1") and page.evaluate("window.scrollY") == 0
+    page.go_back()
+    wait_drawn(page)
+    page.wait_for_selector("#case-list")
+    assert page.evaluate("window.scrollY") == before
+
+
+def test_deep_links_with_the_full_run_id_open_the_attempt(page: Any, base: str, demo: Demo) -> None:
+    config = small_critic(demo)
+    written = f"run/{demo.run_id}/t/{config}/livecodebench/abc357_a/0?attempt=1"  # as a person types it
+    open_route(page, base, written, "#attempt-1.focus")
+    permalink = page.locator("#attempt-1 a.permalink").get_attribute("href")
+    assert permalink == f"#/run/{demo.run_id}/t/{config}/{quote('livecodebench/abc357_a', safe='')}/0?attempt=1"
+    fresh = page.context.new_page()
+    try:
+        fresh.goto(f"{base}{permalink}")
+        wait_drawn(fresh)
+        fresh.wait_for_selector("#attempt-1.focus")
+        assert "abc357_a" in fresh.inner_text("h1") and fresh.evaluate("window.scrollY") > 0
+    finally:
+        fresh.close()
+    open_route(
+        page, base, f"run/{demo.run_id[:8]}/t/{config}/{quote('livecodebench/abc357_a', safe='')}/0", "#attempt-1"
+    )
+    assert f"#/run/{demo.run_id}/" in str(page.locator("#attempt-0 a.permalink").get_attribute("href"))
+
+
+def test_each_figure_downloads_as_svg_and_png_from_the_page(page: Any, base: str, demo: Demo) -> None:
+    from pathlib import Path
+
+    open_route(page, base, f"run/{demo.run_id}/figures", "figure a.download")
+    where = page.url
+    for name, _ in demo.figures:
+        for extension, magic in (("svg", b"<?xml"), ("png", b"\x89PNG")):
+            with page.expect_download(timeout=30_000) as started:
+                page.click(f"#figure-{name} a.download[data-format={extension}]")
+            download = started.value
+            assert download.suggested_filename == f"{name}.{extension}"
+            saved = Path(download.path()).read_bytes()
+            assert saved.lstrip().startswith(magic)
+            on_disk = demo.site / "figures" / slug(demo.run_id) / f"{name}.{extension}"
+            assert on_disk.read_bytes().startswith(magic)  # the static site holds the file itself too
+            if mode(base) == "static":
+                assert saved == on_disk.read_bytes()
+            assert page.url == where  # the viewer stays open

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import subprocess
 import sys
@@ -15,7 +16,7 @@ from refinelab.cli import main
 from refinelab.errors import UserError
 from refinelab.experiment import Store
 from refinelab.metrics import critic_call_attempts, regression_error_attempts
-from refinelab.view import Source, serving
+from refinelab.view import Source, _site, serving
 from refinelab.view._payload import slug
 from tests.report.test_report import REFINE, attempt, fill, result
 from tests.view.conftest import Demo
@@ -28,9 +29,9 @@ def data_file(text: str) -> dict[str, object]:
     return payload
 
 
-def get(url: str) -> tuple[int, bytes]:
+def get(url: str, timeout: float = 30) -> tuple[int, bytes]:
     try:
-        with urllib.request.urlopen(url, timeout=30) as response:
+        with urllib.request.urlopen(url, timeout=timeout) as response:
             return response.status, response.read()
     except urllib.error.HTTPError as error:
         return error.code, error.read()
@@ -42,8 +43,10 @@ def test_the_static_site_holds_every_page_and_figure(demo: Demo) -> None:
     assert (site / "index.html").read_text(encoding="utf-8").count("/*LIVE*/") == 0
     run = data_file((site / base / "run.js").read_text(encoding="utf-8"))
     assert run["report"] == demo.report  # the overview's numbers are the JSON report's, byte for byte
-    names = {f["name"] for f in run["figures"]}  # type: ignore[union-attr]
-    assert names == {"pass-by-iteration", "cost-vs-pass", "critic-confusion", "first-pass"}
+    names = [f["name"] for f in run["figures"]]  # type: ignore[union-attr]
+    assert (
+        names == [n for n, _ in demo.figures] == ["pass-by-iteration", "cost-vs-pass", "critic-confusion", "first-pass"]
+    )
     for name in names:
         assert (
             (site / "figures" / slug(demo.run_id) / f"{name}.svg")
@@ -52,8 +55,12 @@ def test_the_static_site_holds_every_page_and_figure(demo: Demo) -> None:
             .startswith("<?xml")
         )
         assert (site / "figures" / slug(demo.run_id) / f"{name}.png").read_bytes().startswith(b"\x89PNG")
+        for extension in ("svg", "png"):  # the same bytes as data scripts, for the download links
+            script = data_file((site / "figures" / slug(demo.run_id) / f"{name}.{extension}.js").read_text("utf-8"))
+            expected = (site / "figures" / slug(demo.run_id) / f"{name}.{extension}").read_bytes()
+            assert base64.b64decode(str(script["base64"])) == expected
     assert len(list((site / base / "p").iterdir())) == 4
-    assert len(list((site / "data" / "compare").iterdir())) == 10  # every pair of the five configurations
+    assert len(list((site / "data" / "compare").iterdir())) == 20  # every pair of the five, in both orders
 
 
 def test_the_case_lists_are_the_metrics_cases(demo: Demo) -> None:
@@ -112,6 +119,9 @@ def test_without_matplotlib_the_viewer_names_the_extra(
     assert "pip install 'refinelab[view]'" in capsys.readouterr().err
     with serving(Source(demo.store, live=True)) as server:
         status, body = get(f"{server.url}data/{slug(demo.run_id)}/run.js")
+        assert status == 200  # the overview draws no figure: it opens without matplotlib
+        assert [f["name"] for f in data_file(body.decode())["figures"]] == [n for n, _ in demo.figures]  # type: ignore[union-attr]
+        status, body = get(f"{server.url}figures/{slug(demo.run_id)}/{demo.figures[0][0]}.svg")
     assert status == 500 and b"refinelab[view]" in body
 
 
@@ -126,20 +136,93 @@ def test_the_server_serves_only_its_own_files(demo: Demo) -> None:
             assert get(server.url + bad)[0] == 404, bad
 
 
-def test_the_served_viewer_shows_trajectories_stored_after_it_started(tmp_path: Path) -> None:
+def store_one_more(path: Path, name: str) -> None:
+    """What a running experiment does: store one more trajectory (another connection, committed)."""
+    from refinelab.strategies import Trajectory
+
+    with Store(path) as store:
+        extra = Trajectory(name, "self-refine", {}, (attempt(0, "pass", 100),), 0, "accepted")
+        store.save("demo-1", (REFINE.key, f"jsonl/{name}", 0), extra, [result(True)])
+
+
+def run_js(source: Source) -> dict[str, object]:
+    return data_file(source.get(f"data/{slug('demo-1')}/run.js")[1].decode())  # type: ignore[index]
+
+
+def reported(payload: dict[str, object]) -> int:
+    """Trajectories the report's tables count."""
+    return sum(c["trajectories"] for c in payload["report"]["configurations"])  # type: ignore[index, misc]
+
+
+def test_a_running_runs_pages_are_reused_for_ten_seconds_and_a_finished_runs_for_good(tmp_path: Path) -> None:
+    path, now = tmp_path / "store.sqlite", [0.0]
+    with Store(path) as store:
+        fill(store)  # a running run (its process, this one, is alive)
+    source = Source(path, live=True, clock=lambda: now[0])
+    before = run_js(source)
+    store_one_more(path, "p8")
+    now[0] = 9.0
+    assert run_js(source) == before  # within ten seconds: the same pages, computed once
+    now[0] = 10.5
+    after = run_js(source)
+    assert len(after["trajectories"]) == len(before["trajectories"]) + 1 == reported(after)  # type: ignore[arg-type]
+    with Store(path) as store:
+        store.finish_run("demo-1", "complete")
+    finished = run_js(source)  # the run ended: read again once...
+    assert finished["run"]["status"] == "complete"  # type: ignore[index]
+    store_one_more(path, "p9")
+    now[0] = 10_000.0
+    assert run_js(source) == finished  # ...then kept for good
+
+
+def test_a_runs_pages_come_from_one_snapshot_while_an_experiment_writes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     path = tmp_path / "store.sqlite"
     with Store(path) as store:
         fill(store)
-    with serving(Source(path, live=True)) as server:
-        url = f"{server.url}data/{slug('demo-1')}/run.js"
-        before = data_file(get(url)[1].decode())
-        with Store(path) as store:  # a running experiment stores one more trajectory
-            from refinelab.strategies import Trajectory
+    reads = Store.problem_details
 
-            extra = Trajectory("p9", "self-refine", {}, (attempt(0, "pass", 100),), 0, "accepted")
-            store.save("demo-1", (REFINE.key, "jsonl/p9", 0), extra, [result(True)])
-        after = data_file(get(url)[1].decode())
-    assert len(after["trajectories"]) == len(before["trajectories"]) + 1  # type: ignore[arg-type]
+    def meanwhile(self: Store, run_id: str) -> object:  # the experiment stores a trajectory mid-read
+        store_one_more(path, f"p{len(written) + 5}")
+        written.append(run_id)
+        return reads(self, run_id)
+
+    written: list[str] = []
+    monkeypatch.setattr(Store, "problem_details", meanwhile)
+    payload = run_js(Source(path, live=True))
+    assert written, "the experiment did write while the page was computed"
+    assert len(payload["trajectories"]) == reported(payload) == 8  # type: ignore[arg-type]  # as before the writes
+    problem = data_file(Source(path, live=True).get(f"data/{slug('demo-1')}/p/{slug('jsonl/p0')}.js")[1].decode())  # type: ignore[index]
+    assert len(problem["summaries"]) == len(problem["trajectories"]) == 2  # type: ignore[arg-type]
+
+
+def test_a_trajectory_page_never_waits_for_a_runs_report(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+
+    path = tmp_path / "store.sqlite"
+    with Store(path) as store:
+        fill(store)
+    started, release = threading.Event(), threading.Event()
+    build = _site.build_report
+
+    def slow_report(store: Store, run_id: str) -> object:  # a big run's report takes a while
+        started.set()
+        release.wait(60)
+        return build(store, run_id)
+
+    monkeypatch.setattr(_site, "build_report", slow_report)
+    with serving(Source(path, live=True)) as server:
+        overview = threading.Thread(target=get, args=(f"{server.url}data/{slug('demo-1')}/run.js",))
+        overview.start()
+        try:
+            assert started.wait(30)
+            status, body = get(f"{server.url}data/{slug('demo-1')}/p/{slug('jsonl/p2')}.js", timeout=5)
+            assert status == 200 and len(data_file(body.decode())["trajectories"]) == 2  # type: ignore[arg-type]
+            assert get(f"{server.url}data/runs.js", timeout=5)[0] == 200
+        finally:
+            release.set()
+            overview.join(60)
 
 
 def test_the_view_command_serves_until_stopped(demo: Demo) -> None:
@@ -182,3 +265,23 @@ def test_a_store_from_before_problem_details_is_viewable(tmp_path: Path, monkeyp
     problem = data_file(source.get(f"data/{slug('demo-1')}/p/{slug('jsonl/p0')}.js")[1].decode())  # type: ignore[index]
     assert problem["problem"]["prompt"] is None  # type: ignore[index]
     assert run["report"]["overview"][0]["name"] == "all problems"  # type: ignore[index]
+
+
+def test_compare_data_is_the_reports_paired_test_computed_by_the_metrics(tmp_path: Path) -> None:
+    from refinelab.report import build_report
+    from refinelab.view._payload import compare_payload, run_sides
+
+    path = tmp_path / "store.sqlite"
+    with Store(path) as store:
+        fill(store)
+        report, run = build_report(store, "demo-1"), store.run("demo-1")
+        single, refine = run_sides(store, run)
+        trajectories = store.trajectories("demo-1")
+    (expected,) = report.comparisons
+    forward = compare_payload(single, refine, trajectories, trajectories)
+    backward = compare_payload(refine, single, trajectories, trajectories)
+    assert (forward["pairs"], forward["only_a"], forward["only_b"]) == (4, expected.only_baseline, expected.only_this)
+    assert forward["p_value"] == backward["p_value"] == expected.p_value
+    assert forward["difference"] == expected.difference and forward["both"] == backward["both"] == 1
+    assert (backward["only_a"], backward["only_b"]) == (forward["only_b"], forward["only_a"])
+    assert forward["shown"]["p_value"] == f"{expected.p_value:.3g}"  # type: ignore[index]

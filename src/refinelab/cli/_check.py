@@ -27,8 +27,8 @@ from refinelab.experiment import (
     self_test,
     summarize,
 )
-from refinelab.problems import BENCHMARKS, Problem, load_benchmark
-from refinelab.sandbox import Limits, WorkerPool, default_workers
+from refinelab.problems import BENCHMARKS, Problem
+from refinelab.sandbox import Limits, WorkerPool, default_workers, prepare_benchmark
 
 
 def add_parser(commands: Any, environ: Mapping[str, str]) -> None:
@@ -44,7 +44,9 @@ def add_parser(commands: Any, environ: Mapping[str, str]) -> None:
     parser.add_argument("--data", type=Path, help="benchmark file (required for file-only benchmarks)")
     parser.add_argument("--workers", type=int, default=default_workers(), help="sandbox workers (default: cores)")
     parser.add_argument("--out", type=Path, help="write one JSON line per sample with per-test outcomes")
-    parser.add_argument("--timeout", type=float, default=Limits().cpu_seconds, help="CPU seconds per test")
+    parser.add_argument(
+        "--timeout", type=float, help="CPU seconds per test (default: the benchmark's, 6 for livecodebench, else 4)"
+    )
     parser.add_argument("--self-test", action="store_true", help="run reference solutions and empty stubs")
     parser.add_argument(
         "--allow-package", action="append", default=[], metavar="NAME", help="let candidates import NAME (e.g. numpy)"
@@ -104,7 +106,7 @@ def run(args: argparse.Namespace) -> int:
     """Validate the arguments, then score or self-test."""
     if args.workers < 1:
         raise UserError("--workers must be at least 1")
-    if args.timeout <= 0:
+    if args.timeout is not None and args.timeout <= 0:
         raise UserError("--timeout must be positive")
     if not args.self_test and args.samples is None:
         raise UserError("give a SAMPLES file, or --self-test")
@@ -113,12 +115,12 @@ def run(args: argparse.Namespace) -> int:
 
 
 async def _run(args: argparse.Namespace) -> int:
-    limits = Limits(cpu_seconds=args.timeout)
+    limits = Limits(cpu_seconds=args.timeout or BENCHMARKS[args.benchmark].cpu_seconds)
     packages = _packages(args.benchmark, args.allow_package)
     pool = WorkerPool(workers=args.workers, limits=limits, isolation=args.isolation, packages=packages)
     with ProgressDisplay(sys.stderr) as show:
         async with pool:
-            problems = await load_benchmark(
+            problems = await prepare_benchmark(
                 args.benchmark, args.data, pool=pool, cache_dir=args.cache_dir, progress=show
             )
             if args.self_test:
@@ -126,12 +128,18 @@ async def _run(args: argparse.Namespace) -> int:
                 show.close()
                 _print_self_test(report, pool)
                 return 1 if report.discrepancies else 0
-            samples = read_any_samples(args.samples, problems)
+            samples, unmatched = read_any_samples(args.samples, problems)
+            if unmatched:
+                print(
+                    f"refinelab: note: {len(unmatched)} samples records matched no task: {_listing(unmatched)}",
+                    file=sys.stderr,
+                )
             tests = read_generated_tests(args.generated_tests, problems) if args.generated_tests else None
             scored = await score_samples(samples, pool, progress=show)
             if args.select:
+                options = _selection_options(args)
+                selections = await select_by_agreement(scored, tests or _NO_TESTS, pool, options, progress=show)
                 show.close()
-                selections = await select_by_agreement(scored, tests or _NO_TESTS, pool, _selection_options(args))
                 _print_summary(scored, problems, pool)
                 _print_selection(selections, tests, args)
                 if args.out is not None:

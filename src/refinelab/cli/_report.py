@@ -10,10 +10,11 @@ from pathlib import Path
 from typing import Any
 
 from refinelab._files import write_atomically
+from refinelab._words import counted
 from refinelab.cli._run import default_store
 from refinelab.errors import UserError
 from refinelab.experiment import RunListing, Store
-from refinelab.report import build_report, render_html, render_text, report_csv, report_json
+from refinelab.report import build_report, render_html, render_text, report_csv, report_json, why_text
 
 
 def add_parsers(commands: Any, environ: Mapping[str, str]) -> None:
@@ -29,6 +30,12 @@ def add_parsers(commands: Any, environ: Mapping[str, str]) -> None:
     report.add_argument("--baseline", metavar="RUN", help="show differences against this run")
     report.add_argument(
         "--list", action="store_true", help="list stored runs: date, status, configurations, units done/total"
+    )
+    report.add_argument(
+        "--why",
+        metavar="PROBLEM",
+        help="why each configuration returned what it did on PROBLEM (benchmark/id, or an id unique in the run): "
+        "the decisions of codet and verified, in order",
     )
     report.set_defaults(run=run_report)
     export = commands.add_parser("export", help="one JSON line per attempt of a stored run")
@@ -52,16 +59,36 @@ def run_report(args: argparse.Namespace) -> int:
         if args.list:
             print(run_listing(store.listing()), end="")
             return 0
+        if args.why is not None:
+            return _emit(args, _why(store, args.runs, args.why))
         reports = [build_report(store, run, baseline=args.baseline) for run in (args.runs or [None])]
     render = {"text": render_text, "csv": report_csv, "json": report_json}[args.format]
-    text = "\n".join(render(report) for report in reports)
+    _emit(args, "\n".join(render(report) for report in reports))
+    if args.html is not None:
+        write_atomically(args.html, "\n".join(render_html(report) for report in reports))
+    return 0
+
+
+def _emit(args: argparse.Namespace, text: str) -> int:
     if args.out is not None:
         write_atomically(args.out, text)
     else:
         print(text, end="")
-    if args.html is not None:
-        write_atomically(args.html, "\n".join(render_html(report) for report in reports))
     return 0
+
+
+def _why(store: Store, runs: Sequence[str], problem: str) -> str:
+    """``report --why``: the decisions on one problem of one run."""
+    if len(runs) > 1:
+        raise UserError("--why takes one run")
+    run = store.run(runs[0] if runs else None)
+    keys = [p.key for p in store.problems(run.id)]
+    matches = [k for k in keys if k == problem] or [k for k in keys if k.split("/", 1)[-1] == problem]
+    if len(matches) != 1:
+        found = "several problems" if matches else "no problem"
+        raise UserError(f"--why {problem}: {found} of run {run.id} match (write benchmark/id, e.g. {keys[0]})")
+    details = store.trajectory_details(run.id, matches[0])
+    return why_text(run.id, matches[0], details, store.configurations(run.id))
 
 
 def run_listing(runs: Sequence[RunListing]) -> str:
@@ -86,5 +113,5 @@ def run_export(args: argparse.Namespace) -> int:
         run = store.run(args.run_id)
         lines = [json.dumps(row) + "\n" for row in store.export_rows(run.id)]
     write_atomically(args.out, lines)
-    print(f"{len(lines)} attempts of run {run.id} -> {args.out}")
+    print(f"{counted(len(lines), 'attempt')} of run {run.id} -> {args.out}")
     return 0

@@ -12,6 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
+from refinelab._words import counted
 from refinelab.cli._check import default_cache_dir
 from refinelab.cli._ping import project_models
 from refinelab.errors import UserError
@@ -55,7 +56,9 @@ def add_parser(commands: Any, environ: Mapping[str, str]) -> None:
         "--config", type=Path, help="project config with [models] (default: refinelab.toml here or in a parent)"
     )
     parser.add_argument("--concurrency", type=int, help="problems in flight (default 8)")
-    parser.add_argument("--timeout", type=float, help="CPU seconds per test (default 4)")
+    parser.add_argument(
+        "--timeout", type=float, help="CPU seconds per test (default: the benchmarks', 6 for livecodebench, else 4)"
+    )
     parser.add_argument("--isolation", choices=["auto", "bwrap", "none"], help="sandbox mode")
     parser.add_argument("--store", type=Path, default=default_store(environ), help="results database")
     parser.add_argument("--cache", type=Path, help="response cache (default: responses.sqlite beside the store)")
@@ -75,7 +78,10 @@ def run(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
     cache = args.cache or args.store.with_name("responses.sqlite")
     settings = Settings(args.store, cache, environ, cache_dir=default_cache_dir(environ))
     display = TerminalProgress(sys.stderr, quiet=args.quiet)
-    print(f"run {spec.run_id}: {len(spec.configurations())} configurations · store {args.store}", file=sys.stderr)
+    print(
+        f"run {spec.run_id}: {counted(len(spec.configurations()), 'configuration')} · store {args.store}",
+        file=sys.stderr,
+    )
     try:
         summary = asyncio.run(_until_signal(run_experiment(spec, settings, Progress(on_update=display.update))))
     except (KeyboardInterrupt, asyncio.CancelledError) as exc:
@@ -131,7 +137,7 @@ def _from_flags(args: argparse.Namespace) -> ExperimentSpec:
     strategies = [StrategySpec.parse(text) for text in args.strategy]
     strategies = [StrategySpec(s.name, {**s.params, **params}) for s in strategies]
     for strategy in strategies:
-        strategy.kwargs()  # unknown arguments are errors now, not after the first problem
+        strategy.bind()  # unknown arguments are errors now, not after the first problem
     problems = tuple(p.strip() for p in args.problems.split(",") if p.strip()) if args.problems else ()
     data = str(args.data.resolve()) if args.data else None
     benchmark = BenchmarkChoice(args.benchmark, data, problems, limit=_positive(args.limit, "--limit"))

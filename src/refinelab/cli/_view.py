@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from refinelab._words import counted
 from refinelab.cli._run import default_store
 from refinelab.view import Source, serving, write_site
 
@@ -29,7 +30,7 @@ def run_view(args: argparse.Namespace) -> int:
     """Serve the viewer until interrupted, or write it as a static site."""
     if args.out is not None:
         count = write_site(Source(args.store, args.runs), args.out)
-        print(f"{count} files -> {args.out} (open {args.out / 'index.html'}; no network needed)")
+        print(f"{counted(count, 'file')} -> {args.out} (open {args.out / 'index.html'}; no network needed)")
         return 0
     with serving(Source(args.store, args.runs, live=True), args.port) as server:
         print(f"refinelab view: {server.url} (Ctrl-C to stop)", file=sys.stderr, flush=True)

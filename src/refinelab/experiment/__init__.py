@@ -1,6 +1,16 @@
 """Experiments: specs, the runner, the crash-safe store; scoring samples files and self-testing benchmarks."""
 
-from refinelab.experiment._details import AttemptDetail, CriticDetail, ProblemInfo, TestRun, TrajectoryDetail
+from refinelab.experiment._details import (
+    AttemptDetail,
+    CriticDetail,
+    ProblemInfo,
+    StoredConfiguration,
+    StoredProblem,
+    TestRun,
+    TrajectoryDetail,
+)
+from refinelab.experiment._generated import GeneratedTest, GenerationDetail
+from refinelab.experiment._migrations import MIGRATIONS
 from refinelab.experiment._process import ProcessId
 from refinelab.experiment._recall import (
     DraftPair,
@@ -38,7 +48,15 @@ from refinelab.experiment._spec import (
     SandboxChoice,
     load_spec,
 )
-from refinelab.experiment._store import MIGRATIONS, SCHEMA_VERSION, Failure, RunInfo, RunListing, RunStatus, Store, Unit
+from refinelab.experiment._store import (
+    SCHEMA_VERSION,
+    Failure,
+    RunInfo,
+    RunListing,
+    RunStatus,
+    Store,
+    Unit,
+)
 
 __all__ = [
     "MIGRATIONS",
@@ -52,7 +70,9 @@ __all__ = [
     "DraftPair",
     "ExperimentSpec",
     "Failure",
+    "GeneratedTest",
     "GeneratedTestSet",
+    "GenerationDetail",
     "Judgement",
     "ProblemInfo",
     "ProcessId",
@@ -70,6 +90,8 @@ __all__ = [
     "SelfTestReport",
     "Settings",
     "Store",
+    "StoredConfiguration",
+    "StoredProblem",
     "Summary",
     "TestRun",
     "TrajectoryDetail",

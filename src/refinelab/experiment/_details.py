@@ -11,14 +11,44 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import NamedTuple
 
+from refinelab.experiment._generated import GenerationDetail, read_decisions, read_generations
+from refinelab.records import Origin, StopReason, Suggestion
 from refinelab.sandbox import TestOutcome
-from refinelab.strategies import Origin, StopReason, Suggestion
+from refinelab.strategies import Decision
 
 
-@dataclass(frozen=True)
+class StoredConfiguration(NamedTuple):
+    """A configuration as stored with its run (unpacks as ``key, strategy, params, actor, critic``)."""
+
+    key: str
+    """Configuration key."""
+    strategy: str
+    """Strategy name."""
+    params: str
+    """Its arguments as written (``max_iters=3, ...``)."""
+    actor: str
+    """Actor model."""
+    critic: str | None
+    """Critic model, for critic strategies."""
+
+
+class StoredProblem(NamedTuple):
+    """A problem as stored with its run (unpacks as ``key, kind, visible_tests, hidden_tests``)."""
+
+    key: str
+    """``benchmark/problem_id``."""
+    kind: str
+    """``function`` or ``stdio``."""
+    visible_tests: int
+    """Tests the strategies could see."""
+    hidden_tests: int
+    """Tests every attempt was scored on."""
+
+
+@dataclass(frozen=True, kw_only=True)
 class ProblemInfo:
     """One problem of a run, as stored."""
 
@@ -44,7 +74,7 @@ class ProblemInfo:
         return self.key.split("/", 1)[0]
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class CriticDetail:
     """What the critic said about one attempt."""
 
@@ -70,7 +100,7 @@ class CriticDetail:
     """The reply came from the response cache."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class TestRun:
     """An attempt's result on one test suite."""
 
@@ -84,7 +114,7 @@ class TestRun:
     """Each test's outcome, in test order; None when not recorded."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class AttemptDetail:
     """One attempt, with everything stored about it."""
 
@@ -124,7 +154,7 @@ class AttemptDetail:
     """The critic's view, when one was consulted."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class TrajectoryDetail:
     """One strategy run on one problem, in full."""
 
@@ -144,32 +174,55 @@ class TrajectoryDetail:
     """The arguments the strategy recorded."""
     attempts: tuple[AttemptDetail, ...]
     """Every attempt, in order."""
+    generations: tuple[GenerationDetail, ...] = ()
+    """The calls that wrote tests (``codet``, ``verified``), in order; empty for other strategies."""
+    decisions: tuple[Decision, ...] = ()
+    """Why a selecting strategy refined, kept, discarded and chose what it did, in order; empty for
+    other strategies."""
 
 
 def problem_details(db: sqlite3.Connection, run_id: str) -> list[ProblemInfo]:
     """Every problem of a run, in key order."""
-    rows = db.execute(
+    query = (
         "SELECT problem, kind, visible_tests, hidden_tests, metadata, prompt FROM problems WHERE run_id = ? "
-        "ORDER BY problem",
-        (run_id,),
+        "ORDER BY problem"
     )
-    return [_problem(row) for row in rows]
+    return [_problem(row) for row in _rows(db, query, (run_id,))]
 
 
 def trajectory_details(db: sqlite3.Connection, run_id: str, problem: str | None = None) -> list[TrajectoryDetail]:
     """Every trajectory of a run (or of one problem) in full, in configuration, problem, repeat order."""
     args = (run_id, problem, problem)
     attempts: dict[tuple[str, str, int], list[AttemptDetail]] = {}
-    for row in db.execute(_ATTEMPTS, args):
-        attempts.setdefault((row[0], row[1], int(row[2])), []).append(_attempt(row[3:]))
-    return [_trajectory(row, attempts) for row in db.execute(_TRAJECTORIES, args)]
+    for row in _rows(db, _ATTEMPTS, args):
+        attempts.setdefault((row["config"], row["problem"], int(row["repeat"])), []).append(_attempt(row))
+    generations, decisions = read_generations(db, run_id, problem), read_decisions(db, run_id, problem)
+    found = []
+    for row in _rows(db, _TRAJECTORIES, args):
+        unit = (row["config"], row["problem"], int(row["repeat"]))
+        written, decided = tuple(generations.get(unit, ())), tuple(decisions.get(unit, ()))
+        found.append(replace(_trajectory(row, attempts), generations=written, decisions=decided))
+    return found
 
 
-def _trajectory(row: Sequence[Any], attempts: dict[tuple[str, str, int], list[AttemptDetail]]) -> TrajectoryDetail:
-    config, problem, repeat, stop_reason, final, budget_note, params = row
-    key = (config, problem, int(repeat))
+def _rows(db: sqlite3.Connection, query: str, parameters: Sequence[object]) -> list[sqlite3.Row]:
+    """The rows of ``query``, read by column name."""
+    cursor = db.cursor()
+    cursor.row_factory = sqlite3.Row
+    return cursor.execute(query, parameters).fetchall()
+
+
+def _trajectory(row: sqlite3.Row, attempts: dict[tuple[str, str, int], list[AttemptDetail]]) -> TrajectoryDetail:
+    key = (row["config"], row["problem"], int(row["repeat"]))
     return TrajectoryDetail(
-        config, problem, int(repeat), stop_reason, final, budget_note, json.loads(params), tuple(attempts.get(key, ()))
+        config=row["config"],
+        problem=row["problem"],
+        repeat=int(row["repeat"]),
+        stop_reason=row["stop_reason"],
+        final=row["final"],
+        budget_note=row["budget_note"],
+        recorded_params=json.loads(row["recorded_params"]),
+        attempts=tuple(attempts.get(key, ())),
     )
 
 
@@ -191,46 +244,79 @@ SELECT a.config, a.problem, a.repeat,
        a.completion_tokens, a.cached_tokens, a.estimated, a.cost_usd, a.latency_s, a.cached,
        a.visible_passed, a.visible_pass_count, a.visible_outcomes,
        a.hidden_passed, a.hidden_pass_count, a.hidden_total, a.hidden_outcomes,
-       k.idx, k.raw, k.verdict, k.critique, k.parse_error, k.confidence, k.prompt_tokens, k.completion_tokens,
-       k.cost_usd, k.latency_s, k.cached
+       k.idx AS critic_idx, k.raw AS critic_raw, k.verdict AS critic_verdict, k.critique AS critic_critique,
+       k.parse_error AS critic_parse_error, k.confidence AS critic_confidence,
+       k.prompt_tokens AS critic_prompt_tokens, k.completion_tokens AS critic_completion_tokens,
+       k.cost_usd AS critic_cost_usd, k.latency_s AS critic_latency_s, k.cached AS critic_cached
 FROM attempts a LEFT JOIN critic_outputs k
   ON k.run_id = a.run_id AND k.config = a.config AND k.problem = a.problem AND k.repeat = a.repeat AND k.idx = a.idx
 WHERE a.run_id = ? AND (? IS NULL OR a.problem = ?) ORDER BY a.config, a.problem, a.repeat, a.idx
 """
 
 
-def _problem(row: Sequence[Any]) -> ProblemInfo:
-    key, kind, visible, hidden, metadata, prompt = row
-    meta: dict[str, object] = json.loads(metadata) if metadata else {}
+def _problem(row: sqlite3.Row) -> ProblemInfo:
+    meta: dict[str, object] = json.loads(row["metadata"]) if row["metadata"] else {}
     difficulty = meta.get("difficulty")
     return ProblemInfo(
-        str(key), str(kind), int(visible), int(hidden), None if difficulty in (None, "") else str(difficulty),
-        prompt, meta,
-    )  # fmt: skip
+        key=str(row["problem"]),
+        kind=str(row["kind"]),
+        visible_tests=int(row["visible_tests"]),
+        hidden_tests=int(row["hidden_tests"]),
+        difficulty=None if difficulty in (None, "") else str(difficulty),
+        prompt=row["prompt"],
+        metadata=meta,
+    )
 
 
-def _attempt(row: Sequence[Any]) -> AttemptDetail:
-    idx, origin, code, response, feedback, parse_error, confidence, prompt, completion, cached_tokens = row[:10]
-    estimated, cost, latency, cached, v_passed, v_count, v_outcomes, h_passed, h_count, h_total, h_outcomes = row[10:21]
-    visible_outcomes = _outcomes(v_outcomes)
-    visible = None
-    if v_passed is not None:
-        visible = TestRun(bool(v_passed), int(v_count or 0), _total(visible_outcomes, v_count), visible_outcomes)
+def _attempt(row: sqlite3.Row) -> AttemptDetail:
     return AttemptDetail(
-        int(idx), origin, code, response, feedback, parse_error, confidence, int(prompt), int(completion),
-        int(cached_tokens), bool(estimated), cost, float(latency), bool(cached), visible,
-        TestRun(bool(h_passed), int(h_count), int(h_total), _outcomes(h_outcomes)), _critic(row[21:]),
-    )  # fmt: skip
+        index=int(row["idx"]),
+        origin=row["origin"],
+        code=row["code"],
+        response=row["response"],
+        feedback=row["feedback"],
+        parse_error=row["parse_error"],
+        confidence=row["confidence"],
+        prompt_tokens=int(row["prompt_tokens"]),
+        completion_tokens=int(row["completion_tokens"]),
+        cached_tokens=int(row["cached_tokens"]),
+        estimated=bool(row["estimated"]),
+        cost_usd=row["cost_usd"],
+        latency_seconds=float(row["latency_s"]),
+        cached=bool(row["cached"]),
+        visible=_visible(row),
+        hidden=_test_run(row["hidden_passed"], row["hidden_pass_count"], row["hidden_total"], row["hidden_outcomes"]),
+        critic=_critic(row),
+    )
 
 
-def _critic(row: Sequence[Any]) -> CriticDetail | None:
-    idx, raw, verdict, critique, parse_error, confidence, prompt, completion, cost, latency, cached = row
-    if idx is None:
+def _visible(row: sqlite3.Row) -> TestRun | None:
+    if row["visible_passed"] is None:
+        return None
+    outcomes = _outcomes(row["visible_outcomes"])
+    count = row["visible_pass_count"]
+    return _test_run(row["visible_passed"], count, _total(outcomes, count), row["visible_outcomes"])
+
+
+def _test_run(passed: object, count: int | None, total: int, outcomes: str | None) -> TestRun:
+    return TestRun(passed=bool(passed), pass_count=int(count or 0), total=int(total), outcomes=_outcomes(outcomes))
+
+
+def _critic(row: sqlite3.Row) -> CriticDetail | None:
+    if row["critic_idx"] is None:
         return None
     return CriticDetail(
-        raw, verdict, critique, parse_error, confidence, int(prompt), int(completion), cost, float(latency),
-        bool(cached),
-    )  # fmt: skip
+        raw=row["critic_raw"],
+        verdict=row["critic_verdict"],
+        critique=row["critic_critique"],
+        parse_error=row["critic_parse_error"],
+        confidence=row["critic_confidence"],
+        prompt_tokens=int(row["critic_prompt_tokens"]),
+        completion_tokens=int(row["critic_completion_tokens"]),
+        cost_usd=row["critic_cost_usd"],
+        latency_seconds=float(row["critic_latency_s"]),
+        cached=bool(row["critic_cached"]),
+    )
 
 
 def _outcomes(text: str | None) -> tuple[TestOutcome, ...] | None:

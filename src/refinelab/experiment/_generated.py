@@ -5,41 +5,13 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from dataclasses import asdict, replace
+from dataclasses import asdict, dataclass, replace
 
 from refinelab.problems import Problem, Test
 from refinelab.sandbox import Sandbox
 from refinelab.strategies import Decision, TestGeneration, Trajectory
 from refinelab.verification import test_accuracy
 
-MIGRATION = (
-    "m005_generated_tests_and_decisions",
-    """
-    CREATE TABLE test_generations (
-        run_id TEXT NOT NULL, config TEXT NOT NULL, problem TEXT NOT NULL, repeat INTEGER NOT NULL,
-        idx INTEGER NOT NULL, raw TEXT NOT NULL, tests TEXT NOT NULL, rejected TEXT NOT NULL,
-        reference_passed TEXT, prompt_tokens INTEGER NOT NULL, completion_tokens INTEGER NOT NULL,
-        cost_usd REAL, latency_s REAL NOT NULL, cached INTEGER NOT NULL,
-        PRIMARY KEY (run_id, config, problem, repeat, idx)
-    );
-    CREATE TABLE decisions (
-        run_id TEXT NOT NULL, config TEXT NOT NULL, problem TEXT NOT NULL, repeat INTEGER NOT NULL,
-        seq INTEGER NOT NULL, kind TEXT NOT NULL, reason TEXT NOT NULL, attempt INTEGER, parent INTEGER,
-        known_passed INTEGER, known_total INTEGER, members TEXT NOT NULL,
-        PRIMARY KEY (run_id, config, problem, repeat, seq)
-    );
-    DROP VIEW model_calls;
-    CREATE VIEW model_calls AS
-        SELECT run_id, config, problem, repeat, idx, 'actor' AS role, prompt_tokens, completion_tokens,
-               cost_usd, latency_s, cached FROM attempts
-        UNION ALL
-        SELECT run_id, config, problem, repeat, idx, 'critic' AS role, prompt_tokens, completion_tokens,
-               cost_usd, latency_s, cached FROM critic_outputs
-        UNION ALL
-        SELECT run_id, config, problem, repeat, idx, 'tests' AS role, prompt_tokens, completion_tokens,
-               cost_usd, latency_s, cached FROM test_generations
-    """,
-)
 """The store migration that adds generated tests and decisions (and counts test-writing calls as model
 calls)."""
 
@@ -116,3 +88,135 @@ async def with_reference_verdicts(trajectory: Trajectory, problem: Problem, pool
         correct = frozenset() if accuracy is None else accuracy.correct
         judged.append(replace(generation, reference_passed=tuple(i in correct for i in range(len(generation.tests)))))
     return replace(trajectory, generations=tuple(judged))
+
+
+# --- reading back ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, kw_only=True)
+class GeneratedTest:
+    """One generated test as stored, for people to read."""
+
+    kind: str
+    """``CallTest``, ``AssertTest`` or ``StdioTest``."""
+    text: str
+    """The test as a person reads it (``f(2) == 4``, the assert's code, or its input and output)."""
+    reference_passed: bool | None
+    """Whether the problem's reference solution passes it; ``None`` when the problem has no reference."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class GenerationDetail:
+    """One stored test-writing call: the reply, the tests read from it, and what was rejected."""
+
+    index: int
+    """0 for the first test-writing call of the trajectory."""
+    raw: str
+    """The reply as written."""
+    tests: tuple[GeneratedTest, ...]
+    """The valid, distinct tests read from it, in reply order."""
+    rejected: tuple[str, ...]
+    """Why each rejected piece was rejected."""
+    prompt_tokens: int
+    """Prompt tokens of the call."""
+    completion_tokens: int
+    """Completion tokens of the call."""
+    cost_usd: float | None
+    """Its price; ``None`` when unknown."""
+    latency_seconds: float
+    """Its wall time."""
+    cached: bool
+    """The reply came from the response cache."""
+
+
+def read_generations(
+    db: sqlite3.Connection, run_id: str, problem: str | None
+) -> dict[tuple[str, str, int], list[GenerationDetail]]:
+    """The stored test-writing calls of a run (or of one ``benchmark/id`` problem), per unit, in order."""
+    found: dict[tuple[str, str, int], list[GenerationDetail]] = {}
+    query = (
+        "SELECT config, problem, repeat, idx, raw, tests, rejected, reference_passed, prompt_tokens, "
+        "completion_tokens, cost_usd, latency_s, cached FROM test_generations "
+        "WHERE run_id = ? AND (? IS NULL OR problem = ?) ORDER BY config, problem, repeat, idx"
+    )
+    for row in db.execute(query, (run_id, problem, problem)):
+        found.setdefault((str(row[0]), str(row[1]), int(row[2])), []).append(_generation(row[3:]))
+    return found
+
+
+def read_decisions(
+    db: sqlite3.Connection, run_id: str, problem: str | None
+) -> dict[tuple[str, str, int], list[Decision]]:
+    """The stored decisions of a run (or of one ``benchmark/id`` problem), per unit, in the order taken."""
+    found: dict[tuple[str, str, int], list[Decision]] = {}
+    query = (
+        "SELECT config, problem, repeat, kind, reason, attempt, parent, known_passed, known_total, members "
+        "FROM decisions WHERE run_id = ? AND (? IS NULL OR problem = ?) ORDER BY config, problem, repeat, seq"
+    )
+    for config, key, repeat, kind, reason, attempt, parent, passed, total, members in db.execute(
+        query, (run_id, problem, problem)
+    ):
+        decision = Decision(
+            kind,
+            reason,
+            attempt=attempt,
+            parent=parent,
+            known_passed=passed,
+            known_total=total,
+            members=tuple(json.loads(members)),
+        )
+        found.setdefault((str(config), str(key), int(repeat)), []).append(decision)
+    return found
+
+
+def _generation(row: tuple[object, ...]) -> GenerationDetail:
+    index, raw, tests, rejected, reference, prompt_tokens, completion_tokens, cost, latency, cached = row
+    verdicts: list[object] = [] if reference is None else json.loads(str(reference))
+    stored = json.loads(str(tests))
+    return GenerationDetail(
+        index=int(str(index)),
+        raw=str(raw),
+        tests=tuple(_generated_test(test, verdicts[i] if i < len(verdicts) else None) for i, test in enumerate(stored)),
+        rejected=tuple(json.loads(str(rejected))),
+        prompt_tokens=int(str(prompt_tokens)),
+        completion_tokens=int(str(completion_tokens)),
+        cost_usd=None if cost is None else float(str(cost)),
+        latency_seconds=float(str(latency)),
+        cached=bool(cached),
+    )
+
+
+def _generated_test(stored: dict[str, object], verdict: object) -> GeneratedTest:
+    kind = str(stored.get("type", ""))
+    if kind == "AssertTest":
+        text = str(stored["code"])
+    elif kind == "StdioTest":
+        text = f"input:\n{stored['stdin']}\nexpected output:\n{stored['expected']}"
+    else:
+        text = f"{stored.get('expr')} == {stored.get('expected')!r}"
+    return GeneratedTest(kind=kind, text=text, reference_passed=None if verdict is None else bool(verdict))
+
+
+Selection = tuple[list[Decision], list[GenerationDetail]]
+"""A trajectory's decisions and test-writing calls."""
+
+
+def read_selection(db: sqlite3.Connection, run_id: str) -> dict[tuple[str, str, int], Selection]:
+    """Per unit with any: its decisions and test-writing calls (for the export)."""
+    decisions, generations = read_decisions(db, run_id, None), read_generations(db, run_id, None)
+    return {unit: (decisions.get(unit, []), generations.get(unit, [])) for unit in {*decisions, *generations}}
+
+
+def with_selection(line: dict[str, object], selection: Selection | None) -> dict[str, object]:
+    """An export line with ``decisions`` (those about its attempt) and, on a trajectory's first attempt,
+    ``trajectory_decisions`` and ``generated_tests`` (the whole trajectory's; ``None`` on the others)."""
+    decisions, generations = selection or ([], [])
+    first = line["iteration"] == 0
+    line["decisions"] = [_decision_json(d) for d in decisions if d.attempt == line["iteration"]]
+    line["trajectory_decisions"] = [_decision_json(d) for d in decisions] if first else None
+    line["generated_tests"] = [asdict(g) for g in generations] if first else None
+    return line
+
+
+def _decision_json(decision: Decision) -> dict[str, object]:
+    return {**asdict(decision), "members": list(decision.members)}

@@ -24,8 +24,9 @@ from refinelab.experiment._scoring import run_scored
 from refinelab.experiment._spec import BenchmarkChoice, Configuration, ExperimentSpec
 from refinelab.experiment._store import Store, Unit
 from refinelab.models import Model, ResponseCache, RetryPolicy, open_model
-from refinelab.problems import Problem, benchmark, find_problem, load_benchmark
-from refinelab.sandbox import Limits, RunResult, Sandbox, WorkerPool, default_workers
+from refinelab.problems import Problem, benchmark, find_problem
+from refinelab.records import Spend
+from refinelab.sandbox import Limits, RunResult, Sandbox, WorkerPool, default_workers, prepare_benchmark
 from refinelab.strategies import Env, Trajectory
 
 
@@ -41,20 +42,27 @@ class Progress:
     """Units stored by this invocation."""
     failed: int = 0
     """Units that hit an infrastructure failure in this invocation."""
-    tokens: int = 0
-    """Tokens spent by this invocation's units (cached replies included)."""
-    cost_usd: float | None = 0.0
-    """Their cost; ``None`` once any price was unknown."""
+    spend: Spend = field(default_factory=Spend)
+    """Tokens and dollars spent by this invocation's units (cached replies included; dollars ``None``
+    once any price was unknown)."""
     on_update: Callable[[Progress], None] = field(default=lambda progress: None, repr=False)
     """Display hook."""
 
     def add(self, trajectory: Trajectory) -> None:
         """Count a stored unit."""
         self.done += 1
-        self.tokens += trajectory.usage.total_tokens
-        cost = trajectory.cost_usd
-        self.cost_usd = None if self.cost_usd is None or cost is None else self.cost_usd + cost
+        self.spend += trajectory.spend
         self.on_update(self)
+
+    @property
+    def tokens(self) -> int:
+        """Tokens spent by this invocation's units."""
+        return self.spend.usage.total_tokens
+
+    @property
+    def cost_usd(self) -> float | None:
+        """Their cost; ``None`` once any price was unknown."""
+        return self.spend.cost_usd
 
 
 @dataclass(frozen=True)
@@ -151,7 +159,7 @@ async def _problems(
     """Every chosen problem as ``(benchmark/id, problem)``; a problem without hidden tests is an error."""
     chosen = []
     for choice in choices:
-        loaded = await load_benchmark(choice.name, choice.data, pool=pool, cache_dir=cache_dir)
+        loaded = await prepare_benchmark(choice.name, choice.data, pool=pool, cache_dir=cache_dir)
         for problem in select(loaded, choice):
             if not problem.hidden_tests:
                 raise UserError(f"{choice.name}: problem {problem.id} has no hidden tests to score attempts on")

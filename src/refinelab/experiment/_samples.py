@@ -17,8 +17,7 @@ from refinelab._progress import ProgressHook
 from refinelab.errors import InputError
 from refinelab.experiment._scoring import run_scored
 from refinelab.metrics import mean_pass_at_k
-from refinelab.problems import Problem, find_problem
-from refinelab.problems._io import read_jsonl
+from refinelab.problems import Problem, find_problem, read_jsonl
 from refinelab.sandbox import RunResult, Sandbox, Suite
 
 
@@ -119,14 +118,8 @@ def _parses(program: str) -> bool:
 
 
 def hidden_suite(problem: Problem) -> Suite:
-    """The suite that scores a problem: its hidden tests."""
-    return Suite.of(
-        problem.hidden_tests,
-        kind=problem.kind,
-        entry_point=problem.entry_point,
-        setup=problem.test_setup,
-        prelude=problem.prelude,
-    )
+    """The suite that scores a problem: its hidden tests (:meth:`Suite.hidden`)."""
+    return Suite.hidden(problem)
 
 
 async def score_samples(

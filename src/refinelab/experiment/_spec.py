@@ -13,15 +13,17 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, is_dataclass
+from functools import cached_property
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal, TypeVar
 
 from refinelab._toml import located, read_toml
 from refinelab.errors import InputError, UserError
-from refinelab.metrics._records import configuration_label
-from refinelab.models import ModelsConfig, load_models_config, url_problem
+from refinelab.models import EndpointSettings, ModelsConfig, Price, load_models_config, url_problem
 from refinelab.problems import BENCHMARKS
+from refinelab.records import configuration_label
 from refinelab.sandbox import Limits
 from refinelab.strategies import CRITIC_STRATEGIES, Budget, StrategySpec
 
@@ -78,9 +80,13 @@ class Configuration:
 
     @property
     def key(self) -> str:
-        """A stable short id."""
-        payload = json.dumps([self.strategy.name, _plain(self.strategy.params), self.actor, self.critic])
-        return hashlib.sha256(payload.encode()).hexdigest()[:10]
+        """A stable short id: the strategy's arguments as written, the models, and the content of its
+        prompt file when it has one (a configuration without one keeps the key it always had)."""
+        fields: list[object] = [self.strategy.name, _plain(self.strategy.params), self.actor, self.critic]
+        digest = self.strategy.bound.prompts_digest
+        if digest is not None:
+            fields.append(digest)
+        return hashlib.sha256(json.dumps(fields).encode()).hexdigest()[:10]
 
     @property
     def label(self) -> str:
@@ -119,14 +125,24 @@ class ExperimentSpec:
     project's ``refinelab.toml`` (the CLI merges them)."""
 
     def configurations(self) -> list[Configuration]:
-        """Every strategy x actor (x critic, for critic strategies), in spec order, without duplicates."""
+        """Every strategy x actor (x critic, for critic strategies), in spec order, without duplicates; a
+        strategy written with ``actor=`` or ``critic=`` runs with that model only. Each configuration's
+        strategy is bound once (its prompt file read once), however often this is asked."""
+        return list(self._configurations)
+
+    @cached_property
+    def _configurations(self) -> tuple[Configuration, ...]:
         found: dict[str, Configuration] = {}
         for strategy in self.strategies:
-            for actor in self.actors:
+            plain = _without_models(strategy)
+            for actor in self._actors_for(strategy):
                 for critic in self._critics_for(strategy, actor):
-                    configuration = Configuration(_without_models(strategy), actor, critic)
+                    configuration = Configuration(plain, actor, critic)
                     found.setdefault(configuration.key, configuration)
-        return list(found.values())
+        return tuple(found.values())
+
+    def _actors_for(self, strategy: StrategySpec) -> tuple[str, ...]:
+        return (str(strategy.params["actor"]),) if "actor" in strategy.params else self.actors
 
     def _critics_for(self, strategy: StrategySpec, actor: str) -> list[str | None]:
         if strategy.name not in CRITIC_STRATEGIES:
@@ -135,9 +151,31 @@ class ExperimentSpec:
             return [str(strategy.params["critic"])]
         return [actor if critic == SAME else critic for critic in self.critics]
 
+    @classmethod
+    def from_json(cls, data: Mapping[str, object]) -> ExperimentSpec:
+        """The spec as :meth:`to_json` stored it with a run: keys missing from older stores take their
+        defaults (no benchmarks, strategies or actors when those are missing); strategies are read even if
+        no longer registered, and prompt files are not reread."""
+        known = {f.name for f in fields(cls)}
+        values: dict[str, Any] = {k: v for k, v in data.items() if k in known}
+        values["benchmarks"] = tuple(_record(BenchmarkChoice, b) for b in _list(data.get("benchmarks")))
+        values["strategies"] = tuple(
+            StrategySpec.parse(str(s), registered=False) for s in _list(data.get("strategies"))
+        )
+        values["actors"] = tuple(str(v) for v in _list(data.get("actors")))
+        if "critics" in values:
+            values["critics"] = tuple(str(v) for v in _list(values["critics"]))
+        if "budget" in values:
+            values["budget"] = _record(Budget, values["budget"])
+        if "sandbox" in values:
+            values["sandbox"] = _record(SandboxChoice, values["sandbox"])
+        if "models" in values:
+            values["models"] = _models_from_json(values["models"])
+        return cls(**values)
+
     def to_json(self) -> dict[str, object]:
         """The spec as plain data (stored with the run)."""
-        return _plain(self.__dict__)  # type: ignore[return-value]
+        return {f.name: _plain(getattr(self, f.name)) for f in fields(self)}
 
     @property
     def run_id(self) -> str:
@@ -171,6 +209,30 @@ def _without_models(strategy: StrategySpec) -> StrategySpec:
     return StrategySpec(strategy.name, {k: v for k, v in strategy.params.items() if k not in ("actor", "critic")})
 
 
+R = TypeVar("R")
+
+
+def _record(kind: type[R], table: object) -> R:
+    """A flat dataclass from its stored table (lists back to tuples; unknown keys left out)."""
+    assert isinstance(table, dict), table
+    known = {f.name for f in fields(kind)}  # type: ignore[arg-type]
+    return kind(**{k: tuple(v) if isinstance(v, list) else v for k, v in table.items() if k in known})
+
+
+def _list(value: object) -> list[object]:
+    return list(value) if isinstance(value, (list, tuple)) else []
+
+
+def _models_from_json(table: object) -> ModelsConfig:
+    assert isinstance(table, dict), table
+    endpoints = {}
+    for name, settings in dict(table.get("endpoints", {})).items():
+        price = settings.get("price")
+        settings = {**settings, "price": None if price is None else _record(Price, price)}
+        endpoints[str(name)] = _record(EndpointSettings, settings)
+    return ModelsConfig(dict(table.get("aliases", {})), endpoints)
+
+
 def _slug(text: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "-" for c in text)[:40] or "run"
 
@@ -178,8 +240,8 @@ def _slug(text: str) -> str:
 def _plain(value: object) -> object:
     if isinstance(value, StrategySpec):
         return str(value)
-    if hasattr(value, "__dataclass_fields__"):
-        return {k: _plain(v) for k, v in value.__dict__.items()}
+    if is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _plain(getattr(value, f.name)) for f in fields(value)}
     if isinstance(value, dict):
         return {str(k): _plain(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
@@ -212,8 +274,9 @@ def load_spec(path: str | Path) -> ExperimentSpec:
     table = read_toml(path)
     _known(path, table, _TOP, "")
     reader = _Reader(path)
+    benchmarks = tuple(reader.benchmark(b, i) for i, b in enumerate(reader.tables(table, "benchmarks")))
     spec = ExperimentSpec(
-        benchmarks=tuple(reader.benchmark(b, i) for i, b in enumerate(reader.tables(table, "benchmarks"))),
+        benchmarks=benchmarks,
         strategies=tuple(reader.strategy(text) for text in reader.strings(table, "strategies", required=True)),
         actors=tuple(reader.strings(table, "actors", required=True)),
         critics=tuple(reader.strings(table, "critics") or [SAME]),
@@ -223,7 +286,7 @@ def load_spec(path: str | Path) -> ExperimentSpec:
         critic_base_url=reader.url(table, "critic_base_url"),
         concurrency=reader.integer(table, "concurrency", 8),
         budget=reader.budget(table.get("budget", {})),
-        sandbox=reader.sandbox(table.get("sandbox", {})),
+        sandbox=reader.sandbox(table.get("sandbox", {}), [BENCHMARKS[b.name].cpu_seconds for b in benchmarks]),
         models=load_models_config(path) if "models" in table else ModelsConfig(),
     )
     if not spec.benchmarks:
@@ -295,7 +358,7 @@ class _Reader:
     def strategy(self, text: str) -> StrategySpec:
         try:
             spec = StrategySpec.parse(text)
-            spec.kwargs()
+            spec.bind()
         except UserError as exc:
             raise located(self.path, "strategies", str(exc)) from None
         return spec
@@ -315,12 +378,12 @@ class _Reader:
             raise reader.error("after", "must be a date written YYYY-MM-DD")
         return BenchmarkChoice(
             name,
-            data,
-            tuple(reader.strings(table, "problems")),
-            after,
-            reader.optional_integer(table, "sample"),
-            reader.integer(table, "seed", 0, minimum=0),
-            reader.optional_integer(table, "limit"),
+            data=data,
+            problems=tuple(reader.strings(table, "problems")),
+            after=after,
+            sample=reader.optional_integer(table, "sample"),
+            seed=reader.integer(table, "seed", 0, minimum=0),
+            limit=reader.optional_integer(table, "limit"),
         )
 
     def budget(self, table: object) -> Budget:
@@ -331,7 +394,8 @@ class _Reader:
         calls, tokens = reader.optional_integer(table, "max_calls"), reader.optional_integer(table, "max_tokens")
         return Budget(calls, tokens, reader.number(table, "max_cost_usd"))
 
-    def sandbox(self, table: object) -> SandboxChoice:
+    def sandbox(self, table: object, benchmark_seconds: list[float]) -> SandboxChoice:
+        """The sandbox table; without a timeout, the longest the spec's benchmarks' graders allow."""
         if not isinstance(table, dict):
             raise located(self.path, "sandbox", "must be a table")
         _known(self.path, table, _SANDBOX, "sandbox.")
@@ -339,7 +403,7 @@ class _Reader:
         isolation = reader.string(table, "isolation") or "auto"
         if isolation not in ("auto", "bwrap", "none"):
             raise reader.error("isolation", "must be auto, bwrap or none")
-        timeout = reader.number(table, "timeout") or Limits().cpu_seconds
+        timeout = reader.number(table, "timeout") or max(benchmark_seconds, default=Limits().cpu_seconds)
         packages = tuple(reader.strings(table, "allow_packages"))
         workers = reader.optional_integer(table, "workers")
         return SandboxChoice(isolation, timeout, workers, packages)  # type: ignore[arg-type]

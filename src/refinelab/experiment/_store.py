@@ -12,105 +12,30 @@ import json
 import sqlite3
 import time
 from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from refinelab.errors import UserError
 from refinelab.experiment._details import (
     ProblemInfo,
+    StoredConfiguration,
+    StoredProblem,
     TrajectoryDetail,
     fingerprint,
     problem_details,
     trajectory_details,
 )
-from refinelab.experiment._generated import MIGRATION, Totals, generation_totals, save_rows
+from refinelab.experiment._generated import Totals, generation_totals, read_selection, save_rows, with_selection
+from refinelab.experiment._migrations import MIGRATIONS
 from refinelab.experiment._process import ProcessId
-from refinelab.experiment._spec import Configuration
-from refinelab.metrics._records import ScoredAttempt, ScoredTrajectory
+from refinelab.experiment._spec import Configuration, ExperimentSpec
 from refinelab.problems import Problem
+from refinelab.records import ScoredAttempt, ScoredTrajectory, Spend, Usage
 from refinelab.sandbox import RunResult
 from refinelab.strategies import Attempt, Trajectory
 
-MIGRATIONS: tuple[tuple[str, str], ...] = (
-    (
-        "m001_initial",
-        """
-        CREATE TABLE runs (
-            id TEXT PRIMARY KEY, name TEXT NOT NULL, created REAL NOT NULL, spec TEXT NOT NULL,
-            versions TEXT NOT NULL, isolation TEXT NOT NULL, limits TEXT NOT NULL,
-            status TEXT NOT NULL, finished REAL
-        );
-        CREATE TABLE problems (
-            run_id TEXT NOT NULL, problem TEXT NOT NULL, kind TEXT NOT NULL,
-            visible_tests INTEGER NOT NULL, hidden_tests INTEGER NOT NULL,
-            PRIMARY KEY (run_id, problem)
-        );
-        CREATE TABLE configs (
-            run_id TEXT NOT NULL, config TEXT NOT NULL, strategy TEXT NOT NULL, params TEXT NOT NULL,
-            actor TEXT NOT NULL, critic TEXT, position INTEGER NOT NULL,
-            PRIMARY KEY (run_id, config)
-        );
-        CREATE TABLE trajectories (
-            run_id TEXT NOT NULL, config TEXT NOT NULL, problem TEXT NOT NULL, repeat INTEGER NOT NULL,
-            stop_reason TEXT NOT NULL, final INTEGER, budget_note TEXT, recorded_params TEXT NOT NULL,
-            finished REAL NOT NULL,
-            PRIMARY KEY (run_id, config, problem, repeat)
-        );
-        CREATE TABLE attempts (
-            run_id TEXT NOT NULL, config TEXT NOT NULL, problem TEXT NOT NULL, repeat INTEGER NOT NULL,
-            idx INTEGER NOT NULL, origin TEXT NOT NULL, code TEXT, response TEXT NOT NULL, feedback TEXT,
-            parse_error TEXT, confidence REAL, prompt_tokens INTEGER NOT NULL, completion_tokens INTEGER NOT NULL,
-            cached_tokens INTEGER NOT NULL, estimated INTEGER NOT NULL, cost_usd REAL, latency_s REAL NOT NULL,
-            cached INTEGER NOT NULL, visible_passed INTEGER, visible_pass_count INTEGER, visible_outcomes TEXT,
-            hidden_passed INTEGER NOT NULL, hidden_pass_count INTEGER NOT NULL, hidden_total INTEGER NOT NULL,
-            hidden_outcomes TEXT, isolation TEXT,
-            PRIMARY KEY (run_id, config, problem, repeat, idx)
-        );
-        CREATE TABLE critic_outputs (
-            run_id TEXT NOT NULL, config TEXT NOT NULL, problem TEXT NOT NULL, repeat INTEGER NOT NULL,
-            idx INTEGER NOT NULL, raw TEXT NOT NULL, verdict TEXT, critique TEXT NOT NULL, parse_error TEXT,
-            confidence REAL, prompt_tokens INTEGER NOT NULL, completion_tokens INTEGER NOT NULL,
-            cost_usd REAL, latency_s REAL NOT NULL, cached INTEGER NOT NULL,
-            PRIMARY KEY (run_id, config, problem, repeat, idx)
-        );
-        CREATE TABLE infra_failures (
-            id INTEGER PRIMARY KEY, run_id TEXT NOT NULL, config TEXT NOT NULL, problem TEXT NOT NULL,
-            repeat INTEGER NOT NULL, kind TEXT NOT NULL, message TEXT NOT NULL, at REAL NOT NULL
-        );
-        """,
-    ),
-    (
-        "m002_model_calls_view",
-        """
-        CREATE VIEW model_calls AS
-            SELECT run_id, config, problem, repeat, idx, 'actor' AS role, prompt_tokens, completion_tokens,
-                   cost_usd, latency_s, cached FROM attempts
-            UNION ALL
-            SELECT run_id, config, problem, repeat, idx, 'critic' AS role, prompt_tokens, completion_tokens,
-                   cost_usd, latency_s, cached FROM critic_outputs;
-        CREATE INDEX infra_failures_unit ON infra_failures (run_id, config, problem, repeat);
-        """,
-    ),
-    (
-        "m003_run_process",
-        """
-        ALTER TABLE runs ADD COLUMN host TEXT;
-        ALTER TABLE runs ADD COLUMN pid INTEGER;
-        ALTER TABLE runs ADD COLUMN pid_started TEXT;
-        ALTER TABLE runs ADD COLUMN note TEXT;
-        """,
-    ),
-    (
-        "m004_problem_details",
-        """
-        ALTER TABLE problems ADD COLUMN metadata TEXT;
-        ALTER TABLE problems ADD COLUMN prompt TEXT
-        """,
-    ),
-    MIGRATION,
-)
-"""Named migrations, applied in order; append new ones, never edit a released one."""
 SCHEMA_VERSION = len(MIGRATIONS)
 
 Unit = tuple[str, str, int]
@@ -131,8 +56,8 @@ class RunInfo:
     """The spec's name."""
     created: float
     """Unix time the run started."""
-    spec: dict[str, object]
-    """The spec as stored."""
+    spec: ExperimentSpec
+    """The run's spec, read back from the store."""
     versions: dict[str, str]
     """refinelab and Python versions."""
     isolation: str
@@ -267,9 +192,15 @@ class Store:
         with self._transaction():
             self._db.execute(
                 "INSERT INTO trajectories VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (*key, trajectory.stop_reason, trajectory.final, trajectory.budget_note,
-                 _json(trajectory.params), time.time()),
-            )  # fmt: skip
+                (
+                    *key,
+                    trajectory.stop_reason,
+                    trajectory.final,
+                    trajectory.budget_note,
+                    _json(trajectory.params),
+                    time.time(),
+                ),
+            )
             for attempt, result in zip(trajectory.attempts, hidden):
                 self._db.execute(_INSERT_ATTEMPT, _attempt_row(key, attempt, result))
                 if attempt.critic is not None:
@@ -296,6 +227,16 @@ class Store:
 
     # --- reading ---------------------------------------------------------------------------------
 
+    @contextmanager
+    def snapshot(self) -> Iterator[Store]:
+        """Read as of one moment: every read inside the block is one read transaction, so a running
+        experiment's writes meanwhile are not seen by some reads and not others. Reads only."""
+        self._db.execute("BEGIN DEFERRED")  # WAL: the snapshot is taken at the first read; writers go on
+        try:
+            yield self
+        finally:
+            self._db.execute("COMMIT")
+
     def done(self, run_id: str) -> set[Unit]:
         """Units with a stored trajectory."""
         rows = self._db.execute("SELECT config, problem, repeat FROM trajectories WHERE run_id = ?", (run_id,))
@@ -303,8 +244,7 @@ class Store:
 
     def runs(self) -> list[RunInfo]:
         """Every run, oldest first."""
-        rows = self._db.execute(f"SELECT {_RUN_COLUMNS} FROM runs ORDER BY created").fetchall()  # noqa: S608
-        return [_run_info(row) for row in rows]
+        return [_run_info(row) for row in self._rows(f"SELECT {_RUN_COLUMNS} FROM runs ORDER BY created", ())]  # noqa: S608
 
     def listing(self) -> list[RunListing]:
         """Every run with its configuration count and units stored / in all, oldest first."""
@@ -313,8 +253,7 @@ class Store:
         problems = dict(self._db.execute("SELECT run_id, COUNT(*) FROM problems GROUP BY run_id").fetchall())
         found = []
         for info in self.runs():
-            repeats = info.spec.get("repeats", 1)
-            total = configs.get(info.id, 0) * problems.get(info.id, 0) * (repeats if isinstance(repeats, int) else 1)
+            total = configs.get(info.id, 0) * problems.get(info.id, 0) * info.spec.repeats
             found.append(RunListing(info, configs.get(info.id, 0), counts.get(info.id, 0), total))
         return found
 
@@ -336,24 +275,43 @@ class Store:
     def trajectories(self, run_id: str) -> list[ScoredTrajectory]:
         """Every stored trajectory of a run, scored, in configuration then problem order."""
         attempts: dict[Unit, list[ScoredAttempt]] = {}
-        for row in self._db.execute(_ATTEMPTS_QUERY, (run_id,)):
-            attempts.setdefault((row[0], row[1], int(row[2])), []).append(_scored_attempt(row[3:]))
-        rows = self._db.execute(_TRAJECTORIES_QUERY, (run_id,)).fetchall()
+        for row in self._rows(_ATTEMPTS_QUERY, (run_id,)):
+            attempts.setdefault((row["config"], row["problem"], int(row["repeat"])), []).append(_scored_attempt(row))
         tests = generation_totals(self._db, run_id)
-        return [_scored_trajectory(row, attempts, tests) for row in rows]
+        return [_scored_trajectory(row, attempts, tests) for row in self._rows(_TRAJECTORIES_QUERY, (run_id,))]
 
-    def configurations(self, run_id: str) -> list[tuple[str, str, str, str, str | None]]:
-        """``(key, strategy, params, actor, critic)`` of a run, in spec order."""
+    def _rows(self, query: str, parameters: Sequence[object]) -> list[sqlite3.Row]:
+        """The rows of ``query``, read by column name."""
+        cursor = self._db.cursor()
+        cursor.row_factory = sqlite3.Row
+        return cursor.execute(query, parameters).fetchall()
+
+    def configurations(self, run_id: str) -> list[StoredConfiguration]:
+        """The configurations of a run, in spec order."""
         query = "SELECT config, strategy, params, actor, critic FROM configs WHERE run_id = ? ORDER BY position"
-        return list(self._db.execute(query, (run_id,)))
-
-    def problems(self, run_id: str) -> list[tuple[str, str, int, int]]:
-        """``(problem, kind, visible tests, hidden tests)`` of a run."""
-        return list(
-            self._db.execute(
-                "SELECT problem, kind, visible_tests, hidden_tests FROM problems WHERE run_id = ?", (run_id,)
+        return [
+            StoredConfiguration(
+                key=row["config"],
+                strategy=row["strategy"],
+                params=row["params"],
+                actor=row["actor"],
+                critic=row["critic"],
             )
-        )
+            for row in self._rows(query, (run_id,))
+        ]
+
+    def problems(self, run_id: str) -> list[StoredProblem]:
+        """The problems of a run with their test counts."""
+        query = "SELECT problem, kind, visible_tests, hidden_tests FROM problems WHERE run_id = ?"
+        return [
+            StoredProblem(
+                key=row["problem"],
+                kind=row["kind"],
+                visible_tests=int(row["visible_tests"]),
+                hidden_tests=int(row["hidden_tests"]),
+            )
+            for row in self._rows(query, (run_id,))
+        ]
 
     def problem_details(self, run_id: str) -> list[ProblemInfo]:
         """Every problem of a run with its statement and difficulty (None where the store predates them)."""
@@ -377,10 +335,14 @@ class Store:
 
     def export_rows(self, run_id: str) -> Iterator[dict[str, object]]:
         """One dict per attempt (the ``refinelab export`` line), in stored order."""
+        selection = read_selection(self._db, run_id)
         cursor = self._db.execute(_EXPORT_QUERY, (run_id,))
         names = [d[0] for d in cursor.description]
         for row in cursor:
-            yield _export_line(dict(zip(names, row)))
+            line = _export_line(dict(zip(names, row)))
+            yield with_selection(
+                line, selection.get((str(line["config"]), str(line["problem_id"]), int(str(line["repeat"]))))
+            )
 
 
 class _Transaction:
@@ -442,18 +404,16 @@ WHERE t.run_id = ? ORDER BY c.position, t.problem, t.repeat
 """
 _ATTEMPTS_QUERY = """
 SELECT a.config, a.problem, a.repeat, a.idx, a.origin, a.hidden_passed, a.visible_passed,
-       COALESCE(a.visible_pass_count, 0), k.verdict,
-       a.prompt_tokens + COALESCE(k.prompt_tokens, 0), a.prompt_tokens,
-       a.completion_tokens + COALESCE(k.completion_tokens, 0),
-       CASE WHEN a.cost_usd IS NULL OR (k.idx IS NOT NULL AND k.cost_usd IS NULL) THEN NULL
-            ELSE a.cost_usd + COALESCE(k.cost_usd, 0) END,
-       a.latency_s + COALESCE(k.latency_s, 0), a.confidence, k.confidence
+       COALESCE(a.visible_pass_count, 0) AS visible_pass_count, k.idx AS critic_idx, k.verdict,
+       a.prompt_tokens, a.completion_tokens, a.cost_usd, a.latency_s, a.confidence,
+       k.prompt_tokens AS critic_prompt_tokens, k.completion_tokens AS critic_completion_tokens,
+       k.cost_usd AS critic_cost_usd, k.latency_s AS critic_latency_s, k.confidence AS critic_confidence
 FROM attempts a LEFT JOIN critic_outputs k
   ON k.run_id = a.run_id AND k.config = a.config AND k.problem = a.problem AND k.repeat = a.repeat AND k.idx = a.idx
 WHERE a.run_id = ? ORDER BY a.config, a.problem, a.repeat, a.idx
 """
 _EXPORT_QUERY = """
-SELECT t.run_id, t.problem AS problem_id, c.strategy, c.params, c.actor, c.critic, t.repeat,
+SELECT t.run_id, t.config, t.problem AS problem_id, c.strategy, c.params, c.actor, c.critic, t.repeat,
        a.idx AS iteration, a.origin, a.code, k.verdict AS critic_verdict, k.critique AS critic_critique,
        a.visible_passed, a.hidden_passed,
        a.hidden_pass_count, a.hidden_total, a.prompt_tokens, a.completion_tokens, a.cost_usd, a.latency_s,
@@ -473,25 +433,51 @@ WHERE t.run_id = ? ORDER BY c.position, t.problem, t.repeat, a.idx
 """
 
 
-def _scored_trajectory(
-    row: Sequence[Any], attempts: dict[Unit, list[ScoredAttempt]], tests: dict[Unit, Totals]
-) -> ScoredTrajectory:
-    config, strategy, params, actor, critic, problem, repeat, final, stop = row
-    unit = (config, problem, int(repeat))
-    tokens, cost, generated, correct = tests.get(unit, (0, 0.0, 0, None))
-    return ScoredTrajectory(
-        config, strategy, params, actor, critic, problem, int(repeat), tuple(attempts.get(unit, ())), final, stop,
-        tokens, cost, generated, correct,
-    )  # fmt: skip
-
-
-def _scored_attempt(row: Sequence[Any]) -> ScoredAttempt:
-    idx, origin, hidden, visible, visible_count, verdict, prompt, actor_prompt, completion = row[:9]
-    cost, latency, confidence, critic_confidence = row[9:]
+def _scored_attempt(row: sqlite3.Row) -> ScoredAttempt:
+    actor = Spend(Usage(int(row["prompt_tokens"]), int(row["completion_tokens"])), row["cost_usd"])
+    critic = row["critic_idx"] is not None
+    spend = actor + _critic_spend(row) if critic else actor
     return ScoredAttempt(
-        int(idx), origin, bool(hidden), None if visible is None else bool(visible), int(visible_count), verdict,
-        int(prompt), int(actor_prompt), int(completion), cost, float(latency), confidence, critic_confidence,
-    )  # fmt: skip
+        int(row["idx"]),
+        row["origin"],
+        bool(row["hidden_passed"]),
+        visible_passed=None if row["visible_passed"] is None else bool(row["visible_passed"]),
+        visible_pass_count=int(row["visible_pass_count"]),
+        critic_verdict=row["verdict"],
+        spend=spend,
+        actor_prompt_tokens=int(row["prompt_tokens"]),
+        latency_seconds=float(row["latency_s"]) + (float(row["critic_latency_s"]) if critic else 0.0),
+        confidence=row["confidence"],
+        critic_confidence=row["critic_confidence"],
+    )
+
+
+def _critic_spend(row: sqlite3.Row) -> Spend:
+    usage = Usage(int(row["critic_prompt_tokens"]), int(row["critic_completion_tokens"]))
+    return Spend(usage, row["critic_cost_usd"])
+
+
+def _scored_trajectory(
+    row: sqlite3.Row, attempts: Mapping[Unit, list[ScoredAttempt]], tests: Mapping[Unit, Totals]
+) -> ScoredTrajectory:
+    unit = (row["config"], row["problem"], int(row["repeat"]))
+    test_tokens, test_cost, generated, correct = tests.get(unit, (0, 0.0, 0, None))
+    return ScoredTrajectory(
+        config=row["config"],
+        strategy=row["strategy"],
+        params=row["params"],
+        actor=row["actor"],
+        critic=row["critic"],
+        problem=row["problem"],
+        repeat=int(row["repeat"]),
+        attempts=tuple(attempts.get(unit, ())),
+        final=row["final"],
+        stop_reason=row["stop_reason"],
+        test_tokens=test_tokens,
+        test_cost_usd=test_cost,
+        generated_tests=generated,
+        generated_correct=correct,
+    )
 
 
 def _export_line(row: dict[str, object]) -> dict[str, object]:
@@ -508,12 +494,21 @@ def _export_line(row: dict[str, object]) -> dict[str, object]:
 _RUN_COLUMNS = "id, name, created, spec, versions, isolation, limits, status, finished, note, host, pid, pid_started"
 
 
-def _run_info(row: Sequence[Any]) -> RunInfo:
-    run_id, name, created, spec, versions, isolation, limits, status, finished, note, host, pid, started = row
-    process = None if host is None or pid is None else ProcessId(str(host), int(pid), started)
+def _run_info(row: sqlite3.Row) -> RunInfo:
+    host, pid, status, note = row["host"], row["pid"], row["status"], row["note"]
+    process = None if host is None or pid is None else ProcessId(str(host), int(pid), row["pid_started"])
     if status == "running" and process is not None and process.gone():
         status, note = "interrupted", f"its process ({process.pid} on {process.host}) ended without finishing it"
     return RunInfo(
-        str(run_id), str(name), float(created), json.loads(spec), json.loads(versions), str(isolation),
-        json.loads(limits), status, finished, note, process,
-    )  # fmt: skip
+        id=str(row["id"]),
+        name=str(row["name"]),
+        created=float(row["created"]),
+        spec=ExperimentSpec.from_json(json.loads(row["spec"])),
+        versions=json.loads(row["versions"]),
+        isolation=str(row["isolation"]),
+        limits=json.loads(row["limits"]),
+        status=status,
+        finished=row["finished"],
+        note=note,
+        process=process,
+    )

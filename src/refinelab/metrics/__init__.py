@@ -26,7 +26,6 @@ from refinelab.metrics._compare import (
 from refinelab.metrics._critic import ConfusionMatrix, Decision, confusion_matrix, decisions
 from refinelab.metrics._intervals import Bootstrap, Interval, PerProblem
 from refinelab.metrics._passk import mean_pass_at_k, pass_at_k
-from refinelab.metrics._records import ScoredAttempt, ScoredTrajectory, configuration_label
 from refinelab.metrics._refinement import (
     Rate,
     answer_at,
@@ -52,6 +51,7 @@ from refinelab.metrics._selection import (
     refinement_at_equal_tokens,
     selection_accuracy,
 )
+from refinelab.records import ScoredAttempt, ScoredTrajectory, Spend, Usage, configuration_label, total_cost
 
 __all__ = [
     "AtEqualTokens",
@@ -68,6 +68,8 @@ __all__ = [
     "Rate",
     "ScoredAttempt",
     "ScoredTrajectory",
+    "Spend",
+    "Usage",
     "actor_confidence",
     "answer_at",
     "average_attempts",
@@ -108,6 +110,7 @@ __all__ = [
     "sampling_at_equal_tokens",
     "selection_accuracy",
     "step_rates",
+    "total_cost",
     "trajectories_pass_at_k",
     "worsened",
 ]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from refinelab.metrics._records import ScoredTrajectory
+from refinelab.records import ScoredTrajectory
 
 
 @dataclass(frozen=True)

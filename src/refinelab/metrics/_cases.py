@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from itertools import pairwise
 from typing import Literal
 
-from refinelab.metrics._records import ScoredAttempt, ScoredTrajectory
+from refinelab.records import ScoredAttempt, ScoredTrajectory
 
 CriticCall = Literal["true_accept", "false_accept", "true_reject", "false_reject"]
 """A critic verdict judged against the hidden tests: accepting is saying pass; rejecting is refine or redraft."""

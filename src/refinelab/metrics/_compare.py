@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from refinelab.metrics._passk import mean_pass_at_k
-from refinelab.metrics._records import ScoredAttempt, ScoredTrajectory
 from refinelab.metrics._refinement import sampled
+from refinelab.records import ScoredAttempt, ScoredTrajectory, total_cost
 
 
 @dataclass(frozen=True)
@@ -34,6 +34,16 @@ class Paired:
     def only_b(self) -> int:
         """Pairs only B passed."""
         return sum(y and not x for x, y in zip(self.a, self.b))
+
+    @property
+    def both(self) -> int:
+        """Pairs both passed."""
+        return sum(x and y for x, y in zip(self.a, self.b))
+
+    @property
+    def neither(self) -> int:
+        """Pairs neither passed."""
+        return sum(not x and not y for x, y in zip(self.a, self.b))
 
     def only(self, side: Literal["a", "b"]) -> list[tuple[str, int]]:
         """The ``(problem, repeat)`` pairs only ``side`` passed (as many as :attr:`only_a` or :attr:`only_b`)."""
@@ -103,8 +113,8 @@ def means(trajectories: Sequence[ScoredTrajectory]) -> Means | None:
     if not trajectories:
         return None
     n = len(trajectories)
-    costs = [t.cost_usd for t in trajectories]
-    cost = None if any(c is None for c in costs) else sum(c for c in costs if c is not None) / n
+    total = total_cost(t.cost_usd for t in trajectories)
+    cost = None if total is None else total / n
     return Means(sum(t.tokens for t in trajectories) / n, sum(t.latency_seconds for t in trajectories) / n, cost)
 
 

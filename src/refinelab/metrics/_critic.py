@@ -7,8 +7,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from refinelab.metrics._cases import critic_call
-from refinelab.metrics._records import ScoredTrajectory
 from refinelab.metrics._refinement import Rate
+from refinelab.records import ScoredTrajectory
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from refinelab.metrics._cases import improved, regression_error_attempts, worsened
-from refinelab.metrics._records import ScoredAttempt, ScoredTrajectory
+from refinelab.records import ScoredAttempt, ScoredTrajectory
 
 
 @dataclass(frozen=True)

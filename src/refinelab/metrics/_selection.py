@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from refinelab.metrics._records import ScoredAttempt, ScoredTrajectory
 from refinelab.metrics._refinement import Rate
+from refinelab.records import ScoredAttempt, ScoredTrajectory
 
 
 def generated_test_accuracy(trajectories: Sequence[ScoredTrajectory]) -> Rate:

@@ -14,6 +14,7 @@ from refinelab.models._cache import ResponseCache, cache_key
 from refinelab.models._prices import PriceTable
 from refinelab.models._tokens import estimate_usage
 from refinelab.models._types import Completion, GenerateConfig, Message, Reply, Retry, Usage
+from refinelab.records import Spend
 
 
 class Backend(Protocol):
@@ -80,6 +81,11 @@ class Accounting:
     """Tokens of every reply returned, cached or not."""
     cost_usd: float | None = 0.0
     """Cost of the replies returned; ``None`` once any had an unknown price."""
+
+    def add(self, spend: Spend) -> None:
+        """Count a reply's tokens and dollars."""
+        total = Spend(self.usage, self.cost_usd) + spend
+        self.usage, self.cost_usd = total.usage, total.cost_usd
 
 
 class Model:
@@ -266,9 +272,8 @@ class Model:
     ) -> Completion:
         usage = reply.usage or estimate_usage(self.name, messages, reply.text)
         cost = self.prices.cost(self.name, usage)
-        self.accounting.usage += usage
-        spent = self.accounting.cost_usd
-        self.accounting.cost_usd = None if spent is None or cost is None else spent + cost
+        self.accounting.add(Spend(usage, cost))
         return Completion(
-            reply.text, usage, latency, reply.finish_reason, self.name, cost, sample, cached, retries, reply.raw
-        )
+            reply.text, usage, latency, reply.finish_reason, self.name, cost,
+            sample=sample, cached=cached, retries=retries, raw=reply.raw,
+        )  # fmt: skip

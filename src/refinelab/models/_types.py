@@ -8,6 +8,9 @@ from typing import Annotated, Literal
 
 from annotated_types import Ge, Interval
 
+from refinelab.records import Spend
+from refinelab.records import Usage as Usage  # re-exported: the models layer has always offered it
+
 Role = Literal["system", "user", "assistant"]
 
 
@@ -72,33 +75,6 @@ class GenerateConfig:
 
 
 @dataclass(frozen=True)
-class Usage:
-    """Tokens used; adds up with ``+``."""
-
-    prompt_tokens: int = 0
-    """Input tokens."""
-    completion_tokens: int = 0
-    """Output tokens."""
-    cached_tokens: int = 0
-    """Input tokens the server served from its prompt cache (part of ``prompt_tokens``)."""
-    estimated: bool = False
-    """True when any of these counts was estimated because the server did not report it."""
-
-    def __add__(self, other: Usage) -> Usage:
-        return Usage(
-            self.prompt_tokens + other.prompt_tokens,
-            self.completion_tokens + other.completion_tokens,
-            self.cached_tokens + other.cached_tokens,
-            self.estimated or other.estimated,
-        )
-
-    @property
-    def total_tokens(self) -> int:
-        """Input plus output tokens."""
-        return self.prompt_tokens + self.completion_tokens
-
-
-@dataclass(frozen=True)
 class Retry:
     """One failed attempt that was retried."""
 
@@ -149,3 +125,8 @@ class Completion:
     """Failed attempts before this one succeeded."""
     raw: dict[str, object] | None = field(default=None, compare=False, repr=False)
     """The server's response."""
+
+    @property
+    def spend(self) -> Spend:
+        """Tokens and dollars of this call."""
+        return Spend(self.usage, self.cost_usd)

@@ -2,11 +2,12 @@
 
 from refinelab.problems._asserts import tests_from_check, tests_from_statements
 from refinelab.problems._humaneval import load_humaneval
+from refinelab.problems._humanevalplus import HumanEvalPlusTask, read_humanevalplus
+from refinelab.problems._io import read_jsonl
 from refinelab.problems._jsonl import load_jsonl
 from refinelab.problems._livecodebench import load_livecodebench
 from refinelab.problems._mbpp import load_mbpp
 from refinelab.problems._model import AssertTest, CallTest, Problem, ProblemKind, StdioTest, Test
-from refinelab.problems._packed import Packed
 from refinelab.problems._registry import BENCHMARKS, Benchmark, benchmark, find_problem, load_benchmark
 from refinelab.problems._stdio_sources import load_apps, load_codecontests
 
@@ -15,7 +16,7 @@ __all__ = [
     "AssertTest",
     "Benchmark",
     "CallTest",
-    "Packed",
+    "HumanEvalPlusTask",
     "Problem",
     "ProblemKind",
     "StdioTest",
@@ -29,6 +30,8 @@ __all__ = [
     "load_jsonl",
     "load_livecodebench",
     "load_mbpp",
+    "read_humanevalplus",
+    "read_jsonl",
     "tests_from_check",
     "tests_from_statements",
 ]

@@ -6,9 +6,7 @@ import importlib.util
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from refinelab._progress import ProgressHook
 from refinelab.errors import UserError
 from refinelab.problems._humaneval import load_humaneval
 from refinelab.problems._jsonl import load_jsonl
@@ -16,9 +14,6 @@ from refinelab.problems._livecodebench import load_livecodebench
 from refinelab.problems._mbpp import load_mbpp
 from refinelab.problems._model import Problem
 from refinelab.problems._stdio_sources import load_apps, load_codecontests
-
-if TYPE_CHECKING:
-    from refinelab.sandbox import WorkerPool
 
 
 @dataclass(frozen=True)
@@ -34,6 +29,9 @@ class Benchmark:
     packages: tuple[str, ...] = ()
     """Third-party packages the benchmark's own grader lets programs import; refinelab offers them
     too when they are installed, so a program the original harness passes passes here."""
+    cpu_seconds: float = 4.0
+    """CPU seconds per test when the user gives no timeout: what the benchmark's own grader allows
+    (LiveCodeBench's allows 6 s), else evalplus's floor of 4 s."""
 
     def offered_packages(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """The grader's packages split into (installed here, missing here)."""
@@ -49,7 +47,11 @@ BENCHMARKS: dict[str, Benchmark] = {
         Benchmark("mbpp", False, "a file (mbpp.jsonl) or Hugging Face 'mbpp' with the datasets package"),
         Benchmark("mbpp-sanitized", False, "a file (sanitized-mbpp.json) or Hugging Face 'mbpp' (sanitized)"),
         Benchmark(
-            "livecodebench", False, "a JSONL file or Hugging Face livecodebench/code_generation_lite", ("numpy",)
+            "livecodebench",
+            False,
+            "a JSONL file or Hugging Face livecodebench/code_generation_lite",
+            ("numpy",),
+            cpu_seconds=6.0,
         ),
         Benchmark("apps", True, "a JSONL file of APPS problems"),
         Benchmark("codecontests", True, "a JSON file of CodeContests problems"),
@@ -81,25 +83,20 @@ def benchmark(name: str) -> Benchmark:
     return BENCHMARKS[name]
 
 
-async def load_benchmark(
-    name: str,
-    path: str | Path | None = None,
-    *,
-    pool: WorkerPool | None = None,
-    cache_dir: Path | None = None,
-    progress: ProgressHook | None = None,
-) -> list[Problem]:
-    """Load a benchmark's problems. HumanEval+ needs a sandbox ``pool`` (its outputs are computed, the
-    first time, with ``progress`` told how far it got) and a ``cache_dir`` to keep them in."""
+async def load_benchmark(name: str, path: str | Path | None = None) -> list[Problem]:
+    """Load a benchmark's problems from its source.
+
+    HumanEval+ ships no expected outputs; they are computed in a sandbox by
+    :func:`refinelab.sandbox.prepare_benchmark`, which loads every benchmark (this function is the
+    part that needs no sandbox).
+    """
     benchmark(name)
     data = Path(path) if path is not None else None
-    if name != "humaneval-plus":
-        return _SYNC_LOADERS[name](data)
-    from refinelab.problems._humanevalplus import load_humanevalplus
-
-    if pool is None or cache_dir is None:
-        raise UserError("humaneval-plus needs a sandbox pool and a cache directory to compute expected outputs")
-    return await load_humanevalplus(_required(data, name), pool, cache_dir, progress)
+    if name == "humaneval-plus":
+        raise UserError(
+            "humaneval-plus's expected outputs are computed in a sandbox: use refinelab.sandbox.prepare_benchmark"
+        )
+    return _SYNC_LOADERS[name](data)
 
 
 def find_problem(problems: dict[str, Problem], task_id: str) -> Problem | None:

@@ -1,29 +1,47 @@
 """Reports: views over stored runs (the numbers come from the metrics; this package only formats)."""
 
-from refinelab.report._build import Comparison, Report, Row, build_report
+from refinelab.report._build import (
+    Comparison,
+    Confidence,
+    CriticNumbers,
+    Passes,
+    Refinement,
+    Report,
+    Row,
+    build_report,
+)
 from refinelab.report._export import report_csv, report_json
-from refinelab.report._figures import Figure, render_figures
+from refinelab.report._figures import Figure, figure_titles, render_figure, render_figures
 from refinelab.report._html import REPORT_CSS, overview_html, render_html, tables_html
 from refinelab.report._overview import OverviewRow, OverviewTable, build_overview
-from refinelab.report._text import failure_lines, header_lines, render_text
+from refinelab.report._text import HEADLINE, failure_lines, header_lines, render_text
+from refinelab.report._why import why_text
 
 __all__ = [
+    "HEADLINE",
     "REPORT_CSS",
     "Comparison",
+    "Confidence",
+    "CriticNumbers",
     "Figure",
     "OverviewRow",
     "OverviewTable",
+    "Passes",
+    "Refinement",
     "Report",
     "Row",
     "build_overview",
     "build_report",
     "failure_lines",
+    "figure_titles",
     "header_lines",
     "overview_html",
+    "render_figure",
     "render_figures",
     "render_html",
     "render_text",
     "report_csv",
     "report_json",
     "tables_html",
+    "why_text",
 ]

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 
-from refinelab.experiment import Failure, RunInfo, Store
+from refinelab.experiment import Failure, RunInfo, Store, StoredProblem
 from refinelab.metrics import (
     ConfusionMatrix,
     Decision,
@@ -43,7 +43,65 @@ from refinelab.report._overview import OverviewTable, build_overview
 from refinelab.report._selection import SelectionSection, selection_section
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
+class Passes:
+    """How often a configuration's answers passed the hidden tests."""
+
+    by_iteration: tuple[float | None, ...]
+    """Pass@1 after iteration 0, 1, ... up to the report's deepest iteration (hidden tests), as
+    ``metrics.pass_at_iteration`` defines it: ``None`` after iteration 0 for a configuration that does
+    not iterate (single pass, sampling)."""
+    final: float
+    """Pass@1 of the returned answers."""
+    pass_at: dict[int, float]
+    """pass@k where defined."""
+    first_pass: dict[str, int]
+    """Attempt index of the first passing attempt ("never" for none) -> trajectories."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Refinement:
+    """What iterating did: steps taken, answers gained and lost, prompts grown, shorter caps."""
+
+    regression_errors: int
+    """Passing attempts rejected and refined into failing ones."""
+    refinements: float | None
+    """Average refinement steps (Avg It.)."""
+    attempts: float
+    """Average attempts (generations) per problem."""
+    improvement: Rate
+    """Initially wrong, finally right."""
+    regression: Rate
+    """Initially right, finally wrong."""
+    prompt_by_round: tuple[float, ...]
+    """Mean actor prompt tokens per attempt index."""
+    caps: tuple[tuple[int, float, float], ...]
+    """Counterfactual caps: (cap, pass@1, mean tokens) for each cap below the one used."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class CriticNumbers:
+    """The critic's verdicts against the hidden tests (critic strategies; empty otherwise)."""
+
+    confusion: ConfusionMatrix | None
+    """Critic verdicts against the tests (``None`` without a critic)."""
+    decisions: dict[str, Decision]
+    """pass / refine / redraft counts (empty without a critic)."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Confidence:
+    """Stated confidence and how well it was calibrated."""
+
+    stated: float | None
+    """Mean stated confidence of the returned answers."""
+    brier_actor: float | None
+    """Brier score of the actor's stated confidence."""
+    brier_critic: float | None
+    """Brier score of the critic's confidence in its verdicts."""
+
+
+@dataclass(frozen=True, kw_only=True)
 class Row:
     """One configuration's numbers."""
 
@@ -57,44 +115,35 @@ class Row:
     """Critic model."""
     trajectories: int
     """Trajectories scored."""
-    by_iteration: tuple[float | None, ...]
-    """Pass@1 after iteration 0, 1, ... up to the report's deepest iteration (hidden tests), as
-    ``metrics.pass_at_iteration`` defines it: ``None`` after iteration 0 for a configuration that does
-    not iterate (single pass, sampling)."""
-    final: float
-    """Pass@1 of the returned answers."""
-    regression_errors: int
-    """Passing attempts rejected and refined into failing ones."""
-    refinements: float | None
-    """Average refinement steps (Avg It.)."""
-    attempts: float
-    """Average attempts (generations) per problem."""
+    passes: Passes
+    """Pass rates."""
+    refinement: Refinement
+    """What iterating did."""
     use: Means
     """Mean tokens, time, cost per problem."""
     vs_single: Means | None
     """This configuration's use as a multiple of single pass with the same actor (when the run has one)."""
-    improvement: Rate
-    """Initially wrong, finally right."""
-    regression: Rate
-    """Initially right, finally wrong."""
-    confusion: ConfusionMatrix | None
-    """Critic verdicts against the tests (critic strategies)."""
-    decisions: dict[str, Decision]
-    """pass / refine / redraft counts."""
-    confidence: float | None
-    """Mean stated confidence of the returned answers."""
-    brier_actor: float | None
-    """Brier score of the actor's stated confidence."""
-    brier_critic: float | None
-    """Brier score of the critic's confidence in its verdicts."""
-    pass_at: dict[int, float]
-    """pass@k where defined."""
-    prompt_by_round: tuple[float, ...]
-    """Mean actor prompt tokens per attempt index."""
-    first_pass: dict[str, int]
-    """Attempt index of the first passing attempt ("never" for none) -> trajectories."""
-    caps: tuple[tuple[int, float, float], ...]
-    """Counterfactual caps: (cap, pass@1, mean tokens) for each cap below the one used."""
+    judged: CriticNumbers
+    """The critic's verdicts against the tests."""
+    confidence: Confidence
+    """Stated confidence and its calibration."""
+
+    def to_json(self) -> dict[str, object]:
+        """The numbers as one flat object, as reports have always exported them."""
+        passes, refinement, judged, confidence = self.passes, self.refinement, self.judged, self.confidence
+        return {
+            "label": self.label, "strategy": self.strategy, "actor": self.actor, "critic": self.critic,
+            "trajectories": self.trajectories, "by_iteration": list(passes.by_iteration), "final": passes.final,
+            "regression_errors": refinement.regression_errors, "refinements": refinement.refinements,
+            "attempts": refinement.attempts, "use": asdict(self.use),
+            "vs_single": None if self.vs_single is None else asdict(self.vs_single),
+            "improvement": asdict(refinement.improvement), "regression": asdict(refinement.regression),
+            "confusion": None if judged.confusion is None else asdict(judged.confusion),
+            "decisions": {k: asdict(v) for k, v in judged.decisions.items()}, "confidence": confidence.stated,
+            "brier_actor": confidence.brier_actor, "brier_critic": confidence.brier_critic,
+            "pass_at": passes.pass_at, "prompt_by_round": list(refinement.prompt_by_round),
+            "first_pass": passes.first_pass, "caps": [list(c) for c in refinement.caps],
+        }  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -156,17 +205,17 @@ def build_report(store: Store, run_id: str | None = None, *, baseline: str | Non
     depth = max((max_iteration(group) for group in groups.values()), default=0)
     rows = tuple(_row(group, singles.get(group[0].actor), depth) for group in groups.values())
     problems = store.problems(run.id)
-    configs, repeats = len(store.configurations(run.id)), int(str(run.spec.get("repeats", 1)))
+    configs, repeats = len(store.configurations(run.id)), run.spec.repeats
     return Report(
-        run,
-        len(problems),
-        _hidden_text(problems),
-        rows,
-        _comparisons(groups, singles),
-        _equal_tokens(groups),
-        tuple(store.failures(run.id)),
-        configs * len(problems) * repeats - len(trajectories),
-        build_report(store, baseline) if baseline is not None else None,
+        run=run,
+        problems=len(problems),
+        hidden_tests=_hidden_text(problems),
+        rows=rows,
+        comparisons=_comparisons(groups, singles),
+        equal_tokens=_equal_tokens(groups),
+        failures=tuple(store.failures(run.id)),
+        pending=configs * len(problems) * repeats - len(trajectories),
+        baseline=build_report(store, baseline) if baseline is not None else None,
         overview=build_overview(trajectories, store.problem_details(run.id)),
         selection=selection_section(groups),
     )
@@ -176,16 +225,51 @@ def _row(group: Sequence[ScoredTrajectory], single: Sequence[ScoredTrajectory] |
     first = group[0]
     use = means(group)
     assert use is not None
-    top = max_iteration(group)
     return Row(
-        first.label, first.strategy, first.actor, first.critic, len(group), pass_by_iteration(group, depth),
-        pass_final(group) or 0.0, regression_errors(group), average_refinements(group),
-        average_attempts(group) or 0.0, use, _multiples(use, single), improvement_rate(group),
-        regression_rate(group), confusion_matrix(group) if first.critic is not None else None,
-        decisions(group) if first.critic is not None else {}, _stated(group), brier(actor_confidence(group)),
-        brier(critic_confidence(group)), _pass_at(group), tuple(prompt_tokens_by_round(group)),
-        _first_pass(group), _caps(group, top),
-    )  # fmt: skip
+        label=first.label,
+        strategy=first.strategy,
+        actor=first.actor,
+        critic=first.critic,
+        trajectories=len(group),
+        passes=Passes(
+            by_iteration=pass_by_iteration(group, depth),
+            final=pass_final(group) or 0.0,
+            pass_at=_pass_at(group),
+            first_pass=_first_pass(group),
+        ),
+        refinement=_refinement(group),
+        use=use,
+        vs_single=_multiples(use, single),
+        judged=_judged(group),
+        confidence=Confidence(
+            stated=_stated(group),
+            brier_actor=brier(actor_confidence(group)),
+            brier_critic=brier(critic_confidence(group)),
+        ),
+    )
+
+
+def _refinement(group: Sequence[ScoredTrajectory]) -> Refinement:
+    return Refinement(
+        regression_errors=regression_errors(group),
+        refinements=average_refinements(group),
+        attempts=average_attempts(group) or 0.0,
+        improvement=improvement_rate(group),
+        regression=regression_rate(group),
+        prompt_by_round=tuple(prompt_tokens_by_round(group)),
+        caps=_caps(group, max_iteration(group)),
+    )
+
+
+def _confidence(group: Sequence[ScoredTrajectory]) -> Confidence:
+    actor, critic = brier(actor_confidence(group)), brier(critic_confidence(group))
+    return Confidence(stated=_stated(group), brier_actor=actor, brier_critic=critic)
+
+
+def _judged(group: Sequence[ScoredTrajectory]) -> CriticNumbers:
+    if group[0].critic is None:
+        return CriticNumbers(confusion=None, decisions={})
+    return CriticNumbers(confusion=confusion_matrix(group), decisions=decisions(group))
 
 
 def _multiples(use: Means, single: Sequence[ScoredTrajectory] | None) -> Means | None:
@@ -243,13 +327,13 @@ def _comparisons(
         pairs = paired(single, group)
         found.append(
             Comparison(
-                group[0].label,
-                single[0].label,
-                len(pairs.a),
-                pairs.only_a,
-                pairs.only_b,
-                mcnemar(pairs),
-                bootstrap_difference(pairs),
+                label=group[0].label,
+                baseline=single[0].label,
+                pairs=len(pairs.a),
+                only_baseline=pairs.only_a,
+                only_this=pairs.only_b,
+                p_value=mcnemar(pairs),
+                difference=bootstrap_difference(pairs),
             )
         )
     return tuple(found)
@@ -268,12 +352,12 @@ def _equal_tokens(groups: dict[str, list[ScoredTrajectory]]) -> tuple[tuple[str,
     return tuple(found)
 
 
-def _hidden_text(problems: Sequence[tuple[str, str, int, int]]) -> str:
+def _hidden_text(problems: Sequence[StoredProblem]) -> str:
     if not problems:
         return "no problems"
-    benchmarks = sorted({p[0].split("/", 1)[0] for p in problems})
-    hidden = statistics.median(p[3] for p in problems)
-    visible = statistics.median(p[2] for p in problems)
+    benchmarks = sorted({p.key.split("/", 1)[0] for p in problems})
+    hidden = statistics.median(p.hidden_tests for p in problems)
+    visible = statistics.median(p.visible_tests for p in problems)
     return (
         f"every attempt scored on the hidden tests ({', '.join(benchmarks)}: median {hidden:g} per problem); "
         f"strategies saw only the visible tests (median {visible:g} per problem)"

@@ -13,15 +13,16 @@ from refinelab.report._build import Report
 def report_json(report: Report) -> str:
     """The report's numbers as JSON (one object per configuration, plus the run's header)."""
     data = {
-        "run": asdict(report.run),
+        "run": {**asdict(report.run), "spec": report.run.spec.to_json()},  # the spec as stored
         "problems": report.problems,
         "hidden_tests": report.hidden_tests,
-        "configurations": [asdict(row) for row in report.rows],
+        "configurations": [row.to_json() for row in report.rows],
         "comparisons": [asdict(c) for c in report.comparisons],
-        "equal_tokens": [{"refinement": a, "sampling": b, **asdict(e)} for a, b, e in report.equal_tokens],
+        "equal_tokens": [{"configuration": a, "sampler": b, **asdict(e)} for a, b, e in report.equal_tokens],
         "infrastructure_failures": [asdict(f) for f in report.failures],
         "pending": report.pending,
         "overview": [asdict(table) for table in report.overview],
+        "selection": asdict(report.selection),
     }
     return json.dumps(data, indent=2, default=str) + "\n"
 
@@ -29,7 +30,7 @@ def report_json(report: Report) -> str:
 def report_csv(report: Report) -> str:
     """One CSV row per configuration with its headline numbers (``pass_itN`` empty where the
     configuration has no iteration ``N``: see ``metrics.pass_at_iteration``)."""
-    depth = max((len(r.by_iteration) for r in report.rows), default=1)
+    depth = max((len(r.passes.by_iteration) for r in report.rows), default=1)
     header = ["run_id", "configuration", "strategy", "actor", "critic", "n"]
     header += [f"pass_it{i}" for i in range(depth)]
     header += ["pass_final", "regression_errors", "avg_refinements", "avg_attempts", "tokens_per_task"]
@@ -39,7 +40,7 @@ def report_csv(report: Report) -> str:
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(header)
     for r in report.rows:
-        its = [_blank(value) for value in r.by_iteration]
+        its = [_blank(value) for value in r.passes.by_iteration]
         single = r.vs_single
         writer.writerow(
             [
@@ -50,19 +51,19 @@ def report_csv(report: Report) -> str:
                 r.critic or "",
                 r.trajectories,
                 *its,
-                r.final,
-                r.regression_errors,
-                _blank(r.refinements),
-                r.attempts,
+                r.passes.final,
+                r.refinement.regression_errors,
+                _blank(r.refinement.refinements),
+                r.refinement.attempts,
                 r.use.tokens,
                 r.use.seconds,
                 _blank(r.use.cost_usd),
                 _blank(single and single.tokens),
                 _blank(single and single.cost_usd),
-                _blank(r.improvement.value),
-                _blank(r.regression.value),
-                _blank(r.confusion and r.confusion.false_accept),
-                _blank(r.confusion and r.confusion.false_reject),
+                _blank(r.refinement.improvement.value),
+                _blank(r.refinement.regression.value),
+                _blank(r.judged.confusion and r.judged.confusion.false_accept),
+                _blank(r.judged.confusion and r.judged.confusion.false_reject),
             ]
         )
     return out.getvalue()

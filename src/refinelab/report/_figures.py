@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
+from refinelab._words import counted
 from refinelab.errors import MissingDependency
 from refinelab.metrics import Interval
 from refinelab.report._build import Report, Row
@@ -31,6 +32,11 @@ COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e3
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*", "<", ">")
 WIDTH = 7.5
 """Figure width in inches (a two-column paper's full width)."""
+MAX_BANDS = 3
+"""Above this many iterating configurations, intervals are bars beside each other, not bands (which
+would cover one another)."""
+HEAT_COLUMNS = 2
+"""Confusion matrices per row: room for each critic's full label above its matrix."""
 _LOCK = threading.Lock()  # rc_context changes matplotlib's global settings while a figure is drawn
 _STYLE = {
     "font.size": 9,
@@ -70,24 +76,70 @@ class _Style:
         return f"[{self.number}] {label}"
 
 
+FIGURES: tuple[tuple[str, str], ...] = (
+    ("pass-by-iteration", "Pass@1 by iteration"),
+    ("cost-vs-pass", "Cost against pass@1"),
+    ("critic-confusion", "Critic verdicts against the hidden tests"),
+    ("first-pass", "Iterations to first pass"),
+)
+"""``(name, title)`` of every figure refinelab draws, in the order reports show them."""
+
+
+def figure_titles(report: Report | None = None) -> tuple[tuple[str, str], ...]:
+    """``(name, title)`` of the figures ``report`` has data for (every figure when ``report`` is None),
+    in order, without drawing anything: ``report --html`` and the viewer both show exactly these."""
+    if report is None:
+        return FIGURES
+    has = {
+        "pass-by-iteration": bool(_headline_rows(report)),
+        "cost-vs-pass": bool(report.rows),
+        "critic-confusion": bool(_judged(report.rows)),
+        "first-pass": bool(report.rows),
+    }
+    return tuple((name, title) for name, title in FIGURES if has[name])
+
+
+def render_figure(report: Report, name: str) -> Figure:
+    """One figure of :func:`figure_titles` (KeyError for another name); MissingDependency when
+    matplotlib is not installed."""
+    title = dict(figure_titles(report))[name]
+    _require()
+    with _LOCK, _style():
+        return Figure(name, title, *_save(_draw(report, name)))
+
+
+def _draw(report: Report, name: str) -> MplFigure:
+    """The matplotlib figure itself, laid out (tests measure it)."""
+    _require()
+    styles = {row.label: _style_of(i) for i, row in enumerate(report.rows)}
+    draw: dict[str, Callable[[], MplFigure]] = {
+        "pass-by-iteration": lambda: _iterations(report, styles),
+        "cost-vs-pass": lambda: _pareto(report.rows, _headline(report), styles),
+        "critic-confusion": lambda: _confusions(report.rows, styles),
+        "first-pass": lambda: _first_pass(report.rows, styles),
+    }
+    figure = draw[name]()
+    figure.draw_without_rendering()
+    return figure
+
+
 def render_figures(report: Report) -> tuple[Figure, ...]:
     """Every figure the report has data for; MissingDependency when matplotlib is not installed."""
     _require()
-    styles = {row.label: _style_of(i) for i, row in enumerate(report.rows)}
-    headline = {row.label: row for row in report.overview[0].rows} if report.overview else {}
-    drawn: list[tuple[str, str, Callable[[], MplFigure | None]]] = [
-        ("pass-by-iteration", "Pass@1 by iteration", lambda: _iterations(report, headline, styles)),
-        ("cost-vs-pass", "Cost against pass@1", lambda: _pareto(report.rows, headline, styles)),
-        ("critic-confusion", "Critic verdicts against the hidden tests", lambda: _confusions(report.rows, styles)),
-        ("first-pass", "Iterations to first pass", lambda: _first_pass(report.rows, styles)),
-    ]
-    found = []
-    for name, title, draw in drawn:
-        with _LOCK, _style():
-            figure = draw()
-            if figure is not None:
-                found.append(Figure(name, title, *_save(figure)))
-    return tuple(found)
+    return tuple(render_figure(report, name) for name, _ in figure_titles(report))
+
+
+def _headline(report: Report) -> dict[str, OverviewRow]:
+    return {row.label: row for row in report.overview[0].rows} if report.overview else {}
+
+
+def _headline_rows(report: Report) -> list[OverviewRow]:
+    headline = _headline(report)
+    return [headline[row.label] for row in report.rows if row.label in headline]
+
+
+def _judged(rows: Sequence[Row]) -> list[Row]:
+    return [r for r in rows if r.judged.confusion is not None and r.judged.confusion.total]
 
 
 def _style_of(index: int) -> _Style:
@@ -134,22 +186,22 @@ def _height(plot: float, entries: int) -> float:
 # --- pass@1 by iteration ---------------------------------------------------------------------------
 
 
-def _iterations(report: Report, headline: dict[str, OverviewRow], styles: dict[str, _Style]) -> MplFigure | None:
-    rows = [headline[row.label] for row in report.rows if row.label in headline]
-    if not rows:
-        return None
+def _iterations(report: Report, styles: dict[str, _Style]) -> MplFigure:
+    rows = _headline_rows(report)
     depth = max((len(r.iterations) for r in rows if _iterates(r)), default=1)
     figure = _new(_height(3.2, len(rows)))
     axes = figure.subplots()
     right = max(depth - 1, 1)
+    bands = sum(_iterates(r) for r in rows) <= MAX_BANDS
     for i, row in enumerate(rows):
-        style, offset = styles[row.label], (i - (len(rows) - 1) / 2) * 0.025 * right
+        style, offset = styles[row.label], _dodge(i, len(rows), bands)
         if _iterates(row):
-            _iteration_line(axes, row, style, offset)
+            _iteration_line(axes, row, style, offset, bands)
         else:
             _reference_line(axes, row, style, (offset, right))
-    problems = report.overview[0].problems
-    axes.set_title(f"Pass@1 on the hidden tests by iteration (bands: 95% bootstrap intervals, {problems} problems)")
+    what = "bands" if bands else "bars"
+    problems = counted(report.overview[0].problems, "problem")
+    axes.set_title(f"Pass@1 on the hidden tests by iteration ({what}: 95% bootstrap intervals, {problems})")
     axes.set_xlabel("refinement iteration (0 = first attempt)")
     axes.set_ylabel("pass@1 (%)")
     axes.set_xticks(range(right + 1))
@@ -163,12 +215,24 @@ def _iterates(row: OverviewRow) -> bool:
     return not row.sampled and len(row.iterations) > 1
 
 
-def _iteration_line(axes: Axes, row: OverviewRow, style: _Style, offset: float) -> None:
+def _dodge(index: int, count: int, bands: bool) -> float:
+    """How far right of its iteration a configuration's points sit: a little with bands (markers apart),
+    more with interval bars, so no two bars of one iteration overlap (spread over half an iteration)."""
+    step = 0.03 if bands else min(0.12, 0.5 / max(count - 1, 1))
+    return (index - (count - 1) / 2) * step
+
+
+def _iteration_line(axes: Axes, row: OverviewRow, style: _Style, offset: float, bands: bool) -> None:
     xs = [i + offset for i in range(len(row.iterations))]
+    values = [100 * i.value for i in row.iterations]
     lows, highs = [100 * i.low for i in row.iterations], [100 * i.high for i in row.iterations]
-    axes.fill_between(xs, lows, highs, color=style.color, alpha=0.10, linewidth=0)
-    axes.plot(xs, [100 * i.value for i in row.iterations], color=style.color, marker=style.marker,
-              markersize=6, linewidth=1.8, label=style.legend(row.label))  # fmt: skip
+    if bands:
+        axes.fill_between(xs, lows, highs, color=style.color, alpha=0.12, linewidth=0)
+    else:
+        errors = [[v - low for v, low in zip(values, lows)], [high - v for v, high in zip(values, highs)]]
+        axes.errorbar(xs, values, yerr=errors, color=style.color, capsize=2.5, elinewidth=1.0, linestyle="none")
+    axes.plot(xs, values, color=style.color, marker=style.marker, markersize=6 if bands else 5,
+              linewidth=1.8 if bands else 1.3, label=style.legend(row.label))  # fmt: skip
 
 
 def _reference_line(axes: Axes, row: OverviewRow, style: _Style, span: tuple[float, float]) -> None:
@@ -196,9 +260,7 @@ def _percent_limits(axes: Axes, intervals: Sequence[Interval]) -> None:
 # --- Pareto: cost against pass@1 -----------------------------------------------------------------
 
 
-def _pareto(rows: Sequence[Row], headline: dict[str, OverviewRow], styles: dict[str, _Style]) -> MplFigure | None:
-    if not rows:
-        return None
+def _pareto(rows: Sequence[Row], headline: dict[str, OverviewRow], styles: dict[str, _Style]) -> MplFigure:
     dollars = all(r.use.cost_usd is not None for r in rows)
     raw = [(r.use.cost_usd or 0.0) if dollars else r.use.tokens for r in rows]
     scale, unit = _cost_scale(max(raw)) if dollars else (1.0, "tokens per problem")
@@ -209,12 +271,15 @@ def _pareto(rows: Sequence[Row], headline: dict[str, OverviewRow], styles: dict[
         style, found = styles[row.label], headline.get(row.label)
         final = found.final if found else None
         error = [[100 * (final.value - final.low)], [100 * (final.high - final.value)]] if final else None
-        axes.errorbar([x], [100 * row.final], yerr=error, color=style.color, marker=style.marker, markersize=8,
+        axes.errorbar([x], [100 * row.passes.final], yerr=error, color=style.color, marker=style.marker, markersize=8,
                       capsize=3, linestyle="none", label=style.legend(row.label))  # fmt: skip
-        crowd = sum(_close((x, row.final), (other, r.final), points[-1][0]) for other, r in points[: rows.index(row)])
-        axes.annotate(str(style.number), (x, 100 * row.final), xytext=(6, 4 + 10 * crowd), textcoords="offset points",
-                      fontsize=8)  # fmt: skip
-    frontier = _frontier([(x, 100 * row.final) for x, row in points])
+        crowd = sum(
+            _close((x, row.passes.final), (other, r.passes.final), points[-1][0])
+            for other, r in points[: rows.index(row)]
+        )
+        axes.annotate(str(style.number), (x, 100 * row.passes.final), xytext=(6, 4 + 10 * crowd),
+                      textcoords="offset points", fontsize=8)  # fmt: skip
+    frontier = _frontier([(x, 100 * row.passes.final) for x, row in points])
     axes.step([x for x, _ in frontier], [y for _, y in frontier], where="post", color="#444444", linestyle="--",
               linewidth=1, label="Pareto frontier (nothing cheaper does better)")  # fmt: skip
     axes.set_title("Cost against pass@1 (error bars: 95% bootstrap intervals)")
@@ -257,26 +322,27 @@ def _thousands(axes: Axes) -> None:
 # --- critic confusion matrices --------------------------------------------------------------------
 
 
-def _confusions(rows: Sequence[Row], styles: dict[str, _Style]) -> MplFigure | None:
-    judged = [r for r in rows if r.confusion is not None and r.confusion.total]
-    if not judged:
-        return None
-    columns = min(len(judged), 3)
+def _confusions(rows: Sequence[Row], styles: dict[str, _Style]) -> MplFigure:
+    judged = _judged(rows)
+    columns = min(len(judged), HEAT_COLUMNS)
     lines = max(len(_panel_title(r, styles[r.label]).splitlines()) for r in judged)
-    figure = _new((1.9 + 0.16 * lines) * math.ceil(len(judged) / columns) + 0.3)
-    panels = figure.subplots(math.ceil(len(judged) / columns), columns, squeeze=False).flat
+    grid = math.ceil(len(judged) / columns)
+    figure = _new((1.9 + 0.15 * lines) * grid + 0.7)
+    panels = list(figure.subplots(grid, columns, squeeze=False).flat)
     image = None
     for axes, row in zip(panels, judged):
         image = _matrix(axes, row, styles[row.label])
-    for axes in list(panels)[len(judged) :]:
-        axes.set_visible(False)
+    for axes in panels[len(judged) :]:
+        figure.delaxes(axes)  # an empty slot of the last row
     if image is not None:
-        figure.colorbar(image, ax=list(figure.axes), shrink=0.8, label="share of verdicts")
+        figure.colorbar(
+            image, ax=panels[: len(judged)], location="bottom", shrink=0.5, aspect=40, label="share of verdicts"
+        )
     return figure
 
 
 def _matrix(axes: Axes, row: Row, style: _Style) -> Any:
-    m = row.confusion
+    m = row.judged.confusion
     assert m is not None
     counts = [[m.true_accept, m.false_accept], [m.false_reject, m.true_reject]]
     shares = [[c / m.total for c in line] for line in counts]
@@ -295,14 +361,14 @@ def _matrix(axes: Axes, row: Row, style: _Style) -> Any:
 
 
 def _panel_title(row: Row, style: _Style) -> str:
-    m = row.confusion
+    m = row.judged.confusion
     assert m is not None
     rates = [
-        f"accepts {_share(m.accept_rate.value)} of {m.total} verdicts",
+        f"accepts {_share(m.accept_rate.value)} of {counted(m.total, 'verdict')}",
         f"false rejections {_share(m.false_rejection_rate.value)} · false acceptances "
         f"{_share(m.false_acceptance_rate.value)}",
     ]
-    return "\n".join([*textwrap.wrap(style.legend(row.label), 44), *rates])
+    return "\n".join([*textwrap.wrap(style.legend(row.label), 40), *rates])
 
 
 def _share(value: float | None) -> str:
@@ -312,22 +378,21 @@ def _share(value: float | None) -> str:
 # --- iterations to first pass ---------------------------------------------------------------------
 
 
-def _first_pass(rows: Sequence[Row], styles: dict[str, _Style]) -> MplFigure | None:
-    if not rows:
-        return None
-    steps = sorted({int(k) for r in rows for k in r.first_pass if k != "never"})
-    categories = [str(k) for k in steps] + ["never"]
+def _first_pass(rows: Sequence[Row], styles: dict[str, _Style]) -> MplFigure:
+    last = max((int(k) for r in rows for k in r.passes.first_pass if k != "never"), default=0)
+    categories = [str(k) for k in range(last + 1)] + ["never"]  # every attempt from the first, none skipped
     figure = _new(_height(3.0, len(rows)))
     axes = figure.subplots()
     width = 0.8 / len(rows)
     for i, row in enumerate(rows):
         style = styles[row.label]
-        shares = [100 * row.first_pass.get(c, 0) / max(row.trajectories, 1) for c in categories]
+        shares = [100 * row.passes.first_pass.get(c, 0) / max(row.trajectories, 1) for c in categories]
         xs = [j + (i - (len(rows) - 1) / 2) * width for j in range(len(categories))]
         axes.bar(xs, shares, width=width * 0.92, color=style.color, label=style.legend(row.label),
                  hatch=("", "//", "..", "xx", "\\\\")[i % 5], edgecolor="white", linewidth=0.5)  # fmt: skip
     axes.set_xticks(range(len(categories)), [_attempt_name(c) for c in categories])
-    axes.set_xlabel("attempt whose program first passed the hidden tests")
+    axes.set_xlabel("attempt whose program first passed the hidden tests (0 = first attempt)")
+    axes.set_xlim(-0.5, len(categories) - 0.5)
     axes.set_ylabel("trajectories (%)")
     axes.set_title("Iterations to first pass")
     axes.grid(axis="x", visible=False)

@@ -11,11 +11,12 @@ import base64
 from collections.abc import Callable, Sequence
 from html import escape
 
+from refinelab._words import counted
 from refinelab.metrics import Interval
 from refinelab.report._build import Report
 from refinelab.report._figures import Figure, render_figures
 from refinelab.report._overview import OverviewRow, OverviewTable
-from refinelab.report._text import failure_lines, header_lines, tables
+from refinelab.report._text import HEADLINE, HEADLINE_TAIL, failure_lines, header_lines, iteration_columns, tables
 
 REPORT_CSS = """
 .rl-table { border-collapse: collapse; margin: .4em 0 1.4em; font-variant-numeric: tabular-nums; }
@@ -42,14 +43,15 @@ h2 { margin-top: 1.6em; }
 
 
 def render_html(report: Report) -> str:
-    """The report as one HTML document (figures need the ``view`` extra: matplotlib)."""
+    """The report as one HTML document with every figure of :func:`figure_titles` (figures need the
+    ``view`` extra: matplotlib)."""
     figures = render_figures(report)
     parts = [
         "<!doctype html><html lang='en'><head><meta charset='utf-8'>",
         f"<title>refinelab report {escape(report.run.id)}</title><style>{_PAGE_CSS}{REPORT_CSS}</style></head><body>",
         f"<h1>refinelab report: {escape(report.run.name)}</h1>",
         *(f"<p class='meta'>{escape(line)}</p>" for line in header_lines(report)),
-        "<h2>Headline: pass@1 by iteration, with 95% bootstrap intervals over problems</h2>",
+        f"<h2>{escape(HEADLINE)}, with 95% bootstrap intervals over problems</h2>",
         *(overview_html(table) for table in report.overview),
         "<h2>Figures</h2>",
         *(_figure(figure) for figure in figures),
@@ -64,9 +66,8 @@ def render_html(report: Report) -> str:
 def overview_html(table: OverviewTable) -> str:
     """The headline table for one slice of the problems: each number with its interval below it."""
     depth = max((len(r.iterations) for r in table.rows), default=1)
-    head = ["configuration", "n", "first attempt", *(f"after {i} it." for i in range(1, depth))]
-    head += ["final", "Regr.", "Avg It.", "Cost × single"]
-    caption = f"{table.name}: {table.problems} problems"
+    head = ["configuration", "n", *iteration_columns(depth), *HEADLINE_TAIL]
+    caption = f"{table.name}: {counted(table.problems, 'problem')}"
     body = "".join(_overview_row(row, depth) for row in table.rows)
     return (
         f"<table class='rl-table rl-overview' data-slice='{escape(table.name)}'><caption>{escape(caption)}</caption>"

@@ -158,9 +158,18 @@ def _row(group: list[ScoredTrajectory], top: int, where: _Slice, single: list[Sc
     unit, multiple = _cost_multiple(group, single, where)
     assert regressions is not None
     return OverviewRow(
-        first.config, first.label, len(group), iterations, changes, where.mean(group, lambda t: float(t.passed)),
-        regressions, refinements, multiple, unit, len(sequential) < len(group),
-    )  # fmt: skip
+        config=first.config,
+        label=first.label,
+        trajectories=len(group),
+        iterations=iterations,
+        changes=changes,
+        final=where.mean(group, lambda t: float(t.passed)),
+        regression_errors=regressions,
+        refinements=refinements,
+        cost_multiple=multiple,
+        cost_unit=unit,
+        sampled=len(sequential) < len(group),
+    )
 
 
 def _passes(iteration: int) -> Callable[[ScoredTrajectory], float]:

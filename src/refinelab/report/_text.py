@@ -4,12 +4,24 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from refinelab._words import counted
 from refinelab.metrics import Rate
 from refinelab.report._build import Report, Row
 from refinelab.report._selection import selection_tables
 
 Table = tuple[str, list[str], list[list[str]]]
 """(title, header, rows)."""
+HEADLINE = "Pass@1 (%) on the hidden tests by iteration (change from the first attempt)"
+"""The headline table's title: the text report, the HTML report and the viewer say the same."""
+
+
+def iteration_columns(depth: int) -> list[str]:
+    """The headline's iteration columns: ``first attempt``, ``after 1 it.``, ... (``depth`` in all)."""
+    return ["first attempt", *(f"after {i} it." for i in range(1, depth))]
+
+
+HEADLINE_TAIL = ["final", "Regr.", "Avg It.", "Cost × single"]
+"""The headline's columns after the iterations."""
 
 
 def percent(value: float | None) -> str:
@@ -36,15 +48,15 @@ def tables(report: Report) -> list[Table]:
     """Every table of the report, in order."""
     rows = report.rows
     found = [_iterations(rows), _per_task(rows), _rates(rows)]
-    if any(r.confusion is not None for r in rows):
+    if any(r.judged.confusion is not None for r in rows):
         found.append(_critics(rows))
     if report.comparisons:
         found.append(_comparisons(report))
     if report.equal_tokens:
         found.append(_equal_tokens(report))
-    if any(r.caps for r in rows):
+    if any(r.refinement.caps for r in rows):
         found.append(_caps(rows))
-    if any(len(r.prompt_by_round) > 1 for r in rows):
+    if any(len(r.refinement.prompt_by_round) > 1 for r in rows):
         found.append(_prompts(rows))
     found.extend(selection_tables(report.selection))
     if report.baseline is not None:
@@ -53,29 +65,28 @@ def tables(report: Report) -> list[Table]:
 
 
 def _iterations(rows: Sequence[Row]) -> Table:
-    depth = max((len(r.by_iteration) for r in rows), default=1)
-    header = ["configuration", "n", "single pass", *(f"{i} it." for i in range(1, depth)), "final"]
-    header += ["Regr.", "Avg It.", "Cost x"]
+    depth = max((len(r.passes.by_iteration) for r in rows), default=1)
+    header = ["configuration", "n", *iteration_columns(depth), *HEADLINE_TAIL]
     body = []
     for row in rows:
-        start = row.by_iteration[0] if row.by_iteration else None
-        cells = [percent(start), *(_with_change(value, start) for value in row.by_iteration[1:])]
+        start = row.passes.by_iteration[0] if row.passes.by_iteration else None
+        cells = [percent(start), *(_with_change(value, start) for value in row.passes.by_iteration[1:])]
         cost = row.vs_single.cost_usd if row.vs_single else None
         tokens = row.vs_single.tokens if row.vs_single else None
         cost_cell = times(cost) if cost is not None else (f"{times(tokens)} tok" if tokens is not None else "–")
-        refinements = "–" if row.refinements is None else f"{row.refinements:.2f}"
+        refinements = "–" if row.refinement.refinements is None else f"{row.refinement.refinements:.2f}"
         body.append(
             [
                 row.label,
                 str(row.trajectories),
                 *cells,
-                percent(row.final),
-                str(row.regression_errors),
+                percent(row.passes.final),
+                str(row.refinement.regression_errors),
                 refinements,
                 cost_cell,
             ]
         )
-    return ("Pass@1 (%) on hidden tests by iteration (change from single pass)", header, body)
+    return (HEADLINE, header, body)
 
 
 def _with_change(value: float | None, start: float | None) -> str:
@@ -89,11 +100,11 @@ def _per_task(rows: Sequence[Row]) -> Table:
     body = [
         [
             row.label,
-            percent(row.final),
+            percent(row.passes.final),
             f"{row.use.seconds:.1f} s",
             f"{row.use.tokens:,.0f}",
-            f"{row.attempts:.2f}",
-            "–" if row.confidence is None else f"{row.confidence:.2f}",
+            f"{row.refinement.attempts:.2f}",
+            "–" if row.confidence.stated is None else f"{row.confidence.stated:.2f}",
             dollars(row.use.cost_usd),
         ]
         for row in rows
@@ -105,15 +116,15 @@ def _rates(rows: Sequence[Row]) -> Table:
     header = ["configuration", "improvement", "regression", "pass@k", "first pass at attempt", "Brier"]
     body = []
     for row in rows:
-        passk = ", ".join(f"@{k} {percent(v)}" for k, v in row.pass_at.items()) or "–"
-        first = ", ".join(f"{k}: {v}" for k, v in row.first_pass.items())
-        briers = [f"actor {row.brier_actor:.3f}" if row.brier_actor is not None else ""]
-        briers.append(f"critic {row.brier_critic:.3f}" if row.brier_critic is not None else "")
+        passk = ", ".join(f"@{k} {percent(v)}" for k, v in row.passes.pass_at.items()) or "–"
+        first = ", ".join(f"{k}: {v}" for k, v in row.passes.first_pass.items())
+        briers = [f"actor {row.confidence.brier_actor:.3f}" if row.confidence.brier_actor is not None else ""]
+        briers.append(f"critic {row.confidence.brier_critic:.3f}" if row.confidence.brier_critic is not None else "")
         body.append(
             [
                 row.label,
-                rate(row.improvement),
-                rate(row.regression),
+                rate(row.refinement.improvement),
+                rate(row.refinement.regression),
                 passk,
                 first,
                 " ".join(b for b in briers if b) or "–",
@@ -127,10 +138,10 @@ def _critics(rows: Sequence[Row]) -> Table:
     header.append("decisions (led to a pass)")
     body = []
     for row in rows:
-        if row.confusion is None:
+        if row.judged.confusion is None:
             continue
-        m = row.confusion
-        said = ", ".join(f"{k} {d.count} ({d.led_to_pass})" for k, d in row.decisions.items() if d.count)
+        m = row.judged.confusion
+        said = ", ".join(f"{k} {d.count} ({d.led_to_pass})" for k, d in row.judged.decisions.items() if d.count)
         body.append(
             [
                 row.label,
@@ -180,15 +191,23 @@ def _equal_tokens(report: Report) -> Table:
 
 def _caps(rows: Sequence[Row]) -> Table:
     header = ["configuration", "cap", "pass", "tokens/task"]
-    body = [[row.label, str(cap), percent(value), f"{tokens:,.0f}"] for row in rows for cap, value, tokens in row.caps]
+    body = [
+        [row.label, str(cap), percent(value), f"{tokens:,.0f}"]
+        for row in rows
+        for cap, value, tokens in row.refinement.caps
+    ]
     return ("As if the iteration cap were lower (re-scored from stored attempts, no new calls)", header, body)
 
 
 def _prompts(rows: Sequence[Row]) -> Table:
-    depth = max(len(r.prompt_by_round) for r in rows)
+    depth = max(len(r.refinement.prompt_by_round) for r in rows)
     header = ["configuration", *(f"attempt {i}" for i in range(depth))]
     body = [
-        [row.label, *(f"{v:,.0f}" for v in row.prompt_by_round), *(["–"] * (depth - len(row.prompt_by_round)))]
+        [
+            row.label,
+            *(f"{v:,.0f}" for v in row.refinement.prompt_by_round),
+            *(["–"] * (depth - len(row.refinement.prompt_by_round))),
+        ]
         for row in rows
     ]
     return ("Actor prompt tokens per attempt (how the memory policy grows the prompt)", header, body)
@@ -201,11 +220,17 @@ def _baseline(report: Report, baseline: Report) -> Table:
     for row in report.rows:
         other = theirs.get(row.label)
         if other is None:
-            body.append([row.label, percent(row.final), "–", "–", "–"])
+            body.append([row.label, percent(row.passes.final), "–", "–", "–"])
             continue
-        change = f"{100 * (row.final - other.final):+.1f}"
+        change = f"{100 * (row.passes.final - other.passes.final):+.1f}"
         body.append(
-            [row.label, percent(row.final), percent(other.final), change, f"{row.use.tokens - other.use.tokens:+,.0f}"]
+            [
+                row.label,
+                percent(row.passes.final),
+                percent(other.passes.final),
+                change,
+                f"{row.use.tokens - other.use.tokens:+,.0f}",
+            ]
         )
     return (f"Against baseline run {baseline.run.id}", header, body)
 
@@ -219,10 +244,13 @@ def header_lines(report: Report) -> list[str]:
         f"{run.versions.get('python', '?')}",
         f"sandbox: isolation {run.isolation} · {limits.get('cpu_seconds')} CPU s per test "
         f"(wall x{limits.get('wall_factor')}) · memory {_mib(limits.get('memory_bytes'))}",
-        f"{report.problems} problems: {report.hidden_tests}",
+        f"{counted(report.problems, 'problem')}: {report.hidden_tests}",
     ]
     if report.pending:
-        lines.append(f"{report.pending} trajectories not stored yet: run the same command again to finish them")
+        lines.append(
+            f"{counted(report.pending, 'trajectory', 'trajectories')} not stored yet: run the same command again to "
+            "finish them"
+        )
     return lines
 
 

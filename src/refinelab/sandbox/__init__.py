@@ -8,8 +8,10 @@ from refinelab.sandbox._fake import FakeSandbox
 from refinelab.sandbox._judge import judge
 from refinelab.sandbox._limits import Limits
 from refinelab.sandbox._outcome import IsolationLevel, RunResult, TestOutcome, Verdict
+from refinelab.sandbox._packed import Packed
 from refinelab.sandbox._pool import WorkerPool
 from refinelab.sandbox._protocol import Sandbox
+from refinelab.sandbox._reference import prepare_benchmark
 from refinelab.sandbox._suite import Item, Suite
 from refinelab.sandbox._workers import IsolationMode, SandboxWarning, default_workers
 
@@ -19,6 +21,7 @@ __all__ = [
     "IsolationMode",
     "Item",
     "Limits",
+    "Packed",
     "RunResult",
     "Sandbox",
     "SandboxWarning",
@@ -29,5 +32,6 @@ __all__ = [
     "default_workers",
     "judge",
     "outputs_match",
+    "prepare_benchmark",
     "values_match",
 ]

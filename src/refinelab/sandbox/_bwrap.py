@@ -171,8 +171,9 @@ def _filesystem(python: str, limits: Limits) -> list[str]:
     # The private /tmp first: an interpreter installed under /tmp is bound on top of it, not hidden.
     args += ["--perms", "1777", "--size", size, "--tmpfs", "/tmp"]
     args += ["--perms", "1777", "--size", size, "--tmpfs", "/dev/shm"]
+    made: set[str] = set()
     for prefix in _interpreter_dirs(python):
-        args += ["--ro-bind", prefix, prefix]
+        args += [*_traversable_parents(prefix, made), "--ro-bind", prefix, prefix]
     for hidden in _site_dirs():
         args += ["--tmpfs", hidden]
     args += [
@@ -199,9 +200,38 @@ def _interpreter_dirs(python: str) -> list[str]:
     return sorted(p for p in candidates if p and not p.startswith("/usr/") and p != "/usr" and Path(p).is_dir())
 
 
+_PROVIDED = ("/usr", "/dev", "/proc")
+"""Trees the sandbox mounts whole: nothing can (or needs to) be created inside them."""
+
+
+def _traversable_parents(path: str, made: set[str]) -> list[str]:
+    """``--perms 0755 --dir`` for each parent of ``path`` the sandbox would otherwise create.
+
+    bubblewrap creates the missing parents of a mount point with mode 0700. A worker that drops to a
+    private uid (as root) then cannot get through them, and an interpreter under such a path (pyenv in
+    ``/root``, any prefix under a private directory) starts without its own prefix: the dynamic loader
+    and ``sys.prefix`` fall back to another Python's library, silently or not at all. ``made`` holds
+    the parents already added, so each is made once.
+    """
+    args: list[str] = []
+    for parent in reversed(Path(path).parents):
+        name = str(parent)
+        if name in ("/", "/tmp") or name in made or any(name == p or name.startswith(p + "/") for p in _PROVIDED):
+            continue
+        made.add(name)
+        args += ["--perms", "0755", "--dir", name]
+    return args
+
+
+_SYSTEM_SITE_GLOBS = ("/usr/lib/python3*/*-packages", "/usr/local/lib/python3*/*-packages")
+"""The system's own package directories (Debian's ``dist-packages`` among them), hidden whichever
+interpreter the worker runs: they are in the ``/usr`` every sandbox sees."""
+
+
 def _site_dirs() -> list[str]:
     """Site-packages directories to hide: they may hold benchmark data (and its hidden tests)."""
     found = set(site.getsitepackages()) | {site.getusersitepackages()}
+    found |= {str(path) for pattern in _SYSTEM_SITE_GLOBS for path in Path("/").glob(pattern.lstrip("/"))}
     found |= {sysconfig.get_paths()[key] for key in ("purelib", "platlib")}
     for prefix in {sys.base_prefix, sys.prefix}:
         found |= set(site.getsitepackages([prefix]))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from decimal import Decimal, InvalidOperation
+from fractions import Fraction
 
 FLOAT_RTOL = 1e-7
 """Relative tolerance for float comparison (evalplus uses numpy's default, 1e-7)."""
@@ -40,7 +41,7 @@ def holds_float(value: object) -> bool:
 
 
 def _close(actual: object, expected: object, atol: float) -> bool:
-    numbers = (int, float)
+    numbers = (int, float, Decimal, Fraction)
     if isinstance(expected, numbers) and isinstance(actual, numbers) and not isinstance(actual, bool):
         return math.isclose(float(actual), float(expected), rel_tol=FLOAT_RTOL, abs_tol=atol)
     if isinstance(expected, (list, tuple)) and type(actual) is type(expected):

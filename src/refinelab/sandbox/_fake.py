@@ -19,6 +19,7 @@ from refinelab.problems import AssertTest, CallTest, StdioTest, Test
 from refinelab.sandbox._judge import judge, value_or_outcome
 from refinelab.sandbox._limits import Limits
 from refinelab.sandbox._outcome import IsolationLevel, RunResult, TestOutcome
+from refinelab.sandbox._protocol import Sandbox
 from refinelab.sandbox._suite import Item, Suite
 from refinelab.sandbox._worker import codec
 from refinelab.sandbox._worker import protocol as wire
@@ -27,10 +28,10 @@ from refinelab.sandbox._worker.child import CANDIDATE_FILE, error_message
 Report = dict[str, object]
 
 
-class FakeSandbox:
+class FakeSandbox(Sandbox):
     """Runs trusted programs in-process and judges them as the real sandbox does (see the module).
 
-    Satisfies :class:`~refinelab.sandbox.Sandbox`. ``runs`` records every (program, suite) it ran, in
+    A :class:`~refinelab.sandbox.Sandbox`. ``runs`` records every (program, suite) it ran, in
     order, so a test can check what a strategy executed.
     """
 

@@ -18,7 +18,8 @@ class Limits:
     cpu_seconds: float = 4.0
     """CPU time allowed per test (evalplus's floor is 4 s; LiveCodeBench uses 6 s)."""
     wall_factor: float = 3.0
-    """Wall-clock backstop per test, as a multiple of ``cpu_seconds`` (plus one second)."""
+    """Wall-clock backstop per test, as a multiple of ``cpu_seconds`` (plus one second). Time the
+    program spent waiting for a CPU (the machine busy) does not count towards it."""
     memory_bytes: int = 1024 * MIB
     """Address space the candidate may add on top of the interpreter's own (RLIMIT_AS)."""
     file_bytes: int = 16 * MIB
@@ -28,7 +29,10 @@ class Limits:
     processes: int = 64
     """Processes and threads (RLIMIT_NPROC); enforced only under a private uid (``bwrap-uid``)."""
     output_bytes: int = 1 * MIB
-    """Standard output (and, separately, standard error) captured per run before ``output_limit``."""
+    """Standard error, and what function-call programs print, captured per run before ``output_limit``."""
+    stdio_output_bytes: int = 64 * MIB
+    """Standard output of a stdin/stdout program per test before ``output_limit``: its answer, which
+    for LiveCodeBench or CodeContests problems can be several megabytes."""
     result_bytes: int = 64 * MIB
     """Encoded return values per run before ``output_limit``."""
     scratch_bytes: int = 256 * MIB
@@ -54,5 +58,6 @@ class Limits:
             "open_files": self.open_files,
             "processes": self.processes,
             "output_bytes": self.output_bytes,
+            "stdio_output_bytes": self.stdio_output_bytes,
             "result_bytes": self.result_bytes,
         }

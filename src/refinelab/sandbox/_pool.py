@@ -15,6 +15,7 @@ from refinelab.problems import CallTest
 from refinelab.sandbox._judge import crash_report, judge, value_or_outcome
 from refinelab.sandbox._limits import Limits
 from refinelab.sandbox._outcome import IsolationLevel, RunResult, TestOutcome
+from refinelab.sandbox._protocol import Sandbox
 from refinelab.sandbox._suite import Item, Suite
 from refinelab.sandbox._worker import protocol as wire
 from refinelab.sandbox._workers import IsolationMode, WorkerLauncher, WorkerProcess, default_workers
@@ -40,7 +41,7 @@ def _job(items: Sequence[Item], limits: Limits, isolate: bool, job_id: int) -> d
     }
 
 
-class WorkerPool:
+class WorkerPool(Sandbox):
     """Runs candidate programs against tests in pre-started sandboxed workers (a :class:`Sandbox`).
 
     Use as an async context manager::

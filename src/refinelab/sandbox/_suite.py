@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from refinelab.problems import AssertTest, CallTest, ProblemKind, Test
+from refinelab.problems import AssertTest, CallTest, Problem, ProblemKind, Test
 from refinelab.sandbox._worker import protocol as wire
 
 
@@ -36,6 +36,23 @@ class Suite:
     ) -> Suite:
         """A suite from any sequence of tests."""
         return cls(tuple(tests), kind, entry_point, setup, prelude)
+
+    @classmethod
+    def visible(cls, problem: Problem) -> Suite:
+        """The problem's visible tests: what a strategy may run and show the model."""
+        return cls._of_problem(problem, problem.visible_tests)
+
+    @classmethod
+    def hidden(cls, problem: Problem) -> Suite:
+        """The problem's hidden tests: what scores an attempt (never shown to a strategy)."""
+        return cls._of_problem(problem, problem.hidden_tests)
+
+    @classmethod
+    def _of_problem(cls, problem: Problem, tests: Sequence[Test]) -> Suite:
+        """The one place a suite is built from a problem: how its programs run, and its setup."""
+        return cls.of(
+            tests, kind=problem.kind, entry_point=problem.entry_point, setup=problem.test_setup, prelude=problem.prelude
+        )
 
     def for_worker(self) -> dict[str, object]:
         """What the worker gets: inputs only, never expected values or outputs."""

@@ -1,5 +1,9 @@
 """Strategies: small async functions over a problem and an :class:`Env`, each returning a
-:class:`Trajectory`; and the helpers they use to read model output."""
+:class:`Trajectory`; and the helpers they use to read model output.
+
+A new strategy is one ``@strategy("name")`` function in its own module here, plus its test; this
+package imports every strategy module, so importing it registers them all (a test checks that).
+"""
 
 from refinelab.strategies._codet import codet
 from refinelab.strategies._critics import self_redraft, self_refine
@@ -18,7 +22,14 @@ from refinelab.strategies._parsing import (
     strip_reasoning,
 )
 from refinelab.strategies._prompts import DEFAULT_PROMPTS, Prompts
-from refinelab.strategies._registry import CRITIC_STRATEGIES, STRATEGIES, StrategySpec, strategy
+from refinelab.strategies._registry import (
+    CRITIC_STRATEGIES,
+    STRATEGIES,
+    BoundStrategy,
+    Strategy,
+    StrategySpec,
+    strategy,
+)
 from refinelab.strategies._schedule import TemperatureSchedule
 from refinelab.strategies._trajectory import (
     Attempt,
@@ -37,6 +48,7 @@ __all__ = [
     "DEFAULT_PROMPTS",
     "STRATEGIES",
     "Attempt",
+    "BoundStrategy",
     "Budget",
     "BudgetExhausted",
     "CriticOutput",
@@ -51,6 +63,7 @@ __all__ = [
     "Prompts",
     "RedraftCritique",
     "StopReason",
+    "Strategy",
     "StrategySpec",
     "Suggestion",
     "TemperatureSchedule",

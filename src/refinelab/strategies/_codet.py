@@ -40,19 +40,8 @@ async def codet(  # noqa: PLR0913 - flat knobs map one to one onto ``codet(key=v
 
     ``hide_visible`` is the execution-free setting: the visible tests are never shown nor run.
     """
-    params: dict[str, object] = {
-        "n": n,
-        "m": m,
-        "tests_per_sample": tests_per_sample,
-        "test_limit": test_limit,
-        "use_visible": use_visible,
-        "hide_visible": hide_visible,
-        "score": score,
-        "config": config.key(),
-        "prompts": prompts.label(),
-    }
     seen = hidden_view(problem, hide_visible)
     requests = [_Request(prompts.draft(seen), config, "sample", i, sample=i, prompts=prompts) for i in range(n)]
     plan = TestPlan(m, tests_per_sample, test_limit, config)
     visible = seen.visible_tests if use_visible else ()
-    return await sample_and_agree(env, seen, requests, plan, (("codet", params), visible, score))
+    return await sample_and_agree(env, seen, requests, plan, ("codet", visible, score))

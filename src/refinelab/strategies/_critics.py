@@ -18,7 +18,7 @@ from refinelab.strategies._feedback import MemoryPolicy, compress
 from refinelab.strategies._parsing import extract_confidence, parse_critique_json, parse_critique_xml
 from refinelab.strategies._prompts import DEFAULT_PROMPTS, Prompts, critic_schema
 from refinelab.strategies._registry import strategy
-from refinelab.strategies._schedule import TemperatureSchedule, at_round, check_schedule, schedule_param
+from refinelab.strategies._schedule import TemperatureSchedule, at_round, check_schedule
 from refinelab.strategies._trajectory import Attempt, CriticOutput, Origin, StopReason, Trajectory
 
 
@@ -42,12 +42,12 @@ async def _critique(env: Env, problem: Problem, attempt: Attempt, loop: _CriticL
         text,
         verdict,
         critique,
-        error,
-        stated,
-        completion.usage,
-        completion.latency_seconds,
-        completion.cost_usd,
-        completion.cached,
+        parse_error=error,
+        confidence=stated,
+        usage=completion.usage,
+        latency_seconds=completion.latency_seconds,
+        cost_usd=completion.cost_usd,
+        cached=completion.cached,
     )
     return replace(attempt, critic=output)
 
@@ -75,25 +75,17 @@ async def self_refine(  # noqa: PLR0913 - flat knobs map one to one onto ``self-
     check_schedule(temperature_schedule)
     schema = critic_schema(ask_confidence)
     critic_config = GenerateConfig.with_schema(schema).merge(config) if structured else config
-    params: dict[str, object] = {
-        "max_iters": max_iters,
-        "config": config.key(),
-        "structured": structured,
-        "ask_confidence": ask_confidence,
-        "prompts": prompts.label(),
-        **schedule_param(temperature_schedule),
-    }
     loop = _CriticLoop(
         config,
         critic_config,
-        False,
-        max_iters,
-        ask_confidence,
-        lambda attempts: _refine_messages(problem, attempts, prompts),
-        prompts,
-        temperature_schedule,
+        redraft=False,
+        max_iters=max_iters,
+        ask_confidence=ask_confidence,
+        next_messages=lambda attempts: _refine_messages(problem, attempts, prompts),
+        prompts=prompts,
+        schedule=temperature_schedule,
     )
-    return await _critic_loop(problem, env, ("self-refine", params), loop)
+    return await _critic_loop(problem, env, "self-refine", loop)
 
 
 def _refine_messages(problem: Problem, attempts: list[Attempt], prompts: Prompts) -> list[Message]:
@@ -125,9 +117,7 @@ class _CriticLoop:
         return at_round(self.config, self.schedule, round_, self.max_iters)
 
 
-async def _critic_loop(
-    problem: Problem, env: Env, spec: tuple[str, dict[str, object]], loop: _CriticLoop
-) -> Trajectory:
+async def _critic_loop(problem: Problem, env: Env, spec: str, loop: _CriticLoop) -> Trajectory:
     """Draft; then critique, stop or regenerate, until the critic passes, the cap, or the budget."""
     attempts: list[Attempt] = []
     try:
@@ -187,25 +177,17 @@ async def self_redraft(  # noqa: PLR0913 - flat knobs map one to one onto ``self
     ``(y0, c0, ..., yi, ci)`` (or the last round, or a digest: ``memory``); at most ``max_iters`` rounds.
     ``temperature_schedule`` ``(first, last)`` moves the actor's temperature linearly across rounds."""
     check_schedule(temperature_schedule)
-    params: dict[str, object] = {
-        "max_iters": max_iters,
-        "memory": memory,
-        "config": config.key(),
-        "ask_confidence": ask_confidence,
-        "prompts": prompts.label(),
-        **schedule_param(temperature_schedule),
-    }
     loop = _CriticLoop(
         config,
         config,
-        True,
-        max_iters,
-        ask_confidence,
-        lambda attempts: _redraft_messages(problem, attempts, memory, prompts),
-        prompts,
-        temperature_schedule,
+        redraft=True,
+        max_iters=max_iters,
+        ask_confidence=ask_confidence,
+        next_messages=lambda attempts: _redraft_messages(problem, attempts, memory, prompts),
+        prompts=prompts,
+        schedule=temperature_schedule,
     )
-    return await _critic_loop(problem, env, ("self-redraft", params), loop)
+    return await _critic_loop(problem, env, "self-redraft", loop)
 
 
 def _round_text(attempt: Attempt) -> str:

@@ -14,8 +14,9 @@ from annotated_types import Ge, Gt
 
 from refinelab._validate import problem_with, type_hints
 from refinelab.errors import UserError
-from refinelab.models import Completion, GenerateConfig, Message, Model, Usage
+from refinelab.models import Completion, GenerateConfig, Message, Model
 from refinelab.problems import Problem
+from refinelab.records import Spend, Usage
 from refinelab.sandbox import RunResult, Sandbox, Suite
 
 Role = Literal["actor", "critic"]
@@ -54,8 +55,19 @@ class Spent:
     """What one problem has used so far."""
 
     calls: int = 0
-    usage: Usage = field(default_factory=Usage)
-    cost_usd: float | None = 0.0
+    """Model calls made."""
+    spend: Spend = field(default_factory=Spend)
+    """Their tokens and dollars (dollars ``None`` once any price was unknown)."""
+
+    @property
+    def usage(self) -> Usage:
+        """Tokens of the calls."""
+        return self.spend.usage
+
+    @property
+    def cost_usd(self) -> float | None:
+        """Dollars of the calls; ``None`` once any price was unknown."""
+        return self.spend.cost_usd
 
 
 class Env:
@@ -117,9 +129,7 @@ class Env:
 
     def _account(self, completion: Completion) -> None:
         self.spent.calls += 1
-        self.spent.usage += completion.usage
-        if self.spent.cost_usd is not None:
-            self.spent.cost_usd = None if completion.cost_usd is None else self.spent.cost_usd + completion.cost_usd
+        self.spent.spend += completion.spend
 
     async def _reserve(self) -> None:
         """Wait until the budget can be judged, check it, and count this call as in flight."""
@@ -131,11 +141,4 @@ class Env:
 
     async def execute(self, code: str, problem: Problem) -> RunResult:
         """Run a program on the problem's visible tests (never the hidden ones)."""
-        suite = Suite.of(
-            problem.visible_tests,
-            kind=problem.kind,
-            entry_point=problem.entry_point,
-            setup=problem.test_setup,
-            prelude=problem.prelude,
-        )
-        return await self.sandbox.run(code, suite)
+        return await self.sandbox.run(code, Suite.visible(problem))

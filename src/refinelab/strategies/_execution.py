@@ -15,7 +15,7 @@ from refinelab.strategies._feedback import FeedbackFormat, MemoryPolicy, compres
 from refinelab.strategies._parsing import extract_code, extract_confidence
 from refinelab.strategies._prompts import DEFAULT_PROMPTS, Prompts
 from refinelab.strategies._registry import strategy
-from refinelab.strategies._schedule import TemperatureSchedule, at_round, check_schedule, schedule_param
+from refinelab.strategies._schedule import TemperatureSchedule, at_round, check_schedule
 from refinelab.strategies._tests import (
     DEFAULT_TESTS_PER_SAMPLE,
     TestPlan,
@@ -61,12 +61,12 @@ async def _attempt(env: Env, problem: Problem, request: _Request) -> Attempt:
         request.origin,
         code,
         completion.text,
-        completion.usage,
-        completion.latency_seconds,
-        request.given,
-        parsed.error,
-        confidence,
-        visible,
+        usage=completion.usage,
+        latency_seconds=completion.latency_seconds,
+        feedback=request.given,
+        parse_error=parsed.error,
+        confidence=confidence,
+        visible=visible,
         cost_usd=completion.cost_usd,
         cached=completion.cached,
     )
@@ -83,7 +83,7 @@ def with_prompt_imports(problem: Problem, code: str) -> str:
 
 def _finish(
     problem: Problem,
-    spec: tuple[str, dict[str, object]],
+    spec: str,
     attempts: list[Attempt],
     reason: StopReason,
     *,
@@ -91,7 +91,8 @@ def _finish(
     final: int | None = None,
 ) -> Trajectory:
     chosen = final if final is not None else (len(attempts) - 1 if attempts else None)
-    return Trajectory(problem.id, spec[0], spec[1], tuple(attempts), chosen, reason, note)
+    # the arguments are recorded by the registry (``@strategy``), from the call itself
+    return Trajectory(problem.id, spec, {}, tuple(attempts), chosen, reason, budget_note=note)
 
 
 @strategy("single-pass")
@@ -104,8 +105,7 @@ async def single_pass(
     prompts: Prompts = DEFAULT_PROMPTS,
 ) -> Trajectory:
     """One generation (its visible-test result is recorded, never used to choose)."""
-    params = {"config": config.key(), "ask_confidence": ask_confidence, "prompts": prompts.label()}
-    spec = ("single-pass", params)
+    spec = "single-pass"
     request = _Request(prompts.draft(problem), config, "draft", 0, ask_confidence=ask_confidence, prompts=prompts)
     try:
         first = await _attempt(env, problem, request)
@@ -133,16 +133,7 @@ async def exec_refine(  # noqa: PLR0913 - flat knobs map one to one onto ``exec-
     ``(first, last)`` moves the actor's temperature linearly from the draft to the last allowed round.
     """
     check_schedule(temperature_schedule)
-    params: dict[str, object] = {
-        "max_iters": max_iters,
-        "feedback_format": feedback_format,
-        "memory": memory,
-        "config": config.key(),
-        "ask_confidence": ask_confidence,
-        "prompts": prompts.label(),
-        **schedule_param(temperature_schedule),
-    }
-    spec = ("exec-refine", params)
+    spec = "exec-refine"
     attempts: list[Attempt] = []
     try:
         first = at_round(config, temperature_schedule, 0, max_iters)
@@ -208,11 +199,7 @@ async def sampling(  # noqa: PLR0913 - flat knobs map one to one onto ``sampling
     can be computed. The answer (``select``): ``visible``, the first that passes the visible tests, else the
     one that passes most (ties to the earliest); ``dual-agreement``, the best dual-agreement group over the
     visible tests and those ``m`` test-writing samples produce (as ``codet`` chooses)."""
-    params: dict[str, object] = {"n": n, "config": config.key(), "ask_confidence": ask_confidence}
-    params["prompts"] = prompts.label()
-    if select != "visible":
-        params |= {"select": select, "m": m}
-    spec = ("sampling", params)
+    spec = "sampling"
     requests = [
         _Request(prompts.draft(problem), config, "sample", i, sample=i, ask_confidence=ask_confidence, prompts=prompts)
         for i in range(n)
@@ -230,7 +217,7 @@ async def sample_and_agree(
     problem: Problem,
     requests: list[_Request],
     plan: TestPlan,
-    how: tuple[tuple[str, dict[str, object]], tuple[Test, ...], Score],
+    how: tuple[str, tuple[Test, ...], Score],
 ) -> Trajectory:
     """Programs and tests written concurrently; the answer chosen by dual agreement over ``visible`` plus
     the generated tests (``how``: the trajectory's name and arguments, the visible tests to join, the

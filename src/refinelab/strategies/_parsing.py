@@ -10,10 +10,11 @@ import ast
 import json
 import re
 from dataclasses import dataclass
-from typing import Generic, Literal, TypeVar
+from typing import Generic, TypeVar
+
+from refinelab.records import Suggestion as Suggestion  # re-exported for the strategies
 
 T = TypeVar("T")
-Suggestion = Literal["pass", "refine", "redraft"]
 
 _THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
 _FENCE = re.compile(r"```[ \t]*([\w+-]*)[^\n]*\n(.*?)```", re.DOTALL)

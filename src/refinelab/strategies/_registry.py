@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import ast
+import functools
 import inspect
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from collections.abc import Awaitable, Callable, Hashable, Mapping
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+from typing import Any, Concatenate, ParamSpec, Protocol, cast
 
 from refinelab._validate import problem_with, type_hints
 from refinelab.errors import UserError
@@ -16,10 +18,25 @@ from refinelab.strategies._env import Env
 from refinelab.strategies._prompts import Prompts
 from refinelab.strategies._trajectory import Trajectory
 
-StrategyFunction = Callable[..., Awaitable[Any]]
-F = TypeVar("F", bound=StrategyFunction)
+P = ParamSpec("P")
 
-STRATEGIES: dict[str, StrategyFunction] = {}
+
+class Strategy(Protocol[P]):
+    """A registered strategy: ``await strategy(problem, env, **arguments)`` returns a :class:`Trajectory`
+    that records the arguments it ran with. ``P`` is the strategy function's own keyword parameters."""
+
+    __name__: str
+
+    def __call__(self, problem: Problem, env: Env, /, *args: P.args, **kwargs: P.kwargs) -> Awaitable[Trajectory]:
+        """Run on one problem."""
+        ...
+
+
+StrategyFunction = Callable[Concatenate[Problem, Env, P], Awaitable[Trajectory]]
+"""What ``@strategy`` decorates: ``async def name(problem, env, *, option=default, ...) -> Trajectory``."""
+
+STRATEGIES: dict[str, Strategy[...]] = {}
+"""Every registered strategy by name."""
 CRITIC_STRATEGIES: set[str] = set()
 """Strategies that consult a critic (the runner pairs them with each critic model)."""
 RUNNER_KEYS = ("actor", "critic")
@@ -27,16 +44,69 @@ RUNNER_KEYS = ("actor", "critic")
 _SETTINGS = ("temperature", "top_p", "max_tokens", "seed")
 
 
-def strategy(name: str, *, uses_critic: bool = False) -> Callable[[F], F]:
-    """Register a strategy function under ``name`` (``uses_critic``: it asks a critic model)."""
+def strategy(name: str, *, uses_critic: bool = False) -> Callable[[StrategyFunction[P]], Strategy[P]]:
+    """Register a strategy function under ``name`` (``uses_critic``: it asks a critic model).
 
-    def register(function: F) -> F:
-        STRATEGIES[name] = function
+    The registered strategy keeps the function's signature; every trajectory it returns records its
+    name and every argument it ran with (defaults included), so a stored result says exactly what ran.
+    """
+
+    def register(function: StrategyFunction[P]) -> Strategy[P]:
+        signature = inspect.signature(function)
+
+        @functools.wraps(function)
+        async def recorded(problem: Problem, env: Env, /, *args: P.args, **kwargs: P.kwargs) -> Trajectory:
+            trajectory = await function(problem, env, *args, **kwargs)
+            return replace(trajectory, strategy=name, params=recorded_arguments(signature, kwargs))
+
+        STRATEGIES[name] = recorded
         if uses_critic:
             CRITIC_STRATEGIES.add(name)
-        return function
+        return recorded
 
     return register
+
+
+def recorded_arguments(signature: inspect.Signature, given: Mapping[str, object]) -> dict[str, object]:
+    """Every keyword parameter of a strategy with the value it runs with, as stored with a trajectory:
+    settings as their key, a prompt set as its label (``default`` or ``file#digest``)."""
+    found: dict[str, object] = {}
+    for name, parameter in signature.parameters.items():
+        if parameter.kind is inspect.Parameter.KEYWORD_ONLY:
+            found[name] = _recorded(given.get(name, parameter.default))
+    return found
+
+
+def _recorded(value: object) -> object:
+    if isinstance(value, GenerateConfig):
+        return value.key()
+    if isinstance(value, Prompts):
+        return value.label()
+    if isinstance(value, tuple):  # as JSON reads it back
+        return [_recorded(item) for item in value]
+    return value
+
+
+@dataclass(frozen=True)
+class BoundStrategy:
+    """A strategy spec checked once: the keyword arguments its function gets, ready to run on any problem."""
+
+    name: str
+    """Registered name."""
+    arguments: Mapping[str, object]
+    """Keyword arguments for the function (settings as a :class:`GenerateConfig`, a prompt file loaded)."""
+    prompts_digest: str | None = None
+    """Digest of a prompt file's content (``None`` without one): part of the configuration key, so
+    editing the file makes a new configuration instead of resuming the old one."""
+
+    @property
+    def recorded(self) -> dict[str, object]:
+        """The arguments a trajectory of this strategy records."""
+        return recorded_arguments(inspect.signature(STRATEGIES[self.name]), self.arguments)
+
+    async def run(self, problem: Problem, env: Env) -> Trajectory:
+        """Run on one problem."""
+        return await STRATEGIES[self.name](problem, env, **self.arguments)
 
 
 @dataclass(frozen=True)
@@ -46,7 +116,7 @@ class StrategySpec:
     name: str
     """Registered name."""
     params: dict[str, object] = field(default_factory=dict)
-    """Keyword arguments."""
+    """Keyword arguments as written (model choices ``actor`` and ``critic`` included)."""
 
     def __str__(self) -> str:
         return f"{self.name}({self.arguments})" if self.params else self.name
@@ -61,14 +131,20 @@ class StrategySpec:
         """One ``key=value`` (a Python literal, true/false, or a bare word)."""
         return _argument(text, text)
 
-    def kwargs(self) -> dict[str, object]:
-        """The strategy function's keyword arguments, checked: model choices (``actor``, ``critic``) are the
-        runner's, sampling settings (``temperature``, ``top_p``, ``max_tokens``, ``seed``) become ``config``,
-        and ``prompts=FILE.toml`` loads a prompt set.
+    @cached_property
+    def bound(self) -> BoundStrategy:
+        """This spec checked and bound, once (see :meth:`bind`)."""
+        return self.bind()
+
+    def bind(self) -> BoundStrategy:
+        """Check every argument and bind them: model choices (``actor``, ``critic``) are the runner's,
+        sampling settings (``temperature``, ``top_p``, ``max_tokens``, ``seed``) become ``config``, and
+        ``prompts=FILE.toml`` loads a prompt set (its content digest joins the configuration key).
 
         Every value is checked against the annotation of the parameter it binds to (the strategy
         function's own signature, or :class:`GenerateConfig`'s fields for settings), bounds included
         (``n: Annotated[int, Ge(1)]``): a wrong value is a :class:`UserError` here, before any model call.
+        ``critic=`` on a strategy that asks no critic is an error too, not silently ignored.
         """
         function = STRATEGIES[self.name]
         accepted = set(inspect.signature(function).parameters) - {"problem", "env"}
@@ -79,13 +155,29 @@ class StrategySpec:
             raise UserError(
                 f"strategy {self.name!r} has no parameter {unknown[0]!r} (it takes: {', '.join(sorted(accepted))})"
             )
+        self._check_models()
         self._check(settings, type_hints(GenerateConfig))
         if settings:
             kwargs["config"] = GenerateConfig(**settings)  # type: ignore[arg-type]
+        digest = None
         if isinstance(kwargs.get("prompts"), str):
-            kwargs["prompts"] = Prompts.load(str(kwargs["prompts"]))
-        self._check(kwargs, type_hints(function))
-        return kwargs
+            kwargs["prompts"] = prompts = Prompts.load(str(kwargs["prompts"]))
+            digest = prompts.digest
+        self._check(kwargs, type_hints(cast(Hashable, function)))
+        return BoundStrategy(self.name, kwargs, digest)
+
+    def kwargs(self) -> dict[str, object]:
+        """The strategy function's keyword arguments, checked (see :meth:`bind`)."""
+        return dict(self.bound.arguments)
+
+    def _check_models(self) -> None:
+        if "critic" in self.params and self.name not in CRITIC_STRATEGIES:
+            raise UserError(
+                f"strategy {self.name!r} asks no critic: critic={_shown(self.params['critic'])} would not be used"
+            )
+        for key in RUNNER_KEYS:
+            if key in self.params and not (isinstance(self.params[key], str) and self.params[key]):
+                raise UserError(f"strategy {self.name!r}: {key}={_shown(self.params[key])}: must be a model string")
 
     def _check(self, arguments: dict[str, object], hints: dict[str, Any]) -> None:
         for key, value in arguments.items():
@@ -94,17 +186,17 @@ class StrategySpec:
                 raise UserError(f"strategy {self.name!r}: {key}={_shown(self.params.get(key, value))}: {problem}")
 
     async def run(self, problem: Problem, env: Env) -> Trajectory:
-        """Run this strategy with its arguments on one problem."""
-        result = await STRATEGIES[self.name](problem, env, **self.kwargs())
-        assert isinstance(result, Trajectory)
-        return result
+        """Run this strategy with its arguments (bound once per spec) on one problem."""
+        return await self.bound.run(problem, env)
 
     @classmethod
-    def parse(cls, text: str) -> StrategySpec:
-        """``exec-refine(max_iters=3, feedback_format=diff)``: values are Python literals or bare words."""
+    def parse(cls, text: str, *, registered: bool = True) -> StrategySpec:
+        """``exec-refine(max_iters=3, feedback_format=diff)``: values are Python literals or bare words.
+
+        ``registered=False`` also reads names no longer registered (a stored run's spec)."""
         name, _, rest = text.strip().partition("(")
         name = name.strip()
-        if name not in STRATEGIES:
+        if registered and name not in STRATEGIES:
             raise UserError(f"unknown strategy {name!r}; choose one of: {', '.join(sorted(STRATEGIES))}")
         if not rest:
             return cls(name)

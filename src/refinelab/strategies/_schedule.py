@@ -31,9 +31,3 @@ def at_round(config: GenerateConfig, schedule: TemperatureSchedule | None, round
     first, last = schedule
     share = min(round_, rounds) / rounds if rounds > 0 else 0.0
     return replace(config, temperature=round(first + (last - first) * share, 6))
-
-
-def schedule_param(schedule: TemperatureSchedule | None) -> dict[str, object]:
-    """The schedule as recorded in a trajectory's arguments (nothing without one, so the arguments of
-    runs without a schedule read as before)."""
-    return {} if schedule is None else {"temperature_schedule": [float(t) for t in schedule]}

@@ -55,13 +55,13 @@ async def _one_generation(env: Env, problem: Problem, plan: TestPlan, index: int
     completion = await env.generate("actor", messages, plan.config, sample=TEST_SAMPLE_OFFSET + index)
     parsed = parse_tests(completion.text, problem)
     return TestGeneration(
-        completion.text,
-        parsed.tests,
-        tuple(r.reason for r in parsed.rejected),
-        completion.usage,
-        completion.latency_seconds,
-        completion.cost_usd,
-        completion.cached,
+        raw=completion.text,
+        tests=parsed.tests,
+        rejected=tuple(r.reason for r in parsed.rejected),
+        usage=completion.usage,
+        latency_seconds=completion.latency_seconds,
+        cost_usd=completion.cost_usd,
+        cached=completion.cached,
     )
 
 
@@ -104,5 +104,14 @@ async def agreement_choice(
             f"{len(tests)} tests, score {best.score:.3g})"
         )
         chosen = attempts[agreement.chosen].index
-        decisions.append(Decision("choose", reason, chosen, None, len(best.passed), len(tests), best.members))
+        decisions.append(
+            Decision(
+                "choose",
+                reason,
+                attempt=chosen,
+                known_passed=len(best.passed),
+                known_total=len(tests),
+                members=best.members,
+            )
+        )
     return agreement.chosen, decisions

@@ -9,15 +9,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from refinelab.models import Usage
 from refinelab.problems import Test
+from refinelab.records import Origin as Origin  # re-exported for the strategies
+from refinelab.records import Spend, Usage
+from refinelab.records import StopReason as StopReason
 from refinelab.sandbox import RunResult
 
-Origin = Literal["draft", "refine", "redraft", "sample"]
-"""How an attempt came about."""
 Verdict = Literal["pass", "refine", "redraft"]
 """A critic's decision (Self-Refine critics say pass or refine)."""
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+"""2: ``generations`` and ``decisions`` (selecting strategies)."""
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,11 @@ class CriticOutput:
     """Price of the critic call; ``None`` when unknown."""
     cached: bool = False
     """True when the reply came from the response cache."""
+
+    @property
+    def spend(self) -> Spend:
+        """Tokens and dollars of the critic call."""
+        return Spend(self.usage, self.cost_usd)
 
 
 @dataclass(frozen=True)
@@ -75,23 +81,10 @@ class Attempt:
     cached: bool = False
     """True when the actor's reply came from the response cache."""
 
-
-StopReason = Literal[
-    "accepted",
-    "visible_tests_passed",
-    "max_iterations",
-    "single_pass",
-    "sampled",
-    "budget",
-    "critic_unreadable",
-    "agreement",
-    "verified",
-    "interrupted",
-]
-"""Why a trajectory ended (``critic_unreadable``: the critic's reply could not be parsed; never guessed;
-``agreement``: chosen by dual execution agreement; ``verified``: a candidate met ``verified``'s stopping
-rule); ``interrupted``: cancelled or Ctrl-C, with the attempts made until then, as ``refinelab solve``
-keeps them)."""
+    @property
+    def spend(self) -> Spend:
+        """Tokens and dollars of the actor call."""
+        return Spend(self.usage, self.cost_usd)
 
 
 @dataclass(frozen=True)
@@ -115,6 +108,11 @@ class TestGeneration:
     reference_passed: tuple[bool, ...] | None = None
     """For each test, whether the problem's reference solution passes it (filled in by the experiment
     runner when the problem ships a reference; never seen by the strategy)."""
+
+    @property
+    def spend(self) -> Spend:
+        """Tokens and dollars of the call."""
+        return Spend(self.usage, self.cost_usd)
 
 
 DecisionKind = Literal["tests", "group", "refine", "keep", "discard", "critic", "choose"]
@@ -175,20 +173,17 @@ class Trajectory:
         return None if self.final is None else self.attempts[self.final]
 
     @property
+    def spend(self) -> Spend:
+        """Tokens and dollars of every actor call, then every critic call, then every test-writing call."""
+        critics = [a.critic.spend for a in self.attempts if a.critic is not None]
+        return Spend.total([*(a.spend for a in self.attempts), *critics, *(g.spend for g in self.generations)])
+
+    @property
     def cost_usd(self) -> float | None:
-        """Dollars of every actor and critic call; ``None`` when any price is unknown."""
-        costs = [a.cost_usd for a in self.attempts] + [a.critic.cost_usd for a in self.attempts if a.critic]
-        costs += [g.cost_usd for g in self.generations]
-        return None if None in costs else sum(c for c in costs if c is not None)
+        """Dollars of every call; ``None`` when any price is unknown."""
+        return self.spend.cost_usd
 
     @property
     def usage(self) -> Usage:
         """Tokens of every actor, critic and test-writing call."""
-        total = Usage()
-        for attempt in self.attempts:
-            total += attempt.usage
-            if attempt.critic is not None:
-                total += attempt.critic.usage
-        for generation in self.generations:
-            total += generation.usage
-        return total
+        return self.spend.usage

@@ -36,7 +36,7 @@ from refinelab.strategies._execution import LIVECODEBENCH_CONFIG, _finish, _Requ
 from refinelab.strategies._feedback import feedback
 from refinelab.strategies._prompts import DEFAULT_PROMPTS, Prompts
 from refinelab.strategies._registry import strategy
-from refinelab.strategies._schedule import TemperatureSchedule, at_round, check_schedule, schedule_param
+from refinelab.strategies._schedule import TemperatureSchedule, at_round, check_schedule
 from refinelab.strategies._tests import TestPlan, generated_pool, group_decisions, hidden_view, write_tests
 from refinelab.strategies._trajectory import Attempt, Decision, StopReason, TestGeneration, Trajectory
 from refinelab.verification import Agreement, dual_agreement, run_matrix
@@ -114,25 +114,21 @@ async def verified(  # noqa: PLR0913 - flat knobs map one to one onto ``verified
     rules). ``hide_visible``: the execution-free setting (generated tests only). ``consult_critic``: ask
     the critic model only when the tests cannot separate the top candidates."""
     check_schedule(temperature_schedule)
-    params: dict[str, object] = {
-        "k": k,
-        "m": m,
-        "tests_per_sample": tests_per_sample,
-        "max_rounds": max_rounds,
-        "refine_top": refine_top,
-        "hide_visible": hide_visible,
-        "consult_critic": consult_critic,
-        "config": config.key(),
-        "prompts": prompts.label(),
-        **schedule_param(temperature_schedule),
-    }
-    knobs = Knobs(k, max_rounds, refine_top, consult_critic, config, temperature_schedule, prompts)
+    knobs = Knobs(
+        k,
+        max_rounds,
+        refine_top,
+        consult_critic=consult_critic,
+        config=config,
+        schedule=temperature_schedule,
+        prompts=prompts,
+    )
     state = _State(hidden_view(problem, hide_visible))
     reason, note = await _search(env, state, knobs, TestPlan(m, tests_per_sample, None, config))
     final = None
     if state.heads:
         final, reason = await _choose(env, state, knobs, reason)
-    trajectory = _finish(state.problem, ("verified", params), state.attempts, reason, note=note)
+    trajectory = _finish(state.problem, "verified", state.attempts, reason, note=note)
     return replace(trajectory, final=final, generations=tuple(state.generations), decisions=tuple(state.decisions))
 
 
@@ -293,7 +289,15 @@ def _tied_leaders(agreement: Agreement, pool: list[int]) -> list[int]:
 
 async def _critic_tiebreak(env: Env, state: _State, knobs: Knobs, tied: list[int]) -> int:
     """Ask the critic about each tied leader in rank order; the first it passes wins (else the first)."""
-    loop = _CriticLoop(knobs.config, knobs.config, False, 0, False, lambda _: [], knobs.prompts)
+    loop = _CriticLoop(
+        knobs.config,
+        knobs.config,
+        redraft=False,
+        max_iters=0,
+        ask_confidence=False,
+        next_messages=lambda _: [],
+        prompts=knobs.prompts,
+    )
     for candidate in tied:
         state.attempts[candidate] = await _critique(env, state.problem, state.attempts[candidate], loop)
         critic = state.attempts[candidate].critic

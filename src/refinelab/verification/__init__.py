@@ -4,7 +4,7 @@ dual execution agreement (CodeT).
 The pieces compose as::
 
     replies = [await model.generate(test_request(problem)) for _ in range(m)]
-    batches = [parse_tests(reply, problem).tests for reply in replies]
+    batches = [parse_tests(reply.text, problem).tests for reply in replies]
     tests = pooled(batches, limit=5)
     passed = await run_matrix(pool, programs, tests, problem)
     chosen = dual_agreement(passed).chosen

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+import asyncio
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 
 from refinelab.problems import Problem, Test
-from refinelab.sandbox import Limits, RunResult, Sandbox, Suite
+from refinelab.sandbox import Item, Limits, RunResult, Sandbox, Suite
 
 Row = tuple[int, int]
 """(job, program) positions."""
@@ -47,11 +48,15 @@ async def run_matrix(
 
 
 async def run_matrices(
-    sandbox: Sandbox, jobs: Sequence[MatrixJob], *, limits: Limits | None = None
+    sandbox: Sandbox,
+    jobs: Sequence[MatrixJob],
+    *,
+    limits: Limits | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
 ) -> list[list[frozenset[int]]]:
     """:func:`run_matrix` for several problems at once, in shared sandbox batches (much faster than one
     call per problem when each has few programs or tests). Identical programs of a job run once.
-    Results in job order."""
+    ``progress`` is told ``("agreement", done, total)`` as programs finish. Results in job order."""
     first = _first_copies(jobs)
     rows = sorted(set(first.values()))
     passed: dict[Row, set[int]] = {row: set() for row in rows}
@@ -60,7 +65,7 @@ async def run_matrices(
     suites: dict[tuple[int, tuple[int, ...]], Suite] = {}
     while pending:
         items = [(jobs[j].programs[i] or "", _suite(jobs[j], tests, suites, j)) for (j, i), tests in pending]
-        results = await sandbox.run_items(items, limits=limits)
+        results = await _run(sandbox, items, limits, progress)
         pending = _record(pending, results, passed)
     return [
         [frozenset(passed.get(first.get((j, i), (j, i)), ())) for i in range(len(job.programs))]
@@ -80,19 +85,34 @@ def _first_copies(jobs: Sequence[MatrixJob]) -> dict[Row, Row]:
     return first
 
 
+async def _run(
+    sandbox: Sandbox, items: list[Item], limits: Limits | None, progress: Callable[[str, int, int], None] | None
+) -> list[RunResult]:
+    """``sandbox.run_items``; with ``progress``, in parts of one sandbox-full each, reported as they end."""
+    if progress is None:
+        return await sandbox.run_items(items, limits=limits)
+    size = max(1, sandbox.size * sandbox.batch_size)
+    parts = [items[start : start + size] for start in range(0, len(items), size)]
+    done = 0
+
+    async def part(chunk: list[Item]) -> list[RunResult]:
+        nonlocal done
+        found = await sandbox.run_items(chunk, limits=limits)
+        done += len(chunk)
+        progress("agreement", done, len(items))
+        return found
+
+    finished = await asyncio.gather(*(part(chunk) for chunk in parts))
+    return [result for chunk in finished for result in chunk]
+
+
 def _suite(job: MatrixJob, indices: Sequence[int], cache: dict[tuple[int, tuple[int, ...]], Suite], key: int) -> Suite:
     """The suite of some of a job's tests; one object per distinct test list, so the sandbox sends each
     suite once per batch however many programs share it."""
     found = cache.get((key, tuple(indices)))
     if found is None:
-        problem = job.problem
-        found = Suite.of(
-            [job.tests[t] for t in indices],
-            kind=problem.kind,
-            entry_point=problem.entry_point,
-            setup=problem.test_setup,
-            prelude=problem.prelude,
-        )
+        # The problem's own way of running tests (kind, entry point, setup, prelude), with these tests.
+        found = replace(Suite.visible(job.problem), tests=tuple(job.tests[t] for t in indices))
         cache[(key, tuple(indices))] = found
     return found
 

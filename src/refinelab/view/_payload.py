@@ -29,7 +29,15 @@ from refinelab.metrics import (
     regression_error_attempts,
     worsened,
 )
-from refinelab.report import Report, failure_lines, header_lines, overview_html, report_json, tables_html
+from refinelab.report import (
+    HEADLINE,
+    Report,
+    failure_lines,
+    header_lines,
+    overview_html,
+    report_json,
+    tables_html,
+)
 
 
 def slug(text: str) -> str:
@@ -119,16 +127,19 @@ def _run_header(run: RunInfo) -> dict[str, object]:
     return {"id": run.id, "slug": slug(run.id), "name": run.name, "status": run.status, "created": run.created}
 
 
-def run_payload(store: Store, report: Report, figures: Sequence[tuple[str, str]]) -> dict[str, object]:
+def run_payload(
+    store: Store, report: Report, figures: Sequence[tuple[str, str]], trajectories: Sequence[ScoredTrajectory]
+) -> dict[str, object]:
     """One run's overview (the report's numbers and tables), its problems and every trajectory's
-    summary; ``figures`` are (name, title) of the figures drawn for it."""
+    summary; ``figures`` are (name, title) of the report's figures, ``trajectories`` the run's (read in
+    the same snapshot of the store as ``report``)."""
     run = report.run
-    trajectories = store.trajectories(run.id)
     problems = store.problem_details(run.id)
     return {
         "run": _run_header(run),
         "report": json.loads(report_json(report)),
         "header": header_lines(report),
+        "headline": HEADLINE,
         "failures": failure_lines(report),
         "overview_html": [overview_html(table) for table in report.overview],
         "tables_html": tables_html(report),
@@ -150,21 +161,36 @@ def summarize(trajectory: ScoredTrajectory) -> TrajectorySummary:
     """The case list entry of a trajectory (its cases from the metrics' case functions)."""
     attempts = trajectory.attempts
     return TrajectorySummary(
-        trajectory.config, trajectory.problem, trajectory.repeat, tuple(a.hidden_passed for a in attempts),
-        tuple(a.critic_verdict for a in attempts), trajectory.final, trajectory.passed, trajectory.stop_reason,
-        trajectory.tokens, trajectory.cost_usd, trajectory.latency_seconds,
-        tuple(regression_error_attempts(trajectory)), tuple(critic_call_attempts(trajectory, "false_reject")),
-        tuple(critic_call_attempts(trajectory, "false_accept")), improved(trajectory), worsened(trajectory),
-    )  # fmt: skip
+        config=trajectory.config,
+        problem=trajectory.problem,
+        repeat=trajectory.repeat,
+        hidden=tuple(a.hidden_passed for a in attempts),
+        verdicts=tuple(a.critic_verdict for a in attempts),
+        final=trajectory.final,
+        passed=trajectory.passed,
+        stop_reason=trajectory.stop_reason,
+        tokens=trajectory.tokens,
+        cost_usd=trajectory.cost_usd,
+        seconds=trajectory.latency_seconds,
+        regression_errors=tuple(regression_error_attempts(trajectory)),
+        false_rejections=tuple(critic_call_attempts(trajectory, "false_reject")),
+        false_acceptances=tuple(critic_call_attempts(trajectory, "false_accept")),
+        improved=improved(trajectory),
+        worsened=worsened(trajectory),
+    )
 
 
-def problem_payload(store: Store, run_id: str, problem: ProblemInfo) -> dict[str, object]:
+def problem_payload(
+    store: Store, run_id: str, problem: ProblemInfo, trajectories: Sequence[ScoredTrajectory]
+) -> dict[str, object]:
     """One problem: its statement and every trajectory on it in full, each attempt with its diff from
-    the previous attempt and the critic's verdict judged against the hidden tests."""
+    the previous attempt and the critic's verdict judged against the hidden tests, with each
+    trajectory's case summary (``trajectories``: the run's, read in the same snapshot as the details)."""
     details = store.trajectory_details(run_id, problem.key)
     return {
         "problem": {**_problem_entry(problem), "prompt": problem.prompt, "metadata": problem.metadata},
         "trajectories": [_trajectory_entry(t) for t in details],
+        "summaries": [asdict(summarize(t)) for t in trajectories if t.problem == problem.key],
     }
 
 
@@ -196,20 +222,34 @@ def compare_payload(
     a: Side, b: Side, first: Sequence[ScoredTrajectory], second: Sequence[ScoredTrajectory]
 ) -> dict[str, object]:
     """Two configurations (of one run or two; ``first`` and ``second`` are their runs' trajectories) on
-    the problems both ran: the exact McNemar test, the pass-rate difference with its paired bootstrap
-    interval, and the problems only one side solved."""
+    the problems both ran, A against B in this order: the exact McNemar test, the pass-rate difference
+    B - A with its paired bootstrap interval, the pairs both, neither or only one side solved. Every
+    number is the metrics' (as ``refinelab report`` computes them) and ``shown`` holds each as the page
+    prints it (as the text report prints it), so the page computes nothing."""
     pairs = paired([t for t in first if t.config == a.config], [t for t in second if t.config == b.config])
-    n = len(pairs.a)
-    return {
-        "a": asdict(a),
-        "b": asdict(b),
+    n, p_value, difference = len(pairs.a), mcnemar(pairs), bootstrap_difference(pairs)
+    numbers: dict[str, object] = {
         "pairs": n,
         "pass_a": sum(pairs.a) / n if n else None,
         "pass_b": sum(pairs.b) / n if n else None,
-        "both": sum(x and y for x, y in zip(pairs.a, pairs.b)),
-        "neither": sum(not x and not y for x, y in zip(pairs.a, pairs.b)),
-        "only_a": [list(key) for key in pairs.only("a")],
-        "only_b": [list(key) for key in pairs.only("b")],
-        "p_value": mcnemar(pairs),
-        "difference": bootstrap_difference(pairs),
+        "both": pairs.both,
+        "neither": pairs.neither,
+        "only_a": pairs.only_a,
+        "only_b": pairs.only_b,
+        "p_value": p_value,
+        "difference": difference,
     }
+    shown = {key: str(value) for key, value in numbers.items() if isinstance(value, int)}
+    shown |= {key: _percent(numbers[key]) for key in ("pass_a", "pass_b")}
+    shown |= {"p_value": f"{p_value:.3g}", "difference": _difference(difference)}
+    keys = {"only_a_keys": [list(k) for k in pairs.only("a")], "only_b_keys": [list(k) for k in pairs.only("b")]}
+    return {"a": asdict(a), "b": asdict(b), **numbers, **keys, "shown": shown}
+
+
+def _percent(value: object) -> str:
+    return "–" if not isinstance(value, float) else f"{100 * value:.1f}%"
+
+
+def _difference(value: tuple[float, float, float] | None) -> str:
+    """As the text report's comparison table: ``+25.0 [-25.0, +75.0]``."""
+    return "–" if value is None else "{:+.1f} [{:+.1f}, {:+.1f}]".format(*(100 * x for x in value))

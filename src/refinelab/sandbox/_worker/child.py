@@ -24,6 +24,7 @@ import sys
 import threading
 import time
 import traceback
+import types
 
 from . import codec
 from .state import Snapshot
@@ -55,6 +56,28 @@ class Reporter:
         view = memoryview((self._dumps(message) + "\n").encode())
         while view:
             view = view[self._write(self._fd, view) :]
+
+    def mark(self, program: int) -> None:
+        """Mark on stdout and stderr where ``program``'s printing starts (``program_mark``).
+
+        The worker reads the output pipes and the result pipe separately, so only a mark inside the
+        output itself tells it which program of a batch printed what.
+        """
+        _flush_stdout()
+        try:
+            sys.stderr.flush()
+        except BaseException:  # noqa: BLE001, S110 - a broken stderr is the previous program's problem
+            pass
+        for fd in (1, 2):
+            try:
+                self._write(fd, program_mark(self._nonce, program))
+            except OSError:
+                pass
+
+
+def program_mark(nonce: str, program: int) -> bytes:
+    """The bytes that start a program's output in a batch child (one write, shorter than a pipe's atomic size)."""
+    return b"\x00\x01" + nonce.encode() + b":" + str(program).encode() + b"\x00"
 
 
 def error_message(exc: BaseException) -> dict[str, object]:
@@ -204,6 +227,7 @@ def _run_program(job: dict[str, object], program: int, start: int, report: Repor
     assert isinstance(codes, list) and isinstance(tests, list)
     indices = range(start, len(tests))  # before the program runs: it may rebind builtins
     namespace: dict[str, object] = {"__name__": "__candidate__", "__builtins__": builtins}
+    report.mark(program)
     report.send({"p": program, "i": -1, "b": time.process_time()})
     try:
         run_source(suite, str(codes[program]), namespace)
@@ -251,7 +275,7 @@ def run_stdio_child(job: dict[str, object], report: Reporter) -> None:
         setattr(sys, f"__{name}__", getattr(sys, name))
     codes = job["programs"]
     assert isinstance(codes, list)
-    namespace: dict[str, object] = {"__name__": "__main__", "__builtins__": builtins}
+    namespace = _main_module()
     atexit._clear()  # only the program's own exit functions run when it ends
     report.send({"p": 0, "i": 0, "b": time.process_time()})
     outcome: dict[str, object] = {"s": "done"}
@@ -264,6 +288,23 @@ def run_stdio_child(job: dict[str, object], report: Reporter) -> None:
         outcome = error_message(exc)
     _finish_program()
     report.send({"p": 0, "i": 0, **outcome})
+
+
+STDIO_ARGV = ["main.py"]
+"""``sys.argv`` of a stdio program, as if run as ``python main.py`` (not the worker's own arguments)."""
+
+
+def _main_module() -> dict[str, object]:
+    """A fresh ``__main__`` module for a whole program, as ``python main.py`` gives it; its namespace.
+
+    ``if __name__ == "__main__": main()`` runs, and ``import __main__`` (pickle, multiprocessing,
+    ``sys.modules["__main__"]``) finds the program's own module rather than the worker's.
+    """
+    module = types.ModuleType("__main__")
+    module.__dict__["__builtins__"] = builtins
+    sys.modules["__main__"] = module
+    sys.argv = list(STDIO_ARGV)
+    return module.__dict__
 
 
 def child_main(job: dict[str, object], position: tuple[int, int], fds: dict[str, int], nonce: str) -> None:

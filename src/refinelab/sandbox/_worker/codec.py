@@ -9,13 +9,37 @@ builtins only, so it never runs candidate code.
 
 Tags (a one-key object): ``I`` an integer beyond 2**53 (hex), ``F`` a non-finite float (repr), ``T``
 tuple, ``S`` set, ``Z`` frozenset, ``D`` dict (a list of pairs), ``B`` bytes (hex), ``C`` complex,
-``O`` a value of another type (its type's name). This module imports only the standard library: the
-worker runs it inside the sandbox.
+``M`` a ``Decimal`` (its string), ``Q`` a ``Fraction`` (hex numerator and denominator), ``O`` a value
+of another type (its type's name). This module imports only the standard library: the worker runs it
+inside the sandbox.
+
+Values of a few trusted non-builtin types compare as the interpreter compares them: numpy scalars
+(``numpy.int64(3) == 3``) become the Python scalar they hold, ``Decimal`` and ``Fraction`` keep their
+value, dict views and other iterables stay iterable (``list(candidate(x)) == [...]``). Trust rests on
+the type, never on the value's own methods: numpy's scalar types are static C types, ``Decimal`` is
+immutable, and ``Fraction`` is used only while its class is as the worker found it.
 """
 
 from __future__ import annotations
 
+import collections
+import decimal
+import fractions
+from collections.abc import Iterator
 from typing import Any
+
+_HEAP_TYPE = 1 << 9
+"""``Py_TPFLAGS_HEAPTYPE``: set on every class made by Python code, clear on C extensions' static types."""
+_SCALARS = (bool, int, float, complex, str, bytes)
+_DECIMAL = decimal.Decimal
+_FRACTION = fractions.Fraction
+_FRACTION_CLASS = dict(vars(_FRACTION))  # as the worker found it, before any candidate ran
+_NUMERATOR, _DENOMINATOR = _FRACTION_CLASS["_numerator"], _FRACTION_CLASS["_denominator"]
+_DEQUE = collections.deque
+_EMPTY: dict[object, object] = {}
+_KEYS: type = type(_EMPTY.keys())
+_VALUES: type = type(_EMPTY.values())
+_ITEMS: type = type(_EMPTY.items())
 
 
 def encode(value: Any, depth: int = 0) -> object:
@@ -47,7 +71,44 @@ def _encode_other(value: Any, kind: type, depth: int) -> object:
     base = _builtin_base(value)
     if base is not None:
         return encode(base, depth)
+    return _encode_trusted(value, kind, depth)
+
+
+def _encode_trusted(value: Any, kind: type, depth: int) -> object:
+    """Numpy scalars, ``Decimal``, ``Fraction``, set-like dict views and ``bytearray`` by value."""
+    scalar = numpy_scalar(value, kind)
+    if scalar is not None:
+        return encode(scalar, depth)
+    if kind is _DECIMAL:
+        return {"M": str(value)}
+    if kind is _FRACTION and fraction_intact():
+        return {"Q": [hex(_NUMERATOR.__get__(value)), hex(_DENOMINATOR.__get__(value))]}
+    if kind is _KEYS or kind is _ITEMS:  # equal to sets, as the views are
+        return {"S": [encode(item, depth + 1) for item in value]}
+    if kind is bytearray:
+        return {"B": bytes(value).hex()}
     return {"O": kind.__qualname__}
+
+
+def numpy_scalar(value: Any, kind: type) -> object:
+    """The Python scalar a numpy scalar holds (``numpy.generic.item``); None for anything else.
+
+    Only numpy's own static types qualify (a class written in Python cannot pose as one), and the
+    conversion is numpy's C method, not one the value could override.
+    """
+    if kind.__flags__ & _HEAP_TYPE or kind.__module__ != "numpy":
+        return None
+    generic = next((k for k in kind.__mro__ if k.__name__ == "generic" and not k.__flags__ & _HEAP_TYPE), None)
+    if generic is None or generic.__module__ != "numpy":
+        return None
+    item = vars(generic)["item"](value)
+    return item if type(item) in _SCALARS else None
+
+
+def fraction_intact() -> bool:
+    """True while ``fractions.Fraction`` is the class the worker imported (no method replaced)."""
+    current = vars(_FRACTION)
+    return len(current) == len(_FRACTION_CLASS) and all(current.get(k) is v for k, v in _FRACTION_CLASS.items())
 
 
 def _builtin_base(value: Any) -> object:
@@ -101,7 +162,37 @@ def plain(value: Any, depth: int = 0) -> object:
     base = _builtin_base(value)
     if base is not None:
         return plain(base, depth)
+    return _plain_trusted(value, kind, depth)
+
+
+def _plain_trusted(value: Any, kind: type, depth: int) -> object:
+    """Numpy scalars as Python scalars, exact ``Decimal``/``Fraction``/``range`` as they are, dict
+    views, deques and other iterables rebuilt from plain items; anything else a stand-in."""
+    scalar = numpy_scalar(value, kind)
+    if scalar is not None:
+        return scalar
+    if kind is _DECIMAL or kind is range or (kind is _FRACTION and fraction_intact()):
+        return value
+    if kind is bytearray:
+        return bytearray(value)
+    if kind is _KEYS:
+        return dict.fromkeys(plain(k, depth + 1) for k in value).keys()
+    if kind is _ITEMS:
+        return {plain(k, depth + 1): plain(v, depth + 1) for k, v in value}.items()
+    if kind is _VALUES:
+        return dict(enumerate(plain(v, depth + 1) for v in value)).values()
+    if kind is _DEQUE:
+        return _DEQUE((plain(item, depth + 1) for item in value), value.maxlen)
+    if hasattr(kind, "__iter__"):
+        return _plain_items(value, depth)
     return StandIn(kind.__qualname__)
+
+
+def _plain_items(value: Any, depth: int) -> Iterator[object]:
+    """A generator, an iterator or another iterable, still lazy, yielding plain items: ``list()``,
+    ``sorted()`` and ``next()`` work as on the original, and equality is never the candidate's."""
+    for item in value:
+        yield plain(item, depth + 1)
 
 
 class Opaque:
@@ -135,11 +226,25 @@ def decode(data: object) -> object:
         return float(body)
     if tag == "B" and isinstance(body, str):
         return bytes.fromhex(body)
+    if tag in ("M", "Q"):
+        return _decode_exact(tag, body)
     if tag == "C" and isinstance(body, list) and len(body) == 2:
         real, imag = decode(body[0]), decode(body[1])
         if isinstance(real, (int, float)) and isinstance(imag, (int, float)):
             return complex(real, imag)
     return Opaque(str(body))
+
+
+def _decode_exact(tag: str, body: object) -> object:
+    """A ``Decimal`` (``M``: its string) or a ``Fraction`` (``Q``: hex numerator and denominator)."""
+    try:
+        if tag == "M" and isinstance(body, str):
+            return _DECIMAL(body)
+        if tag == "Q" and isinstance(body, list) and len(body) == 2 and all(isinstance(x, str) for x in body):
+            return _FRACTION(int(body[0], 16), int(body[1], 16))
+    except (ArithmeticError, ValueError):
+        pass
+    return Opaque(f"malformed {tag}")
 
 
 def _decode_container(tag: str, body: list[object]) -> object:

@@ -22,7 +22,7 @@ def _run_child(job: dict[str, object], position: Key, stdin: bytes | None) -> tu
     limits = job[wire.LIMITS]
     assert isinstance(limits, dict)
     pid, fds, nonce = spawn(job, position, stdin)
-    watch = Watch(nonce, limits)
+    watch = Watch(nonce, limits, stdio=job["mode"] == "stdio")
     status, cpu = watch_child(pid, fds, watch, limits)
     sweep(pid)
     return watch, {"status": status, "cpu": cpu, "cpu_total": limits["cpu_total"]}

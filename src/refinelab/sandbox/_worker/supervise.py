@@ -2,7 +2,14 @@
 
 Time is judged on the child's CPU time, read from ``/proc`` (the child cannot lie about it), with a
 wall-clock backstop; the worker SIGKILLs the child, so catching ``BaseException`` buys nothing. Output
-is read while the child runs (no pipe-full deadlock) and capped.
+is read while the child runs (no pipe-full deadlock) and capped. A batch child marks where each
+program's printing starts (``child.program_mark``), and the output is split there: the result pipe
+and the output pipes are read separately, so the order they are read in says nothing.
+
+The backstop is there for programs that sleep or block, so time a thread of the child spent ready to
+run but waiting for a CPU (``/proc/<pid>/task/<tid>/schedstat``, second field) does not count
+towards it: on a busy machine a correct CPU-bound program would otherwise time out. A test that has
+lasted ``_WALL_CEILING`` times the backstop in plain wall time ends anyway.
 """
 
 from __future__ import annotations
@@ -13,11 +20,13 @@ import select
 import signal
 import time
 
-from .child import child_main
+from .child import child_main, program_mark
 
 _CLK_TCK = os.sysconf("SC_CLK_TCK")
 _CHUNK = 65536
 _TICK = 0.02
+_WALL_CEILING = 10.0
+_MARK_DIGITS = 20
 
 Key = tuple[int, int]
 """(program, test); test -1 is loading the program, -2 a taint report."""
@@ -26,9 +35,16 @@ Key = tuple[int, int]
 class Watch:
     """What the worker learns about one child while it runs."""
 
-    def __init__(self, nonce: str, limits: dict[str, object]) -> None:
+    def __init__(self, nonce: str, limits: dict[str, object], *, stdio: bool = False) -> None:
         self.nonce = nonce
+        self.stdio = stdio
+        self._mark = program_mark(nonce, 0)[:-2]  # up to the program number
+        self._carry: dict[str, bytes] = {}
+        self._stream_program: dict[str, int | None] = {"out": None, "err": None}
+        self._tails: dict[tuple[str, int], bytes] = {}
         self.output_cap = int(str(limits["output_bytes"]))
+        self.stdout_cap = int(str(limits.get("stdio_output_bytes", self.output_cap))) if stdio else self.output_cap
+        """A stdio program's standard output is its answer, and may be large; anything else stays small."""
         self.result_cap = int(str(limits["result_bytes"]))
         self.out = bytearray()
         self.err = bytearray()
@@ -42,6 +58,8 @@ class Watch:
         self.started: set[int] = set()
         self.begin_wall = time.monotonic()
         self.begin_cpu = 0.0
+        self.begin_waits: dict[str, int] | None = None
+        """Run-queue wait (ns) of each thread when the current test began; read on the first tick."""
         self.killed: str | None = None
 
     def take_results(self) -> None:
@@ -75,26 +93,73 @@ class Watch:
             self._begin((int(following[0]), int(following[1])), following[2])
 
     def _begin(self, key: Key, cpu: object) -> None:
-        if key[0] != self.program:
-            if self.program is not None:
-                self._close_output()
-            self.program = key[0]
+        self.program = key[0]
         self.started.add(key[0])
         self.current = key
         self.begin_wall = time.monotonic()
         self.begin_cpu = float(cpu) if isinstance(cpu, (int, float)) else 0.0
+        self.begin_waits = None
 
-    def _close_output(self) -> None:
-        """Assign what was printed so far to the current program; the next one starts empty."""
-        if self.program is not None:
-            self.outputs[self.program] = bytes(self.out[-4096:] + self.err[-4096:])
-        self.out.clear()
-        self.err.clear()
+    def take_output(self, sink: bytearray, chunk: bytes) -> None:
+        """Add printed bytes to ``sink`` (``out`` or ``err``); in a batch, split at program marks."""
+        if self.stdio:
+            self._append(sink, chunk)
+            return
+        stream = "out" if sink is self.out else "err"
+        data = self._carry.pop(stream, b"") + chunk
+        while (start := data.find(self._mark)) >= 0:
+            digits = start + len(self._mark)
+            end = data.find(b"\0", digits, digits + _MARK_DIGITS)
+            if end < 0 and len(data) < digits + _MARK_DIGITS:
+                break  # the rest of the mark is still in the pipe
+            if end < 0 or not data[digits:end].isdigit():
+                self._append(sink, data[: start + 1])  # not a mark after all
+                data = data[start + 1 :]
+                continue
+            self._append(sink, data[:start])
+            self._switch(stream, sink, int(data[digits:end]))
+            data = data[end + 1 :]
+        cut = _unfinished_mark(data, self._mark)
+        self._carry[stream] = data[cut:]
+        self._append(sink, data[:cut])
+
+    def _append(self, sink: bytearray, data: bytes) -> None:
+        room = (self.stdout_cap if sink is self.out else self.output_cap) - len(sink)
+        sink += data[: max(room, 0)]
+        if room < len(data) and self.killed is None:
+            self.killed = "output_limit"
+
+    def _switch(self, stream: str, sink: bytearray, program: int) -> None:
+        """A program starts printing: what came before belongs to the one before it."""
+        previous = self._stream_program[stream]
+        if previous is not None:
+            self._tails[stream, previous] = bytes(sink[-4096:])
+            sink.clear()
+        self._stream_program[stream] = program
 
     def finish(self) -> None:
-        """Assign what remains printed to the last program the child was on."""
+        """Assign what remains printed to the program that printed it (the last one the child was on)."""
         self.take_results()
-        self._close_output()
+        for stream, sink in (("out", self.out), ("err", self.err)):
+            sink += self._carry.pop(stream, b"")[: max(self.output_cap - len(sink), 0)]
+            program = self._stream_program[stream]
+            program = self.program if program is None else program
+            if program is not None:
+                self._tails[stream, program] = bytes(sink[-4096:])
+            sink.clear()
+        for program in sorted({program for _, program in self._tails}):
+            self.outputs[program] = self._tails.get(("out", program), b"") + self._tails.get(("err", program), b"")
+
+
+def _unfinished_mark(data: bytes, mark: bytes) -> int:
+    """Where a program mark that is not complete yet starts at the end of ``data`` (else its length)."""
+    start = data.find(mark)
+    if start >= 0:
+        return start
+    for size in range(min(len(mark) - 1, len(data)), 0, -1):
+        if data.endswith(mark[:size]):
+            return len(data) - size
+    return len(data)
 
 
 def cpu_seconds(pid: int) -> float:
@@ -182,10 +247,7 @@ def _pump(fd: int, sink: bytearray, watch: Watch) -> bool:
         if sink is watch.res:
             _take_result_bytes(chunk, watch)
             continue
-        room = watch.output_cap - len(sink)
-        sink += chunk[: max(room, 0)]
-        if room < len(chunk) and watch.killed is None:
-            watch.killed = "output_limit"
+        watch.take_output(sink, chunk)
 
 
 def _take_result_bytes(chunk: bytes, watch: Watch) -> None:
@@ -203,12 +265,39 @@ def _take_result_bytes(chunk: bytes, watch: Watch) -> None:
         watch.killed = "output_limit"
 
 
+def run_queue_waits(pid: int) -> dict[str, int]:
+    """Nanoseconds each thread of a process has spent runnable but waiting for a CPU, by thread id."""
+    waits: dict[str, int] = {}
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return waits
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/schedstat", "rb") as handle:
+                waits[tid] = int(handle.read().split()[1])
+        except (OSError, IndexError, ValueError):
+            continue
+    return waits
+
+
+def _waited(pid: int, watch: Watch) -> float:
+    """Seconds the current test has waited for a CPU: the longest wait of any one of its threads."""
+    now = run_queue_waits(pid)
+    if watch.begin_waits is None:
+        watch.begin_waits = now
+        return 0.0
+    begin = watch.begin_waits
+    return max((wait - begin.get(tid, 0) for tid, wait in now.items()), default=0) / 1e9
+
+
 def _over_limit(pid: int, watch: Watch, cpu_limit: float, wall_limit: float) -> str | None:
     """Judge the running test on CPU time; wall time is only a backstop (fair under load)."""
     if watch.current is None:
         return None
     elapsed = time.monotonic() - watch.begin_wall
-    if elapsed > wall_limit:
+    waited = _waited(pid, watch)
+    if elapsed - waited > wall_limit or elapsed > wall_limit * _WALL_CEILING:
         return "timeout"
     if elapsed > cpu_limit:
         used = cpu_seconds(pid)

@@ -21,6 +21,9 @@ const CALL_TEXT = {
   true_reject: ["true rejection", "true"], false_reject: ["false rejection", "false"],
 };
 let refreshTimer = null;
+const scrolls = {};  // where each address was scrolled to, restored on coming back (e.g. from a trajectory)
+let drawn = null;  // the address on screen
+history.scrollRestoration = "manual";
 
 // --- data -----------------------------------------------------------------------------------------
 
@@ -37,7 +40,8 @@ function load(path, fresh) {
 
 async function runData(id, fresh) {
   const index = await load("data/runs.js", fresh);
-  const run = index.runs.find((r) => r.id === id);
+  const prefixed = index.runs.filter((r) => r.id.startsWith(id));  // a unique prefix works, as on the command line
+  const run = index.runs.find((r) => r.id === id) || (prefixed.length === 1 ? prefixed[0] : null);
   if (!run) throw new Error(`no run ${id} here`);
   return load(`data/${run.slug}/run.js`, fresh);
 }
@@ -83,7 +87,6 @@ function trajectoryLink(runId, config, problem, repeat, attempt) {
 
 function show(...nodes) {
   const main = document.getElementById("main");
-  window.scrollTo(0, 0);
   main.replaceChildren(...nodes.flat(Infinity).filter((n) => n !== null && n !== undefined && n !== false));
 }
 
@@ -93,6 +96,7 @@ function setNav(runId, current) {
   if (runId) {
     links.push(el("a", { href: hash("run", runId), class: current === "overview" ? "current" : null }, "Overview"));
     links.push(el("a", { href: hash("run", runId, "cases"), class: current === "cases" ? "current" : null }, "Trajectories"));
+    links.push(el("a", { href: hash("run", runId, "figures"), class: current === "figures" ? "current" : null }, "Figures"));
   }
   links.push(el("a", { href: hash("compare", runId ? { a: runId } : {}), class: current === "compare" ? "current" : null }, "Compare"));
   nav.replaceChildren(...links);
@@ -105,26 +109,34 @@ function setStatus(run) {
 
 // --- router ---------------------------------------------------------------------------------------
 
-async function route() {
+// refresh: the same address drawn again with newer data (stay where the reader is)
+async function route(refresh) {
   clearTimeout(refreshTimer);
+  if (drawn !== null) scrolls[drawn] = window.scrollY;
   const raw = location.hash.replace(/^#\/?/, "");
+  const keep = refresh === true ? window.scrollY : (scrolls[raw] ?? 0);
   const [pathPart, queryPart] = raw.split("?");
   const parts = pathPart ? pathPart.split("/").map(decodeURIComponent) : [];
   const query = new URLSearchParams(queryPart || "");
+  let placed = false;  // the page scrolled itself (to a linked attempt)
   try {
     if (parts[0] === "run" && parts.length === 2) await overviewPage(parts[1]);
     else if (parts[0] === "run" && parts[2] === "cases") await casesPage(parts[1], query);
-    else if (parts[0] === "run" && parts[2] === "t") await trajectoryPage(parts[1], parts[3], parts[4], Number(parts[5]), query);
+    else if (parts[0] === "run" && parts[2] === "figures") await figuresPage(parts[1]);
+    // a problem key holds a slash: links encode it, but a hand-written link may not
+    else if (parts[0] === "run" && parts[2] === "t" && parts.length >= 6) placed = await trajectoryPage(parts[1], parts[3], parts.slice(4, -1).join("/"), Number(parts[parts.length - 1]), query, refresh === true);
     else if (parts[0] === "compare") await comparePage(query);
     else await runsPage();
   } catch (error) {
     show(el("p", { class: "error" }, String(error.message || error)));
   }
+  if (!placed) window.scrollTo(0, keep);
+  drawn = raw;
   document.body.dataset.ready = raw;  // the page for this address is drawn (tests wait for it)
 }
 
 function liveRefresh(run) {
-  if (LIVE && run.status === "running") refreshTimer = setTimeout(async () => { await load("data/runs.js", true); route(); }, 15000);
+  if (LIVE && run.status === "running") refreshTimer = setTimeout(async () => { await load("data/runs.js", true); route(true); }, 15000);
 }
 
 // --- runs -----------------------------------------------------------------------------------------
@@ -166,7 +178,7 @@ async function overviewPage(runId) {
     el("div", { class: "cases", id: "case-links" }, CASES.map(([key, title, what]) =>
       el("a", { class: "case", href: hash("run", runId, "cases", { case: key }), "data-case": key, title: what },
         el("b", {}, counts[key]), el("span", {}, title)))),
-    el("h2", {}, "Pass@1 on the hidden tests by iteration"),
+    el("h2", { id: "headline-title" }, data.headline),
     el("p", { class: "note" }, "Each cell: the value, then its 95% bootstrap interval over problems (seeded); after an iteration, " +
       "the change from the first attempt and its interval, in colour. Regr.: passing attempts the critic rejected and the actor " +
       "then broke. Avg It.: mean refinement steps. Cost × single: mean cost per problem over single pass with the same actor " +
@@ -175,7 +187,8 @@ async function overviewPage(runId) {
     tables.length > 1 ? el("h2", {}, "By benchmark and difficulty") : null,
     el("div", { class: "overview-wrap", id: "slices" }, tables.slice(1)),
     el("h2", {}, "Figures"),
-    data.figures.length ? el("div", { class: "figures" }, data.figures.map((f) => figure(data.run.slug, f)))
+    data.figures.length ? el("p", { id: "figure-links" }, "Drawn when you open them: ", data.figures.map((f, i) =>
+      [i ? " · " : "", el("a", { href: hash("run", runId, "figures") }, f.title)]))
       : el("p", { class: "muted" }, "No figures yet: no trajectory of this run is stored."),
     el("h2", {}, "Every table of the report"),
     el("details", {}, el("summary", {}, "show the report's tables"), trusted(data.tables_html)),
@@ -193,12 +206,43 @@ function linkLabels(box, runId) {
   return box;
 }
 
+// Figures have their own page, so the overview never waits for matplotlib (figures are drawn on request).
+async function figuresPage(runId) {
+  const data = await runData(runId, LIVE);
+  setNav(runId, "figures");
+  setStatus(data.run);
+  show(
+    el("h1", {}, `Figures: ${data.run.name}`),
+    el("p", { class: "note" }, "Every configuration keeps one colour, marker and number across the figures. Download each as " +
+      "SVG (text stays text) or PNG (200 dpi). The same figures as refinelab report --html."),
+    data.figures.length ? el("div", { class: "figures" }, data.figures.map((f) => figure(data.run.slug, f)))
+      : el("p", { class: "muted" }, "No figures yet: no trajectory of this run is stored."),
+  );
+  await Promise.all([...document.images].map((image) => image.decode().catch(() => null)));
+  liveRefresh(data.run);
+}
+
 function figure(runSlug, f) {
   const base = `figures/${runSlug}/${f.name}`;
+  const link = (format) => el("a", { href: `${base}.${format}`, download: `${f.name}.${format}`, class: "download", "data-format": format,
+    title: `download ${f.name}.${format}`, onclick: (event) => { event.preventDefault(); download(`${base}.${format}`, `${f.name}.${format}`); } },
+    format.toUpperCase());
   return el("figure", { id: `figure-${f.name}` },
-    el("figcaption", {}, f.title, el("a", { href: `${base}.svg`, download: `${f.name}.svg` }, "SVG"),
-      el("a", { href: `${base}.png`, download: `${f.name}.png` }, "PNG")),
+    el("figcaption", {}, f.title, link("svg"), link("png")),
     el("img", { src: `${base}.svg`, alt: f.title }));
+}
+
+// Chromium ignores `download` on links to file:// addresses (it opens the image instead, leaving the
+// viewer), so the file's bytes come as a data script and are saved from a blob, which works anywhere.
+async function download(path, name) {
+  const data = await load(`${path}.js`, false);
+  const bytes = Uint8Array.from(atob(data.base64), (c) => c.charCodeAt(0));
+  const url = URL.createObjectURL(new Blob([bytes], { type: data.type }));
+  const link = el("a", { href: url, download: name, hidden: true });
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 60000);
 }
 
 function caseCounts(data) {
@@ -287,7 +331,7 @@ function chips(t, marked) {
 
 // --- one trajectory -------------------------------------------------------------------------------
 
-async function trajectoryPage(runId, config, problemKey, repeat, query) {
+async function trajectoryPage(runId, config, problemKey, repeat, query, refresh) {
   const data = await runData(runId, false);
   setNav(runId, "cases");
   setStatus(data.run);
@@ -296,7 +340,9 @@ async function trajectoryPage(runId, config, problemKey, repeat, query) {
   const detail = await load(`data/${data.run.slug}/p/${info.slug}.js`, LIVE);
   const trajectory = detail.trajectories.find((t) => t.config === config && t.repeat === repeat);
   if (!trajectory) throw new Error(`no trajectory of ${config} on ${problemKey} (repeat ${repeat})`);
-  const summary = data.trajectories.find((t) => t.config === config && t.problem === problemKey && t.repeat === repeat);
+  // the summaries come with the details (one snapshot of the store), never from an older run.js
+  const summaryOf = (t) => detail.summaries.find((s) => s.config === t.config && s.repeat === t.repeat);
+  const summary = summaryOf(trajectory);
   const labels = Object.fromEntries(data.configs.map((c) => [c.config, c.label]));
   show(
     el("p", { class: "muted" }, el("a", { href: hash("run", runId) }, data.run.name), " › ",
@@ -306,21 +352,19 @@ async function trajectoryPage(runId, config, problemKey, repeat, query) {
     facts(trajectory, summary, detail.problem),
     el("div", { class: "siblings" }, detail.trajectories.map((t) => el("a", {
       href: trajectoryLink(runId, t.config, problemKey, t.repeat), class: t.config === config && t.repeat === repeat ? "current" : null,
-    }, el("span", { class: "chips" }, chipFor(data, t)), " ", labels[t.config] || t.config, t.repeat ? ` (repeat ${t.repeat})` : ""))),
+    }, summaryOf(t) ? chips(summaryOf(t)) : [], " ", labels[t.config] || t.config, t.repeat ? ` (repeat ${t.repeat})` : ""))),
     el("details", {}, el("summary", {}, "problem statement"),
       el("div", { class: "statement" }, detail.problem.prompt ?? "The statement was not stored (this store predates it).")),
-    trajectory.attempts.map((a) => attemptCard(a, trajectory, summary)),
+    selectionPanel(trajectory, (i) => trajectoryLink(data.run.id, config, problemKey, repeat, i)),
+    trajectory.attempts.map((a) => attemptCard(a, trajectory, summary, trajectoryLink(data.run.id, config, problemKey, repeat, a.index))),
   );
   const focus = query.get("attempt");
-  if (focus !== null) {
-    const card = document.getElementById(`attempt-${focus}`);
-    if (card) { card.classList.add("focus"); card.scrollIntoView({ block: "start" }); }
-  }
-}
-
-function chipFor(data, t) {
-  const summary = data.trajectories.find((s) => s.config === t.config && s.problem === t.problem && s.repeat === t.repeat);
-  return summary ? chips(summary) : [];
+  const card = focus === null ? null : document.getElementById(`attempt-${focus}`);
+  if (!card) return false;
+  card.classList.add("focus");
+  if (refresh) return false;
+  card.scrollIntoView({ block: "start" });
+  return true;
 }
 
 function facts(t, summary, problem) {
@@ -333,16 +377,70 @@ function facts(t, summary, problem) {
     item("tokens", thousands(summary.tokens)), item("model time", seconds(summary.seconds)), item("cost", money(summary.cost_usd)));
 }
 
-function attemptCard(a, trajectory, summary) {
+function attemptCard(a, trajectory, summary, link) {
   const marks = [];
   if (summary.regression_errors.includes(a.index)) marks.push(el("span", { class: "badge fail" }, "regression error: rejected while right, broken next"));
   if (summary.regression_errors.includes(a.index - 1)) marks.push(el("span", { class: "badge fail" }, "broke the previous, correct attempt"));
   if (a.index === trajectory.final) marks.push(el("span", { class: "badge" }, "returned answer"));
+  for (const d of (trajectory.decisions || []).filter((d) => d.attempt === a.index && DECISION_MARKS[d.kind])) {
+    const [text, tone] = DECISION_MARKS[d.kind];
+    marks.push(el("span", { class: `badge ${tone}`, "data-decision": d.kind, title: d.reason }, text));
+  }
   return el("section", { class: "attempt", id: `attempt-${a.index}`, "data-attempt": a.index },
     el("header", {}, el("h2", {}, `Attempt ${a.index}`), el("span", { class: "badge" }, a.origin),
       testBadge("hidden tests", a.hidden), a.visible ? testBadge("visible tests", a.visible) : null,
-      a.critic ? verdictBadge(a) : null, ...marks),
+      a.critic ? verdictBadge(a) : null, ...marks,
+      el("a", { class: "permalink", href: link, title: "a link to this attempt (with the full run id)" }, "link")),
     el("div", { class: "body" }, codePane(a), el("div", {}, criticPanel(a), testsPanel(a), feedbackPanel(a), actorPanel(a))));
+}
+
+// --- selecting strategies (codet, verified): why they refined, discarded and chose ---------------
+
+const DECISION_MARKS = {
+  refine: ["refined next", "warn"], keep: ["kept by the regression guard", "pass"],
+  discard: ["discarded by the regression guard", "fail"], choose: ["chosen", "pass"],
+};
+const DECISION_VERBS = {
+  tests: "", group: "", refine: "refined because it", keep: "kept by the regression guard:",
+  discard: "discarded by the regression guard:", critic: "the critic settled a tie:", choose: "chosen:",
+};
+
+function selectionPanel(t, linkTo) {
+  const decisions = t.decisions || [], generations = t.generations || [];
+  if (!decisions.length && !generations.length) return null;
+  return el("section", { class: "selection", id: "why" },
+    decisions.length ? [el("h2", {}, "Why this answer: the decisions, in order"),
+      el("ol", { class: "decisions" }, decisions.map((d) => decisionItem(d, linkTo)))] : null,
+    generations.length ? [el("h2", {}, "Generated tests"), generations.map(generationPanel)] : null);
+}
+
+function decisionItem(d, linkTo) {
+  const ref = (i) => el("a", { href: linkTo(i), class: "attempt-ref", "data-attempt": i }, `attempt ${i}`);
+  const tone = (DECISION_MARKS[d.kind] || ["", ""])[1];
+  const members = d.members.length ? [" (", d.members.flatMap((m, i) => (i ? [", ", ref(m)] : [ref(m)])), ")"] : null;
+  const reason = d.kind === "refine" ? d.reason.replace(/^round \d+: /, "") : d.reason;
+  return el("li", { class: "decision", "data-kind": d.kind, "data-attempt": d.attempt },
+    el("span", { class: `badge ${tone}` }, d.kind),
+    d.attempt !== null ? [" ", ref(d.attempt)] : null,
+    d.parent !== null ? [" (refined from ", ref(d.parent), ")"] : null,
+    " ", DECISION_VERBS[d.kind] || d.kind, " ", el("span", { class: "reason" }, reason), members,
+    d.kind === "refine" && /^round \d+/.test(d.reason) ? el("span", { class: "muted" }, ` · ${d.reason.split(":")[0]}`) : null);
+}
+
+function generationPanel(g) {
+  const verdict = (v) => (v === null ? ["no reference", "unknown"] : v ? ["reference passes", "pass"] : ["reference fails", "fail"]);
+  return el("div", { class: "panel generation", "data-generation": g.index },
+    el("h3", {}, `Test-writing call ${g.index}`, el("span", { class: "badge" }, `${g.tests.length} test${g.tests.length === 1 ? "" : "s"}`)),
+    el("ul", { class: "generated-tests" }, g.tests.map((test, i) => {
+      const [text, tone] = verdict(test.reference_passed);
+      return el("li", { "data-test": i, "data-reference": tone }, el("span", { class: `badge ${tone === "unknown" ? "" : tone}` }, text), " ",
+        el("code", {}, test.text));
+    })),
+    g.rejected.length ? el("details", { class: "rejected" }, el("summary", {}, `${g.rejected.length} rejected piece${g.rejected.length === 1 ? "" : "s"}`),
+      el("ul", {}, g.rejected.map((why) => el("li", {}, why)))) : null,
+    el("p", { class: "numbers" }, `${thousands(g.prompt_tokens)} prompt + ${thousands(g.completion_tokens)} completion tokens · ${seconds(g.latency_seconds)} · ${money(g.cost_usd)}` +
+      (g.cached ? " · cached reply" : "")),
+    el("details", {}, el("summary", {}, "raw reply"), el("pre", { class: "raw" }, g.raw)));
 }
 
 function testBadge(name, run) {
@@ -391,16 +489,29 @@ function testsPanel(a) {
     a.visible ? [el("h3", {}, "Visible tests (what the strategy saw)", testBadge("", a.visible)), outcomes(a.visible.outcomes)] : null);
 }
 
+const SHOWN_FAILURES = 20;
+
 function outcomes(list) {
   if (!list) return el("p", { class: "muted" }, "per-test outcomes not recorded");
-  const failing = list.map((o, i) => [o, i]).filter(([o]) => o.verdict !== "pass").slice(0, 8);
+  const failing = list.map((o, i) => [o, i]).filter(([o]) => o.verdict !== "pass");
   return [
     el("div", { class: "tests" }, list.map((o, i) => el("span", { class: `test ${o.verdict}`, title: `test ${i}: ${o.verdict}${o.message ? ` — ${o.message}` : ""}` }))),
-    failing.length ? el("table", { class: "failing" }, failing.map(([o, i]) => el("tr", {},
-      el("td", {}, `#${i} ${o.verdict}`), el("td", {}, o.message || o.error_type || ""),
-      el("td", {}, o.expected !== null && o.expected !== undefined ? `expected ${o.expected}` : ""),
-      el("td", {}, o.actual !== null && o.actual !== undefined ? `got ${o.actual}` : "")))) : null,
+    failing.length ? el("div", { class: "failures" }, failing.slice(0, SHOWN_FAILURES).map(([o, i]) => failure(o, i)),
+      failing.length > SHOWN_FAILURES ? el("p", { class: "muted" }, `and ${failing.length - SHOWN_FAILURES} more failing tests`) : null) : null,
   ];
+}
+
+// One failing test: what went wrong, the expected against the actual output, and the traceback.
+function failure(o, i) {
+  const what = [o.error_type, o.message].filter(Boolean).join(": ");
+  const recorded = (v) => v !== null && v !== undefined;
+  return el("div", { class: "failure", "data-test": i },
+    el("div", { class: "failure-head" }, el("span", { class: `badge ${o.verdict === "fail" ? "fail" : "warn"}` }, `test ${i}: ${o.verdict}`),
+      what ? el("span", { class: "message" }, what) : null),
+    recorded(o.expected) || recorded(o.actual) ? el("div", { class: "expected-actual" },
+      el("div", {}, el("div", { class: "muted" }, "expected"), el("pre", { class: "out expected" }, recorded(o.expected) ? o.expected : "(not recorded)")),
+      el("div", {}, el("div", { class: "muted" }, "actual"), el("pre", { class: "out actual" }, recorded(o.actual) ? o.actual : "(no output)"))) : null,
+    o.traceback ? el("details", {}, el("summary", {}, "traceback"), el("pre", { class: "raw traceback" }, o.traceback)) : null);
 }
 
 function feedbackPanel(a) {
@@ -437,38 +548,37 @@ async function comparePage(query) {
   const head = [el("h1", {}, "Compare two configurations"),
     el("div", { class: "compare-pick" }, el("label", {}, "A"), picker("a", a), el("label", {}, "B"), picker("b", b))];
   if (sides.length < 2 || a === b) { show(...head, el("p", { class: "muted" }, "Choose two different configurations.")); return; }
-  const [first, second] = a < b ? [a, b] : [b, a];
   let result;
   try {
-    result = await load(`data/compare/${sides[first].file}--${sides[second].file}.js`, LIVE);
+    result = await load(`data/compare/${sides[a].file}--${sides[b].file}.js`, LIVE);
   } catch (error) {
     show(...head, el("p", { class: "muted" }, "This pair was not compared ahead of time in this static site; serve the store with refinelab view to compare any pair."));
     return;
   }
-  show(...head, ...compareBody(result, a > b, index));
+  show(...head, ...compareBody(result));
 }
 
-function compareBody(r, swapped, index) {
-  const A = swapped ? r.b : r.a, B = swapped ? r.a : r.b;
-  const onlyA = swapped ? r.only_b : r.only_a, onlyB = swapped ? r.only_a : r.only_b;
-  const passA = swapped ? r.pass_b : r.pass_a, passB = swapped ? r.pass_a : r.pass_b;
-  const diff = r.difference ? r.difference.map((x) => (swapped ? -x : x)) : null;
-  const interval = diff ? (swapped ? `[${(100 * diff[2]).toFixed(1)}, ${(100 * diff[1]).toFixed(1)}]` : `[${(100 * diff[1]).toFixed(1)}, ${(100 * diff[2]).toFixed(1)}]`) : "";
+// Every number and its text come computed by refinelab (refinelab.metrics, as refinelab report shows them).
+function compareBody(r) {
+  const A = r.a, B = r.b, shown = r.shown;
+  const row = (name, field, text) => el("tr", {}, el("th", {}, name), el("td", { class: "num", "data-field": field }, text));
   return [
     el("table", { class: "list", id: "compare-summary" },
       el("tbody", {},
-        el("tr", {}, el("th", {}, "problems both ran (× repeats)"), el("td", { class: "num", "data-field": "pairs" }, r.pairs)),
-        el("tr", {}, el("th", {}, `A passes: ${A.label}`), el("td", { class: "num" }, `${pct(passA)}%`)),
-        el("tr", {}, el("th", {}, `B passes: ${B.label}`), el("td", { class: "num" }, `${pct(passB)}%`)),
-        el("tr", {}, el("th", {}, "both solve / neither"), el("td", { class: "num" }, `${r.both} / ${r.neither}`)),
-        el("tr", {}, el("th", {}, "only A / only B"), el("td", { class: "num", "data-field": "only" }, `${onlyA.length} / ${onlyB.length}`)),
-        el("tr", {}, el("th", {}, "McNemar exact p (two-sided)"), el("td", { class: "num", "data-field": "p" }, r.p_value.toPrecision(3))),
-        el("tr", {}, el("th", {}, "B − A pass rate, 95% paired bootstrap interval"), el("td", { class: "num" }, diff ? `${(100 * diff[0]).toFixed(1)} ${interval}` : "–")))),
-    el("div", { class: "sidebyside" }, onlyList("Only A solved", onlyA, A, B, index, "only-a"), onlyList("Only B solved", onlyB, A, B, index, "only-b")),
+        row("problems both ran (× repeats)", "pairs", shown.pairs),
+        row(`A passes: ${A.label}`, "pass-a", shown.pass_a),
+        row(`B passes: ${B.label}`, "pass-b", shown.pass_b),
+        row("both solve", "both", shown.both),
+        row("neither solves", "neither", shown.neither),
+        row("only A solves", "only-a", shown.only_a),
+        row("only B solves", "only-b", shown.only_b),
+        row("McNemar exact p (two-sided)", "p", shown.p_value),
+        row("B − A pass rate (points), 95% paired bootstrap interval", "difference", shown.difference))),
+    el("div", { class: "sidebyside" }, onlyList("Only A solved", r.only_a_keys, A, B, "only-a"), onlyList("Only B solved", r.only_b_keys, A, B, "only-b")),
   ];
 }
 
-function onlyList(title, keys, A, B, index, id) {
+function onlyList(title, keys, A, B, id) {
   return el("div", {}, el("h2", {}, `${title} (${keys.length})`),
     keys.length ? el("table", { class: "list", id }, el("thead", {}, el("tr", {}, el("th", {}, "problem"), el("th", {}, "repeat"), el("th", {}, "A"), el("th", {}, "B"))),
       el("tbody", {}, keys.map(([problem, repeat]) => el("tr", {}, el("td", {}, problem), el("td", { class: "num" }, repeat),
@@ -477,5 +587,5 @@ function onlyList(title, keys, A, B, index, id) {
       : el("p", { class: "muted" }, "none"));
 }
 
-window.addEventListener("hashchange", route);
-route();
+window.addEventListener("hashchange", () => route(false));
+route(false);

@@ -9,8 +9,8 @@ from pathlib import Path
 
 from refinelab.experiment._samples import hidden_suite
 from refinelab.experiment._scoring import run_scored, split_suite
-from refinelab.problems import CallTest, Packed, load_benchmark
-from refinelab.sandbox import Suite, judge, values_match
+from refinelab.problems import CallTest
+from refinelab.sandbox import Packed, Suite, judge, prepare_benchmark, values_match
 from refinelab.sandbox._worker.codec import encode_expected
 from tests.conftest import with_pool
 
@@ -89,7 +89,7 @@ def test_outputs_are_computed_in_small_replies_with_progress_then_read_from_the_
     old_format.write_text("{}")  # a cache in the first format: replaced, not left behind
 
     async def body(pool: object) -> list[object]:
-        return await load_benchmark(
+        return await prepare_benchmark(
             "humaneval-plus", data, pool=pool, cache_dir=tmp_path, progress=lambda *a: seen.append(a)
         )  # type: ignore[arg-type]
 

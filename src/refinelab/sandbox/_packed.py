@@ -2,7 +2,7 @@
 
 HumanEval+ has expected outputs of several megabytes (``string_sequence(n)`` for large ``n``, ``tri(n)``
 lists of a million numbers): 300 MB of JSON over the benchmark, over 700 MB once decoded. Each large
-value is held as its sandbox encoding (see ``sandbox._compare``), zlib-compressed, with its size and a
+value is held as its sandbox encoding (see ``_worker/codec.py``), zlib-compressed, with its size and a
 short preview, and is decoded only while a candidate's value is compared with it. It compares equal to
 a value exactly when the decoded expected value matches it as the judge would match them
 (``values_match``: ``==``, or within ``atol`` for values holding floats): Python asks

@@ -1,0 +1,215 @@
+"""Records every layer shares: what a model call spent, and stored trajectories as the metrics see them.
+
+This module sits low: it imports nothing from the sandbox, the models or the strategies, so
+``import refinelab.metrics`` stays light. The rule for adding up what calls cost lives here, once:
+:class:`Spend` adds tokens, and dollars stay ``None`` (unknown) as soon as any part is unknown, so a
+report says "unknown", never a false ``$0.00`` (STYLE.md practice 8).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import KW_ONLY, dataclass, field
+from typing import Literal
+
+Origin = Literal["draft", "refine", "redraft", "sample"]
+"""How an attempt came about."""
+Suggestion = Literal["pass", "refine", "redraft"]
+"""What a critic suggests doing with an attempt."""
+StopReason = Literal[
+    "accepted",
+    "visible_tests_passed",
+    "max_iterations",
+    "single_pass",
+    "sampled",
+    "budget",
+    "critic_unreadable",
+    "agreement",
+    "verified",
+    "interrupted",
+]
+"""Why a trajectory ended (``critic_unreadable``: the critic's reply could not be parsed; never guessed;
+``agreement``: chosen by dual execution agreement; ``verified``: a candidate met ``verified``'s stopping
+rule; ``interrupted``: cancelled or Ctrl-C, with the attempts made until then, as ``refinelab solve``
+keeps them)."""
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Tokens used; adds up with ``+``."""
+
+    prompt_tokens: int = 0
+    """Input tokens."""
+    completion_tokens: int = 0
+    """Output tokens."""
+    cached_tokens: int = 0
+    """Input tokens the server served from its prompt cache (part of ``prompt_tokens``)."""
+    estimated: bool = False
+    """True when any of these counts was estimated because the server did not report it."""
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            self.prompt_tokens + other.prompt_tokens,
+            self.completion_tokens + other.completion_tokens,
+            self.cached_tokens + other.cached_tokens,
+            self.estimated or other.estimated,
+        )
+
+    @property
+    def total_tokens(self) -> int:
+        """Input plus output tokens."""
+        return self.prompt_tokens + self.completion_tokens
+
+
+@dataclass(frozen=True)
+class Spend:
+    """What model calls spent: tokens, and dollars that may be unknown.
+
+    ``Spend()`` is nothing spent (zero tokens, $0). Adding keeps an unknown price unknown:
+    ``Spend(u, None) + Spend(v, 0.5)`` costs ``None``.
+    """
+
+    usage: Usage = field(default_factory=Usage)
+    """Tokens."""
+    cost_usd: float | None = 0.0
+    """Dollars; ``None`` when any call's price is unknown."""
+
+    def __add__(self, other: Spend) -> Spend:
+        cost = None if self.cost_usd is None or other.cost_usd is None else self.cost_usd + other.cost_usd
+        return Spend(self.usage + other.usage, cost)
+
+    @staticmethod
+    def total(spends: Iterable[Spend]) -> Spend:
+        """The sum of ``spends``, added in order (``Spend()`` for none)."""
+        found = Spend()
+        for spend in spends:
+            found += spend
+        return found
+
+
+def total_cost(costs: Iterable[float | None]) -> float | None:
+    """Dollars of several calls, ``None`` when any is unknown (the :class:`Spend` rule, for bare costs)."""
+    return Spend.total(Spend(cost_usd=cost) for cost in costs).cost_usd
+
+
+@dataclass(frozen=True)
+class ScoredAttempt:
+    """One attempt of a stored trajectory, with its hidden-test verdict (what the metrics read)."""
+
+    index: int
+    """0 for the first attempt."""
+    origin: Origin
+    """draft, refine, redraft or sample."""
+    hidden_passed: bool
+    """Passed every hidden test (an attempt without code fails)."""
+    _: KW_ONLY
+    visible_passed: bool | None = None
+    """Passed every visible test, when the strategy ran them."""
+    visible_pass_count: int = 0
+    """Visible tests passed (0 when not run)."""
+    critic_verdict: Suggestion | None = None
+    """pass, refine or redraft; ``None`` when no critic saw it or its reply was unreadable."""
+    spend: Spend = field(default_factory=lambda: Spend(cost_usd=None))
+    """Tokens and dollars of the actor and critic calls for this attempt (dollars unknown by default)."""
+    actor_prompt_tokens: int = 0
+    """Prompt tokens of the actor call alone (how memory policies grow the prompt)."""
+    latency_seconds: float = 0.0
+    """Wall time of the actor and critic calls."""
+    confidence: float | None = None
+    """The actor's stated confidence."""
+    critic_confidence: float | None = None
+    """The critic's stated confidence in its verdict."""
+
+    @property
+    def prompt_tokens(self) -> int:
+        """Prompt tokens of the actor and critic calls for this attempt."""
+        return self.spend.usage.prompt_tokens
+
+    @property
+    def completion_tokens(self) -> int:
+        """Completion tokens of those calls."""
+        return self.spend.usage.completion_tokens
+
+    @property
+    def cost_usd(self) -> float | None:
+        """Their price; ``None`` when any price is unknown."""
+        return self.spend.cost_usd
+
+    @property
+    def tokens(self) -> int:
+        """Prompt plus completion tokens."""
+        return self.prompt_tokens + self.completion_tokens
+
+
+@dataclass(frozen=True, kw_only=True)
+class ScoredTrajectory:
+    """One strategy run on one problem, scored."""
+
+    config: str
+    """Configuration key (strategy, arguments, actor, critic)."""
+    strategy: str
+    """Strategy name."""
+    params: str
+    """Strategy arguments as written (``max_iters=3, ...``)."""
+    actor: str
+    """Actor model."""
+    critic: str | None
+    """Critic model, for critic strategies."""
+    problem: str
+    """``benchmark/problem_id``."""
+    repeat: int
+    """Repetition number."""
+    attempts: tuple[ScoredAttempt, ...]
+    """Every attempt, in order."""
+    final: int | None
+    """The attempt returned as the answer."""
+    stop_reason: StopReason
+    """Why the strategy stopped."""
+    test_tokens: int = 0
+    """Tokens of the calls that wrote tests (``codet``, ``verified``); part of :attr:`tokens`."""
+    test_cost_usd: float | None = 0.0
+    """Their price; ``None`` when unknown (then :attr:`cost_usd` is unknown too)."""
+    generated_tests: int = 0
+    """Tests the model wrote (valid, distinct within each reply)."""
+    generated_correct: int | None = None
+    """How many of them the problem's reference solution passes; ``None`` without a reference."""
+
+    @property
+    def passed(self) -> bool:
+        """The returned attempt passed the hidden tests."""
+        return self.final is not None and self.attempts[self.final].hidden_passed
+
+    @property
+    def spend(self) -> Spend:
+        """Dollars of every call, test-writing calls included; tokens of the attempts (the test-writing
+        tokens are in :attr:`test_tokens`, and :attr:`tokens` adds them)."""
+        attempts = Spend.total(a.spend for a in self.attempts)
+        return attempts + Spend(cost_usd=self.test_cost_usd)
+
+    @property
+    def tokens(self) -> int:
+        """All tokens spent, test-writing calls included."""
+        return sum(a.tokens for a in self.attempts) + self.test_tokens
+
+    @property
+    def cost_usd(self) -> float | None:
+        """All dollars spent; ``None`` when any price is unknown."""
+        return self.spend.cost_usd
+
+    @property
+    def latency_seconds(self) -> float:
+        """Model time spent."""
+        return sum(a.latency_seconds for a in self.attempts)
+
+    @property
+    def label(self) -> str:
+        """``strategy(args) · actor / critic``."""
+        return configuration_label(
+            f"{self.strategy}({self.params})" if self.params else self.strategy, self.actor, self.critic
+        )
+
+
+def configuration_label(strategy: str, actor: str, critic: str | None) -> str:
+    """How reports name a configuration: ``strategy(args) · actor / critic``."""
+    models = actor if critic is None else f"{actor} / {critic}"
+    return f"{strategy} · {models}"

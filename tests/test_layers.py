@@ -1,0 +1,100 @@
+"""Layers point one way: no module imports another package's private module, ``problems`` is pure
+data, and ``metrics`` loads without the sandbox, the models or the fake server."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import refinelab
+
+SOURCE = Path(refinelab.__file__).parent
+
+
+def package_of(path: Path) -> str:
+    """``sandbox`` for ``refinelab/sandbox/_pool.py``; ``errors`` for ``refinelab/errors.py``."""
+    return path.relative_to(SOURCE).with_suffix("").parts[0]
+
+
+def imported_modules(source: str) -> list[tuple[int, str]]:
+    """``(line, module)`` for every absolute import of refinelab in the source (imports of names
+    count as imports of the module they come from)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.append((node.lineno, node.module))
+    return [(line, name) for line, name in found if name.split(".")[0] == "refinelab"]
+
+
+def private_imports(package: str, source: str) -> list[str]:
+    """Imports of another package's private module (``refinelab.<other>._x``). The root package's own
+    private modules (``refinelab._progress``) are shared by every package and allowed."""
+    bad = []
+    for line, name in imported_modules(source):
+        parts = name.split(".")
+        if len(parts) > 2 and parts[1] != package and any(part.startswith("_") for part in parts[2:]):
+            bad.append(f"line {line}: {name}")
+    return bad
+
+
+def modules() -> list[Path]:
+    return sorted(SOURCE.rglob("*.py"))
+
+
+def test_no_module_imports_another_packages_private_module() -> None:
+    bad = {
+        str(path.relative_to(SOURCE)): found
+        for path in modules()
+        if (found := private_imports(package_of(path), path.read_text(encoding="utf-8")))
+    }
+    assert not bad, bad
+
+
+def test_the_scan_sees_private_imports_in_every_form() -> None:
+    source = (
+        "from refinelab.problems._humaneval import docstring_tests\n"
+        "import refinelab.sandbox._worker.codec\n"
+        "from refinelab.sandbox import Suite\n"
+        "from refinelab._progress import ProgressHook\n"
+        "from refinelab.experiment._spec import load_spec\n"
+        "def f():\n    from refinelab.models._openai import OpenAIBackend\n"
+    )
+    assert private_imports("experiment", source) == [
+        "line 1: refinelab.problems._humaneval",
+        "line 2: refinelab.sandbox._worker.codec",
+        "line 7: refinelab.models._openai",
+    ]
+
+
+def test_problems_import_only_problems_and_the_shared_base() -> None:
+    allowed = ("refinelab.problems", "refinelab.errors", "refinelab._")
+    bad = [
+        f"{path.name} {name}"
+        for path in (SOURCE / "problems").glob("*.py")
+        for _, name in imported_modules(path.read_text(encoding="utf-8"))
+        if not name.startswith(allowed)
+    ]
+    assert not bad, bad
+
+
+def loaded_after(statement: str) -> set[str]:
+    code = f"import sys\n{statement}\nprint(' '.join(sorted(sys.modules)))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return set(done.stdout.split())
+
+
+def test_metrics_load_without_the_sandbox_the_models_or_the_fake_server() -> None:
+    loaded = loaded_after("import refinelab.metrics")
+    assert "refinelab.metrics" in loaded
+    forbidden = ("refinelab.sandbox", "refinelab.models", "refinelab.strategies", "refinelab.testing")
+    assert not [name for name in loaded if name.startswith(forbidden)]
+
+
+def test_problems_load_without_the_sandbox_or_the_models() -> None:
+    loaded = loaded_after("import refinelab.problems")
+    assert "refinelab.problems" in loaded
+    assert not [name for name in loaded if name.startswith(("refinelab.sandbox", "refinelab.models"))]
