@@ -1,9 +1,12 @@
 """Strategies: small async functions over a problem and an :class:`Env`, each returning a
 :class:`Trajectory`; and the helpers they use to read model output.
 
-A new strategy is one ``@strategy("name")`` function in its own module here, plus its test; this
-package imports every strategy module, so importing it registers them all (a test checks that).
+A new strategy is one ``@strategy("name")`` function in its own module here, plus its test: this
+package imports every module in it, so importing it registers them all (a test checks that).
 """
+
+import importlib
+import pkgutil
 
 from refinelab.strategies._codet import codet
 from refinelab.strategies._critics import self_redraft, self_refine
@@ -84,3 +87,12 @@ __all__ = [
     "strip_reasoning",
     "verified",
 ]
+
+
+def _register_every_module() -> None:
+    """Import every module of this package, so each ``@strategy`` in it registers itself."""
+    for module in pkgutil.iter_modules(__path__):
+        importlib.import_module(f"{__name__}.{module.name}")
+
+
+_register_every_module()
