@@ -236,8 +236,13 @@ def watch_child(pid: int, fds: dict[str, int], watch: Watch, limits: dict[str, o
 
 
 def _pump(fd: int, sink: bytearray, watch: Watch) -> bool:
-    """Read what is available into sink; False at end of file. Enforces the output caps."""
-    while True:
+    """Read what is available into sink; False at end of file. Enforces the output caps.
+
+    Past an output cap nothing more is read from stdout or stderr: a child flooding them then blocks on its
+    next write and is killed before it can report the test it was on (draining them instead lets it finish
+    and report a pass on a loaded machine). The result pipe is still read, for the tests reported before.
+    """
+    while sink is watch.res or watch.killed != "output_limit":
         try:
             chunk = os.read(fd, _CHUNK)
         except BlockingIOError:
@@ -248,6 +253,7 @@ def _pump(fd: int, sink: bytearray, watch: Watch) -> bool:
             _take_result_bytes(chunk, watch)
             continue
         watch.take_output(sink, chunk)
+    return True
 
 
 def _take_result_bytes(chunk: bytes, watch: Watch) -> None:
