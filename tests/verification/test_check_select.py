@@ -73,9 +73,10 @@ def test_selects_the_agreeing_program_and_writes_one_line_per_task(
     assert "generated tests right by the reference solution: 0.9000 (mean over 2 tasks)" in printed.out
     assert "2 pieces of the generated tests were not valid tests" in printed.err
     lines = {line["task_id"]: line for line in map(json.loads, out.read_text().splitlines())}
+    assert "return x * x" in str(lines["sq"].pop("selected"))  # the chosen program itself
     assert lines["sq"] == {
         "task_id": "sq",
-        "selected": 1,
+        "sample_index": 1,
         "passed": True,
         "group_size": 3,
         "score": pytest.approx(3**0.5 * 4),
@@ -84,7 +85,7 @@ def test_selects_the_agreeing_program_and_writes_one_line_per_task(
         "expected_pass": 1.0,
         "tests_correct": 0.8,
     }
-    assert lines["echo"]["selected"] == 1 and lines["echo"]["passed"] is True
+    assert lines["echo"]["sample_index"] == 1 and lines["echo"]["passed"] is True
     assert lines["echo"]["tests_used"] == 2
 
 
@@ -95,8 +96,8 @@ def test_visible_tests_can_join_or_stand_alone(
     assert check(files, "--select", "dual-agreement", "--visible-tests", "join", "--out", str(out)) == 0
     lines = {line["task_id"]: line for line in map(json.loads, out.read_text().splitlines())}
     # sq(3) == 9 alone separates x + x from the rest; echo has no tests, so its first sample is taken.
-    assert (lines["sq"]["selected"], lines["sq"]["tests_used"], lines["sq"]["passed"]) == (1, 1, True)
-    assert (lines["echo"]["selected"], lines["echo"]["tests_used"], lines["echo"]["passed"]) == (0, 0, False)
+    assert (lines["sq"]["sample_index"], lines["sq"]["tests_used"], lines["sq"]["passed"]) == (1, 1, True)
+    assert (lines["echo"]["sample_index"], lines["echo"]["tests_used"], lines["echo"]["passed"]) == (0, 0, False)
     assert "1 tasks had no tests to agree on (first sample taken): echo" in capsys.readouterr().out
     joined = ["--select", "dual-agreement", "--generated-tests", str(files["tests"]), "--visible-tests", "join"]
     assert check(files, *joined, "--out", str(out)) == 0
@@ -109,7 +110,7 @@ def test_product_score_and_tests_per_sample(tmp_path: Path, files: dict[str, Pat
     assert check(files, *options, "--tests-per-sample", "1", "--out", str(out)) == 0
     sq = json.loads(out.read_text().splitlines()[0])
     # First test of each record: sq(2) == 4 (everyone passes) and sq(0) == 0: one group of four.
-    assert (sq["tests_used"], sq["group_size"], sq["score"], sq["selected"], sq["passed"]) == (2, 4, 8, 0, False)
+    assert (sq["tests_used"], sq["group_size"], sq["score"], sq["sample_index"], sq["passed"]) == (2, 4, 8, 0, False)
 
 
 @pytest.mark.parametrize(
@@ -183,7 +184,7 @@ def test_codet_format_matched_by_prompt_on_humaneval(tmp_path: Path, capsys: pyt
     printed = capsys.readouterr()
     assert "1 records matched no task: line 2 ('not_a_task')" in printed.err
     (line,) = map(json.loads, out.read_text().splitlines())
-    assert (line["task_id"], line["selected"], line["passed"], line["group_size"]) == ("HumanEval/2", 1, True, 2)
+    assert (line["task_id"], line["sample_index"], line["passed"], line["group_size"]) == ("HumanEval/2", 1, True, 2)
 
 
 def test_codet_format_samples_are_cut_where_codet_cuts_them(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -214,7 +215,7 @@ def test_codet_format_samples_are_cut_where_codet_cuts_them(tmp_path: Path, caps
     assert "3 samples on 1 of 164 problems" in printed
     assert "pass@1: 0.6667" in printed  # the cut removed the failing trailing assert
     (line,) = map(json.loads, out.read_text().splitlines())
-    assert (line["task_id"], line["selected"], line["passed"], line["group_size"]) == ("HumanEval/2", 0, False, 3)
+    assert (line["task_id"], line["sample_index"], line["passed"], line["group_size"]) == ("HumanEval/2", 0, False, 3)
 
 
 def test_codet_samples_matching_no_task_is_a_user_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -71,7 +71,9 @@ class Selection:
 
     task_id: str
     """The task."""
-    selected: int
+    selected: str
+    """The chosen program, in full (as it was run on the hidden tests)."""
+    sample_index: int
     """Index of the chosen sample among the task's samples (0-based, file order)."""
     passed: bool
     """The chosen program's verdict on the hidden tests."""
@@ -306,7 +308,8 @@ def _selection(
     generated = len(plan.reference.tests)
     return Selection(
         task_id=samples[0].sample.task_id,
-        selected=samples[agreement.chosen].sample.index,
+        selected=samples[agreement.chosen].sample.program,
+        sample_index=samples[agreement.chosen].sample.index,
         passed=samples[agreement.chosen].result.passed,
         group_size=len(agreement.best.members),
         score=agreement.best.score,
