@@ -112,16 +112,25 @@ def single_pass_items(data: Path) -> list[tuple[str, Suite]]:
 
 @pytest.mark.filterwarnings("ignore::refinelab.sandbox.SandboxWarning")
 def test_unsandboxed_verdicts_equal_the_sandboxed_ones_with_two_workers(shared_data: Path) -> None:
+    """Every test's verdict is the same with and without bubblewrap, two workers each.
+
+    Timing is not isolation: a program whose CPU time sits at the limit (MBPP's ``smartNumber(1000)``
+    takes 4.0 s under Debian's python3, the limit is 4 s) may time out in one run and not in another
+    even after the pool's confirming rerun. So a program whose verdicts differ is run again in both
+    modes with a limit that does not bind, and must then agree: what is left is an isolation bug.
+    """
     items = single_pass_items(shared_data)
-    limits = Limits()
-
-    async def verdicts(isolation: str) -> list[tuple[str, ...]]:
-        async with WorkerPool(workers=2, isolation=isolation, limits=limits) as pool:  # type: ignore[arg-type]
-            return [tuple(o.verdict for o in r.outcomes) for r in await pool.run_items(items)]
-
-    sandboxed, unsandboxed = asyncio.run(verdicts("bwrap")), asyncio.run(verdicts("none"))
     assert len(items) > 2000
+    sandboxed, unsandboxed = (asyncio.run(_verdicts(items, mode, Limits())) for mode in ("bwrap", "none"))
     differing = [i for i, (a, b) in enumerate(zip(sandboxed, unsandboxed)) if a != b]
-    assert differing == [], (
-        f"{len(differing)} programs differ, e.g. {[(sandboxed[i], unsandboxed[i]) for i in differing[:3]]}"
-    )
+    assert len(differing) <= 5, f"{len(differing)} programs differ: more than timing noise explains"
+    retried = [items[i] for i in differing]
+    generous = Limits(cpu_seconds=30)
+    again = [asyncio.run(_verdicts(retried, mode, generous)) for mode in ("bwrap", "none")]
+    still = [(i, a, b) for i, a, b in zip(differing, *again) if a != b]
+    assert still == [], f"{len(still)} programs differ without a binding time limit, e.g. {still[:3]}"
+
+
+async def _verdicts(items: list[tuple[str, Suite]], isolation: str, limits: Limits) -> list[tuple[str, ...]]:
+    async with WorkerPool(workers=2, isolation=isolation, limits=limits) as pool:  # type: ignore[arg-type]
+        return [tuple(o.verdict for o in r.outcomes) for r in await pool.run_items(items)]

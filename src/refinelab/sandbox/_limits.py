@@ -37,6 +37,12 @@ class Limits:
     """Encoded return values per run before ``output_limit``."""
     scratch_bytes: int = 256 * MIB
     """Size of the private writable ``/tmp``."""
+    timeout_reruns: int = 1
+    """How many more times a program whose test exceeded the CPU limit is run, alone in a fresh
+    process, before the timeout stands: the first run that stays within the limit is the verdict. CPU
+    time only grows with load (a busy sibling hyperthread, caches shared with other workers), so
+    without this a program near the limit passed or timed out depending on what else ran. ``0``
+    takes every timeout at its first run."""
 
     @property
     def wall_seconds(self) -> float:

@@ -35,7 +35,10 @@ def death(watch: Watch, info: dict[str, object]) -> Result:
     budget; otherwise the child killed itself, which is a crash.
     """
     if watch.killed == "timeout":
-        return {wire.STATUS: wire.S_TIMEOUT, wire.MESSAGE: "time limit exceeded"}
+        return {wire.STATUS: wire.S_TIMEOUT, wire.MESSAGE: "CPU time limit exceeded", wire.LIMIT: wire.CPU_LIMIT}
+    if watch.killed == "wall_timeout":
+        message = "wall-clock limit exceeded (the program slept or waited)"
+        return {wire.STATUS: wire.S_TIMEOUT, wire.MESSAGE: message, wire.LIMIT: wire.WALL_LIMIT}
     if watch.killed == "output_limit":
         return {wire.STATUS: wire.S_OUTPUT_LIMIT, wire.MESSAGE: "output limit exceeded"}
     status = int(str(info["status"]))
@@ -43,7 +46,8 @@ def death(watch: Watch, info: dict[str, object]) -> Result:
         number = os.WTERMSIG(status)
         exhausted = float(str(info["cpu"])) >= float(str(info["cpu_total"])) - 0.5
         if number == signal.SIGXCPU or (number == signal.SIGKILL and exhausted):
-            return {wire.STATUS: wire.S_TIMEOUT, wire.MESSAGE: f"killed by {signal.Signals(number).name} (CPU limit)"}
+            message = f"killed by {signal.Signals(number).name} (CPU limit)"
+            return {wire.STATUS: wire.S_TIMEOUT, wire.MESSAGE: message, wire.LIMIT: wire.CPU_LIMIT}
         return {wire.STATUS: wire.S_CRASHED, wire.MESSAGE: f"killed by signal {signal.Signals(number).name}"}
     return {
         wire.STATUS: wire.S_CRASHED,

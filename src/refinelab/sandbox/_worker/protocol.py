@@ -14,7 +14,8 @@ value. A reply (worker to host) holds :data:`RESULTS` (one row of reports per pr
 :data:`OUTPUTS` (what each program printed) and :data:`STATS`.
 
 A report (one per test) holds :data:`STATUS` and, depending on it, :data:`VALUE`, :data:`MESSAGE`,
-:data:`ERROR_TYPE`, :data:`TRACEBACK`, :data:`STDOUT`, :data:`STDERR` and :data:`CPU`. The child's
+:data:`ERROR_TYPE`, :data:`TRACEBACK`, :data:`STDOUT`, :data:`STDERR`, :data:`CPU` and, for a timeout,
+:data:`LIMIT` (which limit it hit: :data:`CPU_LIMIT` or :data:`WALL_LIMIT`). The child's
 event lines (on its result pipe) add :data:`NONCE`, :data:`PROGRAM`, :data:`INDEX`, :data:`BEGIN`,
 :data:`NEXT` and :data:`TAINT`; the worker strips those before replying (:data:`EVENT_KEYS`).
 """
@@ -70,6 +71,11 @@ TRACEBACK = "tb"
 STDOUT = "stdout"
 STDERR = "stderr"
 CPU = "cpu"
+LIMIT = "limit"
+CPU_LIMIT = "cpu"
+"""A :data:`LIMIT`: the test used more CPU time than allowed (the host runs it again to confirm)."""
+WALL_LIMIT = "wall"
+"""A :data:`LIMIT`: the test outlasted the wall-clock backstop (it slept or blocked)."""
 
 # Event keys (child to worker only)
 NONCE = "n"

@@ -304,7 +304,7 @@ def _over_limit(pid: int, watch: Watch, cpu_limit: float, wall_limit: float) -> 
     elapsed = time.monotonic() - watch.begin_wall
     waited = _waited(pid, watch)
     if elapsed - waited > wall_limit or elapsed > wall_limit * _WALL_CEILING:
-        return "timeout"
+        return "wall_timeout"
     if elapsed > cpu_limit:
         used = cpu_seconds(pid)
         if used - min(watch.begin_cpu, used) > cpu_limit:

@@ -1,0 +1,98 @@
+"""A CPU timeout stands only when it recurs: a program near the limit must not pass or time out
+depending on what else the machine is running (Limits.timeout_reruns).
+
+The programs here are slow on their first run only: they leave a mark in a folder the test made, which
+only the unsandboxed mode lets them see, so these tests run with ``isolation="none"`` (the rerun logic is
+the host's, the same for every isolation mode). Every loop is bounded by the CPU limit the test sets."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from refinelab.problems import CallTest, StdioTest
+from refinelab.sandbox import Limits, RunResult, Suite, WorkerPool
+from tests.conftest import with_pool
+
+pytestmark = pytest.mark.filterwarnings("ignore::refinelab.sandbox.SandboxWarning")
+
+SLOW_THE_FIRST_TIME = """
+import os
+def f(x):
+    with open({log!r}, "a") as log:
+        log.write("run\\n")
+    if not os.path.exists({mark!r}):
+        open({mark!r}, "w").close()
+        {stall}
+    return x
+"""
+SPIN = "while True:\n            pass"
+SLEEP = "import time; time.sleep(60)"
+
+
+def run_once_slow(tmp_path: Path, limits: Limits, *, stall: str = SPIN, isolation: str = "none") -> RunResult:
+    log, mark = tmp_path / "log", tmp_path / "mark"
+    code = SLOW_THE_FIRST_TIME.format(log=str(log), mark=str(mark), stall=stall)
+    suite = Suite.of([CallTest("f(1)", 1), CallTest("f(2)", 2)], entry_point="f")
+    return with_pool(lambda pool: pool.run(code, suite), workers=1, isolation=isolation, limits=limits)
+
+
+def runs(tmp_path: Path) -> int:
+    return len((tmp_path / "log").read_text().splitlines())
+
+
+def test_a_cpu_timeout_that_does_not_recur_gives_way_to_the_second_run(tmp_path: Path) -> None:
+    result = run_once_slow(tmp_path, Limits(cpu_seconds=0.3))
+    assert [o.verdict for o in result.outcomes] == ["pass", "pass"]
+    assert runs(tmp_path) == 3  # f(1) timed out, then f(1) and f(2) in the second run
+
+
+def test_without_reruns_the_first_timeout_stands(tmp_path: Path) -> None:
+    result = run_once_slow(tmp_path, Limits(cpu_seconds=0.3, timeout_reruns=0))
+    assert [o.verdict for o in result.outcomes] == ["timeout", "skipped"]
+    assert result.outcomes[0].message == "CPU time limit exceeded"
+    assert runs(tmp_path) == 1
+
+
+def test_a_wall_clock_timeout_is_not_run_again(tmp_path: Path) -> None:
+    result = run_once_slow(tmp_path, Limits(cpu_seconds=0.2, wall_factor=2), stall=SLEEP)
+    assert [o.verdict for o in result.outcomes] == ["timeout", "skipped"]
+    assert "wall-clock" in result.outcomes[0].message
+    assert runs(tmp_path) == 1
+
+
+@pytest.mark.parametrize("isolation", ["auto", "none"])
+def test_a_timeout_that_recurs_stands_after_the_reruns(isolation: str) -> None:
+    code = "def f(x):\n    while x:\n        pass\n    return x\n"
+    suite = Suite.of([CallTest("f(0)", 0), CallTest("f(1)", 1)], entry_point="f")
+
+    async def body(pool: WorkerPool) -> tuple[RunResult, float]:
+        result = await pool.run(code, suite)
+        return result, pool.stats["children"]
+
+    limits = Limits(cpu_seconds=0.2, timeout_reruns=2)
+    result, children = with_pool(body, workers=1, isolation=isolation, limits=limits)
+    assert [o.verdict for o in result.outcomes] == ["pass", "timeout"]
+    assert result.outcomes[1].message == "CPU time limit exceeded"
+    assert children == 3  # the first run and two reruns, each in its own process
+
+
+def test_a_stdio_program_runs_again_only_on_the_tests_that_timed_out(tmp_path: Path) -> None:
+    log, mark = tmp_path / "log", tmp_path / "mark"
+    code = (
+        "import os, sys\n"
+        "data = sys.stdin.read().strip()\n"
+        f"with open({str(log)!r}, 'a') as log:\n"
+        "    log.write(data + '\\n')\n"
+        f"if data == 'slow' and not os.path.exists({str(mark)!r}):\n"
+        f"    open({str(mark)!r}, 'w').close()\n"
+        "    while True:\n"
+        "        pass\n"
+        "print(data)\n"
+    )
+    tests = [StdioTest("fast\n", "fast"), StdioTest("slow\n", "slow"), StdioTest("other\n", "other")]
+    suite = Suite.of(tests, kind="stdio")
+    result = with_pool(lambda pool: pool.run(code, suite), workers=1, isolation="none", limits=Limits(cpu_seconds=0.3))
+    assert [o.verdict for o in result.outcomes] == ["pass", "pass", "pass"]
+    assert log.read_text().splitlines() == ["fast", "slow", "other", "slow"]
