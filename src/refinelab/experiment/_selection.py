@@ -116,7 +116,7 @@ def read_any_samples(path: str | Path, problems: Sequence[Problem]) -> tuple[lis
     own prompt. Records that match no task are skipped; it is an error when none matches.
 
     Returns:
-        The samples, and the CodeT records that matched no task (``line N``).
+        The samples, and the CodeT records that matched no task (``line N ('function')``).
     """
     first = next(iter(read_jsonl(path)), None)
     if first is None or not ("prompt" in first[1] and "samples" in first[1]):
@@ -131,7 +131,7 @@ def read_any_samples(path: str | Path, problems: Sequence[Problem]) -> tuple[lis
             raise InputError(path, line, "samples", "missing, or not a list of strings")
         problem = match_prompt(prompt, problems)
         if problem is None:
-            unmatched.append(f"line {line}")
+            unmatched.append(_unmatched(line, prompt))
             continue
         for index, completion in enumerate(completions):
             code = codet_cut(str(completion))
@@ -217,7 +217,7 @@ def _read_codet(
     reading.formats.add("codet")
     problem = match_prompt(prompt, problems)
     if problem is None:
-        reading.unmatched.append(f"line {where[1]} ({_entry_of(prompt) or prompt.strip()[:40]!r})")
+        reading.unmatched.append(_unmatched(where[1], prompt))
         return
     entry = problem.entry_point or ""
     for sample in samples:
@@ -258,6 +258,11 @@ def _compiles_in_try(test: str) -> bool:
     except (SyntaxError, ValueError):
         return False
     return True
+
+
+def _unmatched(line: int, prompt: str) -> str:
+    """How a record that matched no task is named: its line and its function (or its prompt's start)."""
+    return f"line {line} ({_entry_of(prompt) or prompt.strip()[:40]!r})"
 
 
 def match_prompt(prompt: str, problems: Sequence[Problem]) -> Problem | None:
