@@ -90,7 +90,7 @@ def _add_selection_options(parser: argparse.ArgumentParser) -> None:
         "--tests-per-sample",
         type=int,
         metavar="N",
-        help="first N tests of each sample (default: 5 for CodeT files, as CodeT does; all for plain files)",
+        help="first N tests of each sample (default: 5 for CodeT records, as CodeT does; all for plain records)",
     )
 
 
