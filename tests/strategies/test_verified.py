@@ -5,8 +5,9 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Awaitable, Callable, Sequence
+from functools import partial
 
-from refinelab.models import Message, Model
+from refinelab.models import FunctionModel, GenerateConfig, Message, Model
 from refinelab.models._openai import OpenAIBackend
 from refinelab.problems import CallTest, Problem
 from refinelab.sandbox import Item, Limits, RunResult, WorkerPool
@@ -210,3 +211,21 @@ def test_codet_under_a_call_budget_keeps_what_it_got_and_says_which_budget() -> 
     assert len(trajectory.attempts) == 2 and trajectory.generations == ()  # programs reserved first
     assert trajectory.stop_reason == "budget" and trajectory.budget_note == "max_calls=2"
     assert trajectory.final == 0  # still chosen, by the visible tests alone
+
+
+def test_verified_follows_the_temperature_schedule_from_the_draft_to_the_last_round() -> None:
+    seen: list[tuple[str, float | None]] = []
+
+    def answer(messages: Sequence[Message], config: GenerateConfig) -> str:
+        kind = "tests" if writes_tests(messages) else "refine" if "tests failed" in messages[-1].content else "draft"
+        seen.append((kind, config.temperature))
+        return TESTS if kind == "tests" else ONLY_SEVEN
+
+    schedule = (0.1, 0.9)
+    config = GenerateConfig(temperature=0.6)
+    strategy = partial(verified, SQUARE, k=2, m=1, max_rounds=2, refine_top=1, temperature_schedule=schedule)
+    trajectory, _, _ = run(FunctionModel(answer), lambda env: strategy(env, config=config))
+    assert sorted(t for kind, t in seen if kind == "draft") == [0.1, 0.1]
+    assert [t for kind, t in seen if kind == "refine"] == [0.5, 0.9]
+    assert [t for kind, t in seen if kind == "tests"] == [0.6]  # test writing is not a refinement round
+    assert trajectory.stop_reason == "max_iterations"

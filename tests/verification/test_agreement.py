@@ -50,6 +50,17 @@ def test_ties_under_codet_compare_exactly() -> None:
     assert found.tied == tuple(range(13))
 
 
+def test_codet_scores_rank_as_codets_floating_point_arithmetic_ranks_them() -> None:
+    # 3 programs x 9 tests and 27 programs x 3 tests are equal in exact arithmetic (sqrt(3) x 9 =
+    # sqrt(27) x 3), but CodeT compares 9 * sqrt(3) = 15.588457268119894 with 3 * sqrt(27) =
+    # 15.588457268119896: the larger group is first and alone, so CodeT's pick is among its 27 only.
+    passed = sets(*([set(range(9))] * 3), *([{9, 10, 11}] * 27))
+    found = dual_agreement(passed)
+    assert found.groups[0].members == tuple(range(3, 30))
+    assert found.chosen == 3
+    assert found.tied == tuple(range(3, 30))
+
+
 def test_weights_count_duplicate_tests() -> None:
     passed = sets({0}, {0}, {1}, {1})
     assert dual_agreement(passed).chosen == 0

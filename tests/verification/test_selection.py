@@ -60,8 +60,8 @@ def test_codet_completions_as_its_released_file_has_them(tmp_path: Path) -> None
     assert codes == [
         [],
         [
-            "assert has_close_elements([1, 2, 3, 4, 5], 3) == True",
-            "assert has_close_elements([1, 2, 3, 4, 5], 0) == False",
+            "assert \thas_close_elements([1, 2, 3, 4, 5], 3) == True",
+            "assert \thas_close_elements([1, 2, 3, 4, 5], 0) == False",
         ],
         [],
         [
@@ -71,8 +71,29 @@ def test_codet_completions_as_its_released_file_has_them(tmp_path: Path) -> None
         [],
         ["assert ___ == has_close_elements([1, 2, 3], 2.0)", "assert has_close_elements([1, 2, 3], 2.0) == [1, 2]"],
     ]
-    # Two asserts broken by a blank line, a cut-off one, a placeholder, an import, two empty asserts.
-    assert found.rejected == 7
+    # Two asserts broken by a blank line, a cut-off one, a placeholder that never names the function,
+    # a block of imports (blank pieces, such as the empty asserts, are not counted).
+    assert found.rejected == 5
+
+
+def test_codet_pieces_are_read_as_codet_reads_them_so_its_first_five_are_ours(tmp_path: Path) -> None:
+    """CodeT splits the text at ``assert `` and keeps every piece that mentions the function and compiles:
+    a placeholder naming it only in its message is a test (no program passes it, but it is one of the
+    sample's 5), a check that never calls it is one too, and a piece keeps the lines before the next stop."""
+    problem = Problem("P", "def f(x):\n", "function", (), (), entry_point="f")
+    samples = [
+        '____, "f returns its input"\nassert f(1) == 1\nassert f(2) == 2\nassert f(3) == 3\nassert f(4) == 4\n'
+        "assert f(5) == 5\n",
+        'len([1, 2]) == 2, "f"\nassert f(6) == 6\n\nimport unittest\n# the end\nassert f(7) == 7\n',
+    ]
+    record = {"prompt": "def f(x):\n    pass\n\n# check the correctness of f\nassert ", "samples": samples}
+    path = tmp_path / "codet.jsonl"
+    path.write_text(json.dumps(record) + "\n")
+    found = read_generated_tests(path, [problem])
+    first, second = ([t.code for t in batch if isinstance(t, AssertTest)] for batch in found.batches["P"])
+    assert first == ['assert ____, "f returns its input"'] + [f"assert f({i}) == {i}" for i in range(1, 6)]
+    assert second == ['assert len([1, 2]) == 2, "f"', "assert f(6) == 6\n\nimport unittest", "assert f(7) == 7"]
+    assert found.rejected == 0
 
 
 def test_codet_samples_keep_their_repeats_as_codet_counts_them(tmp_path: Path) -> None:

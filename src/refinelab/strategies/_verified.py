@@ -58,7 +58,7 @@ class Knobs:
     consult_critic: bool
     """Ask the critic to settle ties the tests cannot separate."""
     config: GenerateConfig
-    """The actor's settings (the temperature follows ``schedule`` in refinement rounds)."""
+    """The actor's settings (its temperature follows ``schedule``, from the samples to the last round)."""
     schedule: TemperatureSchedule | None
     """Temperature schedule across rounds."""
     prompts: Prompts
@@ -134,8 +134,9 @@ async def verified(  # noqa: PLR0913 - flat knobs map one to one onto ``verified
 
 async def _search(env: Env, state: _State, knobs: Knobs, plan: TestPlan) -> tuple[StopReason, str | None]:
     """Sample, then refine round by round; why the search ended and the budget note, if any."""
+    first = at_round(knobs.config, knobs.schedule, 0, knobs.max_rounds)  # the schedule starts at the samples
     requests = [
-        _Request(knobs.prompts.draft(state.problem), knobs.config, "sample", i, sample=i, prompts=knobs.prompts)
+        _Request(knobs.prompts.draft(state.problem), first, "sample", i, sample=i, prompts=knobs.prompts)
         for i in range(knobs.width)
     ]
     (samples, note), (generations, test_note) = await asyncio.gather(

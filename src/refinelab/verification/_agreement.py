@@ -63,8 +63,8 @@ class Agreement:
         random; its reported pass@1 is the share of them that are correct)."""
         if not self.groups:
             return ()
-        top = _exact(self.groups[0], self.score)
-        return tuple(sorted(m for g in self.groups if _exact(g, self.score) == top for m in g.members))
+        top = _key(self.groups[0], self.score)
+        return tuple(sorted(m for g in self.groups if _key(g, self.score) == top for m in g.members))
 
 
 def dual_agreement(
@@ -79,8 +79,9 @@ def dual_agreement(
         weights: Optional weight of each test (how many samples produced it, as CodeT counts
             duplicate tests); every test weighs 1 when omitted.
 
-    Ties are broken deterministically: higher score, then more tests passed, then the larger group,
-    then the group holding the earliest program; the chosen program is that group's earliest member.
+    Ties are broken deterministically: higher score (for ``codet`` the floating-point value CodeT's code
+    computes and compares), then more tests passed, then the larger group, then the group holding the
+    earliest program; the chosen program is that group's earliest member.
     Programs that pass nothing form a group of score 0, chosen only when no program passes a test.
     """
     members: dict[frozenset[int], list[int]] = {}
@@ -93,16 +94,18 @@ def dual_agreement(
 
 def _group(members: tuple[int, ...], tests: frozenset[int], score: Score, weights: Sequence[int] | None) -> Group:
     weight = sum(weights[t] for t in tests) if weights is not None else len(tests)
-    size = math.sqrt(len(members)) if score == "codet" else len(members)
-    return Group(members, tests, weight, size * weight)
+    if score == "codet":
+        # CodeT's own arithmetic (tests x the float square root of the size), so its ranking is ours.
+        return Group(members, tests, weight, weight * math.sqrt(len(members)))
+    return Group(members, tests, weight, float(len(members) * weight))
 
 
-def _exact(group: Group, score: Score) -> int:
-    """The score as an exact integer in the same order (size x tests² for ``codet``), so equal scores
-    compare equal whatever the floating-point rounding of the square root."""
-    size = len(group.members)
-    return size * group.tests * group.tests if score == "codet" else size * group.tests
+def _key(group: Group, score: Score) -> float | int:
+    """What groups are ranked and tied by. ``codet``: the floating-point score, compared exactly as
+    CodeT's released code compares it, so two scores equal in exact arithmetic whose square roots round
+    apart (sqrt(2) x 6 and sqrt(18) x 2) are not tied, as they are not in CodeT. ``product``: the integer."""
+    return group.score if score == "codet" else len(group.members) * group.tests
 
 
-def _rank(group: Group, score: Score) -> tuple[int, int, int, int]:
-    return (-_exact(group, score), -group.tests, -len(group.members), group.members[0])
+def _rank(group: Group, score: Score) -> tuple[float | int, int, int, int]:
+    return (-_key(group, score), -group.tests, -len(group.members), group.members[0])

@@ -61,22 +61,19 @@ def _test_json(test: Test) -> dict[str, object]:
     return {"expr": test.expr, "expected": test.expected, "atol": test.atol}
 
 
-def parse_tests(reply: str, problem: Problem, *, keep_duplicates: bool = False) -> GeneratedTests:
+def parse_tests(reply: str, problem: Problem) -> GeneratedTests:
     """Read the tests in a model's reply to :func:`test_request`.
 
     Function problems: every ``assert`` (at top level, or inside any function such as
     ``def check(candidate)``, where ``candidate`` is renamed to the entry point) that parses, calls the
     entry point and uses nothing unsafe; imports the problem's prompt does not make are rejected.
     Stdio problems: every ``<input>...</input><output>...</output>`` pair. Duplicates (same normalised
-    syntax tree, or same input and output) are dropped and recorded as rejected, unless
-    ``keep_duplicates`` (CodeT counts a test once per time a sample wrote it, repeats included).
+    syntax tree, or same input and output) are dropped and recorded as rejected.
     """
     if problem.kind == "stdio":
         tests, rejected = _stdio_tests(reply)
     else:
         tests, rejected = _function_tests(reply, problem)
-    if keep_duplicates:
-        return GeneratedTests(tuple(tests), tuple(rejected), reply)
     unique, duplicates = _deduplicate(tests)
     return GeneratedTests(tuple(unique), tuple(rejected) + tuple(duplicates), reply)
 
