@@ -38,11 +38,18 @@ function load(path, fresh) {
   });
 }
 
-async function runData(id, fresh) {
+// A run of the index (the id, or a unique prefix of it as on the command line) and the index.
+async function runEntry(id, fresh) {
   const index = await load("data/runs.js", fresh);
-  const prefixed = index.runs.filter((r) => r.id.startsWith(id));  // a unique prefix works, as on the command line
+  const prefixed = index.runs.filter((r) => r.id.startsWith(id));
   const run = index.runs.find((r) => r.id === id) || (prefixed.length === 1 ? prefixed[0] : null);
+  if (!run && !fresh && LIVE) return runEntry(id, true);  // a run started since the index was read
   if (!run) throw new Error(`no run ${id} here`);
+  return { run, index };
+}
+
+async function runData(id, fresh) {
+  const { run } = await runEntry(id, fresh);
   return load(`data/${run.slug}/run.js`, fresh);
 }
 
@@ -333,11 +340,15 @@ function chips(t, marked) {
 
 // --- one trajectory -------------------------------------------------------------------------------
 
+// Reads the run index, the run's problem list and the problem's file, never the run's report (run.js),
+// so a deep link opens at once on a big run whose report the server is still computing.
 async function trajectoryPage(runId, config, problemKey, repeat, query, refresh) {
-  const data = await runData(runId, false);
+  const { run, index } = await runEntry(runId, false);
+  const data = { run, configs: index.sides.filter((s) => s.run === run.id) };
   setNav(runId, "cases");
   setStatus(data.run);
-  const info = data.problems.find((p) => p.key === problemKey);
+  const { problems } = await load(`data/${run.slug}/problems.js`, LIVE);
+  const info = problems.find((p) => p.key === problemKey);
   if (!info) throw new Error(`no problem ${problemKey} in run ${runId}`);
   const detail = await load(`data/${data.run.slug}/p/${info.slug}.js`, LIVE);
   const trajectory = detail.trajectories.find((t) => t.config === config && t.repeat === repeat);
