@@ -55,6 +55,17 @@ def test_regression_error_attempts_are_the_rejected_passing_attempts_broken_next
         final=0, stop_reason="sampled",
     )  # fmt: skip
     assert regression_error_attempts(sampled) == []
+    # verified: a critic consulted on a tie rejected a passing sample; the next attempt is another candidate
+    candidates = (
+        ScoredAttempt(0, "sample", True, critic_verdict="refine"),
+        ScoredAttempt(1, "sample", False),
+        ScoredAttempt(2, "refine", False),
+    )
+    verified = ScoredTrajectory(
+        config="v", strategy="verified", params="", actor="m", critic="m", problem="p", repeat=0, attempts=candidates,
+        final=0, stop_reason="verified",
+    )  # fmt: skip
+    assert regression_error_attempts(verified) == []
 
 
 def test_critic_calls_partition_the_confusion_matrix() -> None:

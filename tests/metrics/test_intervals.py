@@ -78,3 +78,22 @@ def test_the_interval_ends_are_the_percentiles_of_the_resampled_means() -> None:
     assert all(sum(weights) == 6 for weights in bootstrap.weights)
     result = bootstrap.mean(one_each(values))
     assert result == Interval(sum(values) / 6, pytest.approx(means[1]), pytest.approx(means[39]))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("kind", ["passes", "changes", "tokens", "one problem holds a value", "fractions"])
+def test_resampled_sums_are_each_resamples_products_summed_exactly(kind: str) -> None:
+    import random
+
+    rng = random.Random(kind)
+    values = {
+        "passes": [float(rng.random() < 0.6) for _ in range(250)],
+        "changes": [float(rng.choice((-1, 0, 0, 1))) for _ in range(250)],
+        "tokens": [float(rng.randrange(100, 90_000)) for _ in range(250)],
+        "one problem holds a value": [0.0] * 249 + [3.0],
+        "fractions": [rng.random() / 7 for _ in range(250)],
+    }[kind]
+    bootstrap = Bootstrap(250, resamples=300, seed=3)
+    expected = [float(sum(w * v for w, v in zip(weights, values))) for weights in bootstrap.weights]
+    assert bootstrap.total(values) == Bootstrap(250, resamples=300, seed=3).total(values)
+    found = bootstrap._dots(values)
+    assert found == expected if kind != "fractions" else found == pytest.approx(expected)

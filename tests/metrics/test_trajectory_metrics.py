@@ -8,6 +8,7 @@ from refinelab.metrics import (
     ScoredAttempt,
     ScoredTrajectory,
     actor_confidence,
+    answer_at,
     average_attempts,
     average_refinements,
     bootstrap_difference,
@@ -18,6 +19,7 @@ from refinelab.metrics import (
     decisions,
     first_pass_iterations,
     improvement_rate,
+    max_iteration,
     mcnemar,
     means,
     paired,
@@ -151,6 +153,23 @@ def test_pass_at_k_over_samples_and_over_repeats() -> None:
     assert trajectories_pass_at_k(sampled, 3) is None
     repeats = [trajectory("p", attempt(0, r == 0), repeat=r) for r in range(4)]
     assert trajectories_pass_at_k(repeats, 1) == 0.25  # one of four repeats passed
+
+
+def test_samples_then_refinements_are_not_iterations() -> None:
+    # verified: k samples, then refinements of the failing ones; attempt i is not "after i iterations"
+    refined = (attempt(2, False, origin="refine"), attempt(3, True, origin="refine"))
+    verified = [
+        trajectory("p", sample(0, True, 1, True), sample(1, False, 1, False), strategy="verified", final=0),
+        trajectory("q", sample(0, False, 1, False), sample(1, False, 1, False), *refined, strategy="verified", final=3),
+    ]
+    assert max_iteration(verified) == 0 and pass_at_iteration(verified, 1) is None
+    assert answer_at(verified[1], 1) is None and answer_at(verified[1], 0) == verified[1].attempts[0]
+    assert pass_at_iteration(verified, 0) == 0.5 and pass_final(verified) == 1.0
+    assert average_refinements(verified) is None
+    # pass@k over the samples only (p: 1 of 2, q: 0 of 2); a refinement is not a sample
+    assert trajectories_pass_at_k(verified, 1) == 0.25 and trajectories_pass_at_k(verified, 2) == 0.5
+    with pytest.raises(ValueError):
+        capped(verified[1], 1)
 
 
 def test_sampling_at_equal_tokens_uses_the_samples_that_fit() -> None:

@@ -56,15 +56,21 @@ def test_the_docs_list_every_figure() -> None:
 CRITICS = ("critic-a-32b", "critic-b-7b", "critic-c-14b", "meta-llama/Llama-3.1-8B-Instruct")
 
 
-def many_critics(path: Path, truths: tuple[bool, ...] = (False, True)) -> object:
+def many_critics(
+    path: Path,
+    truths: tuple[bool, ...] = (False, True),
+    *,
+    actor: str = "actor-model/Qwen2.5-Coder-32B-Instruct",
+    critics: tuple[str, ...] = CRITICS,
+) -> object:
     """A run with single pass, self-refine under four critics and exec-refine on six problems, where
     every refining configuration fails at first and passes after ``len(truths) - 1`` refinements."""
     from refinelab.experiment import Configuration
     from refinelab.strategies import StrategySpec, Trajectory
     from tests.report.test_report import attempt, problem, result
 
-    configs = [Configuration(StrategySpec("single-pass"), "actor-model/Qwen2.5-Coder-32B-Instruct", None)]
-    configs += [Configuration(StrategySpec("self-refine", {"max_iters": 3}), configs[0].actor, c) for c in CRITICS]
+    configs = [Configuration(StrategySpec("single-pass"), actor, None)]
+    configs += [Configuration(StrategySpec("self-refine", {"max_iters": 3}), actor, c) for c in critics]
     configs.append(Configuration(StrategySpec("exec-refine", {"max_iters": 3}), configs[0].actor, None))
     names = [f"p{i}" for i in range(6)]
     with Store(path) as store:
@@ -144,3 +150,23 @@ def test_first_pass_axis_starts_at_the_first_attempt_with_every_integer(tmp_path
     assert [t.get_text() for t in axes.get_xticklabels()] == ["0 (first)", "1", "2", "never"]
     assert list(axes.get_xticks()) == [0, 1, 2, 3] and axes.get_xlim()[0] <= -0.5
     assert "0 = first attempt" in axes.get_xlabel()
+
+
+LONG_ACTOR = "vllm:Qwen/Qwen2.5-Coder-32B-Instruct-GPTQ-Int8-deployment-a100"
+LONG_CRITICS = (LONG_ACTOR, "vllm:Qwen/Qwen2.5-Coder-7B-Instruct-GPTQ-Int8-deployment-a100")
+
+
+@pytest.mark.parametrize("name", ["pass-by-iteration", "cost-vs-pass", "first-pass"])
+def test_legends_of_long_model_names_stay_whole_inside_the_figure(tmp_path: Path, name: str) -> None:
+    report = many_critics(tmp_path / "store.sqlite", actor=LONG_ACTOR, critics=LONG_CRITICS)
+    figure = _draw(report, name)  # type: ignore[arg-type]
+    (legend,) = figure.legends
+    whole = figure.bbox
+    for text in legend.get_texts():
+        box = text.get_window_extent()
+        assert whole.x0 - 1 <= box.x0 and box.x1 <= whole.x1 + 1, f"cut off: {text.get_text()!r}"
+        assert whole.y0 - 1 <= box.y0 and box.y1 <= whole.y1 + 1, f"cut off: {text.get_text()!r}"
+    shown = [t.get_text().replace("\n", " ") for t in legend.get_texts()]
+    for critic in LONG_CRITICS:  # each model name is shown whole, on one line
+        assert any(critic in line for t in legend.get_texts() for line in t.get_text().splitlines())
+    assert len(set(shown)) == len(shown)

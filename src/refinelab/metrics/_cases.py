@@ -35,8 +35,12 @@ def critic_call(attempt: ScoredAttempt) -> CriticCall | None:
 
 def regression_error_attempts(trajectory: ScoredTrajectory) -> list[int]:
     """Indices of passing attempts the critic rejected and the actor then refined into a failing one
-    (a regression error; the next attempt is the broken one)."""
+    (a regression error; the next attempt is the broken one). A trajectory that begins with samples
+    (sampling, codet, verified) has none: its next attempt is another candidate, not the rejected one
+    refined, whatever a critic consulted on a tie said."""
     attempts = trajectory.attempts
+    if attempts and attempts[0].origin == "sample":
+        return []
     return [
         attempt.index
         for attempt, following in pairwise(attempts)

@@ -89,8 +89,8 @@ def trajectories_pass_at_k(trajectories: Sequence[ScoredTrajectory], k: int) -> 
     counts: dict[str, list[bool]] = {}
     for trajectory in trajectories:
         outcomes = counts.setdefault(trajectory.problem, [])
-        if sampled(trajectory):
-            outcomes.extend(a.hidden_passed for a in trajectory.attempts)
+        if sampled(trajectory):  # the samples only: a refinement of one is not another sample
+            outcomes.extend(a.hidden_passed for a in trajectory.attempts if a.origin == "sample")
         else:
             outcomes.append(trajectory.passed)
     return mean_pass_at_k(((len(v), sum(v)) for v in counts.values()), k)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import operator
 import random
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 
@@ -87,7 +87,7 @@ class Bootstrap:
         if len(key) != self.problems:
             raise ValueError(f"expected {self.problems} per-problem values, got {len(key)}")
         if key not in self._cache:
-            self._cache[key] = [_dot(w, key) for w in self.weights]
+            self._cache[key] = _weighted_sums(self.weights, key)
         return self._cache[key]
 
     def _interval(self, value: float, draws: Sequence[float | None]) -> Interval:
@@ -105,6 +105,29 @@ def _draw(rng: random.Random, problems: int) -> list[int]:
     for index in rng.choices(range(problems), k=problems):
         weights[index] += 1
     return weights
+
+
+def _weighted_sums(weights: Sequence[Sequence[int]], values: tuple[float, ...]) -> list[float]:
+    """Each resample's weighted sum of ``values``. Whole-number values (passes, changes, counts, tokens:
+    nearly every statistic of a table) are summed value by value, each from the draw counts of the
+    problems holding it: the same numbers (whole numbers add exactly), several times faster than a
+    product per problem, which is what makes a large run's first overview slow."""
+    if not all(float(v).is_integer() for v in values):
+        return [_dot(w, values) for w in weights]
+    where: dict[float, list[int]] = {}
+    for index, value in enumerate(values):
+        if value:
+            where.setdefault(value, []).append(index)
+    groups = [(value, _picker(indices)) for value, indices in where.items()]
+    return [float(sum(value * sum(pick(w)) for value, pick in groups)) for w in weights]
+
+
+def _picker(indices: list[int]) -> Callable[[Sequence[int]], Sequence[int]]:
+    """The entries at ``indices`` of a sequence, always as a tuple (itemgetter of one index is not)."""
+    if len(indices) == 1:
+        only = indices[0]
+        return lambda weights: (weights[only],)
+    return operator.itemgetter(*indices)
 
 
 def _dot(weights: Sequence[int], values: Sequence[float]) -> float:

@@ -3,10 +3,11 @@
 Pass@1 after iteration ``i`` has one definition, used by every report and export: iteration ``i`` is
 attempt ``i`` (0 = the first attempt), and a trajectory that stopped before iteration ``i`` keeps its
 last attempt, as in the studies. Only configurations that iterate have iterations after 0: for one
-whose trajectories never refined (single pass) or whose attempts are independent samples (sampling),
-pass@1 after iteration ``i > 0`` is ``None`` (shown as "–" or an empty cell), never a copy of iteration 0
-or of the selected sample; their returned answers are in ``pass_final``. For sampling, iteration 0 is
-the first sample (a single pass at the sampling temperature).
+whose trajectories never refined (single pass) or that begin with independent samples (sampling, codet,
+and verified, which then refines some of them), pass@1 after iteration ``i > 0`` is ``None`` (shown as
+"–" or an empty cell), never a copy of iteration 0 or of the selected sample; their returned answers are
+in ``pass_final``. For sampling, iteration 0 is the first sample (a single pass at the sampling
+temperature).
 """
 
 from __future__ import annotations
@@ -35,8 +36,9 @@ class Rate:
 
 
 def sampled(trajectory: ScoredTrajectory) -> bool:
-    """True for a sampling trajectory (its attempts are independent samples, not iterations)."""
-    return bool(trajectory.attempts) and all(a.origin == "sample" for a in trajectory.attempts)
+    """True for a trajectory that begins with independent samples (sampling, codet, verified): its
+    attempt indices are not iterations, even when refinements of some samples follow them (verified)."""
+    return bool(trajectory.attempts) and trajectory.attempts[0].origin == "sample"
 
 
 def answer_at(trajectory: ScoredTrajectory, iteration: int) -> ScoredAttempt | None:

@@ -35,6 +35,8 @@ WIDTH = 7.5
 MAX_BANDS = 3
 """Above this many iterating configurations, intervals are bars beside each other, not bands (which
 would cover one another)."""
+LEGEND_CHARS = 80
+"""Characters per legend line: at 8 pt, a line this long fits the figure's width beside its marker."""
 HEAT_COLUMNS = 2
 """Confusion matrices per row: room for each critic's full label above its matrix."""
 _LOCK = threading.Lock()  # rc_context changes matplotlib's global settings while a figure is drawn
@@ -174,13 +176,26 @@ def _save(figure: MplFigure) -> tuple[str, bytes]:
     return svg.getvalue(), png.getvalue()
 
 
-def _legend(figure: MplFigure) -> None:
-    """The full labels under the plot, one per line (never cut)."""
-    figure.legend(loc="outside lower center", ncols=1, fontsize=8, handlelength=3)
+def _legend(figure: MplFigure, plot: float) -> None:
+    """The full labels under a plot ``plot`` inches high, one entry per configuration, each wrapped
+    between words to the figure's width (a model name is never split, nothing is cut at the edges); the
+    figure grows to hold them."""
+    handles, labels = [], []
+    for axes in figure.axes:
+        found = axes.get_legend_handles_labels()
+        handles += found[0]
+        labels += found[1]
+    wrapped = [_wrap(label) for label in labels]
+    figure.legend(handles, wrapped, loc="outside lower center", ncols=1, fontsize=8, handlelength=3)
+    lines = sum(label.count("\n") + 1 for label in wrapped)
+    figure.set_size_inches(WIDTH, plot + 0.14 * lines + 0.06 * len(wrapped) + 0.3)
 
 
-def _height(plot: float, entries: int) -> float:
-    return plot + 0.22 * entries + 0.2
+def _wrap(label: str) -> str:
+    """A legend label in lines of at most :data:`LEGEND_CHARS`, broken at spaces (``·`` and ``/`` stand
+    between spaces in a configuration's label), continuation lines indented."""
+    lines = textwrap.wrap(label, LEGEND_CHARS, subsequent_indent="    ", break_on_hyphens=False)
+    return "\n".join(lines)
 
 
 # --- pass@1 by iteration ---------------------------------------------------------------------------
@@ -189,7 +204,7 @@ def _height(plot: float, entries: int) -> float:
 def _iterations(report: Report, styles: dict[str, _Style]) -> MplFigure:
     rows = _headline_rows(report)
     depth = max((len(r.iterations) for r in rows if _iterates(r)), default=1)
-    figure = _new(_height(3.2, len(rows)))
+    figure = _new(3.2)
     axes = figure.subplots()
     right = max(depth - 1, 1)
     bands = sum(_iterates(r) for r in rows) <= MAX_BANDS
@@ -207,7 +222,7 @@ def _iterations(report: Report, styles: dict[str, _Style]) -> MplFigure:
     axes.set_xticks(range(right + 1))
     axes.set_xlim(-0.25 * right, right + 0.25 * right)
     _percent_limits(axes, [i for r in rows for i in (*r.iterations, r.final)])
-    _legend(figure)
+    _legend(figure, 3.2)
     return figure
 
 
@@ -265,7 +280,7 @@ def _pareto(rows: Sequence[Row], headline: dict[str, OverviewRow], styles: dict[
     raw = [(r.use.cost_usd or 0.0) if dollars else r.use.tokens for r in rows]
     scale, unit = _cost_scale(max(raw)) if dollars else (1.0, "tokens per problem")
     points = [(x * scale, r) for x, r in zip(raw, rows)]
-    figure = _new(_height(3.4, len(rows) + 1))
+    figure = _new(3.4)
     axes = figure.subplots()
     for x, row in points:
         style, found = styles[row.label], headline.get(row.label)
@@ -287,7 +302,7 @@ def _pareto(rows: Sequence[Row], headline: dict[str, OverviewRow], styles: dict[
     axes.set_ylabel("pass@1 of the returned answer (%)")
     axes.set_xlim(left=0, right=max(x for x, _ in points) * 1.12 or 1)
     _thousands(axes)
-    _legend(figure)
+    _legend(figure, 3.4)
     return figure
 
 
@@ -381,7 +396,7 @@ def _share(value: float | None) -> str:
 def _first_pass(rows: Sequence[Row], styles: dict[str, _Style]) -> MplFigure:
     last = max((int(k) for r in rows for k in r.passes.first_pass if k != "never"), default=0)
     categories = [str(k) for k in range(last + 1)] + ["never"]  # every attempt from the first, none skipped
-    figure = _new(_height(3.0, len(rows)))
+    figure = _new(3.0)
     axes = figure.subplots()
     width = 0.8 / len(rows)
     for i, row in enumerate(rows):
@@ -396,7 +411,7 @@ def _first_pass(rows: Sequence[Row], styles: dict[str, _Style]) -> MplFigure:
     axes.set_ylabel("trajectories (%)")
     axes.set_title("Iterations to first pass")
     axes.grid(axis="x", visible=False)
-    _legend(figure)
+    _legend(figure, 3.0)
     return figure
 
 

@@ -151,6 +151,12 @@ def run_payload(
     }
 
 
+def problems_payload(store: Store, run: RunInfo) -> dict[str, object]:
+    """One run's problems, read from the store without its report: what a trajectory page needs to find
+    a problem's file, so a deep link never waits for a big run's report."""
+    return {"run": _run_header(run), "problems": [_problem_entry(p) for p in store.problem_details(run.id)]}
+
+
 def _problem_entry(problem: ProblemInfo) -> dict[str, object]:
     return {"key": problem.key, "slug": slug(problem.key), "benchmark": problem.benchmark,
             "difficulty": problem.difficulty, "kind": problem.kind, "visible_tests": problem.visible_tests,

@@ -11,6 +11,7 @@ Layout::
     index.html, assets/app.js, assets/app.css, assets/report.css
     data/runs.js                       the runs and every configuration (compare sides)
     data/RUN/run.js                    one run: report numbers, tables, case lists
+    data/RUN/problems.js               one run's problems (what a trajectory page needs; no report)
     data/RUN/p/PROBLEM.js              one problem: every trajectory in full
     data/compare/SIDE--SIDE.js         two configurations compared
     figures/RUN/NAME.svg, NAME.png     the report's figures
@@ -33,7 +34,16 @@ from refinelab.errors import UserError
 from refinelab.experiment import ProblemInfo, RunInfo, Store
 from refinelab.metrics import ScoredTrajectory
 from refinelab.report import REPORT_CSS, Figure, Report, build_report, figure_titles, render_figure
-from refinelab.view._payload import Side, compare_payload, problem_payload, run_payload, run_sides, runs_payload, slug
+from refinelab.view._payload import (
+    Side,
+    compare_payload,
+    problem_payload,
+    problems_payload,
+    run_payload,
+    run_sides,
+    runs_payload,
+    slug,
+)
 
 CONTENT_TYPES = {
     ".html": "text/html; charset=utf-8",
@@ -135,6 +145,8 @@ class Source:
             return self._figure_file(store, run, path, parts[2])
         if parts[2:] == ["run.js"]:
             return self.bundle(store, run).run_js
+        if parts[2:] == ["problems.js"]:  # never waits for the run's report (see problems_payload)
+            return _script(path, problems_payload(store, run))
         if len(parts) == 4 and parts[2] == "p" and parts[3].endswith(".js"):
             return self._problem(store, run, path, parts[3][: -len(".js")])
         return None
@@ -236,6 +248,7 @@ class Source:
                 bundle = self.bundle(store, run)
                 base = slug(run.id)
                 yield f"data/{base}/run.js"
+                yield f"data/{base}/problems.js"
                 yield from (f"data/{base}/p/{key}.js" for key in bundle.problems)
                 figures = figure_titles(bundle.report)
                 files = (f"{name}.{ext}" for name, _ in figures for ext in ("svg", "png"))

@@ -38,11 +38,18 @@ function load(path, fresh) {
   });
 }
 
-async function runData(id, fresh) {
+// A run of the index (the id, or a unique prefix of it as on the command line) and the index.
+async function runEntry(id, fresh) {
   const index = await load("data/runs.js", fresh);
-  const prefixed = index.runs.filter((r) => r.id.startsWith(id));  // a unique prefix works, as on the command line
+  const prefixed = index.runs.filter((r) => r.id.startsWith(id));
   const run = index.runs.find((r) => r.id === id) || (prefixed.length === 1 ? prefixed[0] : null);
+  if (!run && !fresh && LIVE) return runEntry(id, true);  // a run started since the index was read
   if (!run) throw new Error(`no run ${id} here`);
+  return { run, index };
+}
+
+async function runData(id, fresh) {
+  const { run } = await runEntry(id, fresh);
   return load(`data/${run.slug}/run.js`, fresh);
 }
 
@@ -305,7 +312,9 @@ function filters(runId, key, chosen, data) {
     difficulties.map((d) => el("option", { value: d, selected: d === chosen.difficulty }, d)));
   const search = el("input", { type: "search", id: "filter-problem", placeholder: "problem id contains…", value: chosen.q,
     onchange: (e) => go({ q: e.target.value }) });
-  return el("div", { class: "filters" }, el("label", {}, "configuration "), configSelect,
+  // the configuration on a line of its own: a closed select shows only what fits, and the same-size and
+  // the smaller critic's labels differ only at their very end
+  return el("div", { class: "filters" }, el("div", { class: "filter-config" }, el("label", {}, "configuration "), configSelect),
     difficulties.length > 1 ? [el("label", {}, "difficulty "), difficultySelect] : null, search);
 }
 
@@ -331,11 +340,15 @@ function chips(t, marked) {
 
 // --- one trajectory -------------------------------------------------------------------------------
 
+// Reads the run index, the run's problem list and the problem's file, never the run's report (run.js),
+// so a deep link opens at once on a big run whose report the server is still computing.
 async function trajectoryPage(runId, config, problemKey, repeat, query, refresh) {
-  const data = await runData(runId, false);
+  const { run, index } = await runEntry(runId, false);
+  const data = { run, configs: index.sides.filter((s) => s.run === run.id) };
   setNav(runId, "cases");
   setStatus(data.run);
-  const info = data.problems.find((p) => p.key === problemKey);
+  const { problems } = await load(`data/${run.slug}/problems.js`, LIVE);
+  const info = problems.find((p) => p.key === problemKey);
   if (!info) throw new Error(`no problem ${problemKey} in run ${runId}`);
   const detail = await load(`data/${data.run.slug}/p/${info.slug}.js`, LIVE);
   const trajectory = detail.trajectories.find((t) => t.config === config && t.repeat === repeat);
@@ -543,8 +556,11 @@ async function comparePage(query) {
   setNav(sides[a]?.run, "compare");
   setStatus(null);
   const go = (which, value) => { const next = { a: `${sides[a].run}:${sides[a].config}`, b: `${sides[b].run}:${sides[b].config}` }; next[which] = value; location.hash = hash("compare", next); };
+  // grouped by run, so an option is the configuration's label alone and fits the closed select whole
+  const option = (s, current) => el("option", { value: `${s.run}:${s.config}`, selected: s === sides[current] }, s.label);
   const picker = (which, current) => el("select", { id: `compare-${which}`, onchange: (e) => go(which, e.target.value) },
-    sides.map((s, i) => el("option", { value: `${s.run}:${s.config}`, selected: i === current }, `${s.run} · ${s.label}`)));
+    index.runs.map((run) => el("optgroup", { label: `run ${run.id}` },
+      sides.filter((s) => s.run === run.id).map((s) => option(s, current)))));
   const head = [el("h1", {}, "Compare two configurations"),
     el("div", { class: "compare-pick" }, el("label", {}, "A"), picker("a", a), el("label", {}, "B"), picker("b", b))];
   if (sides.length < 2 || a === b) { show(...head, el("p", { class: "muted" }, "Choose two different configurations.")); return; }
@@ -558,6 +574,9 @@ async function comparePage(query) {
   show(...head, ...compareBody(result));
 }
 
+// Which run a side is from, when the two sides come from different runs (one label can be in both).
+const side = (mine, other) => (mine.run === other.run ? "" : ` (run ${mine.run})`);
+
 // Every number and its text come computed by refinelab (refinelab.metrics, as refinelab report shows them).
 function compareBody(r) {
   const A = r.a, B = r.b, shown = r.shown;
@@ -566,8 +585,8 @@ function compareBody(r) {
     el("table", { class: "list", id: "compare-summary" },
       el("tbody", {},
         row("problems both ran (× repeats)", "pairs", shown.pairs),
-        row(`A passes: ${A.label}`, "pass-a", shown.pass_a),
-        row(`B passes: ${B.label}`, "pass-b", shown.pass_b),
+        row(`A passes${side(A, B)}: ${A.label}`, "pass-a", shown.pass_a),
+        row(`B passes${side(B, A)}: ${B.label}`, "pass-b", shown.pass_b),
         row("both solve", "both", shown.both),
         row("neither solves", "neither", shown.neither),
         row("only A solves", "only-a", shown.only_a),
