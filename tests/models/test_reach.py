@@ -76,6 +76,8 @@ def test_an_unknown_host_is_reported_at_once() -> None:
         ("localhost:8000/v1", "base URL 'localhost:8000/v1' has no scheme: write http://localhost:8000/v1"),
         ("ftp://host/v1", "base URL 'ftp://host/v1' is not an http:// or https:// address"),
         ("http://host:99999/v1", "base URL 'http://host:99999/v1' has an invalid port"),
+        ("http://", "base URL 'http://' has no host: write e.g. http://localhost:8000/v1"),
+        ("https://:8000/v1", "base URL 'https://:8000/v1' has no host: write e.g. https://localhost:8000/v1"),
     ],
 )
 def test_a_bad_url_is_a_user_error_before_any_request(url: str, message: str) -> None:
