@@ -140,3 +140,15 @@ def test_an_empty_samples_file_is_a_user_error(
         capsys.readouterr().err
         == f"refinelab: error: {path}: no samples: expected JSON lines with task_id and completion or solution\n"
     )
+
+
+@pytest.mark.parametrize("name", ["jsonl", "humaneval-plus"])
+def test_an_empty_benchmark_file_is_a_user_error_and_writes_nothing(
+    tmp_path: Path, name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    cache = tmp_path / "cache"
+    assert main(["check", "--self-test", "--benchmark", name, "--data", str(empty), "--cache-dir", str(cache)]) == 2
+    assert capsys.readouterr().err == f"refinelab: error: {empty}: no {name} problems in the file\n"
+    assert not cache.exists()  # no cache of outputs for no problems
