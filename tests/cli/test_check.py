@@ -76,7 +76,11 @@ def test_self_test_lists_discrepancies_and_fails(tmp_path: Path, capsys: pytest.
     path = tmp_path / "broken.jsonl"
     path.write_text(json.dumps(broken) + "\n")
     assert main(["check", "--self-test", "--benchmark", "jsonl", "--data", str(path)]) == 1
-    assert "sq: reference: test 0: fail" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "sq: reference: test 0: fail" in out
+    assert (
+        out.splitlines()[-1] == "empty stubs fail on 1 of 1 problem; reference solutions pass on 0 of 1; 1 discrepancy"
+    )
 
 
 def test_unknown_task_is_a_one_line_user_error(
