@@ -19,7 +19,8 @@ sudo_cmd=""
 apt_install() {
   command -v apt-get >/dev/null 2>&1 || { echo "install.sh: please install: $*" >&2; return 0; }
   $sudo_cmd apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "$@"
+  # through env, not before sudo: sudo's env_reset would drop the variable and apt could stop to ask
+  $sudo_cmd env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@"
 }
 
 packages=()
