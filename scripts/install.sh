@@ -18,6 +18,10 @@ sudo_cmd=""
 
 apt_install() {
   command -v apt-get >/dev/null 2>&1 || { echo "install.sh: please install: $*" >&2; return 0; }
+  if [ -n "$sudo_cmd" ] && ! command -v sudo >/dev/null 2>&1; then
+    echo "install.sh: installing $* needs root: run this as root, or install sudo, or install them first" >&2
+    return 1
+  fi
   $sudo_cmd apt-get update -qq
   # through env, not before sudo: sudo's env_reset would drop the variable and apt could stop to ask
   $sudo_cmd env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@"

@@ -30,8 +30,11 @@ def fake_path(folder: Path) -> Path:
     return folder
 
 
-def test_as_a_user_with_sudo_it_installs_bubblewrap_without_questions_and_says_how_to_run(tmp_path: Path) -> None:
+def install(tmp_path: Path, *, sudo: bool = True) -> tuple[subprocess.CompletedProcess[str], Path, Path]:
+    """Run install.sh with the stand-ins; the result, the log of calls and the virtualenv it reused."""
     bin_dir, log, venv = fake_path(tmp_path / "bin"), tmp_path / "log", tmp_path / "venv"
+    if not sudo:
+        (bin_dir / "sudo").unlink()
     (venv / "bin").mkdir(parents=True)
     (venv / "bin" / "python").symlink_to(bin_dir / "python3")  # an existing virtualenv is reused
     done = subprocess.run(
@@ -41,6 +44,11 @@ def test_as_a_user_with_sudo_it_installs_bubblewrap_without_questions_and_says_h
         text=True,
         check=False,
     )
+    return done, log, venv
+
+
+def test_as_a_user_with_sudo_it_installs_bubblewrap_without_questions_and_says_how_to_run(tmp_path: Path) -> None:
+    done, log, venv = install(tmp_path)
     assert done.returncode == 0, done.stderr
     calls = log.read_text().splitlines()
     installs = [line for line in calls if line.startswith("apt-get") and " install " in line]
@@ -49,3 +57,12 @@ def test_as_a_user_with_sudo_it_installs_bubblewrap_without_questions_and_says_h
     assert any(line.startswith("sudo ") and "apt-get install -y -qq bubblewrap" in line for line in calls)
     assert "python3 -m pip install --quiet --disable-pip-version-check -e .[dev]" in calls
     assert done.stdout.strip().endswith(f"run {venv}/bin/refinelab, or first: source {venv}/bin/activate")
+
+
+def test_as_a_user_without_sudo_it_says_what_needs_root(tmp_path: Path) -> None:
+    done, log, _ = install(tmp_path, sudo=False)
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines()[-1] == (
+        "install.sh: installing bubblewrap needs root: run this as root, or install sudo, or install them first"
+    )
+    assert "apt-get" not in (log.read_text() if log.exists() else "")
