@@ -30,7 +30,8 @@ apt_install() {
 packages=()
 command -v bwrap >/dev/null 2>&1 || packages+=(bubblewrap)
 if ! command -v uv >/dev/null 2>&1 && ! "$PYTHON" -c "import ensurepip, venv" >/dev/null 2>&1; then
-  packages+=(python3-venv)  # Debian and Ubuntu ship venv's ensurepip separately
+  # Debian and Ubuntu ship venv's ensurepip separately, one package per version (python3.12-venv)
+  packages+=("$("$PYTHON" -c 'import sys; print("python%d.%d-venv" % sys.version_info[:2])')")
 fi
 # As root, scripts/test.sh also runs the sandbox tests as an unprivileged user, from a virtualenv made
 # with the system Python: that one needs its venv module too.

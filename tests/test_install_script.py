@@ -30,11 +30,25 @@ def fake_path(folder: Path) -> Path:
     return folder
 
 
-def install(tmp_path: Path, *, sudo: bool = True) -> tuple[subprocess.CompletedProcess[str], Path, Path]:
+NO_VENV_PYTHON = """#!/bin/sh
+case "$*" in
+  *"import ensurepip"*) exit 1 ;;
+  *version_info*) echo python3.12-venv ;;
+  *) echo "python3.12 $*" >> "$LOG" ;;
+esac
+"""
+"""An interpreter whose distribution split its venv module out (Ubuntu's python3.12 without python3.12-venv)."""
+
+
+def install(
+    tmp_path: Path, *, sudo: bool = True, python: str | None = None
+) -> tuple[subprocess.CompletedProcess[str], Path, Path]:
     """Run install.sh with the stand-ins; the result, the log of calls and the virtualenv it reused."""
     bin_dir, log, venv = fake_path(tmp_path / "bin"), tmp_path / "log", tmp_path / "venv"
     if not sudo:
         (bin_dir / "sudo").unlink()
+    if python is not None:
+        (bin_dir / "python3").write_text(python)
     (venv / "bin").mkdir(parents=True)
     (venv / "bin" / "python").symlink_to(bin_dir / "python3")  # an existing virtualenv is reused
     done = subprocess.run(
@@ -66,3 +80,10 @@ def test_as_a_user_without_sudo_it_says_what_needs_root(tmp_path: Path) -> None:
         "install.sh: installing bubblewrap needs root: run this as root, or install sudo, or install them first"
     )
     assert "apt-get" not in (log.read_text() if log.exists() else "")
+
+
+def test_the_venv_package_matches_the_chosen_interpreter(tmp_path: Path) -> None:
+    done, log, _ = install(tmp_path, python=NO_VENV_PYTHON)
+    assert done.returncode == 0, done.stderr
+    installs = [line for line in log.read_text().splitlines() if line.startswith("apt-get") and " install " in line]
+    assert installs[0] == "apt-get DEBIAN_FRONTEND=noninteractive install -y -qq bubblewrap python3.12-venv"
