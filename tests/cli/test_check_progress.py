@@ -92,7 +92,7 @@ def _problems(tmp_path: Path, references: bool) -> Path:
     ("references", "summary"),
     [
         (False, "empty stubs fail on 3 of 3 problems; no reference solutions to check; 0 discrepancies"),
-        (True, "empty stubs fail on 3 of 3 problems; reference solutions pass on 2 of 2 (1 problems have none); "
+        (True, "empty stubs fail on 3 of 3 problems; reference solutions pass on 2 of 2 (1 problem has none); "
                "0 discrepancies"),
     ],
 )  # fmt: skip

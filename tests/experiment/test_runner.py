@@ -131,3 +131,24 @@ def test_an_unreachable_server_is_a_user_error(tmp_path: Path, capsys: pytest.Ca
     args = ["run", "--benchmark", "jsonl", "--data", str(data), "--strategy", "single-pass", "--model", "m"]
     code = main([*args, "--base-url", "http://127.0.0.1:9/v1", "--store", str(tmp_path / "s.sqlite"), "--quiet"], {})
     assert code == 2 and "cannot reach http://127.0.0.1:9/v1" in capsys.readouterr().err
+
+
+def test_a_benchmark_with_no_problems_is_a_user_error_and_writes_nothing(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    empty, store = tmp_path / "empty.jsonl", tmp_path / "s.sqlite"
+    empty.write_text("")
+    args = ["run", "--strategy", "single-pass", "--model", "m", "--base-url", "http://127.0.0.1:9/v1", "--quiet"]
+    assert main([*args, "--benchmark", "jsonl", "--data", str(empty), "--store", str(store)], {}) == 2
+    assert capsys.readouterr().err.splitlines()[-1] == f"refinelab: error: {empty}: no jsonl problems in the file"
+    assert not store.exists()  # no run, no store: nothing half-written
+    spec = tmp_path / "spec.toml"
+    data = write_benchmark(tmp_path / "problems.jsonl", n=2)  # problems without a date: none is after 2024
+    spec.write_text(
+        f'actors = ["m"]\nstrategies = ["single-pass"]\n[[benchmarks]]\nname = "jsonl"\ndata = "{data}"\n'
+        'after = "2024-06-01"\n'
+    )
+    assert main(["run", str(spec), "--store", str(store), "--quiet"], {}) == 2
+    expected = "refinelab: error: jsonl: no problem is dated on or after 2024-06-01 (the spec's 'after')"
+    assert capsys.readouterr().err.splitlines()[-1] == expected
+    assert not store.exists()

@@ -42,6 +42,27 @@ def test_nothing_listening_is_reported_at_once() -> None:
     assert "(connection refused)" in message and "check the address, and that the server is running there" in message
 
 
+def test_a_host_that_drops_connections_is_reported_within_3_seconds() -> None:
+    """A firewall that drops packets (or a machine that is off) never refuses: the connection attempt
+    itself must give up soon enough for the whole report to take under 3 s."""
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(0)  # never accepted: once the backlog is full, new connections get no answer
+        port = listener.getsockname()[1]
+        fillers = [socket.socket() for _ in range(4)]
+        for filler in fillers:
+            filler.setblocking(False)
+            filler.connect_ex(("127.0.0.1", port))
+        try:
+            message, seconds = timed_failure(f"http://127.0.0.1:{port}/v1")
+        finally:
+            for filler in fillers:
+                filler.close()
+    print(f"silent host reported in {seconds:.3f} s")
+    assert f"127.0.0.1:{port} did not accept a connection within 2 s" in message
+    assert seconds < 4.0  # 2 s and slack for a loaded machine (the old 5 s timeout took 5.3 s here)
+
+
 def test_an_unknown_host_is_reported_at_once() -> None:
     message, seconds = timed_failure("http://no-such-host.invalid:8000/v1")
     print(f"unknown host reported in {seconds:.3f} s")
@@ -55,6 +76,8 @@ def test_an_unknown_host_is_reported_at_once() -> None:
         ("localhost:8000/v1", "base URL 'localhost:8000/v1' has no scheme: write http://localhost:8000/v1"),
         ("ftp://host/v1", "base URL 'ftp://host/v1' is not an http:// or https:// address"),
         ("http://host:99999/v1", "base URL 'http://host:99999/v1' has an invalid port"),
+        ("http://", "base URL 'http://' has no host: write e.g. http://localhost:8000/v1"),
+        ("https://:8000/v1", "base URL 'https://:8000/v1' has no host: write e.g. https://localhost:8000/v1"),
     ],
 )
 def test_a_bad_url_is_a_user_error_before_any_request(url: str, message: str) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import gzip
 import json
 from pathlib import Path
@@ -9,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from refinelab.errors import InputError, UserError
-from refinelab.problems import load_jsonl, load_livecodebench, load_mbpp
+from refinelab.problems import load_benchmark, load_jsonl, load_livecodebench, load_mbpp
 
 
 def write(path: Path, lines: list[str]) -> Path:
@@ -102,3 +103,11 @@ def test_the_generic_format_round_trip(tmp_path: Path) -> None:
     assert [p.id for p in problems] == ["add", "echo"]
     assert problems[0].hidden_tests[1].expected == 3  # type: ignore[union-attr]
     assert problems[1].kind == "stdio"
+
+
+@pytest.mark.parametrize("name", ["jsonl", "mbpp", "livecodebench", "apps", "codecontests", "humaneval"])
+def test_an_empty_benchmark_file_is_a_user_error(tmp_path: Path, name: str) -> None:
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("\n")
+    with pytest.raises(UserError, match=f"^{empty}: no {name} problems in the file$"):
+        asyncio.run(load_benchmark(name, empty))

@@ -116,3 +116,21 @@ def test_a_stdio_program_runs_as_main_with_its_own_argv(isolation: str) -> None:
     suite = Suite.of([StdioTest("7\n", "7 ['main.py'] True\n")], kind="stdio")
     result = run(RUNS_AS_MAIN, suite, isolation=isolation, workers=1)
     assert result.outcomes[0].verdict == "pass", result.outcomes[0]
+
+
+KNOWS_ITS_FILE = """
+import os
+with open(__file__) as handle:
+    own = handle.read()
+print(os.path.basename(__file__), os.path.isabs(__file__), os.path.dirname(__file__) == os.getcwd(), __cached__)
+print("with open(__file__) as handle" in own)
+"""
+
+
+@pytest.mark.filterwarnings("ignore::refinelab.sandbox.SandboxWarning")
+@pytest.mark.parametrize("isolation", ["auto", "none"])
+def test_a_stdio_program_has_its_file_as_python_main_py_gives_it(isolation: str) -> None:
+    """``python3 main.py`` sets ``__file__`` (absolute since 3.9) to a file holding the program."""
+    suite = Suite.of([StdioTest("", "main.py True True None\nTrue\n")], kind="stdio")
+    result = run(KNOWS_ITS_FILE, suite, isolation=isolation, workers=1)
+    assert result.outcomes[0].verdict == "pass", result.outcomes[0]

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from refinelab._files import write_atomically
+from refinelab._words import counted
 from refinelab.cli._progress import ProgressDisplay
 from refinelab.errors import UserError
 from refinelab.experiment import (
@@ -254,14 +255,15 @@ def _self_test_summary(report: SelfTestReport) -> str:
     """What was checked, in words: stubs on every problem, references where there are any."""
     stubs = report.problems - sum(d.which == "stub" for d in report.discrepancies)
     references = report.references - sum(d.which == "reference" for d in report.discrepancies)
-    found = f"empty stubs fail on {stubs} of {report.problems} problems"
+    found = f"empty stubs fail on {stubs} of {counted(report.problems, 'problem')}"
     if report.references == 0:
         found += "; no reference solutions to check"
     else:
         found += f"; reference solutions pass on {references} of {report.references}"
         if report.references < report.problems:
-            found += f" ({report.problems - report.references} problems have none)"
-    return f"{found}; {len(report.discrepancies)} discrepancies"
+            missing = report.problems - report.references
+            found += f" ({counted(missing, 'problem')} {'has' if missing == 1 else 'have'} none)"
+    return f"{found}; {counted(len(report.discrepancies), 'discrepancy', 'discrepancies')}"
 
 
 def _isolation(pool: WorkerPool) -> str:

@@ -105,9 +105,9 @@ async def run_experiment(spec: ExperimentSpec, settings: Settings, progress: Pro
     limits = Limits(cpu_seconds=spec.sandbox.timeout)
     workers = min(spec.sandbox.workers or default_workers(), default_workers())
     pool = WorkerPool(workers=workers, limits=limits, isolation=spec.sandbox.isolation, packages=_packages(spec))
-    with Store(settings.store) as store:
-        async with pool:
-            problems = await _problems(spec.benchmarks, pool, settings.cache_dir)
+    async with pool:
+        problems = await _problems(spec.benchmarks, pool, settings.cache_dir)  # bad input: nothing is written
+        with Store(settings.store) as store:
             resumed = _open_run(store, spec, pool, problems)
             try:
                 await _run_units(spec, settings, problems, (store, pool), progress)
@@ -117,8 +117,8 @@ async def run_experiment(spec: ExperimentSpec, settings: Settings, progress: Pro
             except BaseException as exc:
                 store.finish_run(spec.run_id, "failed", f"{type(exc).__name__}: {exc}".splitlines()[0])
                 raise
-        failed = {f.unit for f in store.failures(spec.run_id) if not f.resolved}
-        store.finish_run(spec.run_id, "incomplete" if failed else "complete")
+            failed = {f.unit for f in store.failures(spec.run_id) if not f.resolved}
+            store.finish_run(spec.run_id, "incomplete" if failed else "complete")
     return RunSummary(spec.run_id, resumed, progress)
 
 
@@ -160,7 +160,10 @@ async def _problems(
     chosen = []
     for choice in choices:
         loaded = await prepare_benchmark(choice.name, choice.data, pool=pool, cache_dir=cache_dir)
-        for problem in select(loaded, choice):
+        selected = select(loaded, choice)
+        if not selected:  # only `after` can empty a non-empty benchmark: ids must exist, limits are >= 1
+            raise UserError(f"{choice.name}: no problem is dated on or after {choice.after} (the spec's 'after')")
+        for problem in selected:
             if not problem.hidden_tests:
                 raise UserError(f"{choice.name}: problem {problem.id} has no hidden tests to score attempts on")
             chosen.append((f"{choice.name}/{problem.id}", problem))

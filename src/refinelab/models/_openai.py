@@ -13,8 +13,11 @@ from urllib.parse import urlsplit
 from refinelab.errors import EndpointError, MissingDependency, NotSupported, TransientError
 from refinelab.models._types import GenerateConfig, Message, Reply, Usage
 
-CONNECT_SECONDS = 5.0
-"""How long to wait for a server to accept a connection (a reply may take up to ``timeout``)."""
+CONNECT_SECONDS = 2.0
+"""How long to wait for a server to accept a connection (a reply may take up to ``timeout``). A
+reachable server accepts in milliseconds, even a busy one (the kernel answers for it); 2 s leaves room
+for one lost packet and reports a host that drops connections within 3 s. Once a server has answered,
+a connection timeout is retried like any transient failure."""
 
 
 class OpenAIBackend:

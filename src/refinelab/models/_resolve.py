@@ -152,10 +152,12 @@ def _endpoint(table: object, path: str | Path, where: str) -> EndpointSettings:
 def url_problem(url: str) -> str | None:
     """What is wrong with a base URL (``None``: nothing): it needs ``http://`` or ``https://`` and a host."""
     parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        if "://" not in url:
-            return f"base URL {url!r} has no scheme: write http://{url} (or https://)"
+    if "://" not in url:
+        return f"base URL {url!r} has no scheme: write http://{url} (or https://)"
+    if parts.scheme not in ("http", "https"):
         return f"base URL {url!r} is not an http:// or https:// address"
+    if not parts.hostname:
+        return f"base URL {url!r} has no host: write e.g. {parts.scheme}://localhost:8000/v1"
     try:
         parts.port  # noqa: B018 - raises ValueError for a port that is not a number in range
     except ValueError:

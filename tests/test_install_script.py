@@ -1,0 +1,89 @@
+"""``scripts/install.sh`` as a user with sudo on a machine that lacks bubblewrap, with every system
+command replaced by a recording stand-in: nothing is installed, nothing leaves the temporary folder."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+FAKES = {
+    # a non-root user
+    "id": '#!/bin/sh\n[ "$1" = -u ] && echo 1000 || /usr/bin/id "$@"\n',
+    # sudo resets the environment, as Debian's default sudoers does (env_reset)
+    "sudo": '#!/bin/sh\necho "sudo $*" >> "$LOG"\nexec /usr/bin/env -i PATH="$PATH" LOG="$LOG" "$@"\n',
+    "apt-get": '#!/bin/sh\necho "apt-get DEBIAN_FRONTEND=${DEBIAN_FRONTEND:-unset} $*" >> "$LOG"\n',
+    # the interpreter: has venv; as the virtualenv's python, records the pip install
+    "python3": '#!/bin/sh\necho "python3 $*" >> "$LOG"\n',
+}
+
+
+def fake_path(folder: Path) -> Path:
+    """A PATH holding the stand-ins, ``dirname`` and ``env``, and neither bwrap, uv nor chromium."""
+    folder.mkdir()
+    for name, script in FAKES.items():
+        (folder / name).write_text(script)
+        (folder / name).chmod(0o755)
+    for tool in ("dirname", "env"):
+        (folder / tool).symlink_to(f"/usr/bin/{tool}")
+    return folder
+
+
+NO_VENV_PYTHON = """#!/bin/sh
+case "$*" in
+  *"import ensurepip"*) exit 1 ;;
+  *version_info*) echo python3.12-venv ;;
+  *) echo "python3.12 $*" >> "$LOG" ;;
+esac
+"""
+"""An interpreter whose distribution split its venv module out (Ubuntu's python3.12 without python3.12-venv)."""
+
+
+def install(
+    tmp_path: Path, *, sudo: bool = True, python: str | None = None
+) -> tuple[subprocess.CompletedProcess[str], Path, Path]:
+    """Run install.sh with the stand-ins; the result, the log of calls and the virtualenv it reused."""
+    bin_dir, log, venv = fake_path(tmp_path / "bin"), tmp_path / "log", tmp_path / "venv"
+    if not sudo:
+        (bin_dir / "sudo").unlink()
+    if python is not None:
+        (bin_dir / "python3").write_text(python)
+    (venv / "bin").mkdir(parents=True)
+    (venv / "bin" / "python").symlink_to(bin_dir / "python3")  # an existing virtualenv is reused
+    done = subprocess.run(
+        ["/bin/bash", str(ROOT / "scripts" / "install.sh")],
+        env={"PATH": str(bin_dir), "LOG": str(log), "REFINELAB_VENV": str(venv)},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return done, log, venv
+
+
+def test_as_a_user_with_sudo_it_installs_bubblewrap_without_questions_and_says_how_to_run(tmp_path: Path) -> None:
+    done, log, venv = install(tmp_path)
+    assert done.returncode == 0, done.stderr
+    calls = log.read_text().splitlines()
+    installs = [line for line in calls if line.startswith("apt-get") and " install " in line]
+    assert installs[0] == "apt-get DEBIAN_FRONTEND=noninteractive install -y -qq bubblewrap"
+    assert all("DEBIAN_FRONTEND=noninteractive" in line for line in installs)  # sudo's env_reset did not drop it
+    assert any(line.startswith("sudo ") and "apt-get install -y -qq bubblewrap" in line for line in calls)
+    assert "python3 -m pip install --quiet --disable-pip-version-check -e .[dev]" in calls
+    assert done.stdout.strip().endswith(f"run {venv}/bin/refinelab, or first: source {venv}/bin/activate")
+
+
+def test_as_a_user_without_sudo_it_says_what_needs_root(tmp_path: Path) -> None:
+    done, log, _ = install(tmp_path, sudo=False)
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines()[-1] == (
+        "install.sh: installing bubblewrap needs root: run this as root, or install sudo, or install them first"
+    )
+    assert "apt-get" not in (log.read_text() if log.exists() else "")
+
+
+def test_the_venv_package_matches_the_chosen_interpreter(tmp_path: Path) -> None:
+    done, log, _ = install(tmp_path, python=NO_VENV_PYTHON)
+    assert done.returncode == 0, done.stderr
+    installs = [line for line in log.read_text().splitlines() if line.startswith("apt-get") and " install " in line]
+    assert installs[0] == "apt-get DEBIAN_FRONTEND=noninteractive install -y -qq bubblewrap python3.12-venv"
