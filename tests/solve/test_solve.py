@@ -195,6 +195,15 @@ def test_without_tests_the_model_writes_them_and_the_result_says_so(options: Sol
     )
 
 
+def test_a_one_line_prompt_with_its_def_inline_gets_generated_tests(options: SolveOptions) -> None:
+    # the README's example, without --test: the signature is written inline, after the sentence
+    prompt = "Return the first n Fibonacci numbers. def fibonacci(n: int) -> list[int]:"
+    model = ScriptedModel([fenced(FIB_FIXED)], rules=[(_is_test_request, FIB_GENERATED)])
+    solution = solve(prompt, model, options=options)
+    assert solution.evidence.generated and solution.verified
+    assert solution.verdict == "VERIFIED: passes 3 of 3 generated tests"
+
+
 def test_default_strategy_is_verified(tmp_path: Path) -> None:
     def reply(messages: list[Message], config: object) -> str:
         return FIB_GENERATED if _is_test_request(list(messages)) else fenced(FIB_FIXED)

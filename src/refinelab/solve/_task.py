@@ -20,7 +20,8 @@ from refinelab.solve._progress import SolveProgress
 from refinelab.solve._tests import GivenTest, TestSet, called_names, describe, parse_tests, prompt_examples
 from refinelab.strategies import Budget
 
-_DEF = re.compile(r"^[ \t]*def[ \t]+([A-Za-z_]\w*)[ \t]*\(", re.MULTILINE)
+# a ``def`` starting a line, or written inline in a one-line prompt ("Return ... def fib(n):", "`def fib(n)`")
+_DEF = re.compile(r"(?:^|(?<=[\s`]))def[ \t]+([A-Za-z_]\w*)[ \t]*\(", re.MULTILINE)
 _STDIN_WORDS = re.compile(r"\b(stdin|standard input|reads? (?:from )?input|input format)\b", re.IGNORECASE)
 _SHOWN_TESTS = 10
 
