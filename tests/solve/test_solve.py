@@ -204,6 +204,31 @@ def test_a_one_line_prompt_with_its_def_inline_gets_generated_tests(options: Sol
     assert solution.verdict == "VERIFIED: passes 3 of 3 generated tests"
 
 
+TWO_SUM = """
+class Solution:
+    def twoSum(self, nums, target):
+        seen = {}
+        for i, x in enumerate(nums):
+            if target - x in seen:
+                return [seen[target - x], i]
+            seen[x] = i
+"""
+
+
+def test_a_class_skeleton_signature_tests_its_method(options: SolveOptions) -> None:
+    statement = "Return the indices of the two numbers that add up to target.\n\nInput: nums = [3,2,4], target = 6\nOutput: [1,2]\n"
+    signature = "class Solution:\n    def twoSum(self, nums: List[int], target: int) -> List[int]:\n"
+    tests = ["Solution().twoSum([3, 3], 6) == [0, 1]"]
+    solution = solve(
+        statement, ScriptedModel([fenced(TWO_SUM)]), tests=tests, options=replace(options, signature=signature)
+    )
+    assert solution.verified, solution.evidence.tests
+    assert [(c.test, c.origin) for c in solution.evidence.tests] == [
+        ("Solution().twoSum([3, 3], 6) == [0, 1]", "given"),
+        ("Solution().twoSum([3, 2, 4], 6) == [1, 2]", "docstring"),
+    ]
+
+
 def test_default_strategy_is_verified(tmp_path: Path) -> None:
     def reply(messages: list[Message], config: object) -> str:
         return FIB_GENERATED if _is_test_request(list(messages)) else fenced(FIB_FIXED)

@@ -9,8 +9,8 @@ import pytest
 from refinelab.errors import InputError, UserError
 from refinelab.problems import AssertTest, CallTest, StdioTest
 from refinelab.solve import parse_io_pair, parse_tests, read_io_file
+from refinelab.solve._examples import prompt_examples
 from refinelab.solve._task import build_task
-from refinelab.solve._tests import prompt_examples
 
 HUMANEVAL_STYLE = '''
 def median(l: list):
@@ -51,6 +51,47 @@ def test_a_recurrence_is_not_an_example() -> None:
     prompt = "def tri(n):\n    tri(1) = 3\n    tri(n) = 1 + n / 2, if n is even.\n    tri(3) == [1, 3, 2, 8]\n"
     assert _texts(prompt_examples(prompt, "tri")) == ["tri(3) == [1, 3, 2, 8]"]
     assert _texts(prompt_examples('def solve(s):\n    solve("ab") = "AB"\n', "solve")) == ["solve('ab') == 'AB'"]
+
+
+def test_examples_written_as_prose_and_as_input_output_blocks() -> None:
+    # the forms of HumanEval's 18 prompts whose examples were not read before, and LeetCode's
+    prompt = (
+        "def f(lst, k=0):\n"
+        "    For lst = [1,2,3], k = 2, the sum is 6 so the output should be 14.\n"
+        "    For lst = [], the result should be 0\n"
+        "    For x = [5] the output should be 1\n"
+        "    Example 1:\n        Input: lst = [4, 5], k = 1\n        Output: 9 # 4 + 5\n"
+        "    Example 2:\n        Input: [7]\n        Output: 7\n"
+        "    Example 3:\n        Input:\n            lst : [1]\n            k : 3\n        Output:\n            (1, 2)\n"
+        "    f([2])   # returns 'two'\n"
+        "    f([3]) # => 'No' (three is odd)\n"
+        "    f([4]) -> 19 - 5 - 6 = 8\n"
+        "    f([5]) ==> ('five')\n"
+    )
+    assert _texts(prompt_examples(prompt, "f")) == [
+        "f([2]) == 'two'",
+        "f([3]) == 'No'",
+        "f([4]) == 8",
+        "f([1, 2, 3], 2) == 14",
+        "f([]) == 0",
+        "f([4, 5], 1) == 9",
+        "f([7]) == 7",
+        "f([1], 3) == (1, 2)",
+    ]  # x is not a parameter; ('five') is a string to Python and a tuple to its author: both left out
+
+
+def test_examples_of_a_misnamed_function_and_of_a_method() -> None:
+    prompt = (
+        'def numerical_letter_grade(grades):\n    """Example:\n    grade_equation([4.0, 3]) ==> ["A+", "B"]\n    """\n'
+    )
+    assert _texts(prompt_examples(prompt, "numerical_letter_grade")) == [
+        "numerical_letter_grade([4.0, 3]) == ['A+', 'B']"
+    ]
+    statement = "Return the indices.\nExample 1:\nInput: nums = [2,7,11,15], target = 9\nOutput: [0,1]\n"
+    signature = "class Solution:\n    def twoSum(self, nums: List[int], target: int) -> List[int]:\n        "
+    task = build_task(statement, (), (), None, signature)
+    assert task.problem.entry_point == "Solution.twoSum"
+    assert _texts(task.tests.tests) == ["Solution().twoSum([2, 7, 11, 15], 9) == [0, 1]"]
 
 
 def test_a_given_test_overrides_a_wrong_docstring_example() -> None:
