@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
 
 from refinelab.errors import InputError, UserError
 from refinelab.problems import AssertTest, CallTest, StdioTest
+from refinelab.sandbox import Suite
 from refinelab.solve import parse_io_pair, parse_tests, read_io_file
 from refinelab.solve._examples import prompt_examples
 from refinelab.solve._task import build_task
+from refinelab.testing import FakeSandbox
 
 HUMANEVAL_STYLE = '''
 def median(l: list):
@@ -116,11 +119,86 @@ def test_assertions_and_pytest_style_files(tmp_path: Path) -> None:
     found = parse_tests(source, "t.py")
     assert found.setup == "import math\ndef helper():\n    return math.floor(1.5)"
     assert found.tests[0].test == CallTest("fib(2)", [0, 1])
-    assert found.tests[1].test == AssertTest("def test_len():\n    assert len(fib(5)) == 5\ntest_len()")
+    assert found.tests[1].text == "def test_len():\n    assert len(fib(5)) == 5\ntest_len()"
+    assert isinstance(found.tests[1].test, AssertTest) and "the left side is" in found.tests[1].test.code
     with pytest.raises(InputError, match=r"t\.py:2: not Python"):
         parse_tests("x = 1\nassert (\n", "t.py")
     with pytest.raises(InputError, match="no tests found"):
         parse_tests("x = 1\n", "t.py")
+
+
+PYTEST_FILE = """
+import pytest
+from solution import fib
+
+CASES = [(3, [0, 1, 1]), pytest.param(4, [0, 1, 1, 2], id="four")]
+
+
+@pytest.fixture
+def unused():
+    return 1
+
+
+@pytest.mark.parametrize("n, expected", CASES)
+@pytest.mark.parametrize("scale", [1])
+def test_cases(n, expected, scale):
+    assert fib(n * scale) == expected
+
+
+@pytest.mark.parametrize("n", [0, 2])
+def test_length(n):
+    assert len(fib(n)) == n
+
+
+class TestFib:
+    def setup_method(self, method):
+        self.five = fib(5)
+
+    def test_five(self):
+        assert self.five == [0, 1, 1, 2, 3]
+
+
+def test_raises_and_approx():
+    assert sum(fib(3)) / 2 == pytest.approx(1.0)
+    with pytest.raises(TypeError, match="str"):
+        fib("x")
+
+
+@pytest.mark.skip(reason="not yet")
+def test_skipped():
+    assert False
+
+
+@pytest.mark.xfail
+def test_known_bug():
+    assert fib(-1) == "?"
+"""
+
+FIB = "def fib(n):\n    out, a, b = [], 0, 1\n    for _ in range(n):\n        out.append(a)\n        a, b = b, a + b\n    return out\n"
+
+
+def test_a_pytest_file_runs_without_pytest() -> None:
+    found = parse_tests(PYTEST_FILE, "test_fib.py")
+    assert [t.text.splitlines()[-1] for t in found.tests] == [
+        "test_cases(n=3, expected=[0, 1, 1], scale=1)",
+        "test_cases(n=4, expected=[0, 1, 1, 2], scale=1)",
+        "test_length(n=0)",
+        "test_length(n=2)",
+        "instance.test_five()",
+        "test_raises_and_approx()",
+    ]  # skip and xfail are left out
+    suite = Suite.of([t.test for t in found.tests], entry_point="fib", setup=found.setup)
+    assert asyncio.run(FakeSandbox().run(FIB, suite)).passed
+    wrong = asyncio.run(FakeSandbox().run(FIB.replace("return out", "return out[:3]"), suite))
+    assert [o.passed for o in wrong.outcomes] == [True, False, True, True, False, True]
+    assert wrong.outcomes[1].message == "fib(n * scale) == expected: the left side is [0, 1, 1]"
+
+
+def test_a_pytest_fixture_is_a_user_error_naming_the_line() -> None:
+    with pytest.raises(InputError, match=r"t\.py:4: test_files takes tmp_path: pytest fixtures cannot be provided"):
+        parse_tests("import pytest\n\n\ndef test_files(tmp_path):\n    assert tmp_path\n", "t.py")
+    with pytest.raises(InputError, match=r"t\.py:1: parametrize's cases must be a list"):
+        parse_tests("@pytest.mark.parametrize('n', make())\ndef test_n(n):\n    assert n\n", "t.py")
 
 
 def test_io_pairs_and_files(tmp_path: Path) -> None:

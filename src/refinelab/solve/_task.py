@@ -184,8 +184,8 @@ def _with_tests_shown(prompt: str, tests: list[GivenTest]) -> str:
 def _shown(test: GivenTest) -> str:
     if isinstance(test.test, StdioTest):
         return f"Input:\n{test.test.stdin.rstrip()}\nExpected output:\n{test.test.expected.rstrip()}\n"
-    text = describe(test.test)
-    return text if text.startswith(("assert", "def")) else f"assert {text}"
+    text = test.text
+    return text if text.startswith(("assert", "def", "class")) else f"assert {text}"
 
 
 def _problem_id(prompt: str, found: TestSet) -> str:

@@ -18,7 +18,15 @@ from pathlib import Path
 from typing import Literal
 
 from refinelab.errors import InputError, UserError
-from refinelab.problems import AssertTest, CallTest, StdioTest, Test, tests_from_statements
+from refinelab.problems import CallTest, StdioTest, Test, tests_from_statements
+from refinelab.solve._pytest_style import (
+    PYTEST_SHIM,
+    Constants,
+    class_tests,
+    function_tests,
+    is_test_class,
+    undecorated_setup,
+)
 
 TestOrigin = Literal["given", "docstring", "io", "generated"]
 """Where a test came from: the user's assertions or test file, the prompt's examples, the user's
@@ -33,11 +41,14 @@ class GivenTest:
     """The test as data."""
     origin: TestOrigin
     """given, docstring, io or generated."""
+    shown: str | None = None
+    """The test as the user wrote it, when the code run differs (a pytest-style test whose asserts were
+    made to say what failed)."""
 
     @property
     def text(self) -> str:
         """The test as a person would write it."""
-        return describe(self.test)
+        return self.shown if self.shown is not None else describe(self.test)
 
 
 @dataclass(frozen=True)
@@ -67,8 +78,9 @@ def describe(test: Test) -> str:
 
 
 def parse_tests(source: str, where: str, origin: TestOrigin = "given") -> TestSet:
-    """Tests from Python: one expression (``fib(1) == [0]``), assert lines, or pytest-style ``def test_*()``
-    functions with their imports and helpers. ``where`` names the source in errors (a flag or a file)."""
+    """Tests from Python: one expression (``fib(1) == [0]``), assert lines, or a pytest-style file
+    (:mod:`._pytest_style`: test functions, parametrized cases, test classes) with its imports and
+    helpers. ``where`` names the source in errors (a flag or a file)."""
     text = source.strip()
     if _is_expression(text):
         text = f"assert {text}"
@@ -76,15 +88,22 @@ def parse_tests(source: str, where: str, origin: TestOrigin = "given") -> TestSe
         module = ast.parse(text)
     except SyntaxError as exc:
         raise InputError(where, exc.lineno, None, f"not Python: {exc.msg}") from None
+    constants = {
+        node.targets[0].id: node.value
+        for node in module.body
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+    }
     tests: list[GivenTest] = []
     setup: list[str] = []
     for node in module.body:
-        found = _node_tests(node)
+        found = _node_tests(node, where, constants)
         if found is None:
-            setup.extend(_setup_lines(node))
-        tests.extend(GivenTest(t, origin) for t in found or ())
+            setup.extend(_setup_lines(undecorated_setup(node)))
+        tests.extend(GivenTest(test, origin, shown) for test, shown in found or ())
     if not tests:
         raise InputError(where, None, None, "no tests found: write assertions like 'f(1) == 2' or def test_...()")
+    if any(_mentions_pytest(code) for code in [*setup, *(describe(t.test) for t in tests)]):
+        setup.insert(0, PYTEST_SHIM.strip())
     return TestSet(tuple(tests), "\n".join(setup))
 
 
@@ -96,13 +115,25 @@ def _is_expression(text: str) -> bool:
     return True
 
 
-def _node_tests(node: ast.stmt) -> list[Test] | None:
-    """The tests a top-level statement holds; None when it is setup code."""
+def _node_tests(node: ast.stmt, where: str, constants: Constants) -> Sequence[tuple[Test, str | None]] | None:
+    """The tests a top-level statement holds, each with how to show it when that is not its code; None
+    when the statement is setup code."""
     if isinstance(node, ast.Assert):
-        return tests_from_statements(ast.unparse(node)) or []
-    if isinstance(node, ast.FunctionDef) and node.name.startswith("test") and not node.args.args:
-        return [AssertTest(f"{ast.unparse(node)}\n{node.name}()")]
+        return [(test, None) for test in tests_from_statements(ast.unparse(node)) or []]
+    if isinstance(node, ast.FunctionDef) and node.name.startswith("test"):
+        return function_tests(node, where, constants)
+    if is_test_class(node):
+        assert isinstance(node, ast.ClassDef)
+        return class_tests(node, where, constants)
     return None
+
+
+def _mentions_pytest(code: str) -> bool:
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return False
+    return any(isinstance(n, ast.Name) and n.id == "pytest" for n in ast.walk(tree))
 
 
 def _setup_lines(node: ast.stmt) -> list[str]:
