@@ -120,7 +120,8 @@ def test_unverified_json(here: Path, capsys: pytest.CaptureFixture[str]) -> None
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--io", "no arrow here"], "expected INPUT=>OUTPUT"),
+        (["--io", "no arrow here"], "--io 'no arrow here': no such file, and not INPUT=>OUTPUT"),
+        (["--test", "fibonacci(1) =="], "--test 'fibonacci(1) ==':1: not Python"),
         (["--tests", "missing.py"], "missing.py: no such file"),
         (["--tests", "bad.py"], "bad.py:2: not Python"),
         (["--test", "fibonacci(1) == [0]", "--strategy", "nope"], "strategy 'nope' is not available"),
@@ -148,10 +149,11 @@ def test_no_model_is_a_user_error(here: Path, capsys: pytest.CaptureFixture[str]
 def test_stdio_with_io_pairs_and_a_pairs_file(here: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (here / "pairs.txt").write_text("10 -4=>6\n")
     with serve(refining(SUM_DRAFT, SUM_FIXED)) as server:
-        argv = solve_cli(server, SUM_PROMPT, "--io", "1 2=>3", "--io", "pairs.txt", "--json", store=here / "s.sqlite")
+        pairs = ["--io", "1 2=>3", "--io", "pairs.txt", "--io", "1 2=>3"]
+        argv = solve_cli(server, SUM_PROMPT, *pairs, "--json", store=here / "s.sqlite")
         assert main(argv, {}) == 0
     data = json.loads(capsys.readouterr().out)
-    assert data["kind"] == "stdio" and [t["origin"] for t in data["tests"]] == ["io", "io"]
+    assert data["kind"] == "stdio" and [t["origin"] for t in data["tests"]] == ["io", "io"]  # 1 2=>3 once
     assert data["tests"][1]["test"] == "'10 -4\\n' => '6'"
 
 

@@ -66,6 +66,8 @@ def run(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
     if not args.model:
         raise UserError("give --model (or set $REFINELAB_MODEL), e.g. --model ollama:qwen2.5-coder:7b")
     prompt = _text(args.prompt, "PROMPT")
+    for value in args.test:
+        parse_tests(value, f"--test {value!r}")  # a bad one is named before any model call
     tests = [*args.test, *(_test_file(path) for path in args.tests)]
     io = [pair for value in args.io for pair in _io(value)]
     display = _Display(sys.stderr, quiet=args.quiet)
@@ -129,7 +131,7 @@ def _io(value: str) -> list[tuple[str, str]]:
     elif Path(value).is_file():
         pairs = read_io_file(Path(value))
     else:
-        raise UserError(f"--io {value!r}: expected INPUT=>OUTPUT (\\n for a new line) or a file of pairs")
+        raise UserError(f"--io {value!r}: no such file, and not INPUT=>OUTPUT (\\n for a new line)")
     return [(pair.stdin, pair.expected) for pair in pairs]
 
 

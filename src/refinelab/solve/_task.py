@@ -126,7 +126,7 @@ def _detect_kind(prompt: str, signature: str | None, given: TestSet, pairs: list
 def _stdio_task(prompt: str, given: TestSet, pairs: list[StdioTest], signature: str | None) -> Task:
     if given.tests:
         raise UserError("assertions (--test) call a function; a stdin/stdout program is tested with --io pairs")
-    found = TestSet(tuple(GivenTest(p, "io") for p in pairs))
+    found = TestSet(tuple(GivenTest(p, "io") for p in dict.fromkeys(pairs)))  # a pair given twice is one test
     return Task(_problem(prompt, found, "stdio", None, signature), found)
 
 
