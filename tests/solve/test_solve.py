@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 from dataclasses import replace
 from pathlib import Path
 
@@ -13,7 +14,7 @@ from refinelab.errors import UserError
 from refinelab.experiment import Store
 from refinelab.models import Message
 from refinelab.solve import Solution, SolveOptions, SolveProgress, solve_async
-from refinelab.testing import FunctionModel, ScriptedModel
+from refinelab.testing import FunctionModel, ScriptedModel, serve
 from tests.solve.conftest import (
     FIB_DRAFT,
     FIB_FIXED,
@@ -136,6 +137,36 @@ def test_cancelling_returns_the_best_attempt_so_far(options: SolveOptions) -> No
     assert solution.evidence.stop_reason == "interrupted" and not solution.verified
     assert (solution.code or "").strip() == FIB_DRAFT.strip() and solution.evidence.attempts == 1
     assert "passes 2 of 3" in solution.verdict
+
+
+def test_cancelling_the_default_strategy_keeps_its_samples_as_samples(tmp_path: Path) -> None:
+    release = threading.Event()
+
+    def reply(body: dict[str, object]) -> str:
+        messages = body["messages"]
+        assert isinstance(messages, list)
+        if any("Previous program" in str(m["content"]) for m in messages):
+            release.wait(60)  # a refinement is in flight when the cancel comes
+        return fenced(FIB_DRAFT)
+
+    async def main(url: str) -> Solution:
+        options = SolveOptions(base_url=url, store=tmp_path / "s.sqlite", environ={})
+        task = asyncio.ensure_future(solve_async(FIB_PROMPT, "coder", tests=FIB_TESTS, options=options))
+        while not release.is_set() and not task.done():
+            await asyncio.sleep(0.1)
+            if len(server.answered()) > 6:  # 4 samples, 2 test-writing calls, then a refinement
+                break
+        await asyncio.sleep(0.5)
+        task.cancel()
+        return await task
+
+    with serve(reply) as server:
+        try:
+            solution = asyncio.run(main(server.base_url))
+        finally:
+            release.set()
+    assert solution.evidence.stop_reason == "interrupted"
+    assert [a.origin for a in solution.trajectory.attempts] == ["sample"] * 4
 
 
 def test_user_errors_are_one_line(options: SolveOptions) -> None:
