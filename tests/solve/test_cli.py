@@ -341,11 +341,15 @@ def test_live_progress_on_a_terminal() -> None:
         def isatty(self) -> bool:
             return True
 
+    now = [100.0]
     stream = Terminal()
-    display = _Display(stream, quiet=False)
+    display = _Display(stream, quiet=False, clock=lambda: now[0])
     display.update(SolveProgress("generating", 1, 2, 2, 3, 1_234, 1.5))
     display.update(SolveProgress("testing", 2, 3, 3, 3, 2_345, 2.5))
+    assert display.line() == "attempt 2: testing · tests passing 3/3 (best 3) · 2,345 tokens · 2.5 s"
+    now[0] += 30  # a slow model call: the clock on the line keeps running without a new update
+    assert display.line().endswith("· 32.5 s")
     display.finish()
     shown = stream.getvalue()
-    assert "attempt 2: testing · tests passing 3/3 (best 3) · 2,345 tokens · 2.5 s" in shown
+    assert "attempt 2: testing · tests passing 3/3 (best 3) · 2,345 tokens · " in shown
     assert "\x1b[" in shown  # drawn in place with terminal control codes, not one line per update
