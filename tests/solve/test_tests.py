@@ -66,6 +66,8 @@ def test_examples_written_as_prose_and_as_input_output_blocks() -> None:
         "    Example 1:\n        Input: lst = [4, 5], k = 1\n        Output: 9 # 4 + 5\n"
         "    Example 2:\n        Input: [7]\n        Output: 7\n"
         "    Example 3:\n        Input:\n            lst : [1]\n            k : 3\n        Output:\n            (1, 2)\n"
+        "    Example 4:\n        Input:\n            lst : [6]\n            bucket : 4\n        Output: 5\n"
+        "    Example 5:\n        Input: k = 1, data = [3]\n        Output: 4\n"
         "    f([2])   # returns 'two'\n"
         "    f([3]) # => 'No' (three is odd)\n"
         "    f([4]) -> 19 - 5 - 6 = 8\n"
@@ -80,7 +82,9 @@ def test_examples_written_as_prose_and_as_input_output_blocks() -> None:
         "f([4, 5], 1) == 9",
         "f([7]) == 7",
         "f([1], 3) == (1, 2)",
-    ]  # x is not a parameter; ('five') is a string to Python and a tuple to its author: both left out
+        "f([6], 4) == 5",
+    ]  # x is not a parameter, nor is data, and k is out of place; ('five') is a string to Python and a
+    # tuple to its author: all left out
 
 
 def test_examples_of_a_misnamed_function_and_of_a_method() -> None:

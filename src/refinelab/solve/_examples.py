@@ -11,10 +11,11 @@ Prompts write examples in many ways; each of these becomes a value test (``f(1) 
 
 Only calls of the entry point with literal arguments and a literal answer count, so an example that needs
 earlier statements or prints is left out rather than misread; named values must be the function's own
-parameters. An answer written as one parenthesised value, ``("Venus")``, is left out: a string in Python, a
-one-element tuple in the author's mind. When the prompt shows no example for its function but does for one
-name it never defines (HumanEval's ``grade_equation`` in ``numerical_letter_grade``), those examples are read
-as examples of the function. Examples of a method (an entry point ``Solution.twoSum``) call it on a new
+parameters (or, when a name differs, one value per parameter with every matching name in its place). An
+answer written as one parenthesised value, ``("Venus")``, is left out: a string in Python, a one-element
+tuple in the author's mind. When the prompt shows no example for its function but does for one name it
+never defines (HumanEval's ``grade_equation`` in ``numerical_letter_grade``), those examples are read as
+examples of the function. Examples of a method (an entry point ``Solution.twoSum``) call it on a new
 instance: ``Solution().twoSum([2, 7], 9) == [0, 1]``.
 """
 
@@ -227,13 +228,20 @@ def _named_values(text: str) -> list[tuple[str, str]]:
 
 def _call(entry_point: str, parameters: tuple[list[str], int], named: list[tuple[str, str]]) -> str | None:
     """The call with the named values in the parameters' order, when they are the function's first
-    parameters and at least every one without a default."""
+    parameters and at least every one without a default; or, when some names differ from the
+    parameters' (``bucket_capacity`` for ``capacity``), in the order written, if there is one value per
+    parameter and every name that does match is in its own place."""
     names, required = parameters
     given = dict(named)
     count = len(given)
-    if not named or count != len(named) or count < required or set(given) != set(names[:count]):
+    if not named or count != len(named) or count < required:
         return None
-    return f"{entry_point}({', '.join(given[name] for name in names[:count])})"
+    if set(given) == set(names[:count]):
+        return f"{entry_point}({', '.join(given[name] for name in names[:count])})"
+    in_place = all(name == names[i] for i, (name, _) in enumerate(named) if name in names)
+    if count == len(names) and in_place:
+        return f"{entry_point}({', '.join(value for _, value in named)})"
+    return None
 
 
 def _positional_call(entry_point: str, parameters: tuple[list[str], int], text: str) -> str | None:
