@@ -195,6 +195,16 @@ def test_renders_in_a_notebook_and_with_rich(options: SolveOptions) -> None:
     assert "VERIFIED" in text and "attempt 1 (refine): 3/3 tests (returned)" in text
 
 
+def test_a_pytest_style_source_is_shown_by_its_calls(options: SolveOptions) -> None:
+    source = "import pytest\n\n@pytest.mark.parametrize('n', [1, 2])\ndef test_length(n):\n    assert len(fibonacci(n)) == n\n"
+    model = ScriptedModel([fenced(FIB_DRAFT), fenced(FIB_FIXED)])
+    solution = solve(FIB_PROMPT, model, tests=source, options=options)
+    assert solution.verified and [c.label for c in solution.evidence.tests] == ["test_length(n=1)", "test_length(n=2)"]
+    page = solution._repr_html_()
+    assert "<code>test_length(n=1)</code>" in page and "<code>def test_length" not in page
+    assert "test_length(n=1): error: len(fibonacci(n)) == n: the left side is 2" in page  # what drove attempt 1
+
+
 def test_inside_a_running_event_loop(options: SolveOptions) -> None:
     async def notebook_cell() -> Solution:
         model = ScriptedModel([fenced(FIB_DRAFT), fenced(FIB_FIXED)])

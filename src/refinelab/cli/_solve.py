@@ -150,8 +150,7 @@ def show(solution: Solution, stream: TextIO) -> None:
     for check in solution.evidence.tests:
         mark = "✓" if check.passed else "✗"
         why = "" if check.passed or check.outcome is None else f": {check.outcome.verdict} {check.outcome.message}"
-        label = check.test.splitlines()[-1]  # a test function's call, not its whole source
-        console.print(f"{mark} {label} ({check.origin}){why.rstrip()}", style=None if check.passed else "red")
+        console.print(f"{mark} {check.label} ({check.origin}){why.rstrip()}", style=None if check.passed else "red")
     console.print(_summary(solution), style="dim")
 
 
