@@ -87,6 +87,11 @@ def test_examples_written_as_prose_and_as_input_output_blocks() -> None:
     # tuple to its author: all left out
 
 
+def test_an_example_in_a_one_line_docstring_of_the_signature() -> None:
+    task = build_task("Add two integers.", (), (), None, 'def add(a: int, b: int) -> int:\n    """add(2, 3) == 5"""\n')
+    assert _texts(task.tests.tests) == ["add(2, 3) == 5"]
+
+
 def test_examples_of_a_misnamed_function_and_of_a_method() -> None:
     prompt = (
         'def numerical_letter_grade(grades):\n    """Example:\n    grade_equation([4.0, 3]) ==> ["A+", "B"]\n    """\n'

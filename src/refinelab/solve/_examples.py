@@ -258,7 +258,7 @@ def _positional_call(entry_point: str, parameters: tuple[list[str], int], text: 
 def _answers(right: str) -> list[str]:
     """What an answer may be: the text itself, the value after the last ``=`` of a worked computation
     (``19 - 5 - 6 = 8``), or the value before a remark (``'No' (the name should ...)``, ``24 # 21 + 3``)."""
-    right = right.strip().rstrip(".,;").strip()
+    right = right.strip().removesuffix('"""').removesuffix("'''").rstrip(".,;").strip()  # a one-line docstring's end
     found = [_WORDS.get(right.lower(), right)]
     if "=" in right.replace("==", "").replace("=>", ""):
         found.append(right.rsplit("=", 1)[1].strip())
