@@ -120,7 +120,8 @@ def test_unverified_json(here: Path, capsys: pytest.CaptureFixture[str]) -> None
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--io", "no arrow here"], "expected INPUT=>OUTPUT"),
+        (["--io", "no arrow here"], "--io 'no arrow here': no such file, and not INPUT=>OUTPUT"),
+        (["--test", "fibonacci(1) =="], "--test 'fibonacci(1) ==':1: not Python"),
         (["--tests", "missing.py"], "missing.py: no such file"),
         (["--tests", "bad.py"], "bad.py:2: not Python"),
         (["--test", "fibonacci(1) == [0]", "--strategy", "nope"], "strategy 'nope' is not available"),
@@ -148,10 +149,11 @@ def test_no_model_is_a_user_error(here: Path, capsys: pytest.CaptureFixture[str]
 def test_stdio_with_io_pairs_and_a_pairs_file(here: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (here / "pairs.txt").write_text("10 -4=>6\n")
     with serve(refining(SUM_DRAFT, SUM_FIXED)) as server:
-        argv = solve_cli(server, SUM_PROMPT, "--io", "1 2=>3", "--io", "pairs.txt", "--json", store=here / "s.sqlite")
+        pairs = ["--io", "1 2=>3", "--io", "pairs.txt", "--io", "1 2=>3"]
+        argv = solve_cli(server, SUM_PROMPT, *pairs, "--json", store=here / "s.sqlite")
         assert main(argv, {}) == 0
     data = json.loads(capsys.readouterr().out)
-    assert data["kind"] == "stdio" and [t["origin"] for t in data["tests"]] == ["io", "io"]
+    assert data["kind"] == "stdio" and [t["origin"] for t in data["tests"]] == ["io", "io"]  # 1 2=>3 once
     assert data["tests"][1]["test"] == "'10 -4\\n' => '6'"
 
 
@@ -339,11 +341,15 @@ def test_live_progress_on_a_terminal() -> None:
         def isatty(self) -> bool:
             return True
 
+    now = [100.0]
     stream = Terminal()
-    display = _Display(stream, quiet=False)
+    display = _Display(stream, quiet=False, clock=lambda: now[0])
     display.update(SolveProgress("generating", 1, 2, 2, 3, 1_234, 1.5))
     display.update(SolveProgress("testing", 2, 3, 3, 3, 2_345, 2.5))
+    assert display.line() == "attempt 2: testing · tests passing 3/3 (best 3) · 2,345 tokens · 2.5 s"
+    now[0] += 30  # a slow model call: the clock on the line keeps running without a new update
+    assert display.line().endswith("· 32.5 s")
     display.finish()
     shown = stream.getvalue()
-    assert "attempt 2: testing · tests passing 3/3 (best 3) · 2,345 tokens · 2.5 s" in shown
+    assert "attempt 2: testing · tests passing 3/3 (best 3) · 2,345 tokens · " in shown
     assert "\x1b[" in shown  # drawn in place with terminal control codes, not one line per update

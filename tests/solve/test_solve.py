@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import threading
 from dataclasses import replace
 from pathlib import Path
 
@@ -13,7 +14,7 @@ from refinelab.errors import UserError
 from refinelab.experiment import Store
 from refinelab.models import Message
 from refinelab.solve import Solution, SolveOptions, SolveProgress, solve_async
-from refinelab.testing import FunctionModel, ScriptedModel
+from refinelab.testing import FunctionModel, ScriptedModel, serve
 from tests.solve.conftest import (
     FIB_DRAFT,
     FIB_FIXED,
@@ -138,6 +139,36 @@ def test_cancelling_returns_the_best_attempt_so_far(options: SolveOptions) -> No
     assert "passes 2 of 3" in solution.verdict
 
 
+def test_cancelling_the_default_strategy_keeps_its_samples_as_samples(tmp_path: Path) -> None:
+    release = threading.Event()
+
+    def reply(body: dict[str, object]) -> str:
+        messages = body["messages"]
+        assert isinstance(messages, list)
+        if any("Previous program" in str(m["content"]) for m in messages):
+            release.wait(60)  # a refinement is in flight when the cancel comes
+        return fenced(FIB_DRAFT)
+
+    async def main(url: str) -> Solution:
+        options = SolveOptions(base_url=url, store=tmp_path / "s.sqlite", environ={})
+        task = asyncio.ensure_future(solve_async(FIB_PROMPT, "coder", tests=FIB_TESTS, options=options))
+        while not release.is_set() and not task.done():
+            await asyncio.sleep(0.1)
+            if len(server.answered()) > 6:  # 4 samples, 2 test-writing calls, then a refinement
+                break
+        await asyncio.sleep(0.5)
+        task.cancel()
+        return await task
+
+    with serve(reply) as server:
+        try:
+            solution = asyncio.run(main(server.base_url))
+        finally:
+            release.set()
+    assert solution.evidence.stop_reason == "interrupted"
+    assert [a.origin for a in solution.trajectory.attempts] == ["sample"] * 4
+
+
 def test_user_errors_are_one_line(options: SolveOptions) -> None:
     model = ScriptedModel([])
     with pytest.raises(UserError, match="not available"):
@@ -162,6 +193,16 @@ def test_renders_in_a_notebook_and_with_rich(options: SolveOptions) -> None:
     console.print(solution)
     text = console.export_text()
     assert "VERIFIED" in text and "attempt 1 (refine): 3/3 tests (returned)" in text
+
+
+def test_a_pytest_style_source_is_shown_by_its_calls(options: SolveOptions) -> None:
+    source = "import pytest\n\n@pytest.mark.parametrize('n', [1, 2])\ndef test_length(n):\n    assert len(fibonacci(n)) == n\n"
+    model = ScriptedModel([fenced(FIB_DRAFT), fenced(FIB_FIXED)])
+    solution = solve(FIB_PROMPT, model, tests=source, options=options)
+    assert solution.verified and [c.label for c in solution.evidence.tests] == ["test_length(n=1)", "test_length(n=2)"]
+    page = solution._repr_html_()
+    assert "<code>test_length(n=1)</code>" in page and "<code>def test_length" not in page
+    assert "test_length(n=1): error: len(fibonacci(n)) == n: the left side is 2" in page  # what drove attempt 1
 
 
 def test_inside_a_running_event_loop(options: SolveOptions) -> None:
@@ -193,6 +234,40 @@ def test_without_tests_the_model_writes_them_and_the_result_says_so(options: Sol
     assert (
         solution.evidence.usage.total_tokens == solution.trajectory.usage.total_tokens > generation.usage.total_tokens
     )
+
+
+def test_a_one_line_prompt_with_its_def_inline_gets_generated_tests(options: SolveOptions) -> None:
+    # the README's example, without --test: the signature is written inline, after the sentence
+    prompt = "Return the first n Fibonacci numbers. def fibonacci(n: int) -> list[int]:"
+    model = ScriptedModel([fenced(FIB_FIXED)], rules=[(_is_test_request, FIB_GENERATED)])
+    solution = solve(prompt, model, options=options)
+    assert solution.evidence.generated and solution.verified
+    assert solution.verdict == "VERIFIED: passes 3 of 3 generated tests"
+
+
+TWO_SUM = """
+class Solution:
+    def twoSum(self, nums, target):
+        seen = {}
+        for i, x in enumerate(nums):
+            if target - x in seen:
+                return [seen[target - x], i]
+            seen[x] = i
+"""
+
+
+def test_a_class_skeleton_signature_tests_its_method(options: SolveOptions) -> None:
+    statement = "Return the indices of the two numbers that add up to target.\n\nInput: nums = [3,2,4], target = 6\nOutput: [1,2]\n"
+    signature = "class Solution:\n    def twoSum(self, nums: List[int], target: int) -> List[int]:\n"
+    tests = ["Solution().twoSum([3, 3], 6) == [0, 1]"]
+    solution = solve(
+        statement, ScriptedModel([fenced(TWO_SUM)]), tests=tests, options=replace(options, signature=signature)
+    )
+    assert solution.verified, solution.evidence.tests
+    assert [(c.test, c.origin) for c in solution.evidence.tests] == [
+        ("Solution().twoSum([3, 3], 6) == [0, 1]", "given"),
+        ("Solution().twoSum([3, 2, 4], 6) == [1, 2]", "docstring"),
+    ]
 
 
 def test_default_strategy_is_verified(tmp_path: Path) -> None:

@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 import pytest
 
 from refinelab.errors import InputError, UserError
 from refinelab.problems import AssertTest, CallTest, StdioTest
+from refinelab.sandbox import Suite
 from refinelab.solve import parse_io_pair, parse_tests, read_io_file
+from refinelab.solve._examples import prompt_examples
 from refinelab.solve._task import build_task
-from refinelab.solve._tests import prompt_examples
+from refinelab.testing import FakeSandbox
 
 HUMANEVAL_STYLE = '''
 def median(l: list):
@@ -53,6 +56,56 @@ def test_a_recurrence_is_not_an_example() -> None:
     assert _texts(prompt_examples('def solve(s):\n    solve("ab") = "AB"\n', "solve")) == ["solve('ab') == 'AB'"]
 
 
+def test_examples_written_as_prose_and_as_input_output_blocks() -> None:
+    # the forms of HumanEval's 18 prompts whose examples were not read before, and LeetCode's
+    prompt = (
+        "def f(lst, k=0):\n"
+        "    For lst = [1,2,3], k = 2, the sum is 6 so the output should be 14.\n"
+        "    For lst = [], the result should be 0\n"
+        "    For x = [5] the output should be 1\n"
+        "    Example 1:\n        Input: lst = [4, 5], k = 1\n        Output: 9 # 4 + 5\n"
+        "    Example 2:\n        Input: [7]\n        Output: 7\n"
+        "    Example 3:\n        Input:\n            lst : [1]\n            k : 3\n        Output:\n            (1, 2)\n"
+        "    Example 4:\n        Input:\n            lst : [6]\n            bucket : 4\n        Output: 5\n"
+        "    Example 5:\n        Input: k = 1, data = [3]\n        Output: 4\n"
+        "    f([2])   # returns 'two'\n"
+        "    f([3]) # => 'No' (three is odd)\n"
+        "    f([4]) -> 19 - 5 - 6 = 8\n"
+        "    f([5]) ==> ('five')\n"
+    )
+    assert _texts(prompt_examples(prompt, "f")) == [
+        "f([2]) == 'two'",
+        "f([3]) == 'No'",
+        "f([4]) == 8",
+        "f([1, 2, 3], 2) == 14",
+        "f([]) == 0",
+        "f([4, 5], 1) == 9",
+        "f([7]) == 7",
+        "f([1], 3) == (1, 2)",
+        "f([6], 4) == 5",
+    ]  # x is not a parameter, nor is data, and k is out of place; ('five') is a string to Python and a
+    # tuple to its author: all left out
+
+
+def test_an_example_in_a_one_line_docstring_of_the_signature() -> None:
+    task = build_task("Add two integers.", (), (), None, 'def add(a: int, b: int) -> int:\n    """add(2, 3) == 5"""\n')
+    assert _texts(task.tests.tests) == ["add(2, 3) == 5"]
+
+
+def test_examples_of_a_misnamed_function_and_of_a_method() -> None:
+    prompt = (
+        'def numerical_letter_grade(grades):\n    """Example:\n    grade_equation([4.0, 3]) ==> ["A+", "B"]\n    """\n'
+    )
+    assert _texts(prompt_examples(prompt, "numerical_letter_grade")) == [
+        "numerical_letter_grade([4.0, 3]) == ['A+', 'B']"
+    ]
+    statement = "Return the indices.\nExample 1:\nInput: nums = [2,7,11,15], target = 9\nOutput: [0,1]\n"
+    signature = "class Solution:\n    def twoSum(self, nums: List[int], target: int) -> List[int]:\n        "
+    task = build_task(statement, (), (), None, signature)
+    assert task.problem.entry_point == "Solution.twoSum"
+    assert _texts(task.tests.tests) == ["Solution().twoSum([2, 7, 11, 15], 9) == [0, 1]"]
+
+
 def test_a_given_test_overrides_a_wrong_docstring_example() -> None:
     task = build_task(HUMANEVAL_STYLE, ["median([-10, 4, 6, 1000, 10, 20]) == 8.0"], (), None, None)
     assert [(t.text, t.origin) for t in task.tests.tests] == [
@@ -75,11 +128,86 @@ def test_assertions_and_pytest_style_files(tmp_path: Path) -> None:
     found = parse_tests(source, "t.py")
     assert found.setup == "import math\ndef helper():\n    return math.floor(1.5)"
     assert found.tests[0].test == CallTest("fib(2)", [0, 1])
-    assert found.tests[1].test == AssertTest("def test_len():\n    assert len(fib(5)) == 5\ntest_len()")
+    assert found.tests[1].text == "def test_len():\n    assert len(fib(5)) == 5\ntest_len()"
+    assert isinstance(found.tests[1].test, AssertTest) and "the left side is" in found.tests[1].test.code
     with pytest.raises(InputError, match=r"t\.py:2: not Python"):
         parse_tests("x = 1\nassert (\n", "t.py")
     with pytest.raises(InputError, match="no tests found"):
         parse_tests("x = 1\n", "t.py")
+
+
+PYTEST_FILE = """
+import pytest
+from solution import fib
+
+CASES = [(3, [0, 1, 1]), pytest.param(4, [0, 1, 1, 2], id="four")]
+
+
+@pytest.fixture
+def unused():
+    return 1
+
+
+@pytest.mark.parametrize("n, expected", CASES)
+@pytest.mark.parametrize("scale", [1])
+def test_cases(n, expected, scale):
+    assert fib(n * scale) == expected
+
+
+@pytest.mark.parametrize("n", [0, 2])
+def test_length(n):
+    assert len(fib(n)) == n
+
+
+class TestFib:
+    def setup_method(self, method):
+        self.five = fib(5)
+
+    def test_five(self):
+        assert self.five == [0, 1, 1, 2, 3]
+
+
+def test_raises_and_approx():
+    assert sum(fib(3)) / 2 == pytest.approx(1.0)
+    with pytest.raises(TypeError, match="str"):
+        fib("x")
+
+
+@pytest.mark.skip(reason="not yet")
+def test_skipped():
+    assert False
+
+
+@pytest.mark.xfail
+def test_known_bug():
+    assert fib(-1) == "?"
+"""
+
+FIB = "def fib(n):\n    out, a, b = [], 0, 1\n    for _ in range(n):\n        out.append(a)\n        a, b = b, a + b\n    return out\n"
+
+
+def test_a_pytest_file_runs_without_pytest() -> None:
+    found = parse_tests(PYTEST_FILE, "test_fib.py")
+    assert [t.text.splitlines()[-1] for t in found.tests] == [
+        "test_cases(n=3, expected=[0, 1, 1], scale=1)",
+        "test_cases(n=4, expected=[0, 1, 1, 2], scale=1)",
+        "test_length(n=0)",
+        "test_length(n=2)",
+        "instance.test_five()",
+        "test_raises_and_approx()",
+    ]  # skip and xfail are left out
+    suite = Suite.of([t.test for t in found.tests], entry_point="fib", setup=found.setup)
+    assert asyncio.run(FakeSandbox().run(FIB, suite)).passed
+    wrong = asyncio.run(FakeSandbox().run(FIB.replace("return out", "return out[:3]"), suite))
+    assert [o.passed for o in wrong.outcomes] == [True, False, True, True, False, True]
+    assert wrong.outcomes[1].message == "fib(n * scale) == expected: the left side is [0, 1, 1]"
+
+
+def test_a_pytest_fixture_is_a_user_error_naming_the_line() -> None:
+    with pytest.raises(InputError, match=r"t\.py:4: test_files takes tmp_path: pytest fixtures cannot be provided"):
+        parse_tests("import pytest\n\n\ndef test_files(tmp_path):\n    assert tmp_path\n", "t.py")
+    with pytest.raises(InputError, match=r"t\.py:1: parametrize's cases must be a list"):
+        parse_tests("@pytest.mark.parametrize('n', make())\ndef test_n(n):\n    assert n\n", "t.py")
 
 
 def test_io_pairs_and_files(tmp_path: Path) -> None:

@@ -22,6 +22,7 @@ from refinelab.strategies import (
     sampling,
     single_pass,
 )
+from refinelab.strategies._execution import with_prompt_imports
 
 SQUARE = Problem(
     id="sq",
@@ -66,6 +67,14 @@ def test_single_pass_records_one_attempt_with_its_visible_result() -> None:
     assert attempt.origin == "draft" and attempt.visible is not None and attempt.visible.passed
     assert attempt.code is not None and attempt.code.startswith("from typing import List")  # prompt's imports kept
     assert "single ```python code block" in model.requests[0][1].content
+
+
+def test_prompt_imports_go_after_the_programs_future_imports() -> None:
+    code = '"""Module."""\nfrom __future__ import annotations\n\ndef square(x: int) -> int:\n    return x * x\n'
+    program = with_prompt_imports(SQUARE, code)
+    assert program.startswith('"""Module."""\nfrom __future__ import annotations\nfrom typing import List\n')
+    compile(program, "program", "exec")  # before: "from __future__ imports must occur at the beginning"
+    assert with_prompt_imports(SQUARE, "def square(x):\n    return x * x\n").startswith("from typing import List\n")
 
 
 @pytest.mark.parametrize("style", ["raw", "diff", "summary"])

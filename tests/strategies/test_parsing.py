@@ -27,6 +27,19 @@ def test_code_without_fences_and_reasoning_dropped() -> None:
     assert extract_code("```\nprint(1)\n```").value == "print(1)\n"
 
 
+def test_code_between_prose_lines_without_fences_or_in_an_unclosed_fence() -> None:
+    prose = "Here is the function:\n\nimport math\n\ndef f(x):\n    return math.floor(x)\n\nIt runs in O(1). Done"
+    assert extract_code(prose, "f").value == "import math\n\ndef f(x):\n    return math.floor(x)\n"
+    unclosed = "Sure:\n```python\nfrom typing import List\n\ndef g(xs: List[int]) -> int:\n    return sum(xs)\n"
+    assert (
+        extract_code(unclosed, "g").value
+        == "from typing import List\n\ndef g(xs: List[int]) -> int:\n    return sum(xs)\n"
+    )
+    two = "A helper:\n\ndef h():\n    return 1\n\nNow the answer.\n\ndef f():\n    return h()\n\nThat is all."
+    assert extract_code(two, "f").value == "def f():\n    return h()\n"
+    assert not extract_code("Write def f(x): return x in your editor, then run it.", "f").ok
+
+
 def test_code_parse_failure_is_recorded_with_the_raw_text() -> None:
     parsed = extract_code("I cannot solve this, sorry.")
     assert not parsed.ok and parsed.value is None

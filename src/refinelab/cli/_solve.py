@@ -11,7 +11,7 @@ import asyncio
 import json
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -66,6 +66,8 @@ def run(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
     if not args.model:
         raise UserError("give --model (or set $REFINELAB_MODEL), e.g. --model ollama:qwen2.5-coder:7b")
     prompt = _text(args.prompt, "PROMPT")
+    for value in args.test:
+        parse_tests(value, f"--test {value!r}")  # a bad one is named before any model call
     tests = [*args.test, *(_test_file(path) for path in args.tests)]
     io = [pair for value in args.io for pair in _io(value)]
     display = _Display(sys.stderr, quiet=args.quiet)
@@ -129,7 +131,7 @@ def _io(value: str) -> list[tuple[str, str]]:
     elif Path(value).is_file():
         pairs = read_io_file(Path(value))
     else:
-        raise UserError(f"--io {value!r}: expected INPUT=>OUTPUT (\\n for a new line) or a file of pairs")
+        raise UserError(f"--io {value!r}: no such file, and not INPUT=>OUTPUT (\\n for a new line)")
     return [(pair.stdin, pair.expected) for pair in pairs]
 
 
@@ -148,7 +150,7 @@ def show(solution: Solution, stream: TextIO) -> None:
     for check in solution.evidence.tests:
         mark = "✓" if check.passed else "✗"
         why = "" if check.passed or check.outcome is None else f": {check.outcome.verdict} {check.outcome.message}"
-        console.print(f"{mark} {check.test} ({check.origin}){why.rstrip()}", style=None if check.passed else "red")
+        console.print(f"{mark} {check.label} ({check.origin}){why.rstrip()}", style=None if check.passed else "red")
     console.print(_summary(solution), style="dim")
 
 
@@ -165,38 +167,49 @@ def _summary(solution: Solution) -> str:
 
 
 class _Display:
-    """Progress on standard error: a live rich status line on a terminal, a line per attempt elsewhere."""
+    """Progress on standard error: a live rich status line on a terminal (its clock keeps running while a
+    model call is in flight), a line per attempt elsewhere."""
 
-    def __init__(self, stream: TextIO, *, quiet: bool) -> None:
-        self.stream, self.quiet = stream, quiet
+    def __init__(self, stream: TextIO, *, quiet: bool, clock: Callable[[], float] = time.monotonic) -> None:
+        self.stream, self.quiet, self.clock = stream, quiet, clock
         self.tty = stream.isatty()
         self.status: Any = None
         self.shown = 0
-        self.started = time.monotonic()
+        self.latest: SolveProgress | None = None
+        self.received = clock()
 
     def update(self, progress: SolveProgress) -> None:
         """Show where the solve stands."""
         if self.quiet:
             return
-        line = (
-            f"attempt {progress.attempt}: {progress.phase} · tests passing {progress.passing}/{progress.total} "
-            f"(best {progress.best}) · {progress.tokens:,} tokens · {progress.seconds:.1f} s"
-        )
+        self.latest, self.received = progress, self.clock()
         if self.tty:
-            self._live(line)
+            self._live()
         elif progress.attempt > self.shown:
             self.shown = progress.attempt
-            self.stream.write(line + "\n")
+            self.stream.write(self.line() + "\n")
             self.stream.flush()
 
-    def _live(self, line: str) -> None:
+    def line(self) -> str:
+        """The status: attempt, phase, tests passing (and the best so far), tokens, elapsed."""
+        progress = self.latest
+        if progress is None:
+            return "starting"
+        seconds = progress.seconds + (self.clock() - self.received if progress.phase != "done" else 0.0)
+        return (
+            f"attempt {progress.attempt}: {progress.phase} · tests passing {progress.passing}/{progress.total} "
+            f"(best {progress.best}) · {progress.tokens:,} tokens · {seconds:.1f} s"
+        )
+
+    def __rich__(self) -> str:
+        return self.line()
+
+    def _live(self) -> None:
         if self.status is None:
             from rich.console import Console
 
-            self.status = Console(file=self.stream).status(line)
+            self.status = Console(file=self.stream).status(self)  # re-rendered with the spinner: a live clock
             self.status.start()
-        else:
-            self.status.update(line)
 
     def finish(self) -> None:
         """Take the status line down."""

@@ -164,8 +164,17 @@ def _interrupted(spec: StrategySpec, problem: Problem, env: WatchedEnv) -> Traje
     """A trajectory of the programs run before a cancel, or None when none was."""
     if not env.runs:
         return None
+    sampled = any(run.origin == "sample" for run in env.runs)  # then sample 0 was a sample too
     attempts = tuple(
-        Attempt(i, "draft" if i == 0 else "refine", run.code, run.response, run.usage, 0.0, visible=run.result)
+        Attempt(
+            i,
+            "sample" if sampled and run.origin == "draft" else run.origin,
+            run.code,
+            run.response,
+            run.usage,
+            0.0,
+            visible=run.result,
+        )
         for i, run in enumerate(env.runs)
     )
     return Trajectory(problem.id, spec.name, dict(spec.params), attempts, len(attempts) - 1, "interrupted")

@@ -14,7 +14,7 @@ from typing import Literal
 from refinelab.models import Completion, GenerateConfig, Message, Model, Usage
 from refinelab.problems import Problem
 from refinelab.sandbox import RunResult, WorkerPool
-from refinelab.strategies import Budget, Env
+from refinelab.strategies import DEFAULT_PROMPTS, Budget, Env, Origin
 
 Phase = Literal["generating", "testing", "writing tests", "done"]
 """What the solve is doing."""
@@ -52,6 +52,8 @@ class Run:
     """The model's reply the program was read from."""
     usage: Usage
     """Tokens spent since the program before it."""
+    origin: Origin = "draft"
+    """What the request was: a draft, one of several samples, or a refinement (told from its messages)."""
 
 
 class WatchedEnv(Env):
@@ -73,7 +75,7 @@ class WatchedEnv(Env):
         self.started = time.monotonic()
         self.runs: list[Run] = []
         self.total = 0
-        self._replies: list[str] = []
+        self._replies: list[tuple[str, Origin]] = []
         self._usage_before = Usage()
 
     async def generate(
@@ -86,7 +88,7 @@ class WatchedEnv(Env):
             program = self.complete(completion.text)
             if program is not None:
                 completion = replace(completion, text=f"```python\n{program}```\n")
-            self._replies.append(completion.text)
+            self._replies.append((completion.text, _origin(messages, sample)))
         self.report("testing")
         return completion
 
@@ -97,15 +99,16 @@ class WatchedEnv(Env):
         spent, before = self.spent.usage, self._usage_before
         usage = Usage(spent.prompt_tokens - before.prompt_tokens, spent.completion_tokens - before.completion_tokens)
         self._usage_before = spent
-        self.runs.append(Run(code, result, self._reply_of(code), usage))
+        reply, origin = self._reply_of(code)
+        self.runs.append(Run(code, result, reply, usage, origin))
         self.report("generating")
         return result
 
-    def _reply_of(self, code: str) -> str:
+    def _reply_of(self, code: str) -> tuple[str, Origin]:
         """The latest actor reply holding the program's last line (samples may arrive out of order)."""
         lines = [line for line in code.splitlines() if line.strip()]
         last = lines[-1] if lines else ""
-        return next((reply for reply in reversed(self._replies) if last in reply), "")
+        return next((found for found in reversed(self._replies) if last in found[0]), ("", "draft"))
 
     def best(self) -> Run | None:
         """The program that passed the most tests (the latest of equals), if any ran."""
@@ -131,3 +134,12 @@ class WatchedEnv(Env):
                 seconds=time.monotonic() - self.started,
             )
         )
+
+
+def _origin(messages: Sequence[Message], sample: int) -> Origin:
+    """A refinement when the request carries an earlier answer or the refinement instructions; else a
+    draft, or one of several samples."""
+    refining = any(m.role == "assistant" for m in messages) or any(
+        m.content == DEFAULT_PROMPTS.refine_system for m in messages
+    )
+    return "refine" if refining else "sample" if sample else "draft"

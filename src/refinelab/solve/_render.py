@@ -40,7 +40,7 @@ class AttemptView:
 def history(solution: Solution) -> list[AttemptView]:
     """The attempt history of a solution."""
     views, previous = [], ""
-    texts = [check.test for check in solution.evidence.tests]
+    texts = [check.label for check in solution.evidence.tests]
     for attempt in solution.trajectory.attempts:
         code = attempt.code or ""
         diff = _diff(previous, code) if attempt.index else code
@@ -82,7 +82,7 @@ def solution_html(solution: Solution) -> str:
     for check in evidence.tests:
         verdict = "no code" if check.outcome is None else check.outcome.verdict
         parts.append(
-            f"<tr><td><code>{html.escape(check.test)}</code></td><td>{check.origin}</td><td>{verdict}</td></tr>"
+            f"<tr><td><code>{html.escape(check.label)}</code></td><td>{check.origin}</td><td>{verdict}</td></tr>"
         )
     parts.append("</table>")
     for view in history(solution):
@@ -121,7 +121,7 @@ def solution_rich(solution: Solution) -> Any:
     table = Table("test", "origin", "result", box=None, pad_edge=False)
     for check in solution.evidence.tests:
         verdict = "no code" if check.outcome is None else check.outcome.verdict
-        table.add_row(check.test, check.origin, Text(verdict, style="green" if check.passed else "red"))
+        table.add_row(check.label, check.origin, Text(verdict, style="green" if check.passed else "red"))
     items: list[Any] = [Text(solution.verdict, style=style), code, table, Text(_summary(solution), style="dim")]
     for view in history(solution):
         body: list[Any] = [Syntax(view.diff, "diff", theme="ansi_dark", background_color="default")]

@@ -30,6 +30,11 @@ class TestCheck:
         """The code passed this test."""
         return self.outcome is not None and self.outcome.passed
 
+    @property
+    def label(self) -> str:
+        """The test in one line: a test function by its call (``test_five()``), any other as written."""
+        return self.test.splitlines()[-1] if "\n" in self.test else self.test
+
     def to_json(self) -> dict[str, object]:
         """``test``, ``origin``, ``passed``, ``verdict`` and, on failure, ``message``."""
         data: dict[str, object] = {"test": self.test, "origin": self.origin, "passed": self.passed}

@@ -16,11 +16,14 @@ from pathlib import Path
 from refinelab.errors import UserError
 from refinelab.problems import Problem, ProblemKind, StdioTest
 from refinelab.sandbox import IsolationMode, Limits
+from refinelab.solve._examples import prompt_examples
 from refinelab.solve._progress import SolveProgress
-from refinelab.solve._tests import GivenTest, TestSet, called_names, describe, parse_tests, prompt_examples
+from refinelab.solve._tests import GivenTest, TestSet, called_names, describe, parse_tests
 from refinelab.strategies import Budget
 
-_DEF = re.compile(r"^[ \t]*def[ \t]+([A-Za-z_]\w*)[ \t]*\(", re.MULTILINE)
+# a ``def`` starting a line, or written inline in a one-line prompt ("Return ... def fib(n):", "`def fib(n)`")
+_DEF = re.compile(r"(?:^|(?<=[\s`]))def[ \t]+([A-Za-z_]\w*)[ \t]*\(", re.MULTILINE)
+_CLASS = re.compile(r"^([ \t]*)class[ \t]+([A-Za-z_]\w*)", re.MULTILINE)
 _STDIN_WORDS = re.compile(r"\b(stdin|standard input|reads? (?:from )?input|input format)\b", re.IGNORECASE)
 _SHOWN_TESTS = 10
 
@@ -95,7 +98,8 @@ def build_task(
     if pairs:
         raise UserError("stdin/stdout pairs (--io) need kind 'stdio'; a function is tested with assertions (--test)")
     entry = _entry_point(prompt, signature, given)
-    found = given.plus(TestSet(tuple(prompt_examples(prompt, entry, given.tests))))
+    examples = prompt_examples(f"{prompt}\n{signature or ''}", entry, given.tests)
+    found = given.plus(TestSet(tuple(examples)))
     return Task(_problem(prompt, found, "function", entry, signature), found)
 
 
@@ -122,7 +126,7 @@ def _detect_kind(prompt: str, signature: str | None, given: TestSet, pairs: list
 def _stdio_task(prompt: str, given: TestSet, pairs: list[StdioTest], signature: str | None) -> Task:
     if given.tests:
         raise UserError("assertions (--test) call a function; a stdin/stdout program is tested with --io pairs")
-    found = TestSet(tuple(GivenTest(p, "io") for p in pairs))
+    found = TestSet(tuple(GivenTest(p, "io") for p in dict.fromkeys(pairs)))  # a pair given twice is one test
     return Task(_problem(prompt, found, "stdio", None, signature), found)
 
 
@@ -145,13 +149,27 @@ def _problem(prompt: str, found: TestSet, kind: ProblemKind, entry: str | None, 
 
 def _entry_point(prompt: str, signature: str | None, given: TestSet) -> str | None:
     """The function the tests call: the signature's, else the prompt's last ``def``, else the first
-    function the tests call."""
+    function the tests call. A method of a class skeleton is ``Class.method`` (LeetCode's ``Solution``)."""
     for text in (signature or "", prompt):
-        names = _DEF.findall(text)
-        if names:
-            return str(names[-1])
+        found = _last_def(text)
+        if found is not None:
+            return found
     called = called_names(given.tests)
     return called[0] if called else None
+
+
+def _last_def(text: str) -> str | None:
+    """The last function ``text`` defines: ``name``, or ``Class.method`` when it is indented under a class."""
+    matches = list(_DEF.finditer(text))
+    if not matches:
+        return None
+    last = matches[-1]
+    indent = text[text.rfind("\n", 0, last.start()) + 1 : last.start()]
+    if indent and not indent.strip():
+        classes = [c for c in _CLASS.finditer(text, 0, last.start()) if len(c.group(1)) < len(indent)]
+        if classes:
+            return f"{classes[-1].group(2)}.{last.group(1)}"
+    return last.group(1)
 
 
 def _with_tests_shown(prompt: str, tests: list[GivenTest]) -> str:
@@ -166,8 +184,8 @@ def _with_tests_shown(prompt: str, tests: list[GivenTest]) -> str:
 def _shown(test: GivenTest) -> str:
     if isinstance(test.test, StdioTest):
         return f"Input:\n{test.test.stdin.rstrip()}\nExpected output:\n{test.test.expected.rstrip()}\n"
-    text = describe(test.test)
-    return text if text.startswith(("assert", "def")) else f"assert {text}"
+    text = test.text
+    return text if text.startswith(("assert", "def", "class")) else f"assert {text}"
 
 
 def _problem_id(prompt: str, found: TestSet) -> str:

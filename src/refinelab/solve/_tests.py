@@ -1,5 +1,5 @@
-"""The tests a user gives ``solve``: assertions, files of asserts or pytest-style test functions,
-stdin/stdout pairs, and the examples written in the prompt itself (doctest lines, ``f(1) == 2``).
+"""The tests a user gives ``solve``: assertions, files of asserts or pytest-style test functions, and
+stdin/stdout pairs (the examples written in the prompt itself are read by :mod:`._examples`).
 
 Each becomes a test as data (:mod:`refinelab.problems`) with where it came from, so the result can say
 which of the user's tests the code passes and which tests were generated.
@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import ast
 import builtins
-import doctest
 import json
 import re
 import sys
@@ -19,17 +18,19 @@ from pathlib import Path
 from typing import Literal
 
 from refinelab.errors import InputError, UserError
-from refinelab.problems import AssertTest, CallTest, StdioTest, Test, tests_from_statements
+from refinelab.problems import CallTest, StdioTest, Test, tests_from_statements
+from refinelab.solve._pytest_style import (
+    PYTEST_SHIM,
+    Constants,
+    class_tests,
+    function_tests,
+    is_test_class,
+    undecorated_setup,
+)
 
 TestOrigin = Literal["given", "docstring", "io", "generated"]
 """Where a test came from: the user's assertions or test file, the prompt's examples, the user's
 stdin/stdout pairs, or the model (when the user gave none)."""
-
-_SEPARATOR = re.compile(
-    r"\s*(?P<sep>==>|==|->|=>|➞|→|=|\bshould return\b|\breturns?\b|\bshould be\b|\bgives\b)\s*(?P<right>.+?)\s*$"
-)
-_WORDS = {"true": "True", "false": "False", "none": "None"}
-_FLOAT_TOLERANCE = 1e-6
 
 
 @dataclass(frozen=True)
@@ -40,11 +41,14 @@ class GivenTest:
     """The test as data."""
     origin: TestOrigin
     """given, docstring, io or generated."""
+    shown: str | None = None
+    """The test as the user wrote it, when the code run differs (a pytest-style test whose asserts were
+    made to say what failed)."""
 
     @property
     def text(self) -> str:
         """The test as a person would write it."""
-        return describe(self.test)
+        return self.shown if self.shown is not None else describe(self.test)
 
 
 @dataclass(frozen=True)
@@ -74,8 +78,9 @@ def describe(test: Test) -> str:
 
 
 def parse_tests(source: str, where: str, origin: TestOrigin = "given") -> TestSet:
-    """Tests from Python: one expression (``fib(1) == [0]``), assert lines, or pytest-style ``def test_*()``
-    functions with their imports and helpers. ``where`` names the source in errors (a flag or a file)."""
+    """Tests from Python: one expression (``fib(1) == [0]``), assert lines, or a pytest-style file
+    (:mod:`._pytest_style`: test functions, parametrized cases, test classes) with its imports and
+    helpers. ``where`` names the source in errors (a flag or a file)."""
     text = source.strip()
     if _is_expression(text):
         text = f"assert {text}"
@@ -83,15 +88,22 @@ def parse_tests(source: str, where: str, origin: TestOrigin = "given") -> TestSe
         module = ast.parse(text)
     except SyntaxError as exc:
         raise InputError(where, exc.lineno, None, f"not Python: {exc.msg}") from None
+    constants = {
+        node.targets[0].id: node.value
+        for node in module.body
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+    }
     tests: list[GivenTest] = []
     setup: list[str] = []
     for node in module.body:
-        found = _node_tests(node)
+        found = _node_tests(node, where, constants)
         if found is None:
-            setup.extend(_setup_lines(node))
-        tests.extend(GivenTest(t, origin) for t in found or ())
+            setup.extend(_setup_lines(undecorated_setup(node)))
+        tests.extend(GivenTest(test, origin, shown) for test, shown in found or ())
     if not tests:
         raise InputError(where, None, None, "no tests found: write assertions like 'f(1) == 2' or def test_...()")
+    if any(_mentions_pytest(code) for code in [*setup, *(describe(t.test) for t in tests)]):
+        setup.insert(0, PYTEST_SHIM.strip())
     return TestSet(tuple(tests), "\n".join(setup))
 
 
@@ -103,13 +115,25 @@ def _is_expression(text: str) -> bool:
     return True
 
 
-def _node_tests(node: ast.stmt) -> list[Test] | None:
-    """The tests a top-level statement holds; None when it is setup code."""
+def _node_tests(node: ast.stmt, where: str, constants: Constants) -> Sequence[tuple[Test, str | None]] | None:
+    """The tests a top-level statement holds, each with how to show it when that is not its code; None
+    when the statement is setup code."""
     if isinstance(node, ast.Assert):
-        return tests_from_statements(ast.unparse(node)) or []
-    if isinstance(node, ast.FunctionDef) and node.name.startswith("test") and not node.args.args:
-        return [AssertTest(f"{ast.unparse(node)}\n{node.name}()")]
+        return [(test, None) for test in tests_from_statements(ast.unparse(node)) or []]
+    if isinstance(node, ast.FunctionDef) and node.name.startswith("test"):
+        return function_tests(node, where, constants)
+    if is_test_class(node):
+        assert isinstance(node, ast.ClassDef)
+        return class_tests(node, where, constants)
     return None
+
+
+def _mentions_pytest(code: str) -> bool:
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return False
+    return any(isinstance(n, ast.Name) and n.id == "pytest" for n in ast.walk(tree))
 
 
 def _setup_lines(node: ast.stmt) -> list[str]:
@@ -190,92 +214,6 @@ def read_text(path: Path) -> str:
         raise UserError(f"{path}: cannot read: {exc}") from None
 
 
-def prompt_examples(prompt: str, entry_point: str | None, given: Sequence[GivenTest] = ()) -> list[GivenTest]:
-    """The examples a prompt shows for its function: doctest lines (``>>> f(1)`` then ``2``) and lines
-    like ``f(1) == 2``, ``f(1) -> 2`` or ``f(1) returns 2``. Only calls of the entry point with literal
-    arguments and a literal answer count, so an example that needs earlier statements or prints is left
-    out rather than misread. Prompts can be wrong (HumanEval's ``median`` example is): an example calling
-    what a ``given`` test calls yields to it, and two examples that disagree are both left out."""
-    if entry_point is None:
-        return []
-    found = [*_doctest_examples(prompt, entry_point), *_arrow_examples(prompt, entry_point)]
-    answers: dict[str, set[str]] = {}
-    for test in found:
-        assert isinstance(test.test, CallTest)
-        answers.setdefault(test.test.expr, set()).add(repr(test.test.expected))
-    settled = {t.test.expr for t in given if isinstance(t.test, CallTest)}
-    unique: dict[str, GivenTest] = {}
-    for test in found:
-        assert isinstance(test.test, CallTest)
-        if test.test.expr not in settled and len(answers[test.test.expr]) == 1:
-            unique.setdefault(test.text, test)
-    return list(unique.values())
-
-
-def _doctest_examples(prompt: str, entry_point: str) -> list[GivenTest]:
-    try:
-        examples = doctest.DocTestParser().get_examples(prompt)
-    except ValueError:
-        return []
-    tests = []
-    for example in examples:
-        want = example.want.strip()
-        if not want:
-            continue  # ``>>> f(1) == 2`` with no answer line is read as an arrow example
-        # the answer runs to a blank line or the next >>>; prose after it (another example written as
-        # ``f(1) == 2``, the docstring's end) is not part of it
-        found = _example(example.source.strip(), want, entry_point)
-        if found is None and "\n" in want:
-            found = _example(example.source.strip(), want.splitlines()[0], entry_point)
-        tests.append(found)
-    return [GivenTest(t, "docstring") for t in tests if t is not None]
-
-
-def _arrow_examples(prompt: str, entry_point: str) -> list[GivenTest]:
-    """``f(1) == 2``, ``* f(1) -> 2``, ``f(1) returns true``, ``f(1) = 2`` anywhere in a line. A bare ``=``
-    counts only when the prompt defines nothing with it (``tri(n) = 1 + n / 2`` makes ``tri(1) = 3`` a
-    definition, not an example)."""
-    call = re.compile(rf"\b{re.escape(entry_point)}\s*\(")
-    defines = re.search(rf"\b{re.escape(entry_point)}\s*\([A-Za-z_]\w*\)\s*=[^=]", prompt) is not None
-    tests = []
-    for line in prompt.splitlines():
-        start = call.search(line)
-        if start is None or line.lstrip().startswith("def "):
-            continue
-        text = line[start.start() :]
-        for cut in _separators(text):
-            match = _SEPARATOR.match(text, cut)
-            if match is None or (match.group("sep") == "=" and defines):
-                continue
-            right = match.group("right").rstrip(".,;")
-            found = _example(text[:cut], _WORDS.get(right.lower(), right), entry_point)
-            if found is not None:
-                tests.append(found)
-                break
-    return [GivenTest(t, "docstring") for t in tests]
-
-
-def _separators(text: str) -> list[int]:
-    """Where a separator may start: after each closing parenthesis."""
-    return [i + 1 for i, char in enumerate(text) if char == ")"]
-
-
-def _example(source: str, want: str, entry_point: str) -> CallTest | None:
-    """A value test for ``source`` (a call of the entry point using only literals) answering ``want``."""
-    try:
-        call = ast.parse(source, mode="eval").body
-        expected = ast.literal_eval(want)
-    except (SyntaxError, ValueError, TypeError, MemoryError, RecursionError):
-        return None
-    if not any(_calls(node, entry_point) for node in ast.walk(call)):
-        return None
-    names = {n.id for n in ast.walk(call) if isinstance(n, ast.Name)} - {entry_point}
-    if any(not hasattr(builtins, name) for name in names):
-        return None
-    tolerance = _FLOAT_TOLERANCE if isinstance(expected, float) else None
-    return CallTest(ast.unparse(call), expected, atol=tolerance)
-
-
 def called_names(tests: Sequence[GivenTest]) -> list[str]:
     """Functions the tests call that are not builtins, in order of first use (to find the entry point)."""
     names: list[str] = []
@@ -292,10 +230,6 @@ def called_names(tests: Sequence[GivenTest]) -> list[str]:
                 if not hasattr(builtins, name) and name not in defined and name not in names:
                     names.append(name)
     return names
-
-
-def _calls(node: ast.AST, name: str) -> bool:
-    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == name
 
 
 _FENCED = re.compile(r"```[ \t]*[\w+-]*[^\n]*\n(.*?)```", re.DOTALL)

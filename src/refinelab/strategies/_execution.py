@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import asyncio
 from dataclasses import dataclass, replace
 from typing import Annotated, Literal
@@ -74,11 +75,32 @@ async def _attempt(env: Env, problem: Problem, request: _Request) -> Attempt:
 
 def with_prompt_imports(problem: Problem, code: str) -> str:
     """The program with the prompt's import lines it lacks (HumanEval prompts import ``List`` and such;
-    models often return only the function)."""
+    models often return only the function), placed after the program's ``from __future__`` imports,
+    which must come first."""
     imports = [
         line for line in problem.prompt.splitlines() if line.startswith(("import ", "from ")) and line not in code
     ]
-    return "\n".join([*imports, code]) if imports else code
+    if not imports:
+        return code
+    lines = code.splitlines(keepends=True)
+    after = _future_imports_end(code)
+    return "".join(lines[:after]) + "\n".join(imports) + "\n" + "".join(lines[after:])
+
+
+def _future_imports_end(code: str) -> int:
+    """The line after the program's leading docstring and ``from __future__`` imports (0 when it has none
+    or does not parse)."""
+    try:
+        body = ast.parse(code).body
+    except (SyntaxError, ValueError):
+        return 0
+    end = 0
+    for index, node in enumerate(body):
+        if isinstance(node, ast.ImportFrom) and node.module == "__future__":
+            end = node.end_lineno or end
+        elif not (index == 0 and isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)):
+            break
+    return end
 
 
 def _finish(

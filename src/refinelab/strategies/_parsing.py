@@ -18,6 +18,7 @@ T = TypeVar("T")
 
 _THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
 _FENCE = re.compile(r"```[ \t]*([\w+-]*)[^\n]*\n(.*?)```", re.DOTALL)
+_CODE_START = re.compile(r"^(?:(?:async\s+)?def\s|class\s|import\s|from\s+[\w.]+\s+import\s|@\w)")
 _CONFIDENCE = re.compile(r"confidence\W{0,5}(?:is|of|:|=)?\s*(\d+(?:\.\d+)?)\s*(%?)", re.IGNORECASE)
 
 
@@ -68,7 +69,9 @@ def strip_reasoning(text: str) -> str:
 
 def extract_code(text: str, entry_point: str | None = None) -> Parsed[str]:
     """The program in a reply: the fenced block that defines ``entry_point`` (else the last Python
-    block, else the longest block), or the whole reply when it is code without fences."""
+    block, else the longest block); the whole reply when it is code without fences; else, in a reply
+    that mixes prose and code without fences (or whose fence is never closed), the stretch of lines
+    that parses as Python and defines ``entry_point`` (else the longest that defines something)."""
     body = strip_reasoning(text)
     blocks = [(lang.lower(), code) for lang, code in _FENCE.findall(body)]
     if blocks:
@@ -76,7 +79,44 @@ def extract_code(text: str, entry_point: str | None = None) -> Parsed[str]:
     candidate = body.strip()
     if candidate and _is_python(candidate):
         return Parsed(candidate + "\n", None, text)
+    found = _unfenced_code(body, entry_point)
+    if found is not None:
+        return Parsed(found + "\n", None, text)
     return Parsed(None, "no code block found and the reply is not Python code", text)
+
+
+def _unfenced_code(body: str, entry_point: str | None) -> str | None:
+    """Code between prose lines: from a line starting a definition or an import, through the lines that
+    continue it (indented, blank, or another top-level statement), cut back until it parses."""
+    lines = body.splitlines()
+    spans: list[tuple[int, int, str]] = []
+    for start, line in enumerate(lines):
+        if not _CODE_START.match(line) or (spans and start < spans[-1][1]):
+            continue
+        end = start + 1
+        while end < len(lines) and (not lines[end].strip() or lines[end][0] in " \t" or _statement(lines[end])):
+            end += 1
+        while end > start and not _is_python("\n".join(lines[start:end])):
+            end -= 1
+        code = "\n".join(lines[start:end]).strip()
+        if end > start and re.search(r"^(?:async\s+)?(?:def|class)\s", code, re.MULTILINE):
+            spans.append((start, end, code))
+    if not spans:
+        return None
+    name = entry_point.split(".")[-1] if entry_point else None
+    defining = [c for _, _, c in spans if name and re.search(rf"\b(?:def|class)\s+{re.escape(name)}\b", c)]
+    return defining[-1] if defining else max((c for _, _, c in spans), key=len)
+
+
+def _statement(line: str) -> bool:
+    """A top-level line that is Python on its own (a header with a body added), and not a sentence that
+    happens to parse (``Done``, ``Note: x``: a lone name, a bare annotation)."""
+    text = line.rstrip()
+    try:
+        node = ast.parse(text + "\n    pass" if text.endswith(":") else text).body[0]
+    except (SyntaxError, ValueError, IndexError):
+        return False
+    return not isinstance(node, ast.AnnAssign) and not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Name))
 
 
 def _choose_block(blocks: list[tuple[str, str]], entry_point: str | None) -> str:
