@@ -56,6 +56,21 @@ def test_every_attempt_is_scored_and_a_second_run_repeats_nothing(tmp_path: Path
     ]
 
 
+def test_repeats_are_new_draws_and_a_resume_redoes_none_of_them(tmp_path: Path) -> None:
+    data = write_benchmark(tmp_path / "problems.jsonl", n=2)
+    args = ["run", "--benchmark", "jsonl", "--data", str(data), "--model", "fake", "--strategy", "single-pass"]
+    args += ["--repeats", "3", "--store", str(tmp_path / "s.sqlite"), "--quiet"]
+    with serve(reply) as server:
+        assert main([*args, "--base-url", server.base_url], {}) == 0
+        assert len(server.log) == 2 * 3  # every repeat asks the server: not the first repeat's cached reply
+        assert main([*args, "--base-url", server.base_url], {}) == 0
+        assert len(server.log) == 2 * 3  # every repeat was stored: a resume asks nothing
+    rows = exported(tmp_path / "s.sqlite")
+    assert sorted((r["problem_id"], r["repeat"]) for r in rows) == [
+        (f"jsonl/p{i}", r) for i in range(2) for r in range(3)
+    ]
+
+
 def test_identical_requests_from_different_strategies_are_made_once(tmp_path: Path) -> None:
     data = write_benchmark(tmp_path / "problems.jsonl")
     with serve(reply) as server:
