@@ -117,6 +117,29 @@ def test_infrastructure_failures_are_kept_apart_and_retried_on_resume(tmp_path: 
         assert store.run(spec.run_id).status == "complete"
 
 
+def test_progress_adds_up_what_the_stored_trajectories_spent(tmp_path: Path) -> None:
+    from refinelab.models import EndpointSettings, ModelsConfig, Price
+
+    data = write_benchmark(tmp_path / "problems.jsonl", n=2)
+    strategies = (StrategySpec("single-pass"), StrategySpec.parse("self-refine(max_iters=1)"))
+    priced = ModelsConfig(endpoints={"priced": EndpointSettings(price=Price(input=1.0, output=2.0))})
+    with serve(reply) as server:
+        for actor, models in (("fake", ModelsConfig()), ("priced", priced)):
+            settings = Settings(tmp_path / f"{actor}.sqlite", tmp_path / f"{actor}-cache.sqlite")
+            spec = ExperimentSpec((BenchmarkChoice("jsonl", str(data)),), strategies, (actor,), base_url=server.base_url,
+                                  models=models)  # fmt: skip
+            progress = asyncio.run(run_experiment(spec, settings)).progress
+            with Store(settings.store) as store:
+                stored = store.trajectories(spec.run_id)
+            assert progress.tokens == sum(t.tokens for t in stored) > 0
+            if actor == "fake":
+                assert progress.cost_usd is None  # no price: unknown, never $0
+            else:
+                assert (
+                    progress.cost_usd == pytest.approx(sum(t.cost_usd or 0.0 for t in stored)) and progress.cost_usd > 0
+                )
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
