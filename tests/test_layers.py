@@ -4,6 +4,7 @@ data, and ``metrics`` loads without the sandbox, the models or the fake server."
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -123,3 +124,25 @@ def test_problems_load_without_the_sandbox_or_the_models() -> None:
     loaded = loaded_after("import refinelab.problems")
     assert "refinelab.problems" in loaded
     assert not [name for name in loaded if name.startswith(("refinelab.sandbox", "refinelab.models"))]
+
+
+def test_every_error_is_in_the_tree_drawn_in_refinelab_errors() -> None:
+    """Every exception class refinelab defines lives in ``refinelab.errors`` and is drawn in its docstring
+    (the CLI maps ``UserError`` to exit 2, so a user error defined elsewhere would be invisible there)."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    from refinelab import errors
+
+    found = {}
+    for module in pkgutil.walk_packages(refinelab.__path__, "refinelab."):
+        if module.name.endswith("__main__") or "._worker" in module.name:  # the worker: stdlib only, in the sandbox
+            continue
+        for name, value in vars(importlib.import_module(module.name)).items():
+            error = inspect.isclass(value) and issubclass(value, Exception) and not issubclass(value, Warning)
+            if error and value.__module__.startswith("refinelab"):
+                found[name] = value.__module__
+    assert {name: where for name, where in found.items() if where != "refinelab.errors"} == {}
+    drawn = {name for name in found if re.search(rf"^ +(\W+ )?{name}\b", errors.__doc__ or "", re.MULTILINE)}
+    assert drawn == set(found) and "BudgetExhausted" in drawn
