@@ -69,6 +69,5 @@ async def strategy_tests(
     tests = [t for t in written if describe(t) not in given]
     if not tests:
         return (), None
-    problem = task.problem
-    suite = Suite.of(tests, kind=problem.kind, entry_point=problem.entry_point, setup=problem.test_setup)
-    return tuple(GivenTest(t, "generated") for t in tests), await sandbox.run(code, suite)
+    result = await sandbox.run(code, Suite.for_problem(task.problem, tests))
+    return tuple(GivenTest(t, "generated") for t in tests), result
