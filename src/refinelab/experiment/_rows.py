@@ -128,7 +128,7 @@ def scored_trajectory(
 ) -> ScoredTrajectory:
     """A trajectory from a :data:`TRAJECTORIES_QUERY` row, with its attempts and its generated tests' totals."""
     unit = (row["config"], row["problem"], int(row["repeat"]))
-    test_tokens, test_cost, generated, correct = tests.get(unit, (0, 0.0, 0, None))
+    written = tests.get(unit, Totals())
     return ScoredTrajectory(
         config=row["config"],
         strategy=row["strategy"],
@@ -140,10 +140,9 @@ def scored_trajectory(
         attempts=tuple(attempts.get(unit, ())),
         final=row["final"],
         stop_reason=row["stop_reason"],
-        test_tokens=test_tokens,
-        test_cost_usd=test_cost,
-        generated_tests=generated,
-        generated_correct=correct,
+        test_spend=written.spend,
+        generated_tests=written.tests,
+        generated_correct=written.correct,
     )
 
 
