@@ -25,6 +25,7 @@ from refinelab.experiment._details import (
     TrajectoryDetail,
     fingerprint,
     problem_details,
+    read_rows,
     trajectory_details,
 )
 from refinelab.experiment._generated import generation_totals, read_selection, save_rows, with_selection
@@ -294,9 +295,7 @@ class Store:
 
     def _rows(self, query: str, parameters: Sequence[object]) -> list[sqlite3.Row]:
         """The rows of ``query``, read by column name."""
-        cursor = self._db.cursor()
-        cursor.row_factory = sqlite3.Row
-        return cursor.execute(query, parameters).fetchall()
+        return read_rows(self._db, query, parameters)
 
     def configurations(self, run_id: str) -> list[StoredConfiguration]:
         """The configurations of a run, in spec order."""
