@@ -4,6 +4,7 @@ data, and ``metrics`` loads without the sandbox, the models or the fake server."
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -18,23 +19,29 @@ def package_of(path: Path) -> str:
     return path.relative_to(SOURCE).with_suffix("").parts[0]
 
 
-def imported_modules(source: str) -> list[tuple[int, str]]:
-    """``(line, module)`` for every absolute import of refinelab in the source (imports of names
-    count as imports of the module they come from)."""
+def imported_modules(source: str, here: str = "refinelab") -> list[tuple[int, str]]:
+    """``(line, module)`` for every import of refinelab in the source, at any depth (inside functions and
+    ``TYPE_CHECKING`` blocks too). ``here`` is the package the source is in, for relative imports
+    (``from ..sandbox import _pool`` in ``refinelab.experiment`` is ``refinelab.sandbox._pool``); a name
+    imported from a module counts as that module, and as the submodule it may be."""
     found = []
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Import):
             found += [(node.lineno, alias.name) for alias in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            found.append((node.lineno, node.module))
-    return [(line, name) for line, name in found if name.split(".")[0] == "refinelab"]
+        elif isinstance(node, ast.ImportFrom):
+            parts = here.split(".")
+            base = ".".join(parts[: len(parts) - node.level + 1] if node.level else [])
+            module = ".".join(filter(None, [base, node.module or ""]))
+            found.append((node.lineno, module))
+            found += [(node.lineno, f"{module}.{alias.name}") for alias in node.names if alias.name.startswith("_")]
+    return sorted((line, name) for line, name in found if name.split(".")[0] == "refinelab")
 
 
-def private_imports(package: str, source: str) -> list[str]:
+def private_imports(package: str, source: str, here: str = "refinelab") -> list[str]:
     """Imports of another package's private module (``refinelab.<other>._x``). The root package's own
     private modules (``refinelab._progress``) are shared by every package and allowed."""
     bad = []
-    for line, name in imported_modules(source):
+    for line, name in imported_modules(source, here):
         parts = name.split(".")
         if len(parts) > 2 and parts[1] != package and any(part.startswith("_") for part in parts[2:]):
             bad.append(f"line {line}: {name}")
@@ -45,11 +52,16 @@ def modules() -> list[Path]:
     return sorted(SOURCE.rglob("*.py"))
 
 
+def package_path(path: Path) -> str:
+    """The dotted package a module is in: ``refinelab.sandbox._worker`` for ``sandbox/_worker/child.py``."""
+    return ".".join(("refinelab", *path.relative_to(SOURCE).parent.parts))
+
+
 def test_no_module_imports_another_packages_private_module() -> None:
     bad = {
         str(path.relative_to(SOURCE)): found
         for path in modules()
-        if (found := private_imports(package_of(path), path.read_text(encoding="utf-8")))
+        if (found := private_imports(package_of(path), path.read_text(encoding="utf-8"), package_path(path)))
     }
     assert not bad, bad
 
@@ -62,11 +74,18 @@ def test_the_scan_sees_private_imports_in_every_form() -> None:
         "from refinelab._progress import ProgressHook\n"
         "from refinelab.experiment._spec import load_spec\n"
         "def f():\n    from refinelab.models._openai import OpenAIBackend\n"
+        "from ..sandbox._pool import WorkerPool\n"
+        "from ..sandbox import _judge\n"
+        "from . import _store\n"
+        "if TYPE_CHECKING:\n    from ..models._model import Model\n"
     )
-    assert private_imports("experiment", source) == [
+    assert private_imports("experiment", source, "refinelab.experiment") == [
         "line 1: refinelab.problems._humaneval",
         "line 2: refinelab.sandbox._worker.codec",
         "line 7: refinelab.models._openai",
+        "line 8: refinelab.sandbox._pool",
+        "line 9: refinelab.sandbox._judge",
+        "line 12: refinelab.models._model",
     ]
 
 
@@ -75,7 +94,7 @@ def test_problems_import_only_problems_and_the_shared_base() -> None:
     bad = [
         f"{path.name} {name}"
         for path in (SOURCE / "problems").glob("*.py")
-        for _, name in imported_modules(path.read_text(encoding="utf-8"))
+        for _, name in imported_modules(path.read_text(encoding="utf-8"), package_path(path))
         if not name.startswith(allowed)
     ]
     assert not bad, bad
@@ -90,7 +109,14 @@ def loaded_after(statement: str) -> set[str]:
 def test_metrics_load_without_the_sandbox_the_models_or_the_fake_server() -> None:
     loaded = loaded_after("import refinelab.metrics")
     assert "refinelab.metrics" in loaded
-    forbidden = ("refinelab.sandbox", "refinelab.models", "refinelab.strategies", "refinelab.testing")
+    forbidden = (
+        "refinelab.sandbox",
+        "refinelab.models",
+        "refinelab.strategies",
+        "refinelab.testing",
+        "openai",
+        "httpx",
+    )
     assert not [name for name in loaded if name.startswith(forbidden)]
 
 
@@ -98,3 +124,25 @@ def test_problems_load_without_the_sandbox_or_the_models() -> None:
     loaded = loaded_after("import refinelab.problems")
     assert "refinelab.problems" in loaded
     assert not [name for name in loaded if name.startswith(("refinelab.sandbox", "refinelab.models"))]
+
+
+def test_every_error_is_in_the_tree_drawn_in_refinelab_errors() -> None:
+    """Every exception class refinelab defines lives in ``refinelab.errors`` and is drawn in its docstring
+    (the CLI maps ``UserError`` to exit 2, so a user error defined elsewhere would be invisible there)."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    from refinelab import errors
+
+    found = {}
+    for module in pkgutil.walk_packages(refinelab.__path__, "refinelab."):
+        if module.name.endswith("__main__") or "._worker" in module.name:  # the worker: stdlib only, in the sandbox
+            continue
+        for name, value in vars(importlib.import_module(module.name)).items():
+            error = inspect.isclass(value) and issubclass(value, Exception) and not issubclass(value, Warning)
+            if error and value.__module__.startswith("refinelab"):
+                found[name] = value.__module__
+    assert {name: where for name, where in found.items() if where != "refinelab.errors"} == {}
+    drawn = {name for name in found if re.search(rf"^ +(\W+ )?{name}\b", errors.__doc__ or "", re.MULTILINE)}
+    assert drawn == set(found) and "BudgetExhausted" in drawn

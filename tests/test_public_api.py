@@ -54,6 +54,22 @@ def test_all_names_exactly_what_the_module_exports(name: str) -> None:
     assert not absent, f"in {name}.__all__ but not in the module: {absent}"
 
 
+def test_the_root_package_exports_what_its_all_lists() -> None:
+    """``refinelab`` itself (not walked above: it loads ``solve`` lazily): every listed name resolves, and
+    nothing public but its subpackages is there besides."""
+    import subprocess
+    import sys
+
+    code = (
+        "import inspect, refinelab\n"
+        "extra = [n for n, v in vars(refinelab).items() if not n.startswith('_') and not inspect.ismodule(v)"
+        " and n not in ('annotations', 'TYPE_CHECKING') and n not in refinelab.__all__]\n"
+        "print(extra, all(getattr(refinelab, n) is not None for n in refinelab.__all__), callable(refinelab.solve))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["[]", "True", "True"]
+
+
 def test_the_check_fails_on_a_forgotten_or_a_stale_name() -> None:
     module = types.ModuleType("example")
     exec(

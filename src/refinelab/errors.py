@@ -16,6 +16,10 @@
     TransientError                worth retrying (429, 5xx, timeout, dropped connection)
     NotSupported                  the server rejected a feature; the request goes again without it
 
+    Raised by a strategy's :class:`~refinelab.strategies.Env` before a call and handled inside the strategy:
+
+    BudgetExhausted               the next call would go over a budget; the trajectory ends ("budget")
+
 Generated code that fails is data (a :class:`~refinelab.sandbox.TestOutcome`), never an exception.
 Anything else that escapes is a bug and keeps its traceback.
 """
@@ -23,6 +27,7 @@ Anything else that escapes is a bug and keeps its traceback.
 from __future__ import annotations
 
 __all__ = [
+    "BudgetExhausted",
     "CacheMiss",
     "EndpointError",
     "EndpointFailed",
@@ -104,3 +109,11 @@ class EndpointFailed(InfrastructureError):
 
 class CacheMiss(UserError):
     """Replay mode (read-only cache) found no stored response for a request."""
+
+
+class BudgetExhausted(Exception):
+    """A budget would be exceeded by the next call; the strategy ends its trajectory with the reason."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason

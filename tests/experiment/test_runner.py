@@ -56,6 +56,21 @@ def test_every_attempt_is_scored_and_a_second_run_repeats_nothing(tmp_path: Path
     ]
 
 
+def test_repeats_are_new_draws_and_a_resume_redoes_none_of_them(tmp_path: Path) -> None:
+    data = write_benchmark(tmp_path / "problems.jsonl", n=2)
+    args = ["run", "--benchmark", "jsonl", "--data", str(data), "--model", "fake", "--strategy", "single-pass"]
+    args += ["--repeats", "3", "--store", str(tmp_path / "s.sqlite"), "--quiet"]
+    with serve(reply) as server:
+        assert main([*args, "--base-url", server.base_url], {}) == 0
+        assert len(server.log) == 2 * 3  # every repeat asks the server: not the first repeat's cached reply
+        assert main([*args, "--base-url", server.base_url], {}) == 0
+        assert len(server.log) == 2 * 3  # every repeat was stored: a resume asks nothing
+    rows = exported(tmp_path / "s.sqlite")
+    assert sorted((r["problem_id"], r["repeat"]) for r in rows) == [
+        (f"jsonl/p{i}", r) for i in range(2) for r in range(3)
+    ]
+
+
 def test_identical_requests_from_different_strategies_are_made_once(tmp_path: Path) -> None:
     data = write_benchmark(tmp_path / "problems.jsonl")
     with serve(reply) as server:
@@ -100,6 +115,29 @@ def test_infrastructure_failures_are_kept_apart_and_retried_on_resume(tmp_path: 
     with Store(settings.store) as store:
         assert [f.resolved for f in store.failures(spec.run_id)] == [True]
         assert store.run(spec.run_id).status == "complete"
+
+
+def test_progress_adds_up_what_the_stored_trajectories_spent(tmp_path: Path) -> None:
+    from refinelab.models import EndpointSettings, ModelsConfig, Price
+
+    data = write_benchmark(tmp_path / "problems.jsonl", n=2)
+    strategies = (StrategySpec("single-pass"), StrategySpec.parse("self-refine(max_iters=1)"))
+    priced = ModelsConfig(endpoints={"priced": EndpointSettings(price=Price(input=1.0, output=2.0))})
+    with serve(reply) as server:
+        for actor, models in (("fake", ModelsConfig()), ("priced", priced)):
+            settings = Settings(tmp_path / f"{actor}.sqlite", tmp_path / f"{actor}-cache.sqlite")
+            spec = ExperimentSpec((BenchmarkChoice("jsonl", str(data)),), strategies, (actor,), base_url=server.base_url,
+                                  models=models)  # fmt: skip
+            progress = asyncio.run(run_experiment(spec, settings)).progress
+            with Store(settings.store) as store:
+                stored = store.trajectories(spec.run_id)
+            assert progress.tokens == sum(t.tokens for t in stored) > 0
+            if actor == "fake":
+                assert progress.cost_usd is None  # no price: unknown, never $0
+            else:
+                assert (
+                    progress.cost_usd == pytest.approx(sum(t.cost_usd or 0.0 for t in stored)) and progress.cost_usd > 0
+                )
 
 
 @pytest.mark.parametrize(

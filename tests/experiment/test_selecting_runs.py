@@ -11,6 +11,7 @@ import pytest
 
 from refinelab.cli import main
 from refinelab.experiment import Store
+from refinelab.records import Spend, Usage
 from refinelab.testing import serve
 from tests.experiment.fakes import N_PROBLEMS, reply, write_benchmark
 
@@ -57,9 +58,15 @@ def test_selecting_strategies_store_their_tests_and_decisions(
     assert db.execute("SELECT COUNT(*) FROM model_calls WHERE role = 'tests'").fetchone()[0] == 2 * N_PROBLEMS
     with Store(store) as opened:
         trajectories = opened.trajectories(opened.run().id)
+    calls = db.execute(
+        "SELECT config, problem, repeat, prompt_tokens, completion_tokens, cost_usd FROM test_generations"
+    )
+    written = {(c, p, r): Spend(Usage(prompt, completion), cost) for c, p, r, prompt, completion, cost in calls}
     for trajectory in (t for t in trajectories if t.strategy in ("codet", "verified")):
         assert trajectory.test_tokens > 0 and trajectory.generated_tests == 3 and trajectory.generated_correct == 2
         assert trajectory.tokens == sum(a.tokens for a in trajectory.attempts) + trajectory.test_tokens
+        test_spend = written[(trajectory.config, trajectory.problem, trajectory.repeat)]
+        assert trajectory.test_spend == test_spend and test_spend.cost_usd is None  # no price: unknown, not $0
     assert main(["report", "--store", str(store)], {}) == 0
     text = capsys.readouterr().out
     assert "Generated tests (share the reference passes)" in text

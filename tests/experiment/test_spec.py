@@ -56,6 +56,19 @@ def test_run_id_is_stable_and_ignores_what_does_not_change_results(tmp_path: Pat
     assert replace(spec, repeats=3).run_id != spec.run_id
 
 
+def test_a_stored_spec_reads_back_as_the_spec_it_was(tmp_path: Path) -> None:
+    import json
+
+    from refinelab.experiment import ExperimentSpec
+
+    text = SPEC.replace('"exec-refine(feedback_format=diff)"', '"exec-refine(feedback_format=diff, temperature=0.5)"')
+    text += '[models.endpoints."vllm:small"]\nprice = { input = 1.0, output = 2.0 }\ndeployment = "fp8"\n'
+    spec = replace(load_spec(write(tmp_path, text)), concurrency=3, base_url="http://h:1/v1")
+    again = ExperimentSpec.from_json(json.loads(json.dumps(spec.to_json())))  # as the store keeps it
+    assert again == spec and again.run_id == spec.run_id
+    assert [c.key for c in again.configurations()] == [c.key for c in spec.configurations()]
+
+
 def test_a_critic_named_in_the_strategy_wins(tmp_path: Path) -> None:
     text = SPEC.replace('"self-refine(max_iters=3)"', '"self-refine(critic=ollama:tiny)"')
     critics = {c.critic for c in load_spec(write(tmp_path, text)).configurations() if c.strategy.name == "self-refine"}

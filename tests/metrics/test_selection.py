@@ -55,7 +55,10 @@ def test_generated_test_accuracy_pools_tests_of_problems_with_a_reference() -> N
 
 
 def test_iterative_refinement_is_cut_at_the_tokens_verified_spent() -> None:
-    mine = [trajectory("p1", [True], 0, tokens=25, test_tokens=5), trajectory("p2", [False], 0, tokens=100)]
+    mine = [
+        trajectory("p1", [True], 0, tokens=25, test_spend=Spend(Usage(5), None)),
+        trajectory("p2", [False], 0, tokens=100),
+    ]
     other = [
         trajectory("p1", [False, False, True], 2, strategy="self-refine", tokens=10),  # 30 tokens: fits exactly
         trajectory("p2", [False, True, True], 2, strategy="self-refine", tokens=60),  # only the first fits

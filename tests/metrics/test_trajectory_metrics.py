@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from refinelab.metrics import (
+    ConfusionMatrix,
     ScoredAttempt,
     ScoredTrajectory,
     actor_confidence,
@@ -93,6 +94,45 @@ def test_critic_confusion_matrix_and_decisions() -> None:
     assert (found["pass"].count, found["pass"].led_to_pass) == (4, 2)  # accepted attempts that pass: t1, t2
     assert (found["refine"].count, found["refine"].led_to_pass) == (3, 1)  # next attempts: P (t2), F, F (t3)
     assert found["redraft"].count == 0
+
+
+def test_step_rates_tell_changes_from_answers_that_stay() -> None:
+    # iteration 0 -> 1: P->P twice, P->F once, F->P once, F->F three times. The counts differ from the
+    # answers that stayed, so counting those instead shows (the four trajectories above cannot tell).
+    changes = [(True, True), (True, True), (True, False), (False, True), (False, False), (False, False), (False, False)]
+    run = [trajectory(f"s{i}", attempt(0, a), attempt(1, b)) for i, (a, b) in enumerate(changes)]
+    improvement, regression = step_rates(run, 1)
+    assert (improvement.count, improvement.of, regression.count, regression.of) == (1, 4, 1, 3)
+
+
+def test_first_pass_is_the_earliest_passing_attempt() -> None:
+    run = [
+        trajectory("a", attempt(0, False), attempt(1, True), attempt(2, True)),  # 1, not the later 2
+        trajectory("b", attempt(0, True), attempt(1, False), attempt(2, True)),  # 0
+        trajectory("c", attempt(0, False), attempt(1, False)),  # never
+    ]
+    assert first_pass_iterations(run) == {1: 1, 0: 1, None: 1}
+
+
+def test_critic_rates_have_their_own_denominators() -> None:
+    # 3 true accepts, 1 false accept, 2 true rejects, 1 false reject: no two denominators coincide
+    m = ConfusionMatrix(true_accept=3, false_accept=1, true_reject=2, false_reject=1)
+    assert (m.false_rejection_rate.count, m.false_rejection_rate.of) == (1, 4)  # of the 4 passing programs judged
+    assert (m.false_acceptance_rate.count, m.false_acceptance_rate.of) == (1, 3)  # of the 3 failing ones
+    assert (m.accept_rate.count, m.accept_rate.of, m.accuracy.count, m.accuracy.of) == (4, 7, 5, 7)
+
+
+def test_a_rejection_is_judged_by_the_next_attempt() -> None:
+    run = [
+        # refine on F -> F, refine on F -> P, then pass on P: refine led to a pass once of twice
+        trajectory("x", attempt(0, False, "refine"), attempt(1, False, "redraft"), attempt(2, True, "pass")),
+        # refine on a passing attempt with no next one (a budget ended the run): not a pass
+        trajectory("y", attempt(0, True, "refine")),
+    ]
+    found = decisions(run)
+    assert (found["refine"].count, found["refine"].led_to_pass) == (2, 0)
+    assert (found["redraft"].count, found["redraft"].led_to_pass) == (1, 1)
+    assert (found["pass"].count, found["pass"].led_to_pass) == (1, 1)
 
 
 def test_counterfactual_cap_drops_later_attempts_without_new_calls() -> None:
@@ -192,6 +232,19 @@ def test_sampling_at_equal_tokens_uses_the_samples_that_fit() -> None:
         0.5,
         1.5,
     )
+
+
+def test_sampling_at_equal_tokens_counts_a_sample_that_fits_exactly_and_breaks_ties_early() -> None:
+    refinement = [trajectory("p", attempt(0, False, completion_tokens=50))]  # 50 tokens
+    sampling = [
+        # 25 + 25 is exactly 50: both fit. Neither passes its visible tests and both pass one: the earlier wins
+        # (and passes the hidden tests; the later does not)
+        trajectory(
+            "p", sample(0, True, 25, False, 1), sample(1, False, 25, False, 1), sample(2, False, 1, False), final=0
+        ),
+    ]
+    result = sampling_at_equal_tokens(refinement, sampling)
+    assert result is not None and (result.sampling, result.any_sample, result.mean_samples) == (1.0, 1.0, 2.0)
 
 
 def test_means_and_unknown_cost() -> None:

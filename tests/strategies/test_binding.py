@@ -150,6 +150,38 @@ def test_a_prompt_file_is_read_once_and_its_content_is_in_the_key(
     assert edited.configurations()[0].key != first.key  # same file name, new content: a new configuration
 
 
+def test_a_spec_file_reads_its_prompt_file_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from refinelab.strategies import Prompts
+
+    prompts = tmp_path / "prompts.toml"
+    prompts.write_text('actor_system = "Short programs."\n', encoding="utf-8")
+    reads: list[str] = []
+    original = Prompts.load.__func__  # type: ignore[attr-defined]
+    monkeypatch.setattr(Prompts, "load", classmethod(lambda cls, p: reads.append(str(p)) or original(cls, p)))
+    path = tmp_path / "spec.toml"
+    path.write_text(SPEC.replace("sampling(n=0)", f"self-refine(prompts='{prompts}', actor=big)"), encoding="utf-8")
+    spec = load_spec(path)  # checks every strategy as it reads it
+    assert spec.run_id and [c.key for c in spec.configurations()] == [c.key for c in spec.configurations()]
+    assert reads == [str(prompts)]
+
+
+@pytest.fixture
+def own_settings() -> Iterator[str]:
+    @strategy("test-settings")
+    async def own(problem: Problem, env: Env, *, temperature: float = 0.8, n: int = 2) -> Trajectory:
+        raise AssertionError("never run here")
+
+    yield "test-settings"
+    del STRATEGIES["test-settings"]
+
+
+def test_a_setting_binds_to_a_strategys_own_parameter_or_is_refused(own_settings: str) -> None:
+    # a strategy with its own ``temperature`` gets it; one without ``config`` cannot take ``top_p``
+    assert StrategySpec.parse(f"{own_settings}(temperature=0.5)").kwargs() == {"temperature": 0.5}
+    with pytest.raises(UserError, match="strategy 'test-settings' has no parameter 'top_p'"):
+        StrategySpec.parse(f"{own_settings}(top_p=0.9)").bind()
+
+
 def test_critic_on_a_strategy_without_a_critic_is_a_user_error() -> None:
     with pytest.raises(UserError, match="strategy 'exec-refine' asks no critic: critic=small would not be used"):
         StrategySpec.parse("exec-refine(critic=small)").bind()

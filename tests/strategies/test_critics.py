@@ -97,9 +97,17 @@ def test_self_refine_stops_at_the_cap_and_on_an_unreadable_critic() -> None:
 
 
 def test_the_critic_is_asked_for_structured_output() -> None:
-    critic = ScriptedModel(['{"critique": "", "passed": true}'])
-    run(SQUARE, ScriptedModel([RIGHT]), critic)
-    assert "critique" in critic.requests[0][0].content
+    schemas: list[dict[str, object] | None] = []
+
+    def critic_reply(messages: Sequence[Message], config: GenerateConfig) -> str:
+        schemas.append(config.json_schema)
+        return '{"critique": "", "passed": true}'
+
+    run(SQUARE, ScriptedModel([RIGHT]), FunctionModel(critic_reply))
+    run(SQUARE, ScriptedModel([RIGHT]), FunctionModel(critic_reply), structured=False)
+    asked, plain = schemas
+    assert asked is not None and "critique" in json.dumps(asked) and "passed" in json.dumps(asked)
+    assert plain is None  # structured=false: the verdict is read from plain text
 
 
 def test_self_redraft_regenerates_with_the_whole_trajectory() -> None:

@@ -118,6 +118,16 @@ def test_memory_policies_change_what_the_actor_sees() -> None:
     assert tokens["full"][3] > tokens["compressed"][3] > tokens["last"][3]
 
 
+def test_the_compressed_digest_says_what_each_earlier_round_tried_and_how_it_failed() -> None:
+    model = ScriptedModel([WRONG, "```python\ndef sq(x):\n    return x / 0\n```", WRONG, RIGHT])
+    run(model, lambda env: exec_refine(SQUARE, env, memory="compressed"))
+    digest = next(m.content for m in model.requests[3] if m.content.startswith("Earlier attempts"))
+    assert digest.splitlines()[1:] == [  # the last attempt is shown whole, not in the digest
+        "Attempt 0: def sq(x): -> 1 of 2 visible tests failed (1 fail); first failing: sq(3).",
+        "Attempt 1: def sq(x): -> 2 of 2 visible tests failed (2 ZeroDivisionError); first failing: sq(2).",
+    ]
+
+
 def test_a_reply_without_code_is_recorded_and_asked_again() -> None:
     model = ScriptedModel(["I am not sure.", RIGHT])
     trajectory = run(model, lambda env: exec_refine(SQUARE, env))

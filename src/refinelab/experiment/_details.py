@@ -187,26 +187,26 @@ def problem_details(db: sqlite3.Connection, run_id: str) -> list[ProblemInfo]:
         "SELECT problem, kind, visible_tests, hidden_tests, metadata, prompt FROM problems WHERE run_id = ? "
         "ORDER BY problem"
     )
-    return [_problem(row) for row in _rows(db, query, (run_id,))]
+    return [_problem(row) for row in read_rows(db, query, (run_id,))]
 
 
 def trajectory_details(db: sqlite3.Connection, run_id: str, problem: str | None = None) -> list[TrajectoryDetail]:
     """Every trajectory of a run (or of one problem) in full, in configuration, problem, repeat order."""
     args = (run_id, problem, problem)
     attempts: dict[tuple[str, str, int], list[AttemptDetail]] = {}
-    for row in _rows(db, _ATTEMPTS, args):
+    for row in read_rows(db, _ATTEMPTS, args):
         attempts.setdefault((row["config"], row["problem"], int(row["repeat"])), []).append(_attempt(row))
     generations, decisions = read_generations(db, run_id, problem), read_decisions(db, run_id, problem)
     found = []
-    for row in _rows(db, _TRAJECTORIES, args):
+    for row in read_rows(db, _TRAJECTORIES, args):
         unit = (row["config"], row["problem"], int(row["repeat"]))
         written, decided = tuple(generations.get(unit, ())), tuple(decisions.get(unit, ()))
         found.append(replace(_trajectory(row, attempts), generations=written, decisions=decided))
     return found
 
 
-def _rows(db: sqlite3.Connection, query: str, parameters: Sequence[object]) -> list[sqlite3.Row]:
-    """The rows of ``query``, read by column name."""
+def read_rows(db: sqlite3.Connection, query: str, parameters: Sequence[object]) -> list[sqlite3.Row]:
+    """The rows of ``query``, read by column name (every store read goes through here)."""
     cursor = db.cursor()
     cursor.row_factory = sqlite3.Row
     return cursor.execute(query, parameters).fetchall()

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, dataclass, field, replace
 
 from refinelab.problems import Problem, Test
+from refinelab.records import Spend, Usage
 from refinelab.sandbox import Sandbox
 from refinelab.strategies import Decision, TestGeneration, Trajectory
 from refinelab.verification import test_accuracy
@@ -54,26 +55,34 @@ def _decision_row(key: Key, seq: int, decision: Decision) -> tuple[object, ...]:
     )  # fmt: skip
 
 
-Totals = tuple[int, float | None, int, int | None]
-"""Test-writing tokens, their cost, tests generated, tests the reference passes (``None``: no reference)."""
+@dataclass(frozen=True)
+class Totals:
+    """What one trajectory's test-writing calls spent and wrote."""
+
+    spend: Spend = field(default_factory=Spend)
+    """Their tokens and dollars (dollars ``None`` once any price is unknown)."""
+    tests: int = 0
+    """Tests generated."""
+    correct: int | None = None
+    """How many of them the reference solution passes (``None``: the problem has no reference)."""
 
 
 def generation_totals(db: sqlite3.Connection, run_id: str) -> dict[tuple[str, str, int], Totals]:
-    """Per unit: tokens and cost of the test-writing calls, generated tests, and how many of them the
+    """Per unit: what the test-writing calls spent, the tests they generated, and how many of them the
     reference passes (``None`` when the problem has no reference)."""
     totals: dict[tuple[str, str, int], Totals] = {}
     rows = db.execute(
-        "SELECT config, problem, repeat, prompt_tokens + completion_tokens, cost_usd, tests, reference_passed "
+        "SELECT config, problem, repeat, prompt_tokens, completion_tokens, cost_usd, tests, reference_passed "
         "FROM test_generations WHERE run_id = ? ORDER BY config, problem, repeat, idx",
         (run_id,),
     )
-    for config, problem, repeat, tokens, cost, tests, reference in rows:
+    for config, problem, repeat, prompt, completion, cost, tests, reference in rows:
         unit = (str(config), str(problem), int(repeat))
-        before = totals.get(unit, (0, 0.0, 0, None))
+        before = totals.get(unit, Totals())
         verdicts = None if reference is None else json.loads(reference)
-        correct = None if verdicts is None else (before[3] or 0) + sum(bool(v) for v in verdicts)
-        spent = None if before[1] is None or cost is None else before[1] + float(cost)
-        totals[unit] = (before[0] + int(tokens), spent, before[2] + len(json.loads(tests)), correct)
+        correct = None if verdicts is None else (before.correct or 0) + sum(bool(v) for v in verdicts)
+        spent = Spend(Usage(int(prompt), int(completion)), None if cost is None else float(cost))
+        totals[unit] = Totals(before.spend + spent, before.tests + len(json.loads(tests)), correct)
     return totals
 
 

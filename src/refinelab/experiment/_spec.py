@@ -134,7 +134,7 @@ class ExperimentSpec:
     def _configurations(self) -> tuple[Configuration, ...]:
         found: dict[str, Configuration] = {}
         for strategy in self.strategies:
-            plain = _without_models(strategy)
+            plain = strategy.without_models()
             for actor in self._actors_for(strategy):
                 for critic in self._critics_for(strategy, actor):
                     configuration = Configuration(plain, actor, critic)
@@ -203,10 +203,6 @@ class ExperimentSpec:
             if model != name or tag:
                 found[name] = [model, tag]
         return found
-
-
-def _without_models(strategy: StrategySpec) -> StrategySpec:
-    return StrategySpec(strategy.name, {k: v for k, v in strategy.params.items() if k not in ("actor", "critic")})
 
 
 R = TypeVar("R")

@@ -25,21 +25,34 @@ from refinelab.experiment._details import (
     TrajectoryDetail,
     fingerprint,
     problem_details,
+    read_rows,
     trajectory_details,
 )
-from refinelab.experiment._generated import Totals, generation_totals, read_selection, save_rows, with_selection
+from refinelab.experiment._generated import generation_totals, read_selection, save_rows, with_selection
 from refinelab.experiment._migrations import MIGRATIONS
 from refinelab.experiment._process import ProcessId
+from refinelab.experiment._rows import (
+    ATTEMPTS_QUERY,
+    EXPORT_QUERY,
+    INSERT_ATTEMPT,
+    INSERT_CRITIC,
+    TRAJECTORIES_QUERY,
+    UPSERT_PROBLEM,
+    attempt_row,
+    critic_row,
+    export_line,
+    scored_attempt,
+    scored_trajectory,
+    stored_json,
+)
+from refinelab.experiment._rows import Unit as Unit  # defined with the rows; the store's callers name it here
 from refinelab.experiment._spec import Configuration, ExperimentSpec
 from refinelab.problems import Problem
-from refinelab.records import ScoredAttempt, ScoredTrajectory, Spend, Usage
+from refinelab.records import ScoredAttempt, ScoredTrajectory
 from refinelab.sandbox import RunResult
-from refinelab.strategies import Attempt, Trajectory
+from refinelab.strategies import Trajectory
 
 SCHEMA_VERSION = len(MIGRATIONS)
-
-Unit = tuple[str, str, int]
-"""(configuration key, ``benchmark/problem_id``, repeat)."""
 
 RunStatus = Literal["running", "complete", "incomplete", "interrupted", "failed"]
 """``running``; ``complete``; ``incomplete`` (infrastructure failures left to retry); ``interrupted``
@@ -180,11 +193,11 @@ class Store:
     def add_problems(self, run_id: str, problems: Sequence[tuple[str, Problem]]) -> None:
         """Record the run's problems as ``(benchmark/id, problem)`` (idempotent)."""
         rows = [
-            (run_id, key, p.kind, len(p.visible_tests), len(p.hidden_tests), _json(p.metadata), p.prompt)
+            (run_id, key, p.kind, len(p.visible_tests), len(p.hidden_tests), stored_json(p.metadata), p.prompt)
             for key, p in problems
         ]
         with self._transaction():
-            self._db.executemany(_UPSERT_PROBLEM, rows)
+            self._db.executemany(UPSERT_PROBLEM, rows)
 
     def save(self, run_id: str, unit: Unit, trajectory: Trajectory, hidden: Sequence[RunResult | None]) -> None:
         """Store one scored trajectory, all of it or nothing."""
@@ -197,14 +210,14 @@ class Store:
                     trajectory.stop_reason,
                     trajectory.final,
                     trajectory.budget_note,
-                    _json(trajectory.params),
+                    stored_json(trajectory.params),
                     time.time(),
                 ),
             )
             for attempt, result in zip(trajectory.attempts, hidden):
-                self._db.execute(_INSERT_ATTEMPT, _attempt_row(key, attempt, result))
+                self._db.execute(INSERT_ATTEMPT, attempt_row(key, attempt, result))
                 if attempt.critic is not None:
-                    self._db.execute(_INSERT_CRITIC, _critic_row(key, attempt))
+                    self._db.execute(INSERT_CRITIC, critic_row(key, attempt))
             save_rows(self._db, key, trajectory)
 
     def record_failure(self, run_id: str, unit: Unit, kind: str, message: str) -> None:
@@ -275,16 +288,14 @@ class Store:
     def trajectories(self, run_id: str) -> list[ScoredTrajectory]:
         """Every stored trajectory of a run, scored, in configuration then problem order."""
         attempts: dict[Unit, list[ScoredAttempt]] = {}
-        for row in self._rows(_ATTEMPTS_QUERY, (run_id,)):
-            attempts.setdefault((row["config"], row["problem"], int(row["repeat"])), []).append(_scored_attempt(row))
+        for row in self._rows(ATTEMPTS_QUERY, (run_id,)):
+            attempts.setdefault((row["config"], row["problem"], int(row["repeat"])), []).append(scored_attempt(row))
         tests = generation_totals(self._db, run_id)
-        return [_scored_trajectory(row, attempts, tests) for row in self._rows(_TRAJECTORIES_QUERY, (run_id,))]
+        return [scored_trajectory(row, attempts, tests) for row in self._rows(TRAJECTORIES_QUERY, (run_id,))]
 
     def _rows(self, query: str, parameters: Sequence[object]) -> list[sqlite3.Row]:
         """The rows of ``query``, read by column name."""
-        cursor = self._db.cursor()
-        cursor.row_factory = sqlite3.Row
-        return cursor.execute(query, parameters).fetchall()
+        return read_rows(self._db, query, parameters)
 
     def configurations(self, run_id: str) -> list[StoredConfiguration]:
         """The configurations of a run, in spec order."""
@@ -336,10 +347,10 @@ class Store:
     def export_rows(self, run_id: str) -> Iterator[dict[str, object]]:
         """One dict per attempt (the ``refinelab export`` line), in stored order."""
         selection = read_selection(self._db, run_id)
-        cursor = self._db.execute(_EXPORT_QUERY, (run_id,))
+        cursor = self._db.execute(EXPORT_QUERY, (run_id,))
         names = [d[0] for d in cursor.description]
         for row in cursor:
-            line = _export_line(dict(zip(names, row)))
+            line = export_line(dict(zip(names, row)))
             yield with_selection(
                 line, selection.get((str(line["config"]), str(line["problem_id"]), int(str(line["repeat"]))))
             )
@@ -356,139 +367,6 @@ class _Transaction:
 
     def __exit__(self, kind: object, *_: object) -> None:
         self.db.execute("COMMIT" if kind is None else "ROLLBACK")
-
-
-def _json(value: object) -> str:
-    return json.dumps(value, default=str)
-
-
-def _attempt_row(key: tuple[str, str, str, int], attempt: Attempt, hidden: RunResult | None) -> tuple[object, ...]:
-    usage, visible = attempt.usage, attempt.visible
-    return (
-        *key, attempt.index, attempt.origin, attempt.code, attempt.response, attempt.feedback, attempt.parse_error,
-        attempt.confidence, usage.prompt_tokens, usage.completion_tokens, usage.cached_tokens, int(usage.estimated),
-        attempt.cost_usd, attempt.latency_seconds, int(attempt.cached),
-        None if visible is None else int(visible.passed),
-        None if visible is None else visible.pass_count,
-        None if visible is None else _json([o.to_json() for o in visible.outcomes]),
-        int(hidden is not None and hidden.passed),
-        0 if hidden is None else hidden.pass_count,
-        0 if hidden is None else len(hidden.outcomes),
-        None if hidden is None else _json([o.to_json() for o in hidden.outcomes]),
-        None if hidden is None else hidden.isolation,
-    )  # fmt: skip
-
-
-def _critic_row(key: tuple[str, str, str, int], attempt: Attempt) -> tuple[object, ...]:
-    critic = attempt.critic
-    assert critic is not None
-    usage = critic.usage
-    return (
-        *key, attempt.index, critic.raw, critic.verdict, critic.critique, critic.parse_error, critic.confidence,
-        usage.prompt_tokens, usage.completion_tokens, critic.cost_usd, critic.latency_seconds, int(critic.cached),
-    )  # fmt: skip
-
-
-_UPSERT_PROBLEM = """
-INSERT INTO problems (run_id, problem, kind, visible_tests, hidden_tests, metadata, prompt)
-VALUES (?, ?, ?, ?, ?, ?, ?)
-ON CONFLICT (run_id, problem) DO UPDATE
-SET metadata = COALESCE(problems.metadata, excluded.metadata), prompt = COALESCE(problems.prompt, excluded.prompt)
-"""
-_INSERT_ATTEMPT = "INSERT INTO attempts VALUES (" + ", ".join(["?"] * 26) + ")"  # noqa: S608 - placeholders only
-_INSERT_CRITIC = "INSERT INTO critic_outputs VALUES (" + ", ".join(["?"] * 15) + ")"  # noqa: S608 - placeholders only
-_TRAJECTORIES_QUERY = """
-SELECT t.config, c.strategy, c.params, c.actor, c.critic, t.problem, t.repeat, t.final, t.stop_reason
-FROM trajectories t JOIN configs c ON c.run_id = t.run_id AND c.config = t.config
-WHERE t.run_id = ? ORDER BY c.position, t.problem, t.repeat
-"""
-_ATTEMPTS_QUERY = """
-SELECT a.config, a.problem, a.repeat, a.idx, a.origin, a.hidden_passed, a.visible_passed,
-       COALESCE(a.visible_pass_count, 0) AS visible_pass_count, k.idx AS critic_idx, k.verdict,
-       a.prompt_tokens, a.completion_tokens, a.cost_usd, a.latency_s, a.confidence,
-       k.prompt_tokens AS critic_prompt_tokens, k.completion_tokens AS critic_completion_tokens,
-       k.cost_usd AS critic_cost_usd, k.latency_s AS critic_latency_s, k.confidence AS critic_confidence
-FROM attempts a LEFT JOIN critic_outputs k
-  ON k.run_id = a.run_id AND k.config = a.config AND k.problem = a.problem AND k.repeat = a.repeat AND k.idx = a.idx
-WHERE a.run_id = ? ORDER BY a.config, a.problem, a.repeat, a.idx
-"""
-_EXPORT_QUERY = """
-SELECT t.run_id, t.config, t.problem AS problem_id, c.strategy, c.params, c.actor, c.critic, t.repeat,
-       a.idx AS iteration, a.origin, a.code, k.verdict AS critic_verdict, k.critique AS critic_critique,
-       a.visible_passed, a.hidden_passed,
-       a.hidden_pass_count, a.hidden_total, a.prompt_tokens, a.completion_tokens, a.cost_usd, a.latency_s,
-       k.prompt_tokens AS critic_prompt_tokens, k.completion_tokens AS critic_completion_tokens,
-       k.cost_usd AS critic_cost_usd, k.latency_s AS critic_latency_s, a.confidence,
-       k.confidence AS critic_confidence, a.feedback, t.final = a.idx AS is_final, t.stop_reason,
-       a.response AS raw_reply, a.parse_error, a.cached, k.raw AS critic_raw_reply,
-       k.parse_error AS critic_parse_error, k.cached AS critic_cached, p.metadata AS difficulty,
-       a.visible_outcomes, a.hidden_outcomes
-FROM trajectories t
-JOIN configs c ON c.run_id = t.run_id AND c.config = t.config
-LEFT JOIN problems p ON p.run_id = t.run_id AND p.problem = t.problem
-JOIN attempts a ON a.run_id = t.run_id AND a.config = t.config AND a.problem = t.problem AND a.repeat = t.repeat
-LEFT JOIN critic_outputs k
-  ON k.run_id = a.run_id AND k.config = a.config AND k.problem = a.problem AND k.repeat = a.repeat AND k.idx = a.idx
-WHERE t.run_id = ? ORDER BY c.position, t.problem, t.repeat, a.idx
-"""
-
-
-def _scored_attempt(row: sqlite3.Row) -> ScoredAttempt:
-    actor = Spend(Usage(int(row["prompt_tokens"]), int(row["completion_tokens"])), row["cost_usd"])
-    critic = row["critic_idx"] is not None
-    spend = actor + _critic_spend(row) if critic else actor
-    return ScoredAttempt(
-        int(row["idx"]),
-        row["origin"],
-        bool(row["hidden_passed"]),
-        visible_passed=None if row["visible_passed"] is None else bool(row["visible_passed"]),
-        visible_pass_count=int(row["visible_pass_count"]),
-        critic_verdict=row["verdict"],
-        spend=spend,
-        actor_prompt_tokens=int(row["prompt_tokens"]),
-        latency_seconds=float(row["latency_s"]) + (float(row["critic_latency_s"]) if critic else 0.0),
-        confidence=row["confidence"],
-        critic_confidence=row["critic_confidence"],
-    )
-
-
-def _critic_spend(row: sqlite3.Row) -> Spend:
-    usage = Usage(int(row["critic_prompt_tokens"]), int(row["critic_completion_tokens"]))
-    return Spend(usage, row["critic_cost_usd"])
-
-
-def _scored_trajectory(
-    row: sqlite3.Row, attempts: Mapping[Unit, list[ScoredAttempt]], tests: Mapping[Unit, Totals]
-) -> ScoredTrajectory:
-    unit = (row["config"], row["problem"], int(row["repeat"]))
-    test_tokens, test_cost, generated, correct = tests.get(unit, (0, 0.0, 0, None))
-    return ScoredTrajectory(
-        config=row["config"],
-        strategy=row["strategy"],
-        params=row["params"],
-        actor=row["actor"],
-        critic=row["critic"],
-        problem=row["problem"],
-        repeat=int(row["repeat"]),
-        attempts=tuple(attempts.get(unit, ())),
-        final=row["final"],
-        stop_reason=row["stop_reason"],
-        test_tokens=test_tokens,
-        test_cost_usd=test_cost,
-        generated_tests=generated,
-        generated_correct=correct,
-    )
-
-
-def _export_line(row: dict[str, object]) -> dict[str, object]:
-    for flag in ("visible_passed", "hidden_passed", "is_final", "cached", "critic_cached"):
-        if row[flag] is not None:
-            row[flag] = bool(row[flag])
-    for outcomes in ("visible_outcomes", "hidden_outcomes"):
-        row[outcomes] = None if row[outcomes] is None else json.loads(str(row[outcomes]))
-    metadata = json.loads(str(row["difficulty"])) if row["difficulty"] else {}
-    row["difficulty"] = metadata.get("difficulty") or None  # None: the source has none, or the store predates it
-    return row
 
 
 _RUN_COLUMNS = "id, name, created, spec, versions, isolation, limits, status, finished, note, host, pid, pid_started"

@@ -165,10 +165,9 @@ class ScoredTrajectory:
     """The attempt returned as the answer."""
     stop_reason: StopReason
     """Why the strategy stopped."""
-    test_tokens: int = 0
-    """Tokens of the calls that wrote tests (``codet``, ``verified``); part of :attr:`tokens`."""
-    test_cost_usd: float | None = 0.0
-    """Their price; ``None`` when unknown (then :attr:`cost_usd` is unknown too)."""
+    test_spend: Spend = field(default_factory=Spend)
+    """What the calls that wrote tests (``codet``, ``verified``) spent; part of :attr:`spend` (an unknown
+    price there makes :attr:`cost_usd` unknown too)."""
     generated_tests: int = 0
     """Tests the model wrote (valid, distinct within each reply)."""
     generated_correct: int | None = None
@@ -181,15 +180,18 @@ class ScoredTrajectory:
 
     @property
     def spend(self) -> Spend:
-        """Dollars of every call, test-writing calls included; tokens of the attempts (the test-writing
-        tokens are in :attr:`test_tokens`, and :attr:`tokens` adds them)."""
-        attempts = Spend.total(a.spend for a in self.attempts)
-        return attempts + Spend(cost_usd=self.test_cost_usd)
+        """Tokens and dollars of every call: the attempts' (actor and critic), then the test-writing ones."""
+        return Spend.total(a.spend for a in self.attempts) + self.test_spend
+
+    @property
+    def test_tokens(self) -> int:
+        """Tokens of the test-writing calls."""
+        return self.test_spend.usage.total_tokens
 
     @property
     def tokens(self) -> int:
         """All tokens spent, test-writing calls included."""
-        return sum(a.tokens for a in self.attempts) + self.test_tokens
+        return self.spend.usage.total_tokens
 
     @property
     def cost_usd(self) -> float | None:

@@ -241,11 +241,7 @@ def _row(group: Sequence[ScoredTrajectory], single: Sequence[ScoredTrajectory] |
         use=use,
         vs_single=_multiples(use, single),
         judged=_judged(group),
-        confidence=Confidence(
-            stated=_stated(group),
-            brier_actor=brier(actor_confidence(group)),
-            brier_critic=brier(critic_confidence(group)),
-        ),
+        confidence=_confidence(group),
     )
 
 

@@ -4,7 +4,8 @@
 limits, and judges the results with the real judge (values go through the same codec), so a strategy
 test sees the outcomes, messages and feedback a :class:`~refinelab.sandbox.WorkerPool` would give for
 the same program — without bubblewrap or worker processes. Only for code the test wrote itself: a
-program that loops forever hangs the test, and one that exits ends it. Results say ``isolation="fake"``.
+program that loops forever hangs the test (an exit is an error, as in a worker). Results say
+``isolation="fake"``.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from refinelab.sandbox._protocol import Sandbox
 from refinelab.sandbox._suite import Item, Suite
 from refinelab.sandbox._worker import codec
 from refinelab.sandbox._worker import protocol as wire
-from refinelab.sandbox._worker.child import CANDIDATE_FILE, error_message
+from refinelab.sandbox._worker.child import CANDIDATE_FILE, entry_point, error_message
 
 Report = dict[str, object]
 
@@ -86,7 +87,7 @@ def _run_program(code: str, suite: Suite) -> tuple[list[Report], str]:
     with contextlib.redirect_stdout(printed):
         try:
             scope = _load(code, suite, {"__name__": "__candidate__", "__builtins__": builtins})
-        except Exception as exc:  # noqa: BLE001 - the program's own error is its tests' report
+        except (Exception, SystemExit) as exc:  # noqa: BLE001 - the program's own error is its tests' report
             return [error_message(exc)] * len(suite.tests), printed.getvalue()
         reports = [_run_test(test, scope) for test in suite.tests]
     return reports, printed.getvalue()
@@ -100,21 +101,12 @@ def _load(code: str, suite: Suite, namespace: dict[str, object]) -> dict[str, ob
     scope = dict(namespace)
     scope.update(inf=float("inf"), nan=float("nan"))
     if suite.entry_point:
-        scope["candidate"] = _entry(namespace, suite.entry_point)
+        scope["candidate"] = entry_point(namespace, suite.entry_point)
         if "." not in suite.entry_point:
             scope[suite.entry_point] = scope["candidate"]
     if suite.setup:
         exec(compile(suite.setup, "<tests>", "exec", dont_inherit=True), scope)  # noqa: S102 - trusted
     return scope
-
-
-def _entry(namespace: dict[str, object], entry: str) -> object:
-    class_name, _, method = entry.rpartition(".")
-    if not class_name:
-        if entry not in namespace:
-            raise NameError(f"the program does not define {entry!r}")
-        return namespace[entry]
-    return getattr(namespace[class_name](), method)  # type: ignore[operator]
 
 
 def _run_test(test: Test, scope: dict[str, object]) -> Report:
@@ -125,7 +117,7 @@ def _run_test(test: Test, scope: dict[str, object]) -> Report:
         if isinstance(test, AssertTest):
             exec(compile(test.code, "<test>", "exec", dont_inherit=True), scope)  # noqa: S102 - trusted
             return {wire.STATUS: wire.S_OK}
-    except Exception as exc:  # noqa: BLE001 - a failing test is data
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - a failing test is data (an exit too, as in a worker)
         return error_message(exc)
     return {wire.STATUS: wire.S_ERROR, wire.MESSAGE: "a stdin/stdout test in a function suite"}
 

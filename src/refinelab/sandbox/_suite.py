@@ -40,16 +40,17 @@ class Suite:
     @classmethod
     def visible(cls, problem: Problem) -> Suite:
         """The problem's visible tests: what a strategy may run and show the model."""
-        return cls._of_problem(problem, problem.visible_tests)
+        return cls.for_problem(problem, problem.visible_tests)
 
     @classmethod
     def hidden(cls, problem: Problem) -> Suite:
         """The problem's hidden tests: what scores an attempt (never shown to a strategy)."""
-        return cls._of_problem(problem, problem.hidden_tests)
+        return cls.for_problem(problem, problem.hidden_tests)
 
     @classmethod
-    def _of_problem(cls, problem: Problem, tests: Sequence[Test]) -> Suite:
-        """The one place a suite is built from a problem: how its programs run, and its setup."""
+    def for_problem(cls, problem: Problem, tests: Sequence[Test]) -> Suite:
+        """Any tests run as the problem's programs run (kind, entry point, setup, prelude): the one place a
+        suite is built from a problem (its visible or hidden tests, or tests a strategy wrote for it)."""
         return cls.of(
             tests, kind=problem.kind, entry_point=problem.entry_point, setup=problem.test_setup, prelude=problem.prelude
         )

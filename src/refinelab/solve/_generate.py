@@ -14,7 +14,7 @@ from refinelab.sandbox import RunResult, Sandbox, Suite
 from refinelab.solve._task import Task
 from refinelab.solve._tests import GivenTest, TestSet, describe
 from refinelab.strategies import Env, TestGeneration, Trajectory
-from refinelab.verification import parse_tests, pooled, test_request
+from refinelab.verification import pooled, test_request
 
 TESTS_ASKED = 10
 """Tests asked for in the one test-writing call."""
@@ -26,17 +26,8 @@ async def generated_tests(task: Task, env: Env) -> tuple[TestSet, TestGeneration
     """Tests written by the actor for the task (marked ``generated``), and the call as the trajectory
     records it."""
     completion = await env.generate("actor", test_request(task.problem, count=TESTS_ASKED), CONFIG)
-    parsed = parse_tests(completion.text, task.problem)
-    generation = TestGeneration(
-        raw=completion.text,
-        tests=parsed.tests,
-        rejected=tuple(r.reason for r in parsed.rejected),
-        usage=completion.usage,
-        latency_seconds=completion.latency_seconds,
-        cost_usd=completion.cost_usd,
-        cached=completion.cached,
-    )
-    return TestSet(tuple(GivenTest(t, "generated") for t in parsed.tests)), generation
+    generation = TestGeneration.of_reply(completion, task.problem)
+    return TestSet(tuple(GivenTest(t, "generated") for t in generation.tests)), generation
 
 
 def _as_value_test(test: Test) -> Test:
@@ -69,6 +60,5 @@ async def strategy_tests(
     tests = [t for t in written if describe(t) not in given]
     if not tests:
         return (), None
-    problem = task.problem
-    suite = Suite.of(tests, kind=problem.kind, entry_point=problem.entry_point, setup=problem.test_setup)
-    return tuple(GivenTest(t, "generated") for t in tests), await sandbox.run(code, suite)
+    result = await sandbox.run(code, Suite.for_problem(task.problem, tests))
+    return tuple(GivenTest(t, "generated") for t in tests), result

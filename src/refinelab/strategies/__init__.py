@@ -1,8 +1,9 @@
 """Strategies: small async functions over a problem and an :class:`Env`, each returning a
 :class:`Trajectory`; and the helpers they use to read model output.
 
-A new strategy is one ``@strategy("name")`` function in its own module here, plus its test: this
-package imports every module in it, so importing it registers them all (a test checks that).
+A new strategy is one ``@strategy("name")`` function in its own private module here (``_best_of_two.py``;
+a public module would owe an ``__all__``), plus its test: this package imports every module in it, so
+importing it registers them all (a test checks that).
 """
 
 import importlib

@@ -13,6 +13,7 @@ from typing import Annotated, Literal
 from annotated_types import Ge, Gt
 
 from refinelab._validate import problem_with, type_hints
+from refinelab.errors import BudgetExhausted as BudgetExhausted  # part of the error tree; strategies name it here
 from refinelab.errors import UserError
 from refinelab.models import Completion, GenerateConfig, Message, Model
 from refinelab.problems import Problem
@@ -40,14 +41,6 @@ class Budget:
             problem = problem_with(getattr(self, name), hint)
             if problem is not None:
                 raise UserError(f"budget {name}={getattr(self, name)!r}: {problem}")
-
-
-class BudgetExhausted(Exception):
-    """A budget would be exceeded by the next call; the trajectory ends with the reason."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
 
 
 @dataclass

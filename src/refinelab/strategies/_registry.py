@@ -134,22 +134,36 @@ class StrategySpec:
     @cached_property
     def bound(self) -> BoundStrategy:
         """This spec checked and bound, once (see :meth:`bind`)."""
-        return self.bind()
+        return self._bind()
 
     def bind(self) -> BoundStrategy:
-        """Check every argument and bind them: model choices (``actor``, ``critic``) are the runner's,
-        sampling settings (``temperature``, ``top_p``, ``max_tokens``, ``seed``) become ``config``, and
-        ``prompts=FILE.toml`` loads a prompt set (its content digest joins the configuration key).
+        """Check every argument and bind them, once per spec (a prompt file is read once, however often
+        this is asked): model choices (``actor``, ``critic``) are the runner's, sampling settings
+        (``temperature``, ``top_p``, ``max_tokens``, ``seed``) become ``config`` unless the strategy
+        declares a parameter of that name itself, and ``prompts=FILE.toml`` loads a prompt set (its
+        content digest joins the configuration key).
 
         Every value is checked against the annotation of the parameter it binds to (the strategy
         function's own signature, or :class:`GenerateConfig`'s fields for settings), bounds included
         (``n: Annotated[int, Ge(1)]``): a wrong value is a :class:`UserError` here, before any model call.
-        ``critic=`` on a strategy that asks no critic is an error too, not silently ignored.
+        A key the function cannot take (a setting included, when it has no ``config``) is an error, and
+        ``critic=`` on a strategy that asks no critic is one too, not silently ignored.
         """
+        return self.bound
+
+    def without_models(self) -> StrategySpec:
+        """This spec without its model choices (``actor``, ``critic``), sharing its binding: they are the
+        runner's, never the strategy function's, so the bound arguments (and a loaded prompt file) stay."""
+        plain = StrategySpec(self.name, {k: v for k, v in self.params.items() if k not in RUNNER_KEYS})
+        plain.__dict__["bound"] = self.bound  # the cached_property's slot: bound once, not again
+        return plain
+
+    def _bind(self) -> BoundStrategy:
         function = STRATEGIES[self.name]
         accepted = set(inspect.signature(function).parameters) - {"problem", "env"}
-        settings = {k: v for k, v in self.params.items() if k in _SETTINGS}
-        kwargs = {k: v for k, v in self.params.items() if k not in _SETTINGS and k not in RUNNER_KEYS}
+        as_config = {k for k in _SETTINGS if k not in accepted} if "config" in accepted else set()
+        settings = {k: v for k, v in self.params.items() if k in as_config}
+        kwargs = {k: v for k, v in self.params.items() if k not in as_config and k not in RUNNER_KEYS}
         unknown = sorted(set(kwargs) - accepted)
         if unknown:
             raise UserError(

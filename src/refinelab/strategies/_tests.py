@@ -10,7 +10,7 @@ from refinelab.models import GenerateConfig
 from refinelab.problems import Problem, Test
 from refinelab.strategies._env import BudgetExhausted, Env
 from refinelab.strategies._trajectory import Attempt, Decision, TestGeneration
-from refinelab.verification import Agreement, Score, dual_agreement, parse_tests, pooled, run_matrix, test_request
+from refinelab.verification import Agreement, Score, dual_agreement, pooled, run_matrix, test_request
 
 DEFAULT_TESTS_PER_SAMPLE = 10
 """Tests asked for in each test-writing call, unless a strategy says otherwise."""
@@ -53,16 +53,7 @@ async def write_tests(env: Env, problem: Problem, plan: TestPlan) -> tuple[list[
 async def _one_generation(env: Env, problem: Problem, plan: TestPlan, index: int) -> TestGeneration:
     messages = test_request(problem, count=plan.per_sample)
     completion = await env.generate("actor", messages, plan.config, sample=TEST_SAMPLE_OFFSET + index)
-    parsed = parse_tests(completion.text, problem)
-    return TestGeneration(
-        raw=completion.text,
-        tests=parsed.tests,
-        rejected=tuple(r.reason for r in parsed.rejected),
-        usage=completion.usage,
-        latency_seconds=completion.latency_seconds,
-        cost_usd=completion.cost_usd,
-        cached=completion.cached,
-    )
+    return TestGeneration.of_reply(completion, problem)
 
 
 def generated_pool(generations: list[TestGeneration], limit: int | None) -> tuple[Test, ...]:

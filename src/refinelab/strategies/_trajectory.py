@@ -9,11 +9,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from refinelab.problems import Test
+from refinelab.models import Completion
+from refinelab.problems import Problem, Test
 from refinelab.records import Origin as Origin  # re-exported for the strategies
 from refinelab.records import Spend, Usage
 from refinelab.records import StopReason as StopReason
 from refinelab.sandbox import RunResult
+from refinelab.verification import parse_tests
 
 Verdict = Literal["pass", "refine", "redraft"]
 """A critic's decision (Self-Refine critics say pass or refine)."""
@@ -113,6 +115,21 @@ class TestGeneration:
     def spend(self) -> Spend:
         """Tokens and dollars of the call."""
         return Spend(self.usage, self.cost_usd)
+
+    @classmethod
+    def of_reply(cls, completion: Completion, problem: Problem) -> TestGeneration:
+        """A test-writing call's reply (to :func:`refinelab.verification.test_request`) and the tests read
+        from it (:func:`refinelab.verification.parse_tests`)."""
+        parsed = parse_tests(completion.text, problem)
+        return cls(
+            raw=completion.text,
+            tests=parsed.tests,
+            rejected=tuple(r.reason for r in parsed.rejected),
+            usage=completion.usage,
+            latency_seconds=completion.latency_seconds,
+            cost_usd=completion.cost_usd,
+            cached=completion.cached,
+        )
 
 
 DecisionKind = Literal["tests", "group", "refine", "keep", "discard", "critic", "choose"]

@@ -226,10 +226,7 @@ async def _feedback_for(env: Env, state: _State, attempt: int) -> str:
         return "No program could be read from the reply. Give the whole program in one ```python block."
     shown = failing[:FEEDBACK_FAILURES]
     problem = state.problem
-    suite = Suite.of(
-        shown, kind=problem.kind, entry_point=problem.entry_point, setup=problem.test_setup, prelude=problem.prelude
-    )
-    result = await env.sandbox.run(code, suite)
+    result = await env.sandbox.run(code, Suite.for_problem(problem, shown))
     details = feedback(replace(problem, visible_tests=tuple(shown)), result, "diff").split("\n", 1)
     head = f"{len(failing)} of {len(state.known)} tests failed; the first {len(shown)}:"
     return head + ("\n" + details[1] if len(details) > 1 else "")

@@ -1,0 +1,158 @@
+"""How the store's rows map to records and back: the rows written for attempts and critic outputs, the
+queries the store reads with, and the records built from their rows by column name.
+
+Written rows follow the tables' column order (migrations only append columns); read rows are taken by
+column name, so a query may add or reorder columns freely.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Mapping
+
+from refinelab.experiment._generated import Totals
+from refinelab.records import ScoredAttempt, ScoredTrajectory, Spend, Usage
+from refinelab.sandbox import RunResult
+from refinelab.strategies import Attempt
+
+Unit = tuple[str, str, int]
+"""(configuration key, ``benchmark/problem_id``, repeat)."""
+
+
+def stored_json(value: object) -> str:
+    """A JSON column's text (values JSON cannot hold stored as their ``str``)."""
+    return json.dumps(value, default=str)
+
+
+def attempt_row(key: tuple[str, str, str, int], attempt: Attempt, hidden: RunResult | None) -> tuple[object, ...]:
+    """The ``attempts`` row of one attempt and its hidden-test result, in column order."""
+    usage, visible = attempt.usage, attempt.visible
+    return (
+        *key, attempt.index, attempt.origin, attempt.code, attempt.response, attempt.feedback, attempt.parse_error,
+        attempt.confidence, usage.prompt_tokens, usage.completion_tokens, usage.cached_tokens, int(usage.estimated),
+        attempt.cost_usd, attempt.latency_seconds, int(attempt.cached),
+        None if visible is None else int(visible.passed),
+        None if visible is None else visible.pass_count,
+        None if visible is None else stored_json([o.to_json() for o in visible.outcomes]),
+        int(hidden is not None and hidden.passed),
+        0 if hidden is None else hidden.pass_count,
+        0 if hidden is None else len(hidden.outcomes),
+        None if hidden is None else stored_json([o.to_json() for o in hidden.outcomes]),
+        None if hidden is None else hidden.isolation,
+    )  # fmt: skip
+
+
+def critic_row(key: tuple[str, str, str, int], attempt: Attempt) -> tuple[object, ...]:
+    """The ``critic_outputs`` row of an attempt the critic judged, in column order."""
+    critic = attempt.critic
+    assert critic is not None
+    usage = critic.usage
+    return (
+        *key, attempt.index, critic.raw, critic.verdict, critic.critique, critic.parse_error, critic.confidence,
+        usage.prompt_tokens, usage.completion_tokens, critic.cost_usd, critic.latency_seconds, int(critic.cached),
+    )  # fmt: skip
+
+
+UPSERT_PROBLEM = """
+INSERT INTO problems (run_id, problem, kind, visible_tests, hidden_tests, metadata, prompt)
+VALUES (?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (run_id, problem) DO UPDATE
+SET metadata = COALESCE(problems.metadata, excluded.metadata), prompt = COALESCE(problems.prompt, excluded.prompt)
+"""
+INSERT_ATTEMPT = "INSERT INTO attempts VALUES (" + ", ".join(["?"] * 26) + ")"  # noqa: S608 - placeholders only
+INSERT_CRITIC = "INSERT INTO critic_outputs VALUES (" + ", ".join(["?"] * 15) + ")"  # noqa: S608 - placeholders only
+TRAJECTORIES_QUERY = """
+SELECT t.config, c.strategy, c.params, c.actor, c.critic, t.problem, t.repeat, t.final, t.stop_reason
+FROM trajectories t JOIN configs c ON c.run_id = t.run_id AND c.config = t.config
+WHERE t.run_id = ? ORDER BY c.position, t.problem, t.repeat
+"""
+ATTEMPTS_QUERY = """
+SELECT a.config, a.problem, a.repeat, a.idx, a.origin, a.hidden_passed, a.visible_passed,
+       COALESCE(a.visible_pass_count, 0) AS visible_pass_count, k.idx AS critic_idx, k.verdict,
+       a.prompt_tokens, a.completion_tokens, a.cost_usd, a.latency_s, a.confidence,
+       k.prompt_tokens AS critic_prompt_tokens, k.completion_tokens AS critic_completion_tokens,
+       k.cost_usd AS critic_cost_usd, k.latency_s AS critic_latency_s, k.confidence AS critic_confidence
+FROM attempts a LEFT JOIN critic_outputs k
+  ON k.run_id = a.run_id AND k.config = a.config AND k.problem = a.problem AND k.repeat = a.repeat AND k.idx = a.idx
+WHERE a.run_id = ? ORDER BY a.config, a.problem, a.repeat, a.idx
+"""
+EXPORT_QUERY = """
+SELECT t.run_id, t.config, t.problem AS problem_id, c.strategy, c.params, c.actor, c.critic, t.repeat,
+       a.idx AS iteration, a.origin, a.code, k.verdict AS critic_verdict, k.critique AS critic_critique,
+       a.visible_passed, a.hidden_passed,
+       a.hidden_pass_count, a.hidden_total, a.prompt_tokens, a.completion_tokens, a.cost_usd, a.latency_s,
+       k.prompt_tokens AS critic_prompt_tokens, k.completion_tokens AS critic_completion_tokens,
+       k.cost_usd AS critic_cost_usd, k.latency_s AS critic_latency_s, a.confidence,
+       k.confidence AS critic_confidence, a.feedback, t.final = a.idx AS is_final, t.stop_reason,
+       a.response AS raw_reply, a.parse_error, a.cached, k.raw AS critic_raw_reply,
+       k.parse_error AS critic_parse_error, k.cached AS critic_cached, p.metadata AS difficulty,
+       a.visible_outcomes, a.hidden_outcomes
+FROM trajectories t
+JOIN configs c ON c.run_id = t.run_id AND c.config = t.config
+LEFT JOIN problems p ON p.run_id = t.run_id AND p.problem = t.problem
+JOIN attempts a ON a.run_id = t.run_id AND a.config = t.config AND a.problem = t.problem AND a.repeat = t.repeat
+LEFT JOIN critic_outputs k
+  ON k.run_id = a.run_id AND k.config = a.config AND k.problem = a.problem AND k.repeat = a.repeat AND k.idx = a.idx
+WHERE t.run_id = ? ORDER BY c.position, t.problem, t.repeat, a.idx
+"""
+
+
+def scored_attempt(row: sqlite3.Row) -> ScoredAttempt:
+    """An attempt as the metrics see it, from an :data:`ATTEMPTS_QUERY` row (actor and critic spend added)."""
+    actor = Spend(Usage(int(row["prompt_tokens"]), int(row["completion_tokens"])), row["cost_usd"])
+    critic = row["critic_idx"] is not None
+    spend = actor + _critic_spend(row) if critic else actor
+    return ScoredAttempt(
+        int(row["idx"]),
+        row["origin"],
+        bool(row["hidden_passed"]),
+        visible_passed=None if row["visible_passed"] is None else bool(row["visible_passed"]),
+        visible_pass_count=int(row["visible_pass_count"]),
+        critic_verdict=row["verdict"],
+        spend=spend,
+        actor_prompt_tokens=int(row["prompt_tokens"]),
+        latency_seconds=float(row["latency_s"]) + (float(row["critic_latency_s"]) if critic else 0.0),
+        confidence=row["confidence"],
+        critic_confidence=row["critic_confidence"],
+    )
+
+
+def _critic_spend(row: sqlite3.Row) -> Spend:
+    usage = Usage(int(row["critic_prompt_tokens"]), int(row["critic_completion_tokens"]))
+    return Spend(usage, row["critic_cost_usd"])
+
+
+def scored_trajectory(
+    row: sqlite3.Row, attempts: Mapping[Unit, list[ScoredAttempt]], tests: Mapping[Unit, Totals]
+) -> ScoredTrajectory:
+    """A trajectory from a :data:`TRAJECTORIES_QUERY` row, with its attempts and its generated tests' totals."""
+    unit = (row["config"], row["problem"], int(row["repeat"]))
+    written = tests.get(unit, Totals())
+    return ScoredTrajectory(
+        config=row["config"],
+        strategy=row["strategy"],
+        params=row["params"],
+        actor=row["actor"],
+        critic=row["critic"],
+        problem=row["problem"],
+        repeat=int(row["repeat"]),
+        attempts=tuple(attempts.get(unit, ())),
+        final=row["final"],
+        stop_reason=row["stop_reason"],
+        test_spend=written.spend,
+        generated_tests=written.tests,
+        generated_correct=written.correct,
+    )
+
+
+def export_line(row: dict[str, object]) -> dict[str, object]:
+    """An :data:`EXPORT_QUERY` row as its ``refinelab export`` line: flags as booleans, outcomes and difficulty read."""
+    for flag in ("visible_passed", "hidden_passed", "is_final", "cached", "critic_cached"):
+        if row[flag] is not None:
+            row[flag] = bool(row[flag])
+    for outcomes in ("visible_outcomes", "hidden_outcomes"):
+        row[outcomes] = None if row[outcomes] is None else json.loads(str(row[outcomes]))
+    metadata = json.loads(str(row["difficulty"])) if row["difficulty"] else {}
+    row["difficulty"] = metadata.get("difficulty") or None  # None: the source has none, or the store predates it
+    return row
