@@ -13,6 +13,7 @@ from annotated_types import Interval
 from refinelab.cli import main
 from refinelab.errors import UserError
 from refinelab.experiment import load_spec
+from refinelab.models import GenerateConfig
 from refinelab.problems import Problem
 from refinelab.strategies import STRATEGIES, Budget, Env, StrategySpec, Trajectory, strategy
 
@@ -231,3 +232,10 @@ def test_every_strategy_module_is_imported_so_it_registers() -> None:
     assert defining, "no strategy module found"
     assert [m for m in defining if f"refinelab.strategies.{m}" not in sys.modules] == []
     assert {"single-pass", "exec-refine", "sampling", "self-refine", "self-redraft"} <= set(STRATEGIES)
+
+
+def test_settings_change_only_what_they_name_in_the_strategys_own_config() -> None:
+    # sampling's own config is temperature 0.2, top_p 0.95: a new temperature keeps its top_p
+    config = StrategySpec.parse("sampling(temperature=1.0, max_tokens=64)").kwargs()["config"]
+    assert config == GenerateConfig(temperature=1.0, top_p=0.95, max_tokens=64)
+    assert StrategySpec.parse("single-pass(seed=3)").kwargs()["config"] == GenerateConfig(temperature=0.0, seed=3)

@@ -171,8 +171,8 @@ class StrategySpec:
             )
         self._check_models()
         self._check(settings, type_hints(GenerateConfig))
-        if settings:
-            kwargs["config"] = GenerateConfig(**settings)  # type: ignore[arg-type]
+        if settings:  # on top of the strategy's own defaults: sampling(temperature=1) keeps its top_p
+            kwargs["config"] = replace(_default_config(function), **settings)  # type: ignore[arg-type]
         digest = None
         if isinstance(kwargs.get("prompts"), str):
             kwargs["prompts"] = prompts = Prompts.load(str(kwargs["prompts"]))
@@ -217,6 +217,12 @@ class StrategySpec:
         if not rest.endswith(")"):
             raise UserError(f"strategy {text!r}: missing ')'")
         return cls(name, dict(_argument(part, text) for part in _split(rest[:-1])))
+
+
+def _default_config(function: object) -> GenerateConfig:
+    """The strategy's own default ``config`` (a plain :class:`GenerateConfig` when it declares none)."""
+    default = inspect.signature(cast(Callable[..., object], function)).parameters["config"].default
+    return default if isinstance(default, GenerateConfig) else GenerateConfig()
 
 
 def _shown(value: object) -> str:
