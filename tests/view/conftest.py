@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import shutil
 import tempfile
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,8 +17,9 @@ import pytest
 from refinelab.cli import main
 from refinelab.experiment import Store
 from refinelab.report import build_report, figure_titles
-from refinelab.view import Source, serving
+from refinelab.view import Source, _site, serving
 from refinelab.view._payload import slug
+from tests.report.test_report import fill
 from tests.view.demo import make_run
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts" / "viewer"
@@ -110,3 +112,34 @@ def base(request: pytest.FixtureRequest, demo: Demo) -> str:
     if request.param == "served":
         return str(request.getfixturevalue("served"))
     return (demo.site / "index.html").as_uri()
+
+
+@dataclass
+class SlowReports:
+    """A filled store whose run reports wait until released (a big run's report takes seconds)."""
+
+    store: Path
+    started: threading.Event
+    """Set once a report has begun."""
+    release: threading.Event
+    """Set it to let reports finish."""
+
+
+@pytest.fixture
+def slow_reports(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[SlowReports]:
+    path = tmp_path / "store.sqlite"
+    with Store(path) as store:
+        fill(store)
+    slow = SlowReports(path, threading.Event(), threading.Event())
+    build = _site.build_report
+
+    def slow_report(store: Store, run_id: str) -> object:
+        slow.started.set()
+        slow.release.wait(60)
+        return build(store, run_id)
+
+    monkeypatch.setattr(_site, "build_report", slow_report)
+    try:
+        yield slow
+    finally:
+        slow.release.set()

@@ -16,10 +16,10 @@ from refinelab.cli import main
 from refinelab.errors import UserError
 from refinelab.experiment import Store
 from refinelab.metrics import critic_call_attempts, regression_error_attempts
-from refinelab.view import Source, _site, serving
+from refinelab.view import Source, serving
 from refinelab.view._payload import slug
 from tests.report.test_report import REFINE, attempt, fill, result
-from tests.view.conftest import Demo
+from tests.view.conftest import Demo, SlowReports
 
 
 def data_file(text: str) -> dict[str, object]:
@@ -197,31 +197,19 @@ def test_a_runs_pages_come_from_one_snapshot_while_an_experiment_writes(
     assert len(problem["summaries"]) == len(problem["trajectories"]) == 2  # type: ignore[arg-type]
 
 
-def test_a_trajectory_page_never_waits_for_a_runs_report(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_trajectory_page_never_waits_for_a_runs_report(slow_reports: SlowReports) -> None:
     import threading
 
-    path = tmp_path / "store.sqlite"
-    with Store(path) as store:
-        fill(store)
-    started, release = threading.Event(), threading.Event()
-    build = _site.build_report
-
-    def slow_report(store: Store, run_id: str) -> object:  # a big run's report takes a while
-        started.set()
-        release.wait(60)
-        return build(store, run_id)
-
-    monkeypatch.setattr(_site, "build_report", slow_report)
-    with serving(Source(path, live=True)) as server:
+    with serving(Source(slow_reports.store, live=True)) as server:
         overview = threading.Thread(target=get, args=(f"{server.url}data/{slug('demo-1')}/run.js",))
         overview.start()
         try:
-            assert started.wait(30)
+            assert slow_reports.started.wait(30)
             status, body = get(f"{server.url}data/{slug('demo-1')}/p/{slug('jsonl/p2')}.js", timeout=5)
             assert status == 200 and len(data_file(body.decode())["trajectories"]) == 2  # type: ignore[arg-type]
             assert get(f"{server.url}data/runs.js", timeout=5)[0] == 200
         finally:
-            release.set()
+            slow_reports.release.set()
             overview.join(60)
 
 
