@@ -6,9 +6,12 @@ stdio tests, a match judged here, on values the worker encoded and this side dec
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from refinelab.problems import AssertTest, CallTest, StdioTest, Test
 from refinelab.sandbox._compare import outputs_match, values_match
-from refinelab.sandbox._outcome import TestOutcome, Verdict
+from refinelab.sandbox._outcome import IsolationLevel, RunResult, TestOutcome, Verdict
+from refinelab.sandbox._suite import Suite
 from refinelab.sandbox._worker import protocol as wire
 from refinelab.sandbox._worker.codec import decode
 
@@ -20,6 +23,22 @@ _STATUS_VERDICTS: dict[str, Verdict] = {
     wire.S_CRASHED: "crashed",
     wire.S_SKIPPED: "skipped",
 }
+
+
+@dataclass(frozen=True)
+class ProgramReports:
+    """What one program did on each test of its suite, as the worker reported it (not yet judged)."""
+
+    row: tuple[object, ...]
+    """One report per test, in test order."""
+    output: str
+    """Tail of what the program printed (function mode)."""
+
+
+def judged(suite: Suite, reports: ProgramReports, isolation: IsolationLevel, node: str | None = None) -> RunResult:
+    """A program's result: each report judged against its test of ``suite`` (where the expected values are)."""
+    outcomes = tuple(judge(test, report) for test, report in zip(suite.tests, reports.row))
+    return RunResult(outcomes, isolation, output=reports.output, node=node)
 
 
 def judge(test: Test, report: object) -> TestOutcome:

@@ -67,6 +67,9 @@ class RunResult:
     """The isolation the run had."""
     output: str = field(default="", repr=False)
     """Tail of what function-mode code printed (stdio output is in each outcome's ``actual``)."""
+    node: str | None = None
+    """The cluster node the program ran on (its address and Ray node id, see
+    :class:`~refinelab.sandbox.ClusterSandbox`); ``None``: on this machine."""
     schema_version: int = SCHEMA_VERSION
     """Version of this record's layout."""
 

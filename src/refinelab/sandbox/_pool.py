@@ -10,14 +10,12 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from dataclasses import replace
-
 from refinelab.problems import CallTest
-from refinelab.sandbox._judge import crash_report, judge, value_or_outcome
+from refinelab.sandbox._judge import ProgramReports, crash_report, judged, value_or_outcome
 from refinelab.sandbox._limits import Limits
 from refinelab.sandbox._outcome import IsolationLevel, RunResult, TestOutcome
 from refinelab.sandbox._protocol import Sandbox
-from refinelab.sandbox._suite import Item, Suite
+from refinelab.sandbox._suite import InputItem, Item, Suite, SuiteInputs
 from refinelab.sandbox._worker import protocol as wire
 from refinelab.sandbox._workers import IsolationMode, WorkerLauncher, WorkerProcess, default_workers
 
@@ -33,24 +31,33 @@ def _cpu_timeouts(row: list[object]) -> list[int]:
     return [index for index, report in enumerate(row) if _is_cpu_timeout(report)]
 
 
-def _job(items: Sequence[Item], limits: Limits, isolate: bool, job_id: int) -> dict[str, object]:
-    suites: list[Suite] = []
+def _job(items: Sequence[InputItem], limits: Limits, isolate: bool, job_id: int) -> dict[str, object]:
+    suites: list[SuiteInputs] = []
     index: dict[int, int] = {}
-    for _, suite in items:
-        if id(suite) not in index:
-            index[id(suite)] = len(suites)
-            suites.append(suite)
+    for _, inputs in items:
+        if id(inputs) not in index:
+            index[id(inputs)] = len(suites)
+            suites.append(inputs)
     kind = items[0][1].kind
-    test_count = 1 if kind == "stdio" else sum(len(suite.tests) for _, suite in items)
+    test_count = 1 if kind == "stdio" else sum(len(inputs.tests) for _, inputs in items)
     return {
         wire.JOB_ID: job_id,
         wire.MODE: kind,
         wire.PROGRAMS: [program for program, _ in items],
-        wire.SUITE_OF: [index[id(suite)] for _, suite in items],
-        wire.SUITES: [suite.for_worker() for suite in suites],
+        wire.SUITE_OF: [index[id(inputs)] for _, inputs in items],
+        wire.SUITES: [inputs.for_worker() for inputs in suites],
         wire.ISOLATE: isolate or kind == "stdio",
         wire.LIMITS: limits.for_worker(test_count),
     }
+
+
+def input_items(items: Sequence[Item]) -> list[InputItem]:
+    """Each program with its suite's inputs (one :class:`SuiteInputs` per distinct suite)."""
+    inputs: dict[int, SuiteInputs] = {}
+    for _, suite in items:
+        if id(suite) not in inputs:
+            inputs[id(suite)] = suite.inputs()
+    return [(program, inputs[id(suite)]) for program, suite in items]
 
 
 class WorkerPool(Sandbox):
@@ -128,20 +135,32 @@ class WorkerPool(Sandbox):
         own process (slower; the strongest separation between programs). Stdio programs always get a
         process per test.
         """
+        found = await self.reports(input_items(items), limits=limits, isolate=isolate)
+        return [judged(suite, reports, self.isolation) for (_, suite), reports in zip(items, found)]
+
+    async def reports(
+        self, items: Sequence[InputItem], *, limits: Limits | None = None, isolate: bool = False
+    ) -> list[ProgramReports]:
+        """What each program did on each test, as the workers reported it, not judged; in item order.
+
+        :meth:`run_items` without the judging: the programs get only their suites' inputs, so this is
+        what runs where expected values must not go (a cluster node; the caller judges). Batching and
+        the confirmation of CPU timeouts are :meth:`run_items`'s.
+        """
         limits = limits or self.limits
-        results: list[RunResult | None] = [None] * len(items)
-        runnable = [i for i, (_, suite) in enumerate(items) if suite.tests]
+        found: list[ProgramReports | None] = [None] * len(items)
+        runnable = [i for i, (_, inputs) in enumerate(items) if inputs.tests]
         for i in set(range(len(items))) - set(runnable):
-            results[i] = RunResult((), self.isolation)
+            found[i] = ProgramReports((), "")
         batches = self._batches(runnable, items)
         done = await asyncio.gather(*(self._run_batch([items[i] for i in batch], limits, isolate) for batch in batches))
-        for batch, batch_results in zip(batches, done):
-            for i, result in zip(batch, batch_results):
-                results[i] = result
-        assert all(r is not None for r in results), "every item gets a result"
-        return [r for r in results if r is not None]
+        for batch, batch_reports in zip(batches, done):
+            for i, reports in zip(batch, batch_reports):
+                found[i] = reports
+        assert all(r is not None for r in found), "every item gets its reports"
+        return [r for r in found if r is not None]
 
-    def _batches(self, indices: list[int], items: Sequence[Item]) -> list[list[int]]:
+    def _batches(self, indices: list[int], items: Sequence[InputItem]) -> list[list[int]]:
         """Split into batches of the same kind; function items interleaved across the batches."""
         stdio = [[i] for i in indices if items[i][1].kind == "stdio"]
         functions = [i for i in indices if items[i][1].kind == "function"]
@@ -149,16 +168,13 @@ class WorkerPool(Sandbox):
         count = max(count, min(len(functions), self.size))
         return stdio + [functions[start::count] for start in range(count)]
 
-    async def _run_batch(self, items: list[Item], limits: Limits, isolate: bool) -> list[RunResult]:
+    async def _run_batch(self, items: list[InputItem], limits: Limits, isolate: bool) -> list[ProgramReports]:
         rows, outputs = await self._raw_batch(items, limits, isolate)
         await self._confirm_timeouts(items, rows, outputs, limits)
-        return [
-            RunResult(tuple(judge(t, r) for t, r in zip(suite.tests, row)), self.isolation, output=out)
-            for (_, suite), row, out in zip(items, rows, outputs)
-        ]
+        return [ProgramReports(tuple(row), output) for row, output in zip(rows, outputs)]
 
     async def _confirm_timeouts(
-        self, items: list[Item], rows: list[list[object]], outputs: list[str], limits: Limits
+        self, items: list[InputItem], rows: list[list[object]], outputs: list[str], limits: Limits
     ) -> None:
         """Run each program that exceeded the CPU limit again, alone, before its timeout stands.
 
@@ -174,19 +190,18 @@ class WorkerPool(Sandbox):
                 if row is not None:
                     rows[i], outputs[i] = row, output
 
-    async def _rerun(self, item: Item, row: list[object], limits: Limits) -> tuple[list[object] | None, str]:
+    async def _rerun(self, item: InputItem, row: list[object], limits: Limits) -> tuple[list[object] | None, str]:
         """A new row for ``item`` if a second run stays within the CPU limit, else ``None``.
 
         A function program runs all its tests again (its tests share one process, and an earlier test may
         have warmed a cache a later one relies on); a stdio program only the tests that timed out.
         """
-        code, suite = item
-        if suite.kind == "function":
+        code, inputs = item
+        if inputs.kind == "function":
             (again,), (output,) = await self._raw_batch([item], limits, True)
             return (None, "") if _cpu_timeouts(again) else (again, output)
         timed_out = _cpu_timeouts(row)
-        subset = replace(suite, tests=tuple(suite.tests[i] for i in timed_out))
-        (again,), _ = await self._raw_batch([(code, subset)], limits, True)
+        (again,), _ = await self._raw_batch([(code, inputs.subset(timed_out))], limits, True)
         merged = list(row)
         for index, report in zip(timed_out, again):
             if not _is_cpu_timeout(report):
@@ -194,7 +209,7 @@ class WorkerPool(Sandbox):
         return (None, "") if merged == row else (merged, "")
 
     async def _raw_batch(
-        self, items: list[Item], limits: Limits, isolate: bool
+        self, items: list[InputItem], limits: Limits, isolate: bool
     ) -> tuple[list[list[object]], list[str]]:
         """The worker's reports, one row per program (a crashed worker yields ``crashed`` reports)."""
         job = _job(items, limits, isolate, self._new_id())
@@ -230,7 +245,7 @@ class WorkerPool(Sandbox):
         """
         tests = [CallTest(expr, None) for expr in expressions]
         suite = Suite.of(tests, entry_point=entry_point, setup=setup)
-        (row,), _ = await self._raw_batch([(code, suite)], limits or self.limits, True)
+        (row,), _ = await self._raw_batch([(code, suite.inputs())], limits or self.limits, True)
         return [value_or_outcome(test, report) for test, report in zip(tests, row)]
 
     def _new_id(self) -> int:

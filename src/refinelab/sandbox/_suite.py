@@ -1,9 +1,10 @@
-"""What a program is run against: a suite of tests, and how it crosses to the worker (inputs only)."""
+"""What a program is run against: a suite of tests, and what of it crosses to workers and cluster nodes
+(:class:`SuiteInputs`: the inputs only, never an expected value or output)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from refinelab.problems import AssertTest, CallTest, Problem, ProblemKind, Test
 from refinelab.sandbox._worker import protocol as wire
@@ -55,18 +56,50 @@ class Suite:
             tests, kind=problem.kind, entry_point=problem.entry_point, setup=problem.test_setup, prelude=problem.prelude
         )
 
+    def inputs(self) -> SuiteInputs:
+        """What crosses to a worker (or a cluster node): the suite without its expected values."""
+        tests = tuple(_test_for_worker(t) for t in self.tests)
+        return SuiteInputs(self.kind, self.entry_point, self.setup, self.prelude, tests)
+
     def for_worker(self) -> dict[str, object]:
         """What the worker gets: inputs only, never expected values or outputs."""
+        return self.inputs().for_worker()
+
+
+@dataclass(frozen=True)
+class SuiteInputs:
+    """A suite without its expected values: what a program runs on. Workers get this, and so do cluster
+    nodes: expected values and outputs stay with the caller, who judges what the programs did."""
+
+    kind: ProblemKind
+    """How programs are run (see :attr:`Suite.kind`)."""
+    entry_point: str | None
+    """The function the tests call."""
+    setup: str
+    """Code run after the program and before the tests."""
+    prelude: str
+    """Code run in the program's namespace before the program."""
+    tests: tuple[dict[str, object], ...]
+    """Each test's input in the worker protocol's form (an expression, assert code or stdin)."""
+
+    def for_worker(self) -> dict[str, object]:
+        """The suite as the worker protocol spells it."""
         return {
             wire.ENTRY_POINT: self.entry_point,
             wire.SETUP: self.setup,
             wire.PRELUDE: self.prelude,
-            wire.TESTS: [_test_for_worker(t) for t in self.tests],
+            wire.TESTS: list(self.tests),
         }
+
+    def subset(self, indices: Sequence[int]) -> SuiteInputs:
+        """The same suite with only the tests at ``indices``, in that order."""
+        return replace(self, tests=tuple(self.tests[i] for i in indices))
 
 
 Item = tuple[str, Suite]
 """A program and the suite to run it against."""
+InputItem = tuple[str, SuiteInputs]
+"""A program and the inputs of the suite it runs against (what a worker or a cluster node gets)."""
 
 
 def _test_for_worker(test: Test) -> dict[str, object]:
