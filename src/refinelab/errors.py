@@ -9,7 +9,9 @@
     │   ├── EndpointError         the model endpoint cannot work as configured (key, model, URL)
     │   └── CacheMiss             replay mode found no stored response for a request
     └── InfrastructureError       something outside the model failed (sandbox, endpoint);
-        └── EndpointFailed        recorded and retried, never scored as a wrong answer
+        ├── EndpointFailed        recorded and retried, never scored as a wrong answer
+        └── SandboxUnavailable    no sandbox is left to run programs (every cluster node lost): the
+                                  run stops, and resumes when run again
 
     Raised by a model backend and handled inside :class:`~refinelab.models.Model`, never escaping it:
 
@@ -36,6 +38,7 @@ __all__ = [
     "MissingDependency",
     "NotSupported",
     "RefinelabError",
+    "SandboxUnavailable",
     "TransientError",
     "UserError",
 ]
@@ -105,6 +108,14 @@ class EndpointFailed(InfrastructureError):
     def __init__(self, message: str, retries: int) -> None:
         super().__init__(message)
         self.retries = retries
+
+
+class SandboxUnavailable(InfrastructureError):
+    """Nothing is left to run programs on (every node of a cluster sandbox was lost and none joined).
+
+    Unlike other infrastructure errors it is not recorded per unit: it stops the run, which resumes
+    when run again.
+    """
 
 
 class CacheMiss(UserError):

@@ -3,6 +3,8 @@
 See docs/design/sandbox.md for the threat model and how verdicts are protected.
 """
 
+from refinelab.sandbox._cluster import ClusterEvent, ClusterOptions, ClusterSandbox
+from refinelab.sandbox._cluster_node import NodeInfo
 from refinelab.sandbox._compare import outputs_match, values_match
 from refinelab.sandbox._fake import FakeSandbox
 from refinelab.sandbox._judge import judge
@@ -12,20 +14,25 @@ from refinelab.sandbox._packed import Packed
 from refinelab.sandbox._pool import WorkerPool
 from refinelab.sandbox._protocol import Sandbox
 from refinelab.sandbox._reference import prepare_benchmark
-from refinelab.sandbox._suite import Item, Suite
+from refinelab.sandbox._suite import Item, Suite, SuiteInputs
 from refinelab.sandbox._workers import IsolationMode, SandboxWarning, default_workers
 
 __all__ = [
+    "ClusterEvent",
+    "ClusterOptions",
+    "ClusterSandbox",
     "FakeSandbox",
     "IsolationLevel",
     "IsolationMode",
     "Item",
     "Limits",
+    "NodeInfo",
     "Packed",
     "RunResult",
     "Sandbox",
     "SandboxWarning",
     "Suite",
+    "SuiteInputs",
     "TestOutcome",
     "Verdict",
     "WorkerPool",

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
+
 from refinelab.problems import CallTest
 from refinelab.sandbox._judge import ProgramReports, crash_report, judged, value_or_outcome
 from refinelab.sandbox._limits import Limits

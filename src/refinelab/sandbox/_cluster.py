@@ -1,0 +1,490 @@
+"""Programs run on a Ray cluster: :class:`ClusterSandbox`, one :class:`WorkerPool` per node.
+
+The driver (this process) keeps the queue of programs and every expected value. Each node runs one
+async actor (``_cluster_node.NodeRunner``: ``num_cpus=0``, pinned to its node) owning a pool sized to
+the node's cores with the node's own isolation; it is fed batches of about ``batch_size`` programs, at
+most ``in_flight`` at a time, and returns what the programs did; the driver judges. Nodes that join
+the cluster are used; a node lost mid-batch has its batches run again elsewhere (an infrastructure
+event, never a failed test); when no node is left, :class:`~refinelab.errors.SandboxUnavailable`
+stops the run, which resumes when started again. See docs/design/cluster.md.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from refinelab.errors import InfrastructureError, MissingDependency, RefinelabError, SandboxUnavailable, UserError
+from refinelab.problems import CallTest
+from refinelab.sandbox._cluster_node import NodeBatch, NodeInfo, NodeRunner, NodeSetup
+from refinelab.sandbox._cluster_queue import BatchQueue, Call, Chunk, Ran, chunks_of
+from refinelab.sandbox._judge import ProgramReports, judged, value_or_outcome
+from refinelab.sandbox._limits import Limits
+from refinelab.sandbox._outcome import IsolationLevel, RunResult, TestOutcome
+from refinelab.sandbox._pool import input_items
+from refinelab.sandbox._protocol import Sandbox
+from refinelab.sandbox._suite import InputItem, Item, Suite
+from refinelab.sandbox._workers import IsolationMode, SandboxWarning
+
+_STRENGTH: dict[IsolationLevel, int] = {"fake": 0, "none": 0, "bwrap": 1, "bwrap-uid": 2}
+_WORKER_BATCH = 32
+"""Programs per worker job on a node (the local pool's default)."""
+
+
+@dataclass(frozen=True)
+class ClusterOptions:
+    """How the driver uses the cluster; none of it changes a verdict."""
+
+    batch_size: int = 64
+    """Programs per batch sent to a node (at least two per worker of that node)."""
+    in_flight: int = 2
+    """Batches a node holds at once: one running, one ready, so its workers never wait for the driver."""
+    workers_per_node: int | None = None
+    """Workers on each node (default: the CPUs the node offers Ray, never more than its cores)."""
+    poll_seconds: float = 2.0
+    """How often the driver looks for nodes that joined or died."""
+    node_wait: float = 60.0
+    """How long to wait for a node to join once none is left (or at start) before giving up."""
+    start_timeout: float = 300.0
+    """How long a node may take to start its pool."""
+    max_tries: int = 3
+    """Lost nodes a batch may go through before its programs fail as an infrastructure error."""
+    node_resource: str | None = None
+    """Use only the nodes offering this custom Ray resource (``ray start --resources='{"refinelab": 1}'``),
+    e.g. to keep programs off a shared cluster's GPU nodes. Default: every node with CPUs."""
+
+
+ClusterEventKind = Literal["joined", "refused", "lost", "retried"]
+"""``joined``: a node's pool is up and in use; ``refused``: a node could not be used (it failed to
+start, or has another refinelab version or weaker isolation than the run); ``lost``: a node died or its
+pool broke; ``retried``: a lost node's batch was queued again."""
+
+
+@dataclass(frozen=True)
+class ClusterEvent:
+    """Something that happened to the cluster during a run (never part of a verdict)."""
+
+    kind: ClusterEventKind
+    """What happened."""
+    node: str
+    """The node (``ADDRESS/NODE-ID-PREFIX``)."""
+    detail: str
+    """Why, or what it means."""
+    at: float
+    """When (seconds since the epoch)."""
+
+
+@dataclass(frozen=True)
+class _Lost:
+    """Why a node is lost (its batch goes to another)."""
+
+    reason: str
+
+
+@dataclass
+class _Node:
+    info: NodeInfo
+    actor: Any
+    alive: bool = True
+    busy: int = 0
+
+
+class ClusterSandbox(Sandbox):
+    """Runs candidate programs on every node of a Ray cluster (a :class:`Sandbox`).
+
+    ``address`` is ``auto`` (``RAY_ADDRESS``, else a cluster started on this machine with
+    ``ray start``), ``ray://HOST:PORT`` (Ray Client) or ``HOST:PORT`` (the head's GCS). Needs
+    ``pip install 'refinelab[ray]'`` here, and refinelab (same version) and bubblewrap on every node::
+
+        async with ClusterSandbox("auto") as sandbox:
+            results = await sandbox.run_items(items)
+    """
+
+    def __init__(
+        self,
+        address: str = "auto",
+        *,
+        limits: Limits | None = None,
+        isolation: IsolationMode = "auto",
+        packages: Sequence[str] = (),
+        options: ClusterOptions | None = None,
+    ) -> None:
+        self.address = address
+        self.limits = limits or Limits()
+        self.mode: IsolationMode = isolation
+        self.packages = tuple(packages)
+        self.options = options or ClusterOptions()
+        self.batch_size = self.options.batch_size
+        self.isolation: IsolationLevel = "none"
+        self.size = 0
+        self.events: list[ClusterEvent] = []
+        """What happened to nodes, in order (joined, refused, lost, batches retried)."""
+        self.stats: dict[str, float] = {"batches": 0, "programs": 0, "retried_batches": 0}
+        """Batches and programs the nodes ran, and batches run again after a node was lost."""
+        self._nodes: dict[str, _Node] = {}
+        self._seen: set[str] = set()
+        self._refusals: list[BaseException] = []
+        self._queue = BatchQueue()
+        self._calls: set[Call] = set()
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._wake = asyncio.Event()
+        self._changed = asyncio.Event()
+        self._started = False
+        self._failure: SandboxUnavailable | None = None
+        self._orphaned: float | None = None
+        self._ray: Any = None
+        self._remote: Any = None
+        self._own_init = False
+
+    async def __aenter__(self) -> ClusterSandbox:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    @property
+    def nodes(self) -> list[NodeInfo]:
+        """The nodes in use now."""
+        return [node.info for node in self._nodes.values()]
+
+    async def start(self) -> None:
+        """Connect to the cluster and start a pool on every node with CPUs; wait (``node_wait``) for one."""
+        self._ray = _import_ray()
+        self._connect()
+        self._remote = self._ray.remote(num_cpus=0, max_restarts=0)(NodeRunner)
+        deadline = time.monotonic() + self.options.node_wait
+        await self._discover()
+        while not self._nodes and time.monotonic() < deadline:
+            await asyncio.sleep(self.options.poll_seconds)
+            await self._discover()
+        if not self._nodes:
+            await self.close()
+            raise self._start_failure()
+        self.isolation = min((n.info.isolation for n in self._nodes.values()), key=_STRENGTH.__getitem__)
+        self._warn_unsandboxed()
+        self._started = True
+        self._spawn(self._watch())
+        self._spawn(self._dispatch())
+
+    def _connect(self) -> None:
+        ray = self._ray
+        if ray.is_initialized():
+            return  # the caller's own connection (a notebook, a test): used, and left open
+        try:
+            ray.init(address=self.address, logging_level="warning", log_to_driver=False)
+        except ConnectionError as exc:
+            raise UserError(
+                f"no Ray cluster at {self.address!r} ({exc}); start one with `ray start --head`, "
+                "or give its address (ray://HOST:10001, or HOST:6379)"
+            ) from None
+        self._own_init = True
+
+    def _start_failure(self) -> RefinelabError:
+        refused = [event for event in self.events if event.kind == "refused"]
+        if not refused:
+            return InfrastructureError(
+                f"the Ray cluster at {self.address!r} has no node with CPUs for programs after "
+                f"{self.options.node_wait:g} s (a node offers CPUs unless started with --num-cpus=0)"
+            )
+        first = refused[0]
+        message = f"no cluster node could run programs; {first.node}: {first.detail}"
+        users = all(isinstance(error, UserError) for error in self._refusals)
+        return UserError(message) if users else InfrastructureError(message)
+
+    def _warn_unsandboxed(self) -> None:
+        if self.isolation != "none":
+            return
+        names = ", ".join(info.name for info in self.nodes if info.isolation == "none")
+        warnings.warn(
+            f"UNSANDBOXED: candidate code runs with rlimits only on cluster nodes {names}", SandboxWarning, stacklevel=3
+        )
+
+    async def close(self) -> None:
+        """Stop the nodes' pools and the driver's tasks; callers still waiting get an infrastructure error."""
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        closed = InfrastructureError("the cluster sandbox was closed")
+        self._queue.drain()
+        for call in list(self._calls):
+            call.fail(closed)
+        nodes = list(self._nodes.values())
+        self._nodes.clear()
+        self.size = 0
+        await asyncio.gather(*(self._stop(node) for node in nodes), return_exceptions=True)
+        if self._own_init:
+            self._ray.shutdown()
+            self._own_init = False
+
+    async def _stop(self, node: _Node) -> None:
+        try:
+            await asyncio.wait_for(node.actor.stop.remote(), 30.0)
+        finally:
+            self._ray.kill(node.actor)
+
+    # --- the Sandbox role ---------------------------------------------------------------------
+
+    async def run(self, code: str, suite: Suite, *, limits: Limits | None = None) -> RunResult:
+        """Run one program against a suite and judge every test."""
+        (result,) = await self.run_items([(code, suite)], limits=limits)
+        return result
+
+    async def run_items(
+        self, items: Sequence[Item], *, limits: Limits | None = None, isolate: bool = False
+    ) -> list[RunResult]:
+        """Run programs, each against its own suite, on the cluster; judge every test here; item order.
+
+        Only the programs and their suites' inputs go to the nodes. Each result records the node it
+        ran on and that node's isolation.
+        """
+        found = await self._run(input_items(items), limits or self.limits, isolate)
+        return [
+            RunResult((), self.isolation) if ran is None else judged(suite, ran.reports, ran.isolation, ran.node)
+            for (_, suite), ran in zip(items, found)
+        ]
+
+    async def values(
+        self,
+        code: str,
+        expressions: Sequence[str],
+        *,
+        entry_point: str | None = None,
+        setup: str = "",
+        limits: Limits | None = None,
+    ) -> list[object | TestOutcome]:
+        """Evaluate expressions against a trusted program on a node (see :meth:`WorkerPool.values`)."""
+        tests = [CallTest(expr, None) for expr in expressions]
+        suite = Suite.of(tests, entry_point=entry_point, setup=setup)
+        (ran,) = await self._run([(code, suite.inputs())], limits or self.limits, True)
+        row = ran.reports.row if ran is not None else ()
+        return [value_or_outcome(test, report) for test, report in zip(tests, row)]
+
+    async def _run(self, items: Sequence[InputItem], limits: Limits, isolate: bool) -> list[Ran | None]:
+        if self._failure is not None:
+            raise self._failure
+        if not self._started:
+            raise RuntimeError("start the ClusterSandbox first (async with ClusterSandbox(...) as sandbox)")
+        call = Call(len(items), sum(1 for _, inputs in items if inputs.tests))
+        self._calls.add(call)
+        try:
+            self._queue.put(chunks_of(call, items, (limits, isolate), self.batch_size, len(self._nodes)))
+            self._changed.set()
+            await call.done
+        finally:
+            self._calls.discard(call)
+        return call.results()
+
+    # --- nodes ----------------------------------------------------------------------------------
+
+    async def _discover(self) -> None:
+        """Start a pool on every live node with CPUs not seen before."""
+        try:
+            listed = await asyncio.to_thread(self._ray.nodes)
+        except Exception:  # noqa: BLE001 - the cluster itself is unreachable: no node joins, the watch goes on
+            return
+        new = [n for n in listed if n.get("Alive") and n["NodeID"] not in self._seen and self._usable(n)]
+        self._seen.update(n["NodeID"] for n in new)
+        await asyncio.gather(*(self._join(n) for n in new))
+
+    def _usable(self, listed: dict[str, Any]) -> bool:
+        """A node offering CPUs (and the chosen resource, if any)."""
+        resource = self.options.node_resource
+        return _cpus(listed) >= 1 and (resource is None or (listed.get("Resources") or {}).get(resource, 0) > 0)
+
+    async def _join(self, listed: dict[str, Any]) -> None:
+        node_id = str(listed["NodeID"])
+        name = f"{listed.get('NodeManagerAddress', '?')}/{node_id[:12]}"
+        workers = self.options.workers_per_node or _cpus(listed)
+        setup = NodeSetup(self.limits, self.mode, self.packages, workers, _WORKER_BATCH)
+        strategy = self._ray.util.scheduling_strategies.NodeAffinitySchedulingStrategy(node_id, soft=False)
+        actor = self._remote.options(scheduling_strategy=strategy).remote(setup)
+        try:
+            info: NodeInfo = await asyncio.wait_for(actor.start.remote(), self.options.start_timeout)
+        except Exception as exc:  # noqa: BLE001 - whatever kept the node from starting is reported as its refusal
+            self._refuse(name, actor, exc)
+            return
+        problem = self._incompatible(info)
+        if problem is not None:
+            await asyncio.gather(self._stop(_Node(info, actor)), return_exceptions=True)
+            self._refusals.append(UserError(problem))
+            self._event("refused", info.name, problem)
+            return
+        self._nodes[node_id] = _Node(info, actor)
+        self.size += info.workers
+        self._orphaned = None
+        self._event("joined", info.name, f"{info.hostname}: {info.workers} workers, isolation {info.isolation}")
+        self._changed.set()
+
+    def _incompatible(self, info: NodeInfo) -> str | None:
+        from refinelab import __version__
+
+        if info.version != __version__:
+            return f"refinelab {info.version} there, {__version__} here: install the same version on every node"
+        if self._started and _STRENGTH[info.isolation] < _STRENGTH[self.isolation]:
+            return f"its isolation is {info.isolation}, weaker than the run's {self.isolation}"
+        return None
+
+    def _refuse(self, name: str, actor: Any, error: BaseException) -> None:
+        try:
+            self._ray.kill(actor)
+        except Exception:  # noqa: BLE001, S110 - the actor may never have started
+            pass
+        self._refusals.append(_cause(error))
+        self._event("refused", name, _reason(error))
+
+    def _lose(self, node: _Node, reason: str) -> None:
+        if not node.alive:
+            return
+        node.alive = False
+        self._nodes.pop(node.info.node_id, None)
+        self.size -= node.info.workers
+        self._event("lost", node.info.name, reason)
+        try:
+            self._ray.kill(node.actor)
+        except Exception:  # noqa: BLE001, S110 - it is gone already
+            pass
+        if not self._nodes:
+            self._orphaned = time.monotonic()
+            self._wake.set()
+
+    async def _watch(self) -> None:
+        """Look for nodes that joined; give up once none has been left for ``node_wait`` seconds."""
+        while True:
+            try:
+                await asyncio.wait_for(self._wake.wait(), self.options.poll_seconds)
+            except asyncio.TimeoutError:
+                pass
+            self._wake.clear()
+            await self._discover()
+            orphaned = self._orphaned
+            if not self._nodes and orphaned is not None and time.monotonic() - orphaned >= self.options.node_wait:
+                self._give_up()
+
+    def _give_up(self) -> None:
+        lost = [event for event in self.events if event.kind == "lost"]
+        last = f"; the last, {lost[-1].node}, was lost: {lost[-1].detail}" if lost else ""
+        self._failure = SandboxUnavailable(
+            f"no cluster node is left to run programs{last}; none joined within {self.options.node_wait:g} s. "
+            "The run stops here; run it again to resume"
+        )
+        for chunk in self._queue.drain():
+            chunk.call.fail(self._failure)
+        for call in list(self._calls):
+            call.fail(self._failure)
+
+    # --- batches --------------------------------------------------------------------------------
+
+    async def _dispatch(self) -> None:
+        """Give queued programs to the least busy node with room, whenever work arrives or a batch ends."""
+        while True:
+            await self._changed.wait()
+            self._changed.clear()
+            while free := [n for n in self._nodes.values() if n.busy < self.options.in_flight]:
+                node = min(free, key=lambda n: n.busy)
+                slots = sum(self.options.in_flight - n.busy for n in free)
+                share = -(-self._queue.programs // slots)  # small calls merge, but not onto one node
+                chunks = self._queue.take(min(max(self.batch_size, 2 * node.info.workers), share))
+                if not chunks:
+                    break
+                node.busy += 1
+                self._spawn(self._send(node, chunks))
+
+    async def _send(self, node: _Node, chunks: list[Chunk]) -> None:
+        """Run a batch on ``node`` and deliver it; a lost node's batch is queued again for another."""
+        try:
+            found = await self._run_on(node, chunks)
+        except Exception as exc:  # noqa: BLE001 - a bug on the node: its callers raise it, the node stays
+            for chunk in chunks:
+                chunk.call.fail(exc)
+        else:
+            if isinstance(found, _Lost):
+                self._retry(chunks, node, found.reason)
+                self._lose(node, found.reason)
+            else:
+                self._deliver(chunks, found, node)
+        finally:
+            node.busy -= 1
+            self._changed.set()
+
+    async def _run_on(self, node: _Node, chunks: list[Chunk]) -> list[ProgramReports] | _Lost:
+        """The node's reports for the chunks' programs, or why the node is lost; raises what a bug raised."""
+        items = [item for chunk in chunks for item in chunk.items]
+        limits, isolate = chunks[0].key
+        batch = NodeBatch(tuple(p for p, _ in items), tuple(inputs for _, inputs in items), limits, isolate)
+        errors = self._ray.exceptions
+        try:
+            found: list[ProgramReports] = await node.actor.run.remote(batch)
+        except InfrastructureError as exc:  # the node's pool could not go on (a worker would not restart)
+            return _Lost(_reason(exc))
+        except errors.RayTaskError:
+            raise
+        except errors.RayError as exc:  # the actor or its node died, or the connection to it broke
+            return _Lost(_reason(exc))
+        if len(found) != len(items):
+            return _Lost(f"the node answered {len(found)} of {len(items)} programs")
+        return found
+
+    def _deliver(self, chunks: list[Chunk], found: list[ProgramReports], node: _Node) -> None:
+        reports = iter(found)
+        for chunk in chunks:
+            for index in chunk.indices:
+                chunk.call.put(index, Ran(next(reports), node.info.name, node.info.isolation))
+        self.stats["batches"] += 1
+        self.stats["programs"] += len(found)
+
+    def _retry(self, chunks: list[Chunk], node: _Node, reason: str) -> None:
+        """Queue a lost node's chunks again, first; a chunk that went through ``max_tries`` lost nodes fails."""
+        again = []
+        for chunk in chunks:
+            chunk.tries += 1
+            if chunk.tries >= self.options.max_tries:
+                chunk.call.fail(
+                    InfrastructureError(f"{chunk.tries} nodes were lost while running these programs (last: {reason})")
+                )
+            else:
+                again.append(chunk)
+        self._queue.put(again, front=True)
+        self._changed.set()
+        self.stats["retried_batches"] += 1
+        programs = sum(len(chunk.items) for chunk in again)
+        self._event("retried", node.info.name, f"{programs} programs queued again ({reason})")
+
+    def _event(self, kind: ClusterEventKind, node: str, detail: str) -> None:
+        self.events.append(ClusterEvent(kind, node, detail, time.time()))
+
+    def _spawn(self, work: Any) -> None:
+        task: asyncio.Task[None] = asyncio.ensure_future(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+
+def _cpus(listed: dict[str, Any]) -> int:
+    resources = listed.get("Resources") or {}
+    return int(resources.get("CPU", 0))
+
+
+def _cause(exc: BaseException) -> BaseException:
+    """The exception a node raised, not Ray's wrapping of it."""
+    cause = getattr(exc, "cause", None)
+    return cause if isinstance(cause, BaseException) else exc
+
+
+def _reason(exc: BaseException) -> str:
+    """One line saying why, from an exception a node raised."""
+    error = _cause(exc)
+    text = str(error).strip().splitlines()
+    return f"{type(error).__name__}: {text[0] if text else ''}"
+
+
+def _import_ray() -> Any:
+    try:
+        import ray
+        import ray.util.scheduling_strategies  # checked here, used when nodes join
+    except ImportError:
+        raise MissingDependency("the cluster sandbox needs Ray: pip install 'refinelab[ray]'") from None
+    return ray

@@ -1,0 +1,283 @@
+"""The cluster sandbox on a real Ray cluster: a head (no CPUs for programs) and worker nodes started on
+this machine with ``ray.cluster_utils.Cluster`` (under ``RAY_TMPDIR``, which ``test_cluster.py`` sets
+to a directory of its own, so nothing is written to the machine's shared ``/tmp/ray``).
+
+Run only inside a loopback-only network namespace (``test_cluster.py`` runs this file there): Ray
+advertises the machine's address, and no test may send traffic anywhere but loopback. The cluster is
+this session's own and is shut down at the end. Every program here is bounded (by its own loop count
+or by the CPU limit).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import json
+import socket
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from refinelab.errors import SandboxUnavailable
+from refinelab.problems import CallTest, load_humaneval, load_livecodebench
+from refinelab.sandbox import ClusterOptions, ClusterSandbox, Item, Limits, RunResult, Suite, WorkerPool
+from tests.sandbox.loopback import loopback_only
+from tests.sandbox.test_real_programs import single_pass_items
+from tests.sandbox.test_timeouts import SLOW_THE_FIRST_TIME, SPIN
+
+pytestmark = [
+    pytest.mark.skipif(not loopback_only(), reason="only inside a loopback-only network namespace (test_cluster.py)"),
+    pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::ResourceWarning", "ignore::FutureWarning"),
+]
+
+FAST_DEATH = {"health_check_initial_delay_ms": 0, "health_check_period_ms": 500, "health_check_failure_threshold": 3}
+"""Ray notices a dead node in ~2 s instead of ~15 s (tests only)."""
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+class Harness:
+    """This session's cluster: the head, and worker nodes each offering one CPU and a named resource."""
+
+    def __init__(self) -> None:
+        from ray.cluster_utils import Cluster
+
+        self.client_port = free_port()
+        head = {
+            "num_cpus": 0,
+            "node_ip_address": "127.0.0.1",
+            "include_dashboard": False,
+            "ray_client_server_port": self.client_port,
+            "_system_config": FAST_DEATH,
+        }
+        self.cluster = Cluster()
+        self.head = self._started(lambda: self.cluster.add_node(**head))
+        self.base = [self.add("base") for _ in range(2)]
+
+    @property
+    def address(self) -> str:
+        return str(self.cluster.address)
+
+    def add(self, resource: str) -> Any:
+        return self._started(
+            lambda: self.cluster.add_node(num_cpus=1, node_ip_address="127.0.0.1", resources={resource: 1})
+        )
+
+    @staticmethod
+    def _started(start: Callable[[], Any]) -> Any:
+        """Ray gives a node 30 s to register, which a machine this loaded can exceed (its three Python
+        agents start first): setting up the cluster is tried once more before the test errs."""
+        try:
+            return start()
+        except Exception as exc:
+            if "timed out during startup" not in str(exc):
+                raise
+            return start()
+
+    def remove(self, node: Any) -> None:
+        self.cluster.remove_node(node, allow_graceful=False)
+
+
+@pytest.fixture(scope="session")
+def cluster() -> Iterator[Harness]:
+    harness = Harness()
+    try:
+        yield harness
+    finally:
+        harness.cluster.shutdown()
+
+
+def options(resource: str, **more: Any) -> ClusterOptions:
+    return ClusterOptions(node_resource=resource, poll_seconds=0.3, **more)
+
+
+def run_on(sandbox: ClusterSandbox | WorkerPool, items: list[Item], limits: Limits | None = None) -> list[RunResult]:
+    async def main() -> list[RunResult]:
+        async with sandbox:
+            return await sandbox.run_items(items, limits=limits)
+
+    return asyncio.run(main())
+
+
+def counting(count: int, spin: int = 20_000) -> list[Item]:
+    """Programs that each burn a little CPU and return their own number."""
+    body = "def f():\n    total = 0\n    for i in range({spin}):\n        total += i\n    return {n}\n"
+    return [(body.format(spin=spin, n=n), Suite.of([CallTest("f()", n)], entry_point="f")) for n in range(count)]
+
+
+# --- verdicts -------------------------------------------------------------------------------------
+
+
+def humaneval_items() -> list[Item]:
+    """HumanEval's reference solutions and, for each, two wrong programs: the reference with its first
+    ``return`` returning nothing, and a stub."""
+    items: list[Item] = []
+    for problem in load_humaneval():
+        assert problem.reference is not None
+        suite = Suite.hidden(problem)
+        head, body = problem.reference[: len(problem.prompt)], problem.reference[len(problem.prompt) :]
+        broken = head + body.replace("return ", "return None  # ", 1)
+        items += [(problem.reference, suite), (broken, suite), (problem.prompt + "    pass\n", suite)]
+    return items
+
+
+def real_items(data: Path) -> list[Item]:
+    """Every HumanEval program three real models wrote (right and wrong), and 60 LiveCodeBench
+    stdin/stdout programs o1-mini wrote."""
+    items = [item for item in single_pass_items(data) if "def " in item[0]][: 3 * 164]
+    lcb = {p.id: p for p in load_livecodebench(data / "benchmarks/livecodebench-v5-public-tests.jsonl.gz")}
+    records = json.load(gzip.open(data / "llm-outputs/livecodebench/o1-mini-2024-09-12.json.gz", "rt"))
+    stdio = [(r["code_list"][0], lcb[r["question_id"]]) for r in records if lcb[r["question_id"]].kind == "stdio"]
+    return items + [(code, Suite.visible(problem)) for code, problem in stdio[:60]]
+
+
+def hostile_items() -> list[Item]:
+    probe = Suite.of([CallTest("f()", "host")], entry_point="f")
+    programs = [
+        "def f():\n    return open('/etc/hostname').read()\n",
+        "import os\ndef f():\n    return sorted(os.listdir('/root'))\n",
+        "import os\ndef f():\n    return open(f'/proc/{os.getppid()}/environ').read()\n",
+        "import socket\ndef f():\n    socket.create_connection(('127.0.0.1', 22), timeout=1)\n    return 'host'\n",
+        "import refinelab\ndef f():\n    return open(refinelab.__file__).read()\n",
+    ]
+    return [(program, probe) for program in programs]
+
+
+def verdicts(results: list[RunResult]) -> list[tuple[tuple[str, str], ...]]:
+    return [tuple((o.verdict, o.message) for o in r.outcomes) for r in results]
+
+
+def assert_same_verdicts(cluster: Harness, items: list[Item]) -> list[RunResult]:
+    """The cluster's verdicts equal the local pool's (two workers, the same two cores), test by test."""
+    remote = run_on(ClusterSandbox(cluster.address, options=options("base")), items)
+    local = run_on(WorkerPool(workers=2), items)
+    assert {r.node for r in remote if r.outcomes} == {f"127.0.0.1/{n.node_id[:12]}" for n in cluster.base}
+    assert {r.isolation for r in remote} == {local[0].isolation}
+    differing = [i for i, (a, b) in enumerate(zip(verdicts(remote), verdicts(local))) if a != b]
+    assert len(differing) <= 3, [(items[i][0][:80], verdicts(remote)[i], verdicts(local)[i]) for i in differing]
+    if differing:  # a program whose CPU time is the limit, give or take the noise: agree without a binding limit
+        again = [items[i] for i in differing]
+        generous = Limits(cpu_seconds=30)
+        remote_again = run_on(ClusterSandbox(cluster.address, options=options("base")), again, generous)
+        assert verdicts(remote_again) == verdicts(run_on(WorkerPool(workers=2), again, generous))
+    return remote
+
+
+def test_verdicts_equal_the_local_pools_on_humaneval(cluster: Harness) -> None:
+    items = humaneval_items() + hostile_items()
+    remote = assert_same_verdicts(cluster, items)
+    assert [r.passed for r in remote[:492:3]] == [True] * 164
+    assert sum(r.passed for r in remote[1:492:3]) < 40 and not any(r.passed for r in remote[2:492:3])
+    assert not any(r.passed for r in remote[492:]), "a hostile probe reached the host"
+
+
+def test_verdicts_equal_the_local_pools_on_real_model_programs(cluster: Harness, shared_data: Path) -> None:
+    items = real_items(shared_data)
+    remote = assert_same_verdicts(cluster, items)
+    assert 0.3 < sum(r.passed for r in remote) / len(remote) < 0.95
+
+
+def test_a_cpu_timeout_is_confirmed_on_the_node_before_it_stands(cluster: Harness, tmp_path: Path) -> None:
+    log, mark = tmp_path / "log", tmp_path / "mark"
+    code = SLOW_THE_FIRST_TIME.format(log=str(log), mark=str(mark), stall=SPIN)
+    suite = Suite.of([CallTest("f(1)", 1), CallTest("f(2)", 2)], entry_point="f")
+    sandbox = ClusterSandbox(cluster.address, isolation="none", options=options("base"))
+    with pytest.warns(UserWarning, match="UNSANDBOXED"):
+        (result,) = run_on(sandbox, [(code, suite)], Limits(cpu_seconds=0.3))
+    assert result.passed and result.isolation == "none"
+    assert len(log.read_text().splitlines()) == 3  # f(1) timed out, then f(1) and f(2) in the second run
+    limits = Limits(cpu_seconds=0.3, timeout_reruns=0)
+    mark.unlink()
+    with pytest.warns(UserWarning, match="UNSANDBOXED"):
+        (result,) = run_on(
+            ClusterSandbox(cluster.address, isolation="none", options=options("base")), [(code, suite)], limits
+        )
+    assert [o.verdict for o in result.outcomes] == ["timeout", "skipped"]
+
+
+def test_reference_values_are_computed_on_a_node(cluster: Harness) -> None:
+    async def main() -> list[object]:
+        async with ClusterSandbox(cluster.address, options=options("base")) as sandbox:
+            return await sandbox.values("def f(x):\n    return x * 2\n", ["f(21)", "f(None)"], entry_point="f")
+
+    value, failure = asyncio.run(main())
+    assert value == 42 and getattr(failure, "verdict", None) == "error"
+
+
+def test_ray_client_addresses_work(cluster: Harness) -> None:
+    sandbox = ClusterSandbox(f"ray://127.0.0.1:{cluster.client_port}", options=options("base"))
+    results = run_on(sandbox, counting(20, spin=10))
+    assert all(r.passed for r in results) and {r.node for r in results} <= {
+        f"127.0.0.1/{n.node_id[:12]}" for n in cluster.base
+    }
+
+
+# --- nodes joining and leaving --------------------------------------------------------------------
+
+
+def test_a_node_that_joins_mid_run_is_used(cluster: Harness) -> None:
+    first = cluster.add("join")
+    joined: list[Any] = []
+
+    async def main() -> list[RunResult]:
+        async with ClusterSandbox(cluster.address, options=options("join", batch_size=8)) as sandbox:
+            run = asyncio.ensure_future(sandbox.run_items(counting(300, spin=300_000)))
+            await asyncio.sleep(1.0)
+            joined.append(cluster.add("join"))  # in the main thread (Ray sets signal handlers); the run waits
+            return await run
+
+    try:
+        results = asyncio.run(main())
+    finally:
+        for node in [first, *joined]:
+            cluster.remove(node)
+    assert all(r.passed for r in results)
+    assert {r.node for r in results} == {f"127.0.0.1/{n.node_id[:12]}" for n in [first, *joined]}
+
+
+def test_a_node_killed_mid_run_loses_nothing_and_scores_nothing_twice(cluster: Harness) -> None:
+    doomed = cluster.add("base")
+    items = counting(600)
+    seen: dict[str, Any] = {}
+
+    async def main() -> list[RunResult]:
+        async with ClusterSandbox(cluster.address, options=options("base", batch_size=16)) as sandbox:
+            assert sandbox.size == 3
+            run = asyncio.ensure_future(sandbox.run_items(items))
+            while sandbox.stats["batches"] < 3:
+                await asyncio.sleep(0.05)
+            cluster.remove(doomed)
+            results = await run
+            seen.update(events=list(sandbox.events), stats=dict(sandbox.stats), size=sandbox.size)
+            return results
+
+    started = time.monotonic()
+    results = asyncio.run(main())
+    name = f"127.0.0.1/{doomed.node_id[:12]}"
+    assert [r.passed for r in results] == [True] * len(items)
+    assert seen["stats"]["programs"] == len(items), "a program was delivered twice, or not at all"
+    kinds = [(event.kind, event.node) for event in seen["events"]]
+    assert ("lost", name) in kinds and ("retried", name) in kinds, kinds
+    assert seen["size"] == 2
+    assert time.monotonic() - started < 120
+
+
+def test_with_no_node_left_the_run_stops_as_an_infrastructure_error(cluster: Harness) -> None:
+    alone = cluster.add("alone")
+
+    async def main() -> None:
+        async with ClusterSandbox(cluster.address, options=options("alone", node_wait=2.0)) as sandbox:
+            run = asyncio.ensure_future(sandbox.run_items(counting(400, spin=200_000)))
+            await asyncio.sleep(1.0)
+            cluster.remove(alone)
+            with pytest.raises(SandboxUnavailable, match="no cluster node is left"):
+                await run
+
+    asyncio.run(main())
