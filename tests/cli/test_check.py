@@ -61,6 +61,7 @@ def test_scores_samples_and_writes_per_test_outcomes(
     assert [line["passed"] for line in lines] == [True, False, True, False]
     assert [o["verdict"] for o in lines[1]["outcomes"]] == ["pass", "fail"]
     assert lines[1]["outcomes"][1]["expected"] == "9"
+    assert {(line["isolation"] in ("bwrap-uid", "bwrap"), line["node"]) for line in lines} == {(True, None)}
     printed = capsys.readouterr().out
     assert "pass@1: 0.5000" in printed
     assert "isolation:" in printed

@@ -110,3 +110,12 @@ def test_runs_are_found_by_prefix(tmp_path: Path) -> None:
         assert store.run("r").id == "r1" and store.run().id == "r1"
         with pytest.raises(UserError, match="no single run 'zz'"):
             store.run("zz")
+
+
+def test_each_hidden_result_keeps_its_isolation_and_node_into_the_export(tmp_path: Path) -> None:
+    on_node = RunResult((Outcome("pass"),), "bwrap", node="10.0.0.7/3f2a9c1d0b4e")
+    with Store(tmp_path / "s.sqlite") as store:
+        open_run(store)
+        store.save("r1", (CONFIG.key, "jsonl/p", 0), trajectory(attempt(0), attempt(1)), [on_node, passed(False)])
+        rows = list(store.export_rows("r1"))
+    assert [(row["isolation"], row["node"]) for row in rows] == [("bwrap", "10.0.0.7/3f2a9c1d0b4e"), ("bwrap-uid", None)]

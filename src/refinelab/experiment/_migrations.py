@@ -109,5 +109,11 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
                    cost_usd, latency_s, cached FROM test_generations
         """,
     ),
+    (
+        "m006_attempt_node",
+        """
+        ALTER TABLE attempts ADD COLUMN node TEXT
+        """,
+    ),
 )
 """Named migrations, applied in order; append new ones, never edit a released one."""

@@ -40,6 +40,7 @@ def attempt_row(key: tuple[str, str, str, int], attempt: Attempt, hidden: RunRes
         0 if hidden is None else len(hidden.outcomes),
         None if hidden is None else stored_json([o.to_json() for o in hidden.outcomes]),
         None if hidden is None else hidden.isolation,
+        None if hidden is None else hidden.node,
     )  # fmt: skip
 
 
@@ -60,7 +61,7 @@ VALUES (?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (run_id, problem) DO UPDATE
 SET metadata = COALESCE(problems.metadata, excluded.metadata), prompt = COALESCE(problems.prompt, excluded.prompt)
 """
-INSERT_ATTEMPT = "INSERT INTO attempts VALUES (" + ", ".join(["?"] * 26) + ")"  # noqa: S608 - placeholders only
+INSERT_ATTEMPT = "INSERT INTO attempts VALUES (" + ", ".join(["?"] * 27) + ")"  # noqa: S608 - placeholders only
 INSERT_CRITIC = "INSERT INTO critic_outputs VALUES (" + ", ".join(["?"] * 15) + ")"  # noqa: S608 - placeholders only
 TRAJECTORIES_QUERY = """
 SELECT t.config, c.strategy, c.params, c.actor, c.critic, t.problem, t.repeat, t.final, t.stop_reason
@@ -87,7 +88,7 @@ SELECT t.run_id, t.config, t.problem AS problem_id, c.strategy, c.params, c.acto
        k.confidence AS critic_confidence, a.feedback, t.final = a.idx AS is_final, t.stop_reason,
        a.response AS raw_reply, a.parse_error, a.cached, k.raw AS critic_raw_reply,
        k.parse_error AS critic_parse_error, k.cached AS critic_cached, p.metadata AS difficulty,
-       a.visible_outcomes, a.hidden_outcomes
+       a.visible_outcomes, a.hidden_outcomes, a.isolation, a.node
 FROM trajectories t
 JOIN configs c ON c.run_id = t.run_id AND c.config = t.config
 LEFT JOIN problems p ON p.run_id = t.run_id AND p.problem = t.problem

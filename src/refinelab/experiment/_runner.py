@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from refinelab import __version__
-from refinelab.errors import InfrastructureError, UserError
+from refinelab.errors import InfrastructureError, SandboxUnavailable, UserError
 from refinelab.experiment._generated import with_reference_verdicts
 from refinelab.experiment._samples import hidden_suite
 from refinelab.experiment._scoring import run_scored
@@ -274,6 +274,8 @@ async def _work(
         unit: Unit = (configuration.key, key, repeat)
         try:
             trajectory, hidden = await _run_unit(configuration, problem, repeat, context)
+        except SandboxUnavailable:
+            raise  # nothing is left to run programs on: the run stops (and resumes when run again)
         except InfrastructureError as exc:
             context.store.record_failure(context.spec.run_id, unit, type(exc).__name__, str(exc))
             progress.failed += 1

@@ -57,6 +57,7 @@ class ScoredSample:
             "tests_passed": self.result.pass_count,
             "tests_total": len(self.result.outcomes),
             "isolation": self.result.isolation,
+            "node": self.result.node,
             "outcomes": [outcome.to_json() for outcome in self.result.outcomes],
         }
 
