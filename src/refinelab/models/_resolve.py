@@ -8,7 +8,7 @@ settings from the project config (``[models]`` in ``refinelab.toml``).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 from refinelab._toml import read_toml
 from refinelab.errors import InputError, UserError
 from refinelab.models._cache import ResponseCache
-from refinelab.models._model import Model, RetryPolicy
+from refinelab.models._model import Backend, Model, RetryPolicy
 from refinelab.models._prices import Price, PriceTable
 
 
@@ -44,10 +44,11 @@ PROVIDERS: Mapping[str, Provider] = {
 class EndpointSettings:
     """Per-endpoint settings from the project config."""
 
-    base_url: str | None = None
-    """Where the server listens."""
+    base_url: str | tuple[str, ...] | None = None
+    """Where the server listens; several URLs for replicas of the model (each request goes to the least
+    loaded healthy one; see ``refinelab.models._replicas``)."""
     concurrency: int | None = None
-    """Requests in flight."""
+    """Requests in flight (per replica)."""
     price: Price | None = None
     """USD per million tokens."""
     deployment: str | None = None
@@ -93,9 +94,16 @@ class ModelSpec:
     model: str
     """``provider:name``."""
     base_url: str
-    """Where to send requests."""
+    """Where to send requests (the first replica's URL when there are several)."""
     api_key: str
     """The key to send."""
+    replicas: tuple[str, ...] = ()
+    """Every replica's base URL when the model has several (``base_url`` is the first); empty otherwise."""
+
+    @property
+    def base_urls(self) -> tuple[str, ...]:
+        """Every URL requests may go to."""
+        return self.replicas or (self.base_url,)
 
 
 def load_models_config(path: str | Path) -> ModelsConfig:
@@ -107,8 +115,8 @@ def load_models_config(path: str | Path) -> ModelsConfig:
         small = "vllm:Qwen/Qwen2.5-Coder-3B-Instruct"
 
         [models.endpoints."vllm:Qwen/Qwen2.5-Coder-3B-Instruct"]
-        base_url = "http://gpu-box:8000/v1"
-        concurrency = 32
+        base_url = "http://gpu-box:8000/v1"   # or a list of replicas: ["http://gpu-1:8000/v1", ...]
+        concurrency = 32                      # per replica
         price = { input = 0.0, output = 0.0 }
     """
     data = read_toml(Path(path))
@@ -135,18 +143,34 @@ def _endpoint(table: object, path: str | Path, where: str) -> EndpointSettings:
     if not isinstance(table, dict):
         raise InputError(path, None, where, "must be a table")
     _only(table, {"base_url", "concurrency", "price", "deployment"}, path, where)
-    url, concurrency, price = table.get("base_url"), table.get("concurrency"), table.get("price")
-    deployment = table.get("deployment")
-    if url is not None and not isinstance(url, str):
-        raise InputError(path, None, f"{where}.base_url", "must be a string")
-    if url is not None and (problem := url_problem(url)) is not None:
-        raise InputError(path, None, f"{where}.base_url", problem)
+    url = _base_url(table.get("base_url"), path, where)
+    concurrency, price, deployment = table.get("concurrency"), table.get("price"), table.get("deployment")
     if concurrency is not None and (not isinstance(concurrency, int) or concurrency < 1):
         raise InputError(path, None, f"{where}.concurrency", "must be a positive integer")
     if deployment is not None and (not isinstance(deployment, str) or not deployment):
         raise InputError(path, None, f"{where}.deployment", "must be a non-empty string")
     priced = _price(price, path, f"{where}.price") if price is not None else None
     return EndpointSettings(url, concurrency, priced, deployment)
+
+
+def _base_url(value: object, path: str | Path, where: str) -> str | tuple[str, ...] | None:
+    """A base URL, or a non-empty list of them (replicas), each checked."""
+    if value is None:
+        return None
+    urls = [value] if isinstance(value, str) else value
+    if not isinstance(urls, list) or not urls or not all(isinstance(url, str) for url in urls):
+        raise InputError(path, None, f"{where}.base_url", "must be a URL, or a list of URLs (replicas of the model)")
+    for url in urls:
+        if (problem := url_problem(url)) is not None:
+            raise InputError(path, None, f"{where}.base_url", problem)
+    return value if isinstance(value, str) else tuple(urls)
+
+
+def base_urls(value: str | Sequence[str] | None) -> tuple[str, ...]:
+    """A base URL setting as a tuple of URLs (empty: none given)."""
+    if value is None:
+        return ()
+    return (value,) if isinstance(value, str) else tuple(value)
 
 
 def url_problem(url: str) -> str | None:
@@ -176,45 +200,65 @@ def _price(table: object, path: str | Path, where: str) -> Price:
 
 
 def resolve(
-    text: str, environ: Mapping[str, str], *, base_url: str | None = None, config: ModelsConfig | None = None
+    text: str,
+    environ: Mapping[str, str],
+    *,
+    base_url: str | Sequence[str] | None = None,
+    config: ModelsConfig | None = None,
 ) -> ModelSpec:
-    """Resolve a model string (after aliases) into a model, URL and key; user errors say what to fix."""
+    """Resolve a model string (after aliases) into a model, URL(s) and key; user errors say what to fix.
+
+    ``base_url`` (one URL, or several for replicas) overrides the config's and the provider's.
+    """
     config = config or ModelsConfig()
     settings = config.settings(text)
     text = config.model(text)
-    if base_url is not None and (problem := url_problem(base_url)) is not None:
-        raise UserError(problem)
+    given = base_urls(base_url)
+    for url in given:
+        if (problem := url_problem(url)) is not None:
+            raise UserError(problem)
+    urls = given or base_urls(settings.base_url)
     provider_name, _, name = text.partition(":")
     provider = PROVIDERS.get(provider_name) if name else None
     if provider is None:
-        url = base_url or settings.base_url
-        if url is None:
+        if not urls:
             known = ", ".join(f"{p}:NAME" for p in PROVIDERS)
             raise UserError(f"model {text!r}: use one of {known}, or give --base-url for an OpenAI-compatible server")
         key = environ.get("REFINELAB_API_KEY") or environ.get("OPENAI_API_KEY") or "EMPTY"
-        return ModelSpec(text if ":" in text else f"custom:{text}", url, key)
+        return _spec(text if ":" in text else f"custom:{text}", urls, key)
     provider_key = environ.get(provider.key_variable)
-    if provider_key is None and provider.key_required and base_url is None:
+    if provider_key is None and provider.key_required and not given:
         raise UserError(f"model {text!r} needs an API key: set {provider.key_variable}")
-    return ModelSpec(text, base_url or settings.base_url or provider.base_url, provider_key or "EMPTY")
+    return _spec(text, urls or (provider.base_url,), provider_key or "EMPTY")
+
+
+def _spec(model: str, urls: tuple[str, ...], key: str) -> ModelSpec:
+    return ModelSpec(model, urls[0], key, urls if len(urls) > 1 else ())
 
 
 def open_model(
     text: str,
     environ: Mapping[str, str],
     *,
-    base_url: str | None = None,
+    base_url: str | Sequence[str] | None = None,
     config: ModelsConfig | None = None,
     cache: ResponseCache | None = None,
     retry: RetryPolicy | None = None,
 ) -> Model:
-    """A :class:`Model` for a model string, with the config's concurrency and prices applied."""
+    """A :class:`Model` for a model string, with the config's concurrency and prices applied; with several
+    base URLs, one model over all the replicas (``concurrency`` per replica)."""
     from refinelab.models._openai import OpenAIBackend
+    from refinelab.models._replicas import ReplicaBackend
 
     config = config or ModelsConfig()
     spec = resolve(text, environ, base_url=base_url, config=config)
     settings = config.settings(text)
     prices = PriceTable({spec.model: settings.price} if settings.price else None)
-    backend = OpenAIBackend(spec.model, spec.base_url, spec.api_key)
     concurrency, deployment = settings.concurrency or 16, settings.deployment or ""
-    return Model(backend, concurrency=concurrency, retry=retry, cache=cache, prices=prices, deployment=deployment)
+    backends = [OpenAIBackend(spec.model, url, spec.api_key) for url in spec.base_urls]
+    if len(backends) == 1:
+        backend: Backend = backends[0]
+    else:
+        backend = ReplicaBackend(backends, concurrency=concurrency)
+    total = concurrency * len(backends)
+    return Model(backend, concurrency=total, retry=retry, cache=cache, prices=prices, deployment=deployment)

@@ -16,6 +16,7 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import TextIO
 
 ReplyWriter = Callable[[dict[str, object]], str]
 """Writes the answer to a request body."""
@@ -47,6 +48,8 @@ class FakeOpenAI(ThreadingHTTPServer):
         self.slow_seconds = 2.0
         self.lock = threading.Lock()
         self.log: list[tuple[dict[str, object], str]] = []
+        self.answers: TextIO | None = None
+        """Where to append each answer once it is sent (one JSON line: the request's last message)."""
 
     def handle_error(self, request: object, client_address: object) -> None:
         """Quiet: clients that go away (timeouts under test) are expected here."""
@@ -69,6 +72,15 @@ class FakeOpenAI(ThreadingHTTPServer):
         """Log a request and what was done with it."""
         with self.lock:
             self.log.append((body, action))
+
+    def sent(self, body: dict[str, object]) -> None:
+        """Note in :attr:`answers` that a normal answer to ``body`` went out in full."""
+        if self.answers is not None:
+            messages = body["messages"]
+            assert isinstance(messages, list)
+            with self.lock:
+                self.answers.write(json.dumps(messages[-1]["content"]) + "\n")
+                self.answers.flush()
 
     def answered(self) -> list[dict[str, object]]:
         """Bodies of the requests that got a normal answer."""
@@ -139,6 +151,8 @@ class _Handler(BaseHTTPRequestHandler):
                 "total_tokens": prompt + completion,
             }
         self._send(200, json.dumps(response).encode())
+        self.wfile.flush()
+        self.server.sent(body)
 
     def _slow(self, body: dict[str, object]) -> None:
         time.sleep(self.server.slow_seconds)
@@ -166,14 +180,18 @@ def serve(reply: ReplyWriter = echo) -> Iterator[FakeOpenAI]:
 
 
 def main() -> None:
-    """``python -m refinelab.testing._fake_server [--delay S]``: serve until killed; prints the base URL."""
+    """``python -m refinelab.testing._fake_server [--delay S] [--log FILE]``: serve until killed; prints the
+    base URL; with ``--log``, appends to FILE a JSON line per answer sent (the request's last message)."""
     import argparse
 
     parser = argparse.ArgumentParser()
     parser.add_argument("--delay", type=float, default=0.0)
+    parser.add_argument("--log", help="append a line per answer sent")
     args = parser.parse_args()
     server = FakeOpenAI()
     server.delay = args.delay
+    if args.log:
+        server.answers = open(args.log, "a", encoding="utf-8")  # noqa: SIM115 - open while serving, until killed
     print(server.base_url, flush=True)
     server.serve_forever()
 
