@@ -118,4 +118,7 @@ def test_each_hidden_result_keeps_its_isolation_and_node_into_the_export(tmp_pat
         open_run(store)
         store.save("r1", (CONFIG.key, "jsonl/p", 0), trajectory(attempt(0), attempt(1)), [on_node, passed(False)])
         rows = list(store.export_rows("r1"))
-    assert [(row["isolation"], row["node"]) for row in rows] == [("bwrap", "10.0.0.7/3f2a9c1d0b4e"), ("bwrap-uid", None)]
+    assert [(row["isolation"], row["node"]) for row in rows] == [
+        ("bwrap", "10.0.0.7/3f2a9c1d0b4e"),
+        ("bwrap-uid", None),
+    ]

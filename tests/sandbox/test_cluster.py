@@ -288,6 +288,7 @@ def test_on_a_real_ray_cluster_in_a_loopback_only_network_namespace() -> None:
     argv += ["-p", "no:cacheprovider", "-q", "-x", "-rs"]
     temp = tempfile.mkdtemp(prefix="rl-ray-", dir="/tmp")  # short: Ray's socket paths must fit in 107 bytes
     env = {**os.environ, "RAY_TMPDIR": temp, "RAY_USAGE_STATS_ENABLED": "0", "PYTHONDONTWRITEBYTECODE": "1"}
+    env["RAY_CLIENT_SERVER_CHECK_CHANNEL_TIMEOUT_S"] = "180"  # a loaded machine starts a client's server slowly
     process = subprocess.Popen(
         in_loopback_namespace(argv), cwd=ROOT, env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
         start_new_session=True,

@@ -128,6 +128,7 @@ class ClusterSandbox(Sandbox):
         self._nodes: dict[str, _Node] = {}
         self._seen: set[str] = set()
         self._refusals: list[BaseException] = []
+        self._joined: list[NodeInfo] = []
         self._queue = BatchQueue()
         self._calls: set[Call] = set()
         self._tasks: set[asyncio.Task[None]] = set()
@@ -151,6 +152,11 @@ class ClusterSandbox(Sandbox):
     def nodes(self) -> list[NodeInfo]:
         """The nodes in use now."""
         return [node.info for node in self._nodes.values()]
+
+    @property
+    def joined(self) -> list[NodeInfo]:
+        """Every node that was used, lost ones included (kept after :meth:`close`)."""
+        return list(self._joined)
 
     async def start(self) -> None:
         """Connect to the cluster and start a pool on every node with CPUs; wait (``node_wait``) for one."""
@@ -315,6 +321,7 @@ class ClusterSandbox(Sandbox):
             self._event("refused", info.name, problem)
             return
         self._nodes[node_id] = _Node(info, actor)
+        self._joined.append(info)
         self.size += info.workers
         self._orphaned = None
         self._event("joined", info.name, f"{info.hostname}: {info.workers} workers, isolation {info.isolation}")

