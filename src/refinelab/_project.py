@@ -2,7 +2,8 @@
 
 ``--config FILE`` wins; else ``$REFINELAB_CONFIG``; else the first ``refinelab.toml`` in the current
 directory or one of its parents (the nearest one wins, nothing is merged); else none. The file holds
-the ``[models]`` table: aliases, endpoints, deployment tags, concurrency and prices.
+the ``[models]`` table (aliases, endpoints, deployment tags, concurrency and prices) and the
+``[sandbox]`` table (``cluster``: a Ray cluster's address to run programs on).
 """
 
 from __future__ import annotations
@@ -10,7 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from refinelab.errors import UserError
+from refinelab._toml import read_toml
+from refinelab.errors import InputError, UserError
 
 CONFIG_NAME = "refinelab.toml"
 """The project config's file name."""
@@ -32,3 +34,25 @@ def find_config(start: Path, environ: Mapping[str, str], given: Path | None = No
         if candidate.is_file():
             return candidate
     return None
+
+
+def project_cluster(path: Path | None) -> str | None:
+    """``[sandbox] cluster`` of the project config at ``path`` (``None``: not set, or no config)."""
+    from refinelab.sandbox import cluster_problem
+
+    if path is None:
+        return None
+    table = read_toml(path).get("sandbox", {})
+    if not isinstance(table, dict):
+        raise InputError(path, None, "sandbox", "must be a table")
+    unknown = sorted(set(table) - {"cluster"})
+    if unknown:
+        raise InputError(path, None, f"sandbox.{unknown[0]}", "unknown key ([sandbox] holds cluster)")
+    cluster = table.get("cluster")
+    if cluster is None:
+        return None
+    if not isinstance(cluster, str):
+        raise InputError(path, None, "sandbox.cluster", "must be a string: auto, ray://HOST:PORT or HOST:PORT")
+    if (problem := cluster_problem(cluster)) is not None:
+        raise InputError(path, None, "sandbox.cluster", problem)
+    return cluster

@@ -13,7 +13,10 @@ from __future__ import annotations
 import asyncio
 import gzip
 import json
+import os
 import socket
+import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -73,13 +76,14 @@ class Harness:
     @staticmethod
     def _started(start: Callable[[], Any]) -> Any:
         """Ray gives a node 30 s to register, which a machine this loaded can exceed (its three Python
-        agents start first): setting up the cluster is tried once more before the test errs."""
-        try:
-            return start()
-        except Exception as exc:
-            if "timed out during startup" not in str(exc):
-                raise
-            return start()
+        agents start first): setting up the cluster is tried up to three times before the test errs."""
+        for _ in range(2):
+            try:
+                return start()
+            except Exception as exc:
+                if "timed out during startup" not in str(exc):
+                    raise
+        return start()
 
     def remove(self, node: Any) -> None:
         self.cluster.remove_node(node, allow_graceful=False)
@@ -281,3 +285,116 @@ def test_with_no_node_left_the_run_stops_as_an_infrastructure_error(cluster: Har
                 await run
 
     asyncio.run(main())
+
+
+# --- the command line and the library entry points ------------------------------------------------
+
+
+def check(*argv: str) -> subprocess.CompletedProcess[str]:
+    """``refinelab check`` in a child process (its own Ray driver, as a user runs it)."""
+    return subprocess.run(
+        [sys.executable, "-m", "refinelab", "check", *argv], capture_output=True, text=True, timeout=900
+    )
+
+
+def humaneval_samples(path: Path, count: int = 40) -> Path:
+    """References, stubs and broken references for the first ``count`` HumanEval problems."""
+    lines = []
+    for program, suite in humaneval_items()[: 3 * count]:
+        del suite
+        lines.append(program)
+    problems = load_humaneval()[:count]
+    records = [{"task_id": p.id, "solution": lines[3 * i + k]} for i, p in enumerate(problems) for k in range(3)]
+    path.write_text("".join(json.dumps(record) + "\n" for record in records))
+    return path
+
+
+def out_lines(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def without_node(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{k: v for k, v in line.items() if k != "node"} for line in lines]
+
+
+def test_check_through_the_cluster_writes_the_local_results(cluster: Harness, tmp_path: Path) -> None:
+    samples = humaneval_samples(tmp_path / "samples.jsonl")
+    local, remote = tmp_path / "local.jsonl", tmp_path / "remote.jsonl"
+    done = check(str(samples), "--benchmark", "humaneval", "--out", str(local))
+    assert done.returncode == 0, done.stderr[-3000:]
+    done = check(str(samples), "--benchmark", "humaneval", "--out", str(remote), "--cluster", cluster.address)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "cluster nodes" in done.stdout
+    assert without_node(out_lines(remote)) == without_node(out_lines(local))
+    assert {line["node"] for line in out_lines(local)} == {None}
+    assert {str(line["node"]).split("/")[0] for line in out_lines(remote)} == {"127.0.0.1"}
+
+
+def test_check_select_through_the_cluster_chooses_as_locally(cluster: Harness, tmp_path: Path) -> None:
+    samples = humaneval_samples(tmp_path / "samples.jsonl")
+    chosen = {}
+    for where, extra in (("local", []), ("cluster", ["--cluster", "auto"])):
+        out = tmp_path / f"{where}.jsonl"
+        argv = [str(samples), "--benchmark", "humaneval", "--select", "dual-agreement", "--visible-tests", "join"]
+        env_done = subprocess.run(
+            [sys.executable, "-m", "refinelab", "check", *argv, "--out", str(out), *extra],
+            capture_output=True, text=True, timeout=900, env={**os.environ, "RAY_ADDRESS": cluster.address},
+        )  # fmt: skip
+        assert env_done.returncode == 0, env_done.stderr[-3000:]
+        chosen[where] = out_lines(out)
+    assert chosen["cluster"] == chosen["local"] and len(chosen["local"]) == 40
+
+
+def test_self_test_through_the_cluster_from_the_project_config(cluster: Harness, tmp_path: Path) -> None:
+    (tmp_path / "refinelab.toml").write_text(f'[sandbox]\ncluster = "{cluster.address}"\n')
+    done = subprocess.run(
+        [sys.executable, "-m", "refinelab", "check", "--benchmark", "humaneval", "--self-test"],
+        capture_output=True, text=True, timeout=900, cwd=tmp_path,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "reference solutions pass on 164 of 164" in done.stdout and "cluster nodes" in done.stdout
+
+
+def test_run_through_the_cluster_stores_the_local_verdicts_and_the_nodes(cluster: Harness, tmp_path: Path) -> None:
+    from refinelab.cli import main
+    from refinelab.testing import serve
+    from tests.experiment.fakes import reply, write_benchmark
+
+    data = write_benchmark(tmp_path / "problems.jsonl", n=6)
+    exports = {}
+    with serve(reply) as server:
+        for where, extra in (("local", []), ("cluster", ["--cluster", cluster.address])):
+            store = tmp_path / where / "store.sqlite"
+            argv = [
+                "run",
+                "--benchmark",
+                "jsonl",
+                "--data",
+                str(data),
+                "--model",
+                "fake",
+                "--base-url",
+                server.base_url,
+            ]
+            argv += ["--strategy", "exec-refine", "--strategy", "sampling(n=3)", "--store", str(store), "--quiet"]
+            assert main([*argv, *extra], {}) == 0
+            out = store.with_name("export.jsonl")
+            assert main(["export", "--store", str(store), "--out", str(out)], {}) == 0
+            exports[where] = out_lines(out)
+    keep = ("problem_id", "strategy", "iteration", "code", "hidden_passed", "hidden_outcomes", "isolation")
+    assert [{k: r[k] for k in keep} for r in exports["cluster"]] == [{k: r[k] for k in keep} for r in exports["local"]]
+    assert {r["node"] for r in exports["local"]} == {None}
+    assert all(str(r["node"]).startswith("127.0.0.1/") for r in exports["cluster"] if r["code"] is not None)
+
+
+def test_solve_through_the_cluster(cluster: Harness, tmp_path: Path) -> None:
+    from refinelab.solve import SolveOptions, solve_async
+    from refinelab.testing import ScriptedModel
+    from tests.solve.conftest import FIB_DRAFT, FIB_FIXED, FIB_PROMPT, FIB_TESTS, fenced
+
+    options = SolveOptions(strategy="exec-refine", store=tmp_path / "store.sqlite", environ={}, cluster=cluster.address)
+    model = ScriptedModel([fenced(FIB_DRAFT), fenced(FIB_FIXED)])
+    solution = asyncio.run(solve_async(FIB_PROMPT, model, tests=FIB_TESTS, options=options))
+    assert solution.verified
+    visible = [a.visible for a in solution.trajectory.attempts]
+    assert all(v is not None and str(v.node).startswith("127.0.0.1/") for v in visible)

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from refinelab._files import write_atomically
+from refinelab._project import find_config, project_cluster
 from refinelab._words import counted
 from refinelab.cli._progress import ProgressDisplay
 from refinelab.errors import UserError
@@ -29,7 +30,17 @@ from refinelab.experiment import (
     summarize,
 )
 from refinelab.problems import BENCHMARKS, Problem
-from refinelab.sandbox import Limits, WorkerPool, default_workers, prepare_benchmark
+from refinelab.sandbox import (
+    ClusterEvent,
+    ClusterSandbox,
+    Limits,
+    Sandbox,
+    WorkerPool,
+    cluster_problem,
+    default_workers,
+    open_sandbox,
+    prepare_benchmark,
+)
 
 
 def add_parser(commands: Any, environ: Mapping[str, str]) -> None:
@@ -53,6 +64,10 @@ def add_parser(commands: Any, environ: Mapping[str, str]) -> None:
         "--allow-package", action="append", default=[], metavar="NAME", help="let candidates import NAME (e.g. numpy)"
     )
     parser.add_argument("--isolation", choices=["auto", "bwrap", "none"], default="auto", help="sandbox mode")
+    add_cluster_option(parser)
+    parser.add_argument(
+        "--config", type=Path, help="project config with [sandbox] cluster (default: refinelab.toml here or above)"
+    )
     parser.add_argument(
         "--cache-dir",
         type=Path,
@@ -61,7 +76,33 @@ def add_parser(commands: Any, environ: Mapping[str, str]) -> None:
         "$XDG_CACHE_HOME/refinelab, else ~/.cache/refinelab)",
     )
     _add_selection_options(parser)
-    parser.set_defaults(run=run)
+    parser.set_defaults(run=lambda args: run(args, environ))
+
+
+def add_cluster_option(parser: argparse.ArgumentParser) -> None:
+    """``--cluster ADDRESS``: run programs on a Ray cluster's nodes."""
+    parser.add_argument(
+        "--cluster",
+        metavar="ADDRESS",
+        help="run programs on a Ray cluster: auto ($RAY_ADDRESS or a local `ray start`), ray://HOST:PORT or "
+        "HOST:PORT (default: [sandbox] cluster in refinelab.toml, else this machine)",
+    )
+
+
+def chosen_cluster(args: argparse.Namespace, environ: Mapping[str, str]) -> str | None:
+    """``--cluster``, else the project config's ``[sandbox] cluster``, else ``None`` (this machine)."""
+    if args.cluster is not None:
+        if (problem := cluster_problem(args.cluster)) is not None:
+            raise UserError(f"--cluster: {problem}")
+        return str(args.cluster)
+    return project_cluster(find_config(Path.cwd(), environ, args.config))
+
+
+def print_cluster_events(events: Sequence[ClusterEvent]) -> None:
+    """Say on stderr what happened to cluster nodes that a reader should know (lost, refused, retried)."""
+    for event in events:
+        if event.kind != "joined":
+            print(f"refinelab: cluster: node {event.node} {event.kind}: {event.detail}", file=sys.stderr)
 
 
 def _add_selection_options(parser: argparse.ArgumentParser) -> None:
@@ -108,7 +149,7 @@ def default_cache_dir(environ: Mapping[str, str]) -> Path:
     return Path(base) / "refinelab"
 
 
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
     """Validate the arguments, then score or self-test."""
     if args.workers < 1:
         raise UserError("--workers must be at least 1")
@@ -117,13 +158,22 @@ def run(args: argparse.Namespace) -> int:
     if not args.self_test and args.samples is None:
         raise UserError("give a SAMPLES file, or --self-test")
     _check_selection_args(args)
-    return asyncio.run(_run(args))
+    cluster = chosen_cluster(args, environ)
+    return asyncio.run(_run(args, cluster))
 
 
-async def _run(args: argparse.Namespace) -> int:
+async def _run(args: argparse.Namespace, cluster: str | None) -> int:
     limits = Limits(cpu_seconds=args.timeout or BENCHMARKS[args.benchmark].cpu_seconds)
     packages = _packages(args.benchmark, args.allow_package)
-    pool = WorkerPool(workers=args.workers, limits=limits, isolation=args.isolation, packages=packages)
+    pool = open_sandbox(cluster, workers=args.workers, limits=limits, isolation=args.isolation, packages=packages)
+    try:
+        return await _scored(args, pool)
+    finally:
+        if isinstance(pool, ClusterSandbox):
+            print_cluster_events(pool.events)
+
+
+async def _scored(args: argparse.Namespace, pool: WorkerPool | ClusterSandbox) -> int:
     with ProgressDisplay(sys.stderr) as show:
         async with pool:
             problems = await prepare_benchmark(
@@ -235,7 +285,7 @@ def _packages(name: str, allowed: Sequence[str]) -> list[str]:
     return sorted({*allowed, *installed})
 
 
-def _print_summary(scored: Sequence[ScoredSample], problems: Sequence[Problem], pool: WorkerPool) -> None:
+def _print_summary(scored: Sequence[ScoredSample], problems: Sequence[Problem], pool: Sandbox) -> None:
     summary = summarize(scored)
     print(f"{summary.samples} samples on {summary.problems} of {len(problems)} problems ({_isolation(pool)})")
     for k, value in summary.pass_at.items():
@@ -244,7 +294,7 @@ def _print_summary(scored: Sequence[ScoredSample], problems: Sequence[Problem], 
     print(f"test outcomes: {counts}")
 
 
-def _print_self_test(report: SelfTestReport, pool: WorkerPool) -> None:
+def _print_self_test(report: SelfTestReport, pool: Sandbox) -> None:
     print(f"self-test: {report.problems} problems, {report.references} with a reference solution ({_isolation(pool)})")
     for found in report.discrepancies:
         print(f"  {found.problem_id}: {found.which}: {found.detail}")
@@ -266,5 +316,6 @@ def _self_test_summary(report: SelfTestReport) -> str:
     return f"{found}; {counted(len(report.discrepancies), 'discrepancy', 'discrepancies')}"
 
 
-def _isolation(pool: WorkerPool) -> str:
-    return f"isolation: {pool.isolation}, {pool.limits.cpu_seconds:g} CPU s per test"
+def _isolation(pool: Sandbox) -> str:
+    where = f", on {len(pool.joined)} cluster nodes" if isinstance(pool, ClusterSandbox) else ""
+    return f"isolation: {pool.isolation}, {pool.limits.cpu_seconds:g} CPU s per test{where}"

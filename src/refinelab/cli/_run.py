@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
 from refinelab._words import counted
-from refinelab.cli._check import default_cache_dir
+from refinelab.cli._check import add_cluster_option, chosen_cluster, default_cache_dir, print_cluster_events
 from refinelab.cli._ping import project_models
 from refinelab.errors import UserError
 from refinelab.experiment import (
@@ -50,8 +50,12 @@ def add_parser(commands: Any, environ: Mapping[str, str]) -> None:
     one_off.add_argument("--critic", action="append", help="critic model for critic strategies (default: the actor)")
     one_off.add_argument("--repeats", type=int, help="repetitions of each problem (default 1)")
     one_off.add_argument("--name", help="a name for the run (part of its id)")
-    parser.add_argument("--base-url", help="OpenAI-compatible server for the actor (vLLM, Ollama, llama.cpp...)")
-    parser.add_argument("--critic-base-url", help="server for the critic (default: --base-url)")
+    parser.add_argument(
+        "--base-url",
+        action="append",
+        help="OpenAI-compatible server for the actor (vLLM, Ollama, llama.cpp...); repeat for replicas",
+    )
+    parser.add_argument("--critic-base-url", action="append", help="server for the critic (default: --base-url)")
     parser.add_argument(
         "--config", type=Path, help="project config with [models] (default: refinelab.toml here or in a parent)"
     )
@@ -60,6 +64,7 @@ def add_parser(commands: Any, environ: Mapping[str, str]) -> None:
         "--timeout", type=float, help="CPU seconds per test (default: the benchmarks', 6 for livecodebench, else 4)"
     )
     parser.add_argument("--isolation", choices=["auto", "bwrap", "none"], help="sandbox mode")
+    add_cluster_option(parser)
     parser.add_argument("--store", type=Path, default=default_store(environ), help="results database")
     parser.add_argument("--cache", type=Path, help="response cache (default: responses.sqlite beside the store)")
     parser.add_argument("--quiet", action="store_true", help="no progress line and no report at the end")
@@ -76,7 +81,8 @@ def run(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
     spec = _spec(args)
     spec = replace(spec, models=project_models(args.config, environ).merge(spec.models))
     cache = args.cache or args.store.with_name("responses.sqlite")
-    settings = Settings(args.store, cache, environ, cache_dir=default_cache_dir(environ))
+    cluster = chosen_cluster(args, environ)
+    settings = Settings(args.store, cache, environ, cache_dir=default_cache_dir(environ), cluster=cluster)
     display = TerminalProgress(sys.stderr, quiet=args.quiet)
     print(
         f"run {spec.run_id}: {counted(len(spec.configurations()), 'configuration')} · store {args.store}",
@@ -90,6 +96,7 @@ def run(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
         print(f"refinelab: {what}; finished trajectories are stored: run the same command to resume", file=sys.stderr)
         return INTERRUPTED if isinstance(exc, KeyboardInterrupt) else TERMINATED
     display.finish()
+    print_cluster_events(summary.events)
     with Store(args.store) as store:
         report = build_report(store, summary.run_id)
     if not args.quiet:
@@ -152,9 +159,10 @@ def _from_flags(args: argparse.Namespace) -> ExperimentSpec:
 
 
 def _with_overrides(spec: ExperimentSpec, args: argparse.Namespace) -> ExperimentSpec:
-    for flag, url in (("--base-url", args.base_url), ("--critic-base-url", args.critic_base_url)):
-        if url is not None and (problem := url_problem(url)) is not None:
-            raise UserError(f"{flag}: {problem}")
+    for flag, urls in (("--base-url", args.base_url), ("--critic-base-url", args.critic_base_url)):
+        for url in urls or ():
+            if (problem := url_problem(url)) is not None:
+                raise UserError(f"{flag}: {problem}")
     sandbox = spec.sandbox
     if args.timeout is not None:
         if args.timeout <= 0:
@@ -164,11 +172,18 @@ def _with_overrides(spec: ExperimentSpec, args: argparse.Namespace) -> Experimen
         sandbox = replace(sandbox, isolation=args.isolation)
     return replace(
         spec,
-        base_url=args.base_url or spec.base_url,
-        critic_base_url=args.critic_base_url or spec.critic_base_url,
+        base_url=_urls(args.base_url) or spec.base_url,
+        critic_base_url=_urls(args.critic_base_url) or spec.critic_base_url,
         concurrency=_positive(args.concurrency, "--concurrency") or spec.concurrency,
         sandbox=sandbox,
     )
+
+
+def _urls(given: list[str] | None) -> str | tuple[str, ...] | None:
+    """One ``--base-url``, or several (replicas of the model)."""
+    if not given:
+        return None
+    return given[0] if len(given) == 1 else tuple(given)
 
 
 def _positive(value: int | None, flag: str) -> int | None:

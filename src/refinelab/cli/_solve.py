@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from refinelab._files import write_atomically
+from refinelab.cli._check import add_cluster_option, chosen_cluster
 from refinelab.errors import UserError
 from refinelab.sandbox import Limits
 from refinelab.solve import (
@@ -37,7 +38,11 @@ def add_parser(commands: Any, environ: Mapping[str, str]) -> None:
     parser = commands.add_parser("solve", help="write code for a prompt and verify it against tests")
     parser.add_argument("prompt", help="what the code should do: text, @FILE, or - for standard input")
     parser.add_argument("--model", default=environ.get("REFINELAB_MODEL"), help="model (default: $REFINELAB_MODEL)")
-    parser.add_argument("--base-url", help="any OpenAI-compatible server, e.g. http://localhost:8000/v1")
+    parser.add_argument(
+        "--base-url",
+        action="append",
+        help="any OpenAI-compatible server, e.g. http://localhost:8000/v1 (repeat: replicas)",
+    )
     parser.add_argument("--config", type=Path, help="project config with [models] (default: refinelab.toml)")
     tests = parser.add_argument_group("tests (the prompt's own examples count too)")
     tests.add_argument("--test", action="append", default=[], metavar="ASSERT", help="e.g. 'fib(1) == [0]'")
@@ -57,6 +62,7 @@ def add_parser(commands: Any, environ: Mapping[str, str]) -> None:
     parser.add_argument("--no-record", action="store_true", help="do not record the solve in the store")
     parser.add_argument("--timeout", type=float, default=Limits().cpu_seconds, help="CPU seconds per test")
     parser.add_argument("--isolation", choices=["auto", "bwrap", "none"], default="auto", help="sandbox mode")
+    add_cluster_option(parser)
     parser.add_argument("--quiet", action="store_true", help="no progress display")
     parser.set_defaults(run=lambda args: run(args, environ))
 
@@ -92,13 +98,14 @@ def _options(args: argparse.Namespace, environ: Mapping[str, str], display: _Dis
         signature=_text(args.signature, "--signature") if args.signature else None,
         strategy=args.strategy,
         budget=budget,
-        base_url=args.base_url,
+        base_url=args.base_url[0] if args.base_url and len(args.base_url) == 1 else args.base_url,
         config=args.config,
         store=args.store,
         record=not args.no_record,
         cache=args.cache,
         timeout=args.timeout,
         isolation=args.isolation,
+        cluster=chosen_cluster(args, environ),
         environ=environ,
         on_progress=display.update,
     )

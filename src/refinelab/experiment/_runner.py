@@ -26,7 +26,16 @@ from refinelab.experiment._store import Store, Unit
 from refinelab.models import Model, ResponseCache, RetryPolicy, open_model
 from refinelab.problems import Problem, benchmark, find_problem
 from refinelab.records import Spend
-from refinelab.sandbox import Limits, RunResult, Sandbox, WorkerPool, default_workers, prepare_benchmark
+from refinelab.sandbox import (
+    ClusterEvent,
+    ClusterSandbox,
+    Limits,
+    RunResult,
+    Sandbox,
+    default_workers,
+    open_sandbox,
+    prepare_benchmark,
+)
 from refinelab.strategies import Env, Trajectory
 
 
@@ -79,6 +88,9 @@ class Settings:
     """Retries of model calls."""
     cache_dir: Path | None = None
     """Where computed benchmark outputs (HumanEval+) are cached."""
+    cluster: str | None = None
+    """A Ray cluster to run programs on (``auto``, ``ray://HOST:PORT``, ``HOST:PORT``); ``None``: this
+    machine. Verdicts do not depend on it (see docs/design/cluster.md)."""
 
 
 @dataclass(frozen=True)
@@ -91,6 +103,8 @@ class RunSummary:
     """The run existed before this invocation."""
     progress: Progress
     """Counts."""
+    events: tuple[ClusterEvent, ...] = ()
+    """What happened to cluster nodes (joined, lost, batches run again), with ``Settings.cluster``."""
 
 
 def _packages(spec: ExperimentSpec) -> list[str]:
@@ -104,7 +118,8 @@ async def run_experiment(spec: ExperimentSpec, settings: Settings, progress: Pro
     progress = progress or Progress()
     limits = Limits(cpu_seconds=spec.sandbox.timeout)
     workers = min(spec.sandbox.workers or default_workers(), default_workers())
-    pool = WorkerPool(workers=workers, limits=limits, isolation=spec.sandbox.isolation, packages=_packages(spec))
+    isolation, packages = spec.sandbox.isolation, _packages(spec)
+    pool = open_sandbox(settings.cluster, workers=workers, limits=limits, isolation=isolation, packages=packages)
     async with pool:
         problems = await _problems(spec.benchmarks, pool, settings.cache_dir)  # bad input: nothing is written
         with Store(settings.store) as store:
@@ -119,14 +134,15 @@ async def run_experiment(spec: ExperimentSpec, settings: Settings, progress: Pro
                 raise
             failed = {f.unit for f in store.failures(spec.run_id) if not f.resolved}
             store.finish_run(spec.run_id, "incomplete" if failed else "complete")
-    return RunSummary(spec.run_id, resumed, progress)
+    events = tuple(pool.events) if isinstance(pool, ClusterSandbox) else ()
+    return RunSummary(spec.run_id, resumed, progress, events)
 
 
 async def _run_units(
     spec: ExperimentSpec,
     settings: Settings,
     problems: Sequence[tuple[str, Problem]],
-    where: tuple[Store, WorkerPool],
+    where: tuple[Store, Sandbox],
     progress: Progress,
 ) -> None:
     """Every unit not stored yet, with the models (and their response cache) open around them."""
@@ -154,7 +170,7 @@ def _open_run(store: Store, spec: ExperimentSpec, pool: Sandbox, problems: Seque
 
 
 async def _problems(
-    choices: Sequence[BenchmarkChoice], pool: WorkerPool, cache_dir: Path | None
+    choices: Sequence[BenchmarkChoice], pool: Sandbox, cache_dir: Path | None
 ) -> list[tuple[str, Problem]]:
     """Every chosen problem as ``(benchmark/id, problem)``; a problem without hidden tests is an error."""
     chosen = []
@@ -210,7 +226,7 @@ class _Models:
     def __init__(self, spec: ExperimentSpec, settings: Settings, cache: ResponseCache) -> None:
         self.spec, self.settings, self.cache = spec, settings, cache
         self.config = spec.models
-        self.open: dict[tuple[str, str | None], Model] = {}
+        self.open: dict[tuple[str, str | tuple[str, ...] | None], Model] = {}
 
     def get(self, name: str, *, critic: bool = False) -> Model:
         url = (self.spec.critic_base_url or self.spec.base_url) if critic else self.spec.base_url

@@ -110,10 +110,11 @@ class ExperimentSpec:
     """Independent repetitions of each problem x configuration."""
     name: str = "experiment"
     """A label; part of the run id."""
-    base_url: str | None = None
-    """OpenAI-compatible server for the actors (overrides the model string's provider)."""
-    critic_base_url: str | None = None
-    """Server for the critics (default: ``base_url``)."""
+    base_url: str | tuple[str, ...] | None = None
+    """OpenAI-compatible server for the actors (overrides the model string's provider); several URLs
+    for replicas of the model."""
+    critic_base_url: str | tuple[str, ...] | None = None
+    """Server(s) for the critics (default: ``base_url``)."""
     concurrency: int = 8
     """Problems in flight at once (model calls are also capped per endpoint). Does not change results."""
     budget: Budget = field(default_factory=Budget)
@@ -171,6 +172,9 @@ class ExperimentSpec:
             values["sandbox"] = _record(SandboxChoice, values["sandbox"])
         if "models" in values:
             values["models"] = _models_from_json(values["models"])
+        for key in ("base_url", "critic_base_url"):
+            if isinstance(values.get(key), list):
+                values[key] = tuple(values[key])
         return cls(**values)
 
     def to_json(self) -> dict[str, object]:
@@ -278,8 +282,8 @@ def load_spec(path: str | Path) -> ExperimentSpec:
         critics=tuple(reader.strings(table, "critics") or [SAME]),
         repeats=reader.integer(table, "repeats", 1),
         name=reader.string(table, "name") or path.stem,
-        base_url=reader.url(table, "base_url"),
-        critic_base_url=reader.url(table, "critic_base_url"),
+        base_url=reader.urls(table, "base_url"),
+        critic_base_url=reader.urls(table, "critic_base_url"),
         concurrency=reader.integer(table, "concurrency", 8),
         budget=reader.budget(table.get("budget", {})),
         sandbox=reader.sandbox(table.get("sandbox", {}), [BENCHMARKS[b.name].cpu_seconds for b in benchmarks]),
@@ -327,12 +331,18 @@ class _Reader:
             raise self.error(key, "must be a string")
         return value
 
-    def url(self, table: dict[str, object], key: str) -> str | None:
-        value = self.string(table, key)
-        problem = None if value is None else url_problem(value)
-        if problem is not None:
-            raise self.error(key, problem)
-        return value
+    def urls(self, table: dict[str, object], key: str) -> str | tuple[str, ...] | None:
+        """A base URL, or a list of them (replicas of one model)."""
+        value = table.get(key)
+        if value is None:
+            return None
+        urls = [value] if isinstance(value, str) else value
+        if not isinstance(urls, list) or not urls or not all(isinstance(url, str) for url in urls):
+            raise self.error(key, "must be a URL, or a list of URLs (replicas of the model)")
+        for url in urls:
+            if (problem := url_problem(url)) is not None:
+                raise self.error(key, problem)
+        return value if isinstance(value, str) else tuple(urls)
 
     def integer(self, table: dict[str, object], key: str, default: int | None, *, minimum: int = 1) -> int:
         value = table.get(key, default)

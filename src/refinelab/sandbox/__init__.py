@@ -9,6 +9,7 @@ from refinelab.sandbox._compare import outputs_match, values_match
 from refinelab.sandbox._fake import FakeSandbox
 from refinelab.sandbox._judge import judge
 from refinelab.sandbox._limits import Limits
+from refinelab.sandbox._open import cluster_problem, open_sandbox
 from refinelab.sandbox._outcome import IsolationLevel, RunResult, TestOutcome, Verdict
 from refinelab.sandbox._packed import Packed
 from refinelab.sandbox._pool import WorkerPool
@@ -36,8 +37,10 @@ __all__ = [
     "TestOutcome",
     "Verdict",
     "WorkerPool",
+    "cluster_problem",
     "default_workers",
     "judge",
+    "open_sandbox",
     "outputs_match",
     "prepare_benchmark",
     "values_match",

@@ -20,7 +20,16 @@ from refinelab.errors import UserError
 from refinelab.experiment import score_attempts
 from refinelab.models import Model, ModelsConfig, ResponseCache, load_models_config, open_model
 from refinelab.problems import Problem, ProblemKind
-from refinelab.sandbox import Limits, RunResult, TestOutcome, WorkerPool, default_workers
+from refinelab.sandbox import (
+    ClusterSandbox,
+    Limits,
+    RunResult,
+    Sandbox,
+    TestOutcome,
+    WorkerPool,
+    default_workers,
+    open_sandbox,
+)
 from refinelab.solve._generate import generated_tests, strategy_tests, with_generation
 from refinelab.solve._progress import WatchedEnv
 from refinelab.solve._record import record
@@ -125,15 +134,16 @@ async def _open_model(
     return opened
 
 
-def _pool(options: SolveOptions) -> WorkerPool:
+def _pool(options: SolveOptions) -> WorkerPool | ClusterSandbox:
     if options.timeout <= 0:
         raise UserError(f"timeout must be positive, not {options.timeout}")
     limits = Limits(cpu_seconds=options.timeout)
-    return WorkerPool(workers=min(_WORKERS, default_workers()), limits=limits, isolation=options.isolation)
+    workers = min(_WORKERS, default_workers())
+    return open_sandbox(options.cluster, workers=workers, limits=limits, isolation=options.isolation)
 
 
 async def _run(
-    spec: StrategySpec, task: Task, env: WatchedEnv, pool: WorkerPool
+    spec: StrategySpec, task: Task, env: WatchedEnv, pool: Sandbox
 ) -> tuple[Trajectory, list[RunResult | None]]:
     """The strategy's trajectory and every attempt's results on the tests; what was done so far when
     cancelled (re-raised when nothing was)."""

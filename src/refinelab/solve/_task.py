@@ -38,8 +38,8 @@ class SolveOptions:
     """Any registered strategy, with arguments: ``exec-refine(max_iters=3)``."""
     budget: Budget = field(default_factory=Budget)
     """Limits on calls, tokens and dollars."""
-    base_url: str | None = None
-    """An OpenAI-compatible server for a model given by name."""
+    base_url: str | Sequence[str] | None = None
+    """An OpenAI-compatible server for a model given by name (several: replicas of the model)."""
     config: Path | None = None
     """The project config with ``[models]`` aliases (default: ``refinelab.toml`` here or in a parent)."""
     store: Path | None = None
@@ -52,6 +52,9 @@ class SolveOptions:
     """CPU seconds per test."""
     isolation: IsolationMode = "auto"
     """Sandbox mode."""
+    cluster: str | None = None
+    """A Ray cluster to run the programs on (``auto``, ``ray://HOST:PORT``, ``HOST:PORT``); ``None``: this
+    machine (see docs/design/cluster.md)."""
     environ: Mapping[str, str] | None = None
     """Environment for API keys and defaults (default: the process's)."""
     on_progress: Callable[[SolveProgress], None] | None = None

@@ -1,0 +1,138 @@
+"""Choosing where programs run and which servers answer: ``--cluster`` and ``[sandbox] cluster``,
+repeated ``--base-url``; and a run whose sandbox is gone stops, to resume. (Runs on a real cluster are
+in tests/sandbox/cluster_cases.py.)"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from refinelab.cli import main
+from refinelab.cli._check import chosen_cluster
+from refinelab.errors import InputError, SandboxUnavailable
+from refinelab.experiment import BenchmarkChoice, ExperimentSpec, Settings, Store, load_spec, run_experiment
+from refinelab.experiment import _runner as runner_module
+from refinelab.models import RetryPolicy
+from refinelab.sandbox import ClusterSandbox, FakeSandbox, Item, Limits, RunResult, WorkerPool, cluster_problem
+from refinelab.sandbox import open_sandbox as real_open_sandbox
+from refinelab.strategies import StrategySpec
+from refinelab.testing import serve
+from tests.experiment.fakes import reply, write_benchmark
+
+
+@pytest.mark.parametrize("address", ["auto", "ray://head:10001", "10.0.0.5:6379", "ray://[::1]:10001"])
+def test_good_cluster_addresses(address: str) -> None:
+    assert cluster_problem(address) is None
+
+
+@pytest.mark.parametrize(
+    ("address", "problem"),
+    [("head", "needs a port"), ("ray://head", "needs a port"), ("http://head:8265", "use auto, ray://"), ("", "use")],
+)
+def test_bad_cluster_addresses_say_what_to_write(address: str, problem: str) -> None:
+    found = cluster_problem(address)
+    assert found is not None and problem in found
+
+
+def test_open_sandbox_chooses_the_cluster_only_when_named() -> None:
+    assert isinstance(real_open_sandbox(None, workers=1), WorkerPool)
+    cluster = real_open_sandbox("ray://head:10001", limits=Limits(cpu_seconds=2))
+    assert isinstance(cluster, ClusterSandbox) and cluster.address == "ray://head:10001"
+    assert cluster.limits.cpu_seconds == 2
+
+
+def args(cluster: str | None = None, config: Path | None = None) -> argparse.Namespace:
+    return argparse.Namespace(cluster=cluster, config=config)
+
+
+def test_the_flag_wins_over_the_project_config(tmp_path: Path) -> None:
+    config = tmp_path / "refinelab.toml"
+    config.write_text('[sandbox]\ncluster = "ray://from-config:10001"\n')
+    assert chosen_cluster(args(config=config), {}) == "ray://from-config:10001"
+    assert chosen_cluster(args("auto", config), {}) == "auto"
+    (tmp_path / "other.toml").write_text("[models.aliases]\nx = 'vllm:y'\n")
+    assert chosen_cluster(args(config=tmp_path / "other.toml"), {}) is None
+
+
+@pytest.mark.parametrize(
+    ("table", "field"),
+    [
+        ("cluster = 5", "sandbox.cluster"),
+        ('cluster = "gpu-box"', "sandbox.cluster"),
+        ("workers = 2", "sandbox.workers"),
+    ],
+)
+def test_a_bad_sandbox_table_names_the_file_and_field(tmp_path: Path, table: str, field: str) -> None:
+    config = tmp_path / "refinelab.toml"
+    config.write_text(f"[sandbox]\n{table}\n")
+    with pytest.raises(InputError, match=rf"refinelab\.toml: field '{field}'"):
+        chosen_cluster(args(config=config), {})
+
+
+def test_bad_cluster_flags_are_one_line_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    samples = tmp_path / "s.jsonl"
+    samples.write_text('{"task_id": "HumanEval/0", "completion": "    pass\\n"}\n')
+    assert main(["check", str(samples), "--benchmark", "humaneval", "--cluster", "gpu-box"], {}) == 2
+    assert capsys.readouterr().err.strip().startswith("refinelab: error: --cluster: cluster address 'gpu-box'")
+
+
+def test_without_ray_a_cluster_run_names_the_extra(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "ray", None)
+    samples = tmp_path / "s.jsonl"
+    samples.write_text('{"task_id": "HumanEval/0", "completion": "    pass\\n"}\n')
+    assert main(["check", str(samples), "--benchmark", "humaneval", "--cluster", "auto"], {}) == 2
+    assert "pip install 'refinelab[ray]'" in capsys.readouterr().err
+
+
+def test_replicas_do_not_change_the_run_id(tmp_path: Path) -> None:
+    spec = tmp_path / "spec.toml"
+    spec.write_text(
+        'actors = ["vllm:m"]\nstrategies = ["single-pass"]\nbase_url = ["http://a:8000/v1", "http://b:8000/v1"]\n'
+        '[[benchmarks]]\nname = "humaneval"\n'
+    )
+    loaded = load_spec(spec)
+    assert loaded.base_url == ("http://a:8000/v1", "http://b:8000/v1")
+    assert loaded.run_id == replace(loaded, base_url="http://a:8000/v1").run_id == replace(loaded, base_url=None).run_id
+    assert ExperimentSpec.from_json(loaded.to_json()).base_url == loaded.base_url
+
+
+class Vanishing(FakeSandbox):
+    """A sandbox whose nodes are all gone after ``left`` calls."""
+
+    def __init__(self, left: int) -> None:
+        super().__init__()
+        self.left = left
+
+    async def run_items(
+        self, items: Sequence[Item], *, limits: Limits | None = None, isolate: bool = False
+    ) -> list[RunResult]:
+        self.left -= 1
+        if self.left < 0:
+            raise SandboxUnavailable("no cluster node is left to run programs")
+        return await super().run_items(items, limits=limits, isolate=isolate)
+
+
+def test_a_run_whose_sandbox_is_gone_stops_and_resumes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    data = write_benchmark(tmp_path / "problems.jsonl", n=4)
+    settings = Settings(tmp_path / "s.sqlite", tmp_path / "c.sqlite", retry=RetryPolicy(attempts=2, base_seconds=0.01))
+    with serve(reply) as server:
+        benchmarks, strategies = (BenchmarkChoice("jsonl", str(data)),), (StrategySpec("single-pass"),)
+        spec = ExperimentSpec(benchmarks, strategies, ("fake",), base_url=server.base_url, concurrency=1)
+        monkeypatch.setattr(runner_module, "open_sandbox", lambda *a, **k: Vanishing(2))
+        with pytest.raises(SandboxUnavailable):
+            asyncio.run(run_experiment(spec, settings))
+        with Store(settings.store) as store:
+            run = store.run(spec.run_id)
+            assert run.status == "failed" and "no cluster node is left" in (run.note or "")
+            assert len(store.trajectories(spec.run_id)) == 2 and store.failures(spec.run_id) == []
+        monkeypatch.setattr(runner_module, "open_sandbox", lambda *a, **k: FakeSandbox())
+        again = asyncio.run(run_experiment(spec, settings))
+    assert (again.progress.skipped, again.progress.done) == (2, 2)
