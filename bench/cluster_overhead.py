@@ -115,8 +115,9 @@ def _started(start: Any) -> Any:
     return start()
 
 
-async def compare(cluster: Cluster, items: list[Item], rounds: int) -> tuple[list[RunResult], list[RunResult]]:
-    """Alternating rounds on the local pool and the cluster; prints times, ratio and per-program costs."""
+async def compare(cluster: Cluster, sets: list[tuple[str, list[Item]]], rounds: int) -> list[RunResult]:
+    """For each set of programs, alternating rounds on the local pool and the cluster: times, the ratio,
+    and whether every test's verdict is the same; the local pool's results, all sets in order."""
     started = time.perf_counter()
     local = WorkerPool(workers=2, isolation="bwrap")
     await local.start()
@@ -126,50 +127,71 @@ async def compare(cluster: Cluster, items: list[Item], rounds: int) -> tuple[lis
     await remote.start()
     print(f"started: local pool {local_start:.2f} s, cluster sandbox {time.perf_counter() - started:.2f} s "
           f"({len(remote.nodes)} nodes, {remote.size} workers, isolation {remote.isolation})")  # fmt: skip
+    found: list[RunResult] = []
+    try:
+        for name, items in sets:
+            found += await _compare_set(name, items, (local, remote), rounds)
+    finally:
+        await local.close()
+        await remote.close()
+    return found
+
+
+async def _compare_set(
+    name: str, items: list[Item], sandboxes: tuple[WorkerPool, ClusterSandbox], rounds: int
+) -> list[RunResult]:
     times: dict[str, list[float]] = {"local": [], "cluster": []}
     results: dict[str, list[RunResult]] = {}
     for round_ in range(rounds):
-        order = [("local", local), ("cluster", remote)]
-        for name, sandbox in order if round_ % 2 == 0 else order[::-1]:
-            seconds, results[name] = await timed(sandbox, items)
-            times[name].append(seconds)
-            print(f"round {round_ + 1} {name:8s} {seconds:.2f} s")
+        order = [("local", sandboxes[0]), ("cluster", sandboxes[1])]
+        for where, sandbox in order if round_ % 2 == 0 else order[::-1]:
+            seconds, results[where] = await timed(sandbox, items)
+            times[where].append(seconds)
+            print(f"{name}: round {round_ + 1} {where:8s} {seconds:.2f} s")
     local_median, cluster_median = statistics.median(times["local"]), statistics.median(times["cluster"])
-    print(f"local pool: {_range(times['local'])}; cluster: {_range(times['cluster'])}")
-    print(f"cluster / local (medians): {cluster_median / local_median:.3f}x (goal: at most 1.10x)")
-    cpu = local.stats.get("child_cpu", 0.0) + local.stats.get("worker_cpu", 0.0)
-    per_program = cpu / (rounds * len(items))
-    core_time = local_median / len(items) * 2
-    print(f"per program (local pool): {per_program * 1000:.2f} ms CPU, {core_time * 1000:.2f} ms of a core")
-    await local.close()
-    await remote.close()
-    return results["local"], results["cluster"]
+    print(f"{name} ({len(items)} programs): local pool {_range(times['local'])}; cluster {_range(times['cluster'])}")
+    print(f"{name}: cluster / local (medians): {cluster_median / local_median:.3f}x (goal: at most 1.10x)")
+    local, remote = results["local"], results["cluster"]
+    differing = [i for i, (a, b) in enumerate(zip(verdicts(remote), verdicts(local))) if a != b]
+    tests = sum(len(r.outcomes) for r in local)
+    print(
+        f"{name}: verdicts identical, test by test: {not differing} ({tests} tests; {len(differing)} programs differ)"
+    )
+    for i in differing[:5]:
+        print(f"  differs: {items[i][0][:60]!r}: local {verdicts(local)[i][:2]}, cluster {verdicts(remote)[i][:2]}")
+    if differing:
+        raise SystemExit(1)
+    return local
 
 
-async def costs(items: list[Item], data: Path) -> None:
-    """Per-test costs for the capacity model (docs/cluster.md): the sandbox's own cost per test, for
-    function programs and for stdin/stdout ones (o1-mini's LiveCodeBench programs, a process per test),
-    and what judging a test costs the driver (which judges every test a cluster runs)."""
-    stdio = stdio_items(data)
+async def costs(items: list[Item], references: int, data: Path) -> None:
+    """Per-test costs for the capacity model (docs/cluster.md): HumanEval's references (function
+    programs, a program and its tests in one process), the real models' programs (timeouts and errors
+    included), and o1-mini's LiveCodeBench stdin/stdout programs (a process per test); CPU time (worker
+    and children, as the workers count it: load does not inflate it) and wall time on two workers; and
+    what judging a test costs the driver, which judges every test a cluster runs."""
+    sets = [("references", items[:references]), ("real programs", items[references:]), ("stdio", stdio_items(data))]
     async with WorkerPool(workers=2, isolation="bwrap") as pool:
-        for name, batch in (("function programs", items), ("stdin/stdout programs", stdio)):
-            if not batch:
-                continue
-            pool.stats.clear()
-            started = time.perf_counter()
-            found = await pool.reports(input_items(batch))
-            seconds = time.perf_counter() - started
-            tests = sum(len(r.row) for r in found)
-            cpu = pool.stats.get("child_cpu") or sum(_cpu(report) for r in found for report in r.row)
-            overhead = (2 * seconds - cpu) / tests
-            print(f"{name}: {len(batch)} programs, {tests} tests, {seconds:.2f} s on 2 workers: "
-                  f"{2 * seconds / tests * 1000:.2f} ms of a core per test, of which the programs' own CPU "
-                  f"{cpu / tests * 1000:.2f} ms (sandbox {overhead * 1000:.2f} ms)")  # fmt: skip
-            started = time.perf_counter()
-            for (_, suite), reports in zip(batch, found):
-                judged(suite, reports, "bwrap")
-            judging = (time.perf_counter() - started) / tests
-            print(f"  judging on the driver: {judging * 1e6:.1f} us per test")
+        for name, batch in sets:
+            if batch:
+                await _cost(pool, name, batch)
+
+
+async def _cost(pool: WorkerPool, name: str, batch: list[Item]) -> None:
+    pool.stats.clear()
+    started = time.perf_counter()
+    found = await pool.reports(input_items(batch))
+    seconds = time.perf_counter() - started
+    tests = sum(len(r.row) for r in found)
+    children = pool.stats.get("child_cpu") or sum(_cpu(report) for r in found for report in r.row)
+    cpu = children + pool.stats.get("worker_cpu", 0.0)
+    started = time.perf_counter()
+    for (_, suite), reports in zip(batch, found):
+        judged(suite, reports, "bwrap")
+    judging = (time.perf_counter() - started) / tests
+    print(f"cost {name}: {len(batch)} programs, {tests} tests: {seconds:.2f} s on 2 workers "
+          f"({2 * seconds / tests * 1000:.2f} ms of a core per test); CPU {cpu / tests * 1000:.2f} ms per test "
+          f"({cpu / len(batch) * 1000:.2f} ms per program); judging {judging * 1e6:.1f} us per test")  # fmt: skip
 
 
 def _cpu(report: object) -> float:
@@ -236,23 +258,19 @@ def main() -> int:
     items, references = programs(args.copies, args.data)
     print(f"programs: {len(items)} ({references} reference solutions, {len(items) - references} by real models); "
           f"{os.cpu_count()} cores")  # fmt: skip
-    asyncio.run(costs(items, args.data))
+    asyncio.run(costs(items, references, args.data))
     if args.costs_only:
         return 0
     started = time.perf_counter()
     cluster = Cluster()
     print(f"cluster up in {time.perf_counter() - started:.1f} s")
+    sets = [("references", items[:references]), ("real programs", items[references:])]
     try:
-        local, remote = asyncio.run(compare(cluster, items, args.rounds))
-        differing = [i for i, (a, b) in enumerate(zip(verdicts(remote), verdicts(local))) if a != b]
-        tests = sum(len(r.outcomes) for r in local)
-        print(f"verdicts identical, test by test: {not differing} ({tests} tests; {len(differing)} programs differ)")
-        for i in differing[:5]:
-            print(f"  differs: {items[i][0][:60]!r}: local {verdicts(local)[i][:2]}, cluster {verdicts(remote)[i][:2]}")
+        local = asyncio.run(compare(cluster, [(name, batch) for name, batch in sets if batch], args.rounds))
         kept = asyncio.run(lose_a_node(cluster, items, local))
     finally:
         cluster.ray.shutdown()
-    return 0 if not differing and kept else 1
+    return 0 if kept else 1
 
 
 if __name__ == "__main__":

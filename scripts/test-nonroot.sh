@@ -31,7 +31,8 @@ try:
 except ImportError:
     import tomli as tomllib
 project = tomllib.load(open("pyproject.toml", "rb"))["project"]
-print("\n".join(project["dependencies"] + project["optional-dependencies"]["humaneval"]))')
+extras = project["optional-dependencies"]
+print("\n".join(project["dependencies"] + extras["humaneval"] + extras["ray"]))')
   "$base/venv/bin/python" -m pip install --quiet --disable-pip-version-check pytest numpy "${deps[@]}"
   echo "$stamp" > "$base/venv.stamp"
 fi

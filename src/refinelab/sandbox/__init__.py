@@ -3,8 +3,9 @@
 See docs/design/sandbox.md for the threat model and how verdicts are protected.
 """
 
-from refinelab.sandbox._cluster import ClusterEvent, ClusterOptions, ClusterSandbox
+from refinelab.sandbox._cluster import ClusterSandbox
 from refinelab.sandbox._cluster_node import NodeInfo
+from refinelab.sandbox._cluster_options import ClusterEvent, ClusterOptions
 from refinelab.sandbox._compare import outputs_match, values_match
 from refinelab.sandbox._fake import FakeSandbox
 from refinelab.sandbox._judge import judge
