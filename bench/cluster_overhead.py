@@ -31,7 +31,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from refinelab.problems import load_humaneval, load_livecodebench
+from refinelab.problems import CallTest, StdioTest, load_humaneval, load_livecodebench
 from refinelab.sandbox import ClusterOptions, ClusterSandbox, Item, RunResult, Suite, WorkerPool
 from refinelab.sandbox._judge import judged
 from refinelab.sandbox._pool import input_items
@@ -170,7 +170,13 @@ async def costs(items: list[Item], references: int, data: Path) -> None:
     included), and o1-mini's LiveCodeBench stdin/stdout programs (a process per test); CPU time (worker
     and children, as the workers count it: load does not inflate it) and wall time on two workers; and
     what judging a test costs the driver, which judges every test a cluster runs."""
-    sets = [("references", items[:references]), ("real programs", items[references:]), ("stdio", stdio_items(data))]
+    sets = [
+        ("trivial function programs (the sandbox's own cost)", trivial("function")),
+        ("trivial stdin/stdout programs (the sandbox's own cost)", trivial("stdio")),
+        ("references", items[:references]),
+        ("real programs", items[references:]),
+        ("stdio", stdio_items(data)),
+    ]
     async with WorkerPool(workers=2, isolation="bwrap") as pool:
         for name, batch in sets:
             if batch:
@@ -192,6 +198,17 @@ async def _cost(pool: WorkerPool, name: str, batch: list[Item]) -> None:
     print(f"cost {name}: {len(batch)} programs, {tests} tests: {seconds:.2f} s on 2 workers "
           f"({2 * seconds / tests * 1000:.2f} ms of a core per test); CPU {cpu / tests * 1000:.2f} ms per test "
           f"({cpu / len(batch) * 1000:.2f} ms per program); judging {judging * 1e6:.1f} us per test")  # fmt: skip
+
+
+def trivial(kind: str) -> list[Item]:
+    """Programs that do almost nothing, so what they cost is the sandbox's: 400 function programs with
+    ten call tests each, or 20 stdin/stdout programs (a+b) with 50 tests each."""
+    if kind == "function":
+        suite = Suite.of([CallTest(f"f({i})", i) for i in range(10)], entry_point="f")
+        return [(f"def f(x):\n    return x  # {n}\n", suite) for n in range(400)]
+    tests = [StdioTest(f"{i} {i}\n", f"{2 * i}\n") for i in range(50)]
+    program = "a, b = map(int, input().split())\nprint(a + b)  # {n}\n"
+    return [(program.format(n=n), Suite.of(tests, kind="stdio")) for n in range(20)]
 
 
 def _cpu(report: object) -> float:
