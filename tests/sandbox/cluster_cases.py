@@ -36,10 +36,6 @@ pytestmark = [
     pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::ResourceWarning", "ignore::FutureWarning"),
 ]
 
-FAST_DEATH = {"health_check_initial_delay_ms": 0, "health_check_period_ms": 500, "health_check_failure_threshold": 3}
-"""Ray notices a dead node in ~2 s instead of ~15 s (tests only)."""
-
-
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -58,7 +54,6 @@ class Harness:
             "node_ip_address": "127.0.0.1",
             "include_dashboard": False,
             "ray_client_server_port": self.client_port,
-            "_system_config": FAST_DEATH,
         }
         self.cluster = Cluster()
         self.head = self._started(lambda: self.cluster.add_node(**head))

@@ -279,6 +279,16 @@ def test_the_queue_merges_neighbours_with_the_same_limits_up_to_the_batch() -> N
 # --- a real Ray cluster ---------------------------------------------------------------------------
 
 
+def ray_errors(temp: Path) -> str:
+    """The last lines of Ray's own error logs under ``temp`` (shown when the cluster tests fail)."""
+    found = []
+    for log in sorted(temp.glob("**/logs/*.err")):
+        lines = log.read_text(errors="replace").strip().splitlines()
+        if lines:
+            found.append(f"--- {log.name}\n" + "\n".join(lines[-15:]))
+    return "\n".join(["", *found])[-8000:]
+
+
 @pytest.mark.slow
 def test_on_a_real_ray_cluster_in_a_loopback_only_network_namespace() -> None:
     """``cluster_cases.py`` (a head and worker nodes started with ``ray.cluster_utils``) inside a network
@@ -299,7 +309,8 @@ def test_on_a_real_ray_cluster_in_a_loopback_only_network_namespace() -> None:
         os.killpg(process.pid, signal.SIGKILL)  # the session this test started, and only it
         output, _ = process.communicate()
     finally:
+        logs = ray_errors(Path(temp)) if process.returncode else ""
         shutil.rmtree(temp, ignore_errors=True)
-    assert process.returncode == 0, output[-6000:]
+    assert process.returncode == 0, output[-6000:] + logs
     skipped = [line for line in output.splitlines() if line.startswith("SKIPPED")]
     assert " passed" in output and all("shared benchmark data" in line for line in skipped), output[-3000:]
