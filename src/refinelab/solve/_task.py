@@ -14,9 +14,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from refinelab.errors import UserError
-from refinelab.problems import Problem, ProblemKind, StdioTest
+from refinelab.problems import CallTest, Problem, ProblemKind, StdioTest, prompt_examples
 from refinelab.sandbox import IsolationMode, Limits
-from refinelab.solve._examples import prompt_examples
 from refinelab.solve._progress import SolveProgress
 from refinelab.solve._tests import GivenTest, TestSet, called_names, describe, parse_tests
 from refinelab.strategies import Budget
@@ -98,8 +97,9 @@ def build_task(
     if pairs:
         raise UserError("stdin/stdout pairs (--io) need kind 'stdio'; a function is tested with assertions (--test)")
     entry = _entry_point(prompt, signature, given)
-    examples = prompt_examples(f"{prompt}\n{signature or ''}", entry, given.tests)
-    found = given.plus(TestSet(tuple(examples)))
+    settled = {t.test.expr for t in given.tests if isinstance(t.test, CallTest)}
+    examples = prompt_examples(f"{prompt}\n{signature or ''}", entry, settled)
+    found = given.plus(TestSet(tuple(GivenTest(t, "docstring") for t in examples)))
     return Task(_problem(prompt, found, "function", entry, signature), found)
 
 

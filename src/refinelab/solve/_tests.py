@@ -1,5 +1,6 @@
 """The tests a user gives ``solve``: assertions, files of asserts or pytest-style test functions, and
-stdin/stdout pairs (the examples written in the prompt itself are read by :mod:`._examples`).
+stdin/stdout pairs (the examples written in the prompt itself are read by
+:func:`refinelab.problems.prompt_examples`).
 
 Each becomes a test as data (:mod:`refinelab.problems`) with where it came from, so the result can say
 which of the user's tests the code passes and which tests were generated.
