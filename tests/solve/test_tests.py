@@ -9,10 +9,9 @@ from pathlib import Path
 import pytest
 
 from refinelab.errors import InputError, UserError
-from refinelab.problems import AssertTest, CallTest, StdioTest, Test
+from refinelab.problems import AssertTest, CallTest, StdioTest, Test, prompt_examples
 from refinelab.sandbox import Suite
 from refinelab.solve import parse_io_pair, parse_tests, read_io_file
-from refinelab.problems import prompt_examples
 from refinelab.solve._task import build_task
 from refinelab.solve._tests import GivenTest, describe
 from refinelab.testing import FakeSandbox
@@ -186,3 +185,14 @@ def test_entry_point_from_the_tests_when_the_prompt_has_no_signature() -> None:
     task = build_task("Add two numbers.", ["add(1, 2) == 3"], (), None, None)
     assert task.problem.entry_point == "add"
     assert "The program must pass these tests:\nassert add(1, 2) == 3" in task.problem.prompt
+
+
+def test_an_mbpp_prompt_names_its_function_in_the_assert_it_shows() -> None:
+    prompt = (
+        "Write a function to find the minimum cost path.\nYour code should pass this test:\n"
+        "assert min_cost([[1, 2], [4, 8]], 1, 1) == 9\n"
+    )
+    task = build_task(prompt, (), (), None, None)
+    assert task.problem.entry_point == "min_cost"
+    assert [(t.text, t.origin) for t in task.tests.tests] == [("min_cost([[1, 2], [4, 8]], 1, 1) == 9", "docstring")]
+    assert build_task("Write f.\nassert (f(1)\n", (), (), None, None).problem.entry_point is None
