@@ -50,6 +50,7 @@ from refinelab.metrics._selection import (
     generated_test_accuracy,
     refinement_at_equal_tokens,
     selection_accuracy,
+    tests_generated,
 )
 from refinelab.records import ScoredAttempt, ScoredTrajectory, Spend, Usage, configuration_label, total_cost
 
@@ -110,6 +111,7 @@ __all__ = [
     "sampling_at_equal_tokens",
     "selection_accuracy",
     "step_rates",
+    "tests_generated",
     "total_cost",
     "trajectories_pass_at_k",
     "worsened",

@@ -27,11 +27,13 @@ StopReason = Literal[
     "agreement",
     "verified",
     "interrupted",
+    "no_tests",
 ]
 """Why a trajectory ended (``critic_unreadable``: the critic's reply could not be parsed; never guessed;
 ``agreement``: chosen by dual execution agreement; ``verified``: a candidate met ``verified``'s stopping
 rule; ``interrupted``: cancelled or Ctrl-C, with the attempts made until then, as ``refinelab solve``
-keeps them)."""
+keeps them); ``no_tests``: ``exec-refine`` had no visible tests and wrote none it could run (or was
+told not to write any), so its draft is the answer)."""
 
 
 @dataclass(frozen=True)

@@ -37,6 +37,7 @@ from refinelab.metrics import (
     regression_rate,
     sampled,
     sampling_at_equal_tokens,
+    tests_generated,
     trajectories_pass_at_k,
 )
 from refinelab.report._overview import OverviewTable, build_overview
@@ -127,6 +128,9 @@ class Row:
     """The critic's verdicts against the tests."""
     confidence: Confidence
     """Stated confidence and its calibration."""
+    tests_generated: Rate = field(default_factory=lambda: Rate(0, 0))
+    """Problems (x repeats) on which the strategy wrote tests: all for ``codet`` and ``verified``; for
+    ``exec-refine``, those without visible tests."""
 
     def to_json(self) -> dict[str, object]:
         """The numbers as one flat object, as reports have always exported them."""
@@ -143,6 +147,7 @@ class Row:
             "brier_actor": confidence.brier_actor, "brier_critic": confidence.brier_critic,
             "pass_at": passes.pass_at, "prompt_by_round": list(refinement.prompt_by_round),
             "first_pass": passes.first_pass, "caps": [list(c) for c in refinement.caps],
+            "tests_generated": asdict(self.tests_generated),
         }  # fmt: skip
 
 
@@ -242,6 +247,7 @@ def _row(group: Sequence[ScoredTrajectory], single: Sequence[ScoredTrajectory] |
         vs_single=_multiples(use, single),
         judged=_judged(group),
         confidence=_confidence(group),
+        tests_generated=tests_generated(group),
     )
 
 

@@ -97,6 +97,7 @@ def _with_change(value: float | None, start: float | None) -> str:
 
 def _per_task(rows: Sequence[Row]) -> Table:
     header = ["configuration", "pass", "time/task", "tokens/task", "attempts", "confidence", "cost/task"]
+    header.append("tests generated")
     body = [
         [
             row.label,
@@ -106,10 +107,14 @@ def _per_task(rows: Sequence[Row]) -> Table:
             f"{row.refinement.attempts:.2f}",
             "–" if row.confidence.stated is None else f"{row.confidence.stated:.2f}",
             dollars(row.use.cost_usd),
+            f"{row.tests_generated.count}/{row.tests_generated.of}",
         ]
         for row in rows
     ]
-    return ("Per task: pass rate, model time, tokens, attempts, stated confidence, cost", header, body)
+    title = (
+        "Per task: pass rate, model time, tokens, attempts, stated confidence, cost, problems with tests the model wrote"
+    )
+    return (title, header, body)
 
 
 def _rates(rows: Sequence[Row]) -> Table:
