@@ -111,7 +111,8 @@ def _per_task(rows: Sequence[Row]) -> Table:
         ]
         for row in rows
     ]
-    title = "Per task: pass rate, model time, tokens, attempts, stated confidence, cost; problems with tests the model wrote"
+    title = "Per task: pass rate, model time, tokens, attempts, stated confidence, cost"
+    title += "; problems with tests the model wrote"
     return (title, header, body)
 
 
