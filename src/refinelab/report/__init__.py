@@ -1,5 +1,6 @@
 """Reports: views over stored runs (the numbers come from the metrics; this package only formats)."""
 
+from refinelab.report._baseline import Baseline, BaselineRow, paired_cells
 from refinelab.report._build import (
     Comparison,
     Confidence,
@@ -20,6 +21,8 @@ from refinelab.report._why import why_text
 __all__ = [
     "HEADLINE",
     "REPORT_CSS",
+    "Baseline",
+    "BaselineRow",
     "Comparison",
     "Confidence",
     "CriticNumbers",
@@ -36,6 +39,7 @@ __all__ = [
     "figure_titles",
     "header_lines",
     "overview_html",
+    "paired_cells",
     "render_figure",
     "render_figures",
     "render_html",

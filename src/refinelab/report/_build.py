@@ -17,19 +17,17 @@ from refinelab.metrics import (
     actor_confidence,
     average_attempts,
     average_refinements,
-    bootstrap_difference,
     brier,
     capped,
+    compare_paired,
     confusion_matrix,
     critic_confidence,
     decisions,
     first_pass_iterations,
     improvement_rate,
     max_iteration,
-    mcnemar,
     means,
     multiple,
-    paired,
     pass_by_iteration,
     pass_final,
     prompt_tokens_by_round,
@@ -40,6 +38,7 @@ from refinelab.metrics import (
     tests_generated,
     trajectories_pass_at_k,
 )
+from refinelab.report._baseline import Baseline, baseline_rows
 from refinelab.report._overview import OverviewTable, build_overview
 from refinelab.report._selection import SelectionSection, selection_section
 
@@ -153,7 +152,8 @@ class Row:
 
 @dataclass(frozen=True)
 class Comparison:
-    """A configuration against single pass with the same actor, on the same problems."""
+    """A configuration against single pass with the same actor, paired by problem (the numbers of
+    :func:`refinelab.metrics.compare_paired`)."""
 
     label: str
     """The configuration."""
@@ -169,6 +169,8 @@ class Comparison:
     """Exact McNemar."""
     difference: tuple[float, float, float] | None
     """Pass-rate difference and its 95% bootstrap interval."""
+    unpaired: int = 0
+    """Problems (x repeats) only one of the two ran (an unfinished run), left out of the numbers."""
 
 
 @dataclass(frozen=True)
@@ -191,8 +193,8 @@ class Report:
     """Infrastructure failures (kept out of every number above)."""
     pending: int = 0
     """Units not stored (still to run, or failed for infrastructure reasons)."""
-    baseline: Report | None = field(default=None, repr=False)
-    """Another run to show differences against."""
+    baseline: Baseline | None = None
+    """Each configuration against the same one in another run, paired by problem (``--baseline``)."""
     overview: tuple[OverviewTable, ...] = ()
     """The headline table with 95% bootstrap intervals: all problems, per benchmark, per difficulty."""
     selection: SelectionSection = field(default_factory=SelectionSection)
@@ -220,7 +222,7 @@ def build_report(store: Store, run_id: str | None = None, *, baseline: str | Non
         equal_tokens=_equal_tokens(groups),
         failures=tuple(store.failures(run.id)),
         pending=configs * len(problems) * repeats - len(trajectories),
-        baseline=build_report(store, baseline) if baseline is not None else None,
+        baseline=_against(store, groups, baseline),
         overview=build_overview(trajectories, store.problem_details(run.id)),
         selection=selection_section(groups),
     )
@@ -326,19 +328,31 @@ def _comparisons(
         single = singles.get(group[0].actor)
         if single is None or group is single:
             continue
-        pairs = paired(single, group)
+        pairs = compare_paired(single, group)
         found.append(
             Comparison(
                 label=group[0].label,
                 baseline=single[0].label,
-                pairs=len(pairs.a),
+                pairs=pairs.pairs,
                 only_baseline=pairs.only_a,
                 only_this=pairs.only_b,
-                p_value=mcnemar(pairs),
-                difference=bootstrap_difference(pairs),
+                p_value=pairs.p_value,
+                difference=pairs.difference,
+                unpaired=len(pairs.unpaired_a) + len(pairs.unpaired_b),
             )
         )
     return tuple(found)
+
+
+def _against(store: Store, groups: dict[str, list[ScoredTrajectory]], baseline: str | None) -> Baseline | None:
+    """This run's configurations against the baseline run's, paired by problem."""
+    if baseline is None:
+        return None
+    other = store.run(baseline)
+    theirs: dict[str, list[ScoredTrajectory]] = {}
+    for trajectory in store.trajectories(other.id):
+        theirs.setdefault(trajectory.config, []).append(trajectory)
+    return baseline_rows(groups, theirs, other.id)
 
 
 def _equal_tokens(groups: dict[str, list[ScoredTrajectory]]) -> tuple[tuple[str, str, EqualTokens], ...]:

@@ -23,8 +23,21 @@ def report_json(report: Report) -> str:
         "pending": report.pending,
         "overview": [asdict(table) for table in report.overview],
         "selection": asdict(report.selection),
+        "baseline": _baseline(report),
     }
     return json.dumps(data, indent=2, default=str) + "\n"
+
+
+def _baseline(report: Report) -> dict[str, object] | None:
+    """``--baseline``: each configuration against the baseline run's (A) on the problems both ran."""
+    if report.baseline is None:
+        return None
+    rows = [{"label": row.label, **(asdict(row.paired) if row.paired else {})} for row in report.baseline.rows]
+    return {
+        "run": report.baseline.run,
+        "configurations": rows,
+        "only_in_baseline": list(report.baseline.only_in_baseline),
+    }
 
 
 def report_csv(report: Report) -> str:

@@ -592,9 +592,23 @@ function compareBody(r) {
         row("only A solves", "only-a", shown.only_a),
         row("only B solves", "only-b", shown.only_b),
         row("McNemar exact p (two-sided)", "p", shown.p_value),
-        row("B − A pass rate (points), 95% paired bootstrap interval", "difference", shown.difference))),
+        row("B − A pass rate (points), 95% paired bootstrap interval", "difference", shown.difference),
+        row("problems only A ran (not paired, left out above)", "unpaired-a", shown.unpaired_a),
+        row("problems only B ran (not paired, left out above)", "unpaired-b", shown.unpaired_b))),
     el("div", { class: "sidebyside" }, onlyList("Only A solved", r.only_a_keys, A, B, "only-a"), onlyList("Only B solved", r.only_b_keys, A, B, "only-b")),
+    ...unpairedLists(r, A, B),
   ];
+}
+
+// The problems only one side ran, when there are any (runs over different problem sets).
+function unpairedLists(r, A, B) {
+  const list = (title, keys, S, id) => el("div", {}, el("h2", {}, `${title} (${keys.length})`),
+    keys.length ? el("table", { class: "list", id }, el("thead", {}, el("tr", {}, el("th", {}, "problem"), el("th", {}, "repeat"), el("th", {}, "trajectory"))),
+      el("tbody", {}, keys.map(([problem, repeat]) => el("tr", {}, el("td", {}, problem), el("td", { class: "num" }, repeat),
+        el("td", {}, el("a", { href: trajectoryLink(S.run, S.config, problem, repeat) }, "trajectory"))))))
+      : el("p", { class: "muted" }, "none"));
+  if (!r.unpaired_a_keys.length && !r.unpaired_b_keys.length) return [];
+  return [el("div", { class: "sidebyside" }, list("Only A ran", r.unpaired_a_keys, A, "unpaired-a-list"), list("Only B ran", r.unpaired_b_keys, B, "unpaired-b-list"))];
 }
 
 function onlyList(title, keys, A, B, id) {
