@@ -92,10 +92,19 @@ def _why(store: Store, runs: Sequence[str], problem: str) -> str:
 
 
 def run_listing(runs: Sequence[RunListing]) -> str:
-    """``report --list``: one line per run, oldest first (``report`` with no RUN shows the newest with
-    results)."""
+    """``report --list``: one line per run, oldest first, experiments then solves apart (``report`` with no
+    RUN shows the newest experiment with results; a solve is reached by its id)."""
     if not runs:
         return "no runs stored yet\n"
+    experiments = [r for r in runs if r.info.kind == "experiment"]
+    solves = [r for r in runs if r.info.kind == "solve"]
+    parts = [_listing_table(experiments)] if experiments else ["no experiments stored yet\n"]
+    if solves:
+        parts.append(f"solves ({len(solves)}; `refinelab report ID` shows one):\n" + _listing_table(solves))
+    return "\n".join(parts)
+
+
+def _listing_table(runs: Sequence[RunListing]) -> str:
     rows = [["run", "started", "status", "configurations", "units done", "name"]]
     for found in runs:
         info = found.info

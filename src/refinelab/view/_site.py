@@ -96,16 +96,18 @@ class Source:
         self.store, self.live, self.clock = store, live, clock
         with Store(store) as opened:
             self.chosen = [opened.run(run).id for run in runs]
-            if not opened.runs():
-                raise UserError(f"{store}: no runs stored yet (run `refinelab run` first)")
+            if not self.chosen:
+                opened.run()  # a user error when there is no experiment to show (solves are shown by id)
         self._bundles: dict[str, _Bundle] = {}
         self._locks: dict[str, threading.Lock] = {}
         self._lock = threading.Lock()  # guards the two dicts only: one run's work never blocks another's pages
 
     def runs(self, store: Store) -> list[RunInfo]:
-        """The runs shown, newest last."""
+        """The runs shown, newest last: those chosen, else every experiment (a solve only when chosen)."""
         every = store.runs()
-        return [r for r in every if r.id in self.chosen] if self.chosen else every
+        return (
+            [r for r in every if r.id in self.chosen] if self.chosen else [r for r in every if r.kind == "experiment"]
+        )
 
     def get(self, path: str) -> tuple[str, bytes] | None:
         """The content type and body of one file, or None when there is no such file."""
