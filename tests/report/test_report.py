@@ -93,7 +93,9 @@ def test_report_numbers_match_a_hand_count(store: Store) -> None:
     assert refine["use"]["cost_usd"] is None  # no price: unknown, never $0
     assert refine["confusion"] == {"true_accept": 2, "false_accept": 2, "true_reject": 2, "false_reject": 1}
     assert refine["improvement"] == {"count": 1, "of": 2} and refine["regression"] == {"count": 1, "of": 2}
-    assert refine["caps"] == [[0, 0.5, 135.0], [1, 0.5, (135 + 320 + 320 + 135) / 4]]
+    # as if capped lower, the loop ends at the new cap without asking the critic about that attempt
+    # (metrics.capped with judges_last=False: these trajectories never critiqued an attempt at their cap)
+    assert refine["caps"] == [[0, 0.5, 110.0], [1, 0.5, (135 + 295 + 295 + 135) / 4]]
     (comparison,) = data["comparisons"]
     assert (comparison["only_baseline"], comparison["only_this"], comparison["p_value"]) == (1, 1, 1.0)
 

@@ -102,7 +102,8 @@ def scored_attempt(row: sqlite3.Row) -> ScoredAttempt:
     """An attempt as the metrics see it, from an :data:`ATTEMPTS_QUERY` row (actor and critic spend added)."""
     actor = Spend(Usage(int(row["prompt_tokens"]), int(row["completion_tokens"])), row["cost_usd"])
     critic = row["critic_idx"] is not None
-    spend = actor + _critic_spend(row) if critic else actor
+    critic_spend = _critic_spend(row) if critic else Spend()
+    critic_latency = float(row["critic_latency_s"]) if critic else 0.0
     return ScoredAttempt(
         int(row["idx"]),
         row["origin"],
@@ -110,11 +111,13 @@ def scored_attempt(row: sqlite3.Row) -> ScoredAttempt:
         visible_passed=None if row["visible_passed"] is None else bool(row["visible_passed"]),
         visible_pass_count=int(row["visible_pass_count"]),
         critic_verdict=row["verdict"],
-        spend=spend,
+        spend=actor + critic_spend if critic else actor,
         actor_prompt_tokens=int(row["prompt_tokens"]),
-        latency_seconds=float(row["latency_s"]) + (float(row["critic_latency_s"]) if critic else 0.0),
+        latency_seconds=float(row["latency_s"]) + critic_latency,
         confidence=row["confidence"],
         critic_confidence=row["critic_confidence"],
+        critic_spend=critic_spend,
+        critic_latency_seconds=critic_latency,
     )
 
 

@@ -25,7 +25,7 @@ from refinelab.metrics._compare import (
     sampling_at_equal_tokens,
     trajectories_pass_at_k,
 )
-from refinelab.metrics._critic import ConfusionMatrix, Decision, confusion_matrix, decisions
+from refinelab.metrics._critic import ConfusionMatrix, Decision, confusion_matrix, critic_coverage, decisions
 from refinelab.metrics._intervals import Bootstrap, Interval, PerProblem
 from refinelab.metrics._passk import mean_pass_at_k, pass_at_k
 from refinelab.metrics._refinement import (
@@ -37,6 +37,7 @@ from refinelab.metrics._refinement import (
     first_pass_iterations,
     improvement_rate,
     iterates,
+    judges_last,
     max_iteration,
     pass_at_iteration,
     pass_by_iteration,
@@ -87,6 +88,7 @@ __all__ = [
     "critic_call",
     "critic_call_attempts",
     "critic_confidence",
+    "critic_coverage",
     "decisions",
     "disagreements",
     "first_pass_iterations",
@@ -94,6 +96,7 @@ __all__ = [
     "improved",
     "improvement_rate",
     "iterates",
+    "judges_last",
     "max_iteration",
     "mcnemar",
     "mean_pass_at_k",

@@ -22,9 +22,11 @@ from refinelab.metrics import (
     compare_paired,
     confusion_matrix,
     critic_confidence,
+    critic_coverage,
     decisions,
     first_pass_iterations,
     improvement_rate,
+    judges_last,
     max_iteration,
     means,
     multiple,
@@ -87,6 +89,9 @@ class CriticNumbers:
     """Critic verdicts against the tests (``None`` without a critic)."""
     decisions: dict[str, Decision]
     """pass / refine / redraft counts (empty without a critic)."""
+    covered: Rate = field(default_factory=lambda: Rate(0, 0))
+    """Attempts the critic gave a readable verdict on, of all: the attempts the matrix covers (not the
+    one at the iteration cap, unless ``critique_last``)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -142,6 +147,7 @@ class Row:
             "vs_single": None if self.vs_single is None else asdict(self.vs_single),
             "improvement": asdict(refinement.improvement), "regression": asdict(refinement.regression),
             "confusion": None if judged.confusion is None else asdict(judged.confusion),
+            "critic_covered": None if judged.confusion is None else asdict(judged.covered),
             "decisions": {k: asdict(v) for k, v in judged.decisions.items()}, "confidence": confidence.stated,
             "brier_actor": confidence.brier_actor, "brier_critic": confidence.brier_critic,
             "pass_at": passes.pass_at, "prompt_by_round": list(refinement.prompt_by_round),
@@ -273,7 +279,7 @@ def _confidence(group: Sequence[ScoredTrajectory]) -> Confidence:
 def _judged(group: Sequence[ScoredTrajectory]) -> CriticNumbers:
     if group[0].critic is None:
         return CriticNumbers(confusion=None, decisions={})
-    return CriticNumbers(confusion=confusion_matrix(group), decisions=decisions(group))
+    return CriticNumbers(confusion=confusion_matrix(group), decisions=decisions(group), covered=critic_coverage(group))
 
 
 def _multiples(use: Means, single: Sequence[ScoredTrajectory] | None) -> Means | None:
@@ -313,8 +319,9 @@ def _caps(group: Sequence[ScoredTrajectory], top: int) -> tuple[tuple[int, float
     if any(sampled(t) for t in group) or top == 0:
         return ()
     rows = []
+    last = judges_last(group)
     for cap in range(top):
-        trimmed = [capped(t, cap) for t in group]
+        trimmed = [capped(t, cap, judges_last=last) for t in group]
         use = means(trimmed)
         rows.append((cap, pass_final(trimmed) or 0.0, use.tokens if use else 0.0))
     return tuple(rows)

@@ -48,7 +48,7 @@ def report_csv(report: Report) -> str:
     header += [f"pass_it{i}" for i in range(depth)]
     header += ["pass_final", "regression_errors", "avg_refinements", "avg_attempts", "tokens_per_task"]
     header += ["seconds_per_task", "cost_per_task_usd", "tokens_x_single", "cost_x_single", "improvement_rate"]
-    header += ["regression_rate", "false_accepts", "false_rejects", "tests_generated_on"]
+    header += ["regression_rate", "false_accepts", "false_rejects", "critic_attempts_judged", "tests_generated_on"]
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(header)
@@ -77,6 +77,7 @@ def report_csv(report: Report) -> str:
                 _blank(r.refinement.regression.value),
                 _blank(r.judged.confusion and r.judged.confusion.false_accept),
                 _blank(r.judged.confusion and r.judged.confusion.false_reject),
+                _blank(r.judged.confusion and r.judged.covered.count),
                 r.tests_generated.count,
             ]
         )

@@ -139,8 +139,8 @@ def _rates(rows: Sequence[Row]) -> Table:
 
 
 def _critics(rows: Sequence[Row]) -> Table:
-    header = ["configuration", "true acc.", "false acc.", "true rej.", "false rej.", "accepts", "false rej. rate"]
-    header.append("decisions (led to a pass)")
+    header = ["configuration", "attempts judged", "true acc.", "false acc.", "true rej.", "false rej.", "accepts"]
+    header += ["false rej. rate", "decisions (led to a pass)"]
     body = []
     for row in rows:
         if row.judged.confusion is None:
@@ -150,6 +150,7 @@ def _critics(rows: Sequence[Row]) -> Table:
         body.append(
             [
                 row.label,
+                f"{row.judged.covered.count}/{row.judged.covered.of}",
                 str(m.true_accept),
                 str(m.false_accept),
                 str(m.true_reject),
@@ -159,7 +160,10 @@ def _critics(rows: Sequence[Row]) -> Table:
                 said or "–",
             ]
         )
-    return ("Critic verdicts against the hidden tests", header, body)
+    title = (
+        "Critic verdicts against the hidden tests (attempts judged: all but the one at the cap, unless critique_last)"
+    )
+    return (title, header, body)
 
 
 def _comparisons(report: Report) -> Table:
