@@ -266,7 +266,8 @@ def _self_test_summary(report: SelfTestReport) -> str:
             missing = report.problems - report.references
             found += f" ({counted(missing, 'problem')} {'has' if missing == 1 else 'have'} none)"
         visible = report.visible_checked - sum(d.which == "visible" for d in report.discrepancies)
-        found += f", and their visible tests on {visible} of {report.visible_checked}"
+        if report.visible_checked:
+            found += f", and their visible tests on {visible} of {report.visible_checked}"
     return f"{found}; {counted(len(report.discrepancies), 'discrepancy', 'discrepancies')}"
 
 
