@@ -52,7 +52,27 @@ def main(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = 
     except KeyboardInterrupt:
         print("refinelab: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        return _reader_gone()
     return code
+
+
+BROKEN_PIPE = 128 + 13
+"""Exit code when the reader of our output went away (``| head``), as a process killed by SIGPIPE."""
+
+
+def _reader_gone() -> int:
+    """Whoever read our output stopped reading (``refinelab run ... | head``): what was stored stays as it
+    is (a finished run stays complete), nothing more is written, and Python's flush at exit stays quiet."""
+    import os
+
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            os.dup2(devnull, stream.fileno())
+        except (OSError, ValueError):  # a stream without a descriptor (captured in tests)
+            pass
+    return BROKEN_PIPE
 
 
 def entry() -> None:

@@ -29,6 +29,8 @@ class ProgressDisplay:
         self.shown = self.base = 0
         self._bar: Any = None
         self._task: Any = None
+        self.gone = False
+        """The stream's reader went away: nothing more is written."""
 
     def __enter__(self) -> ProgressDisplay:
         return self
@@ -38,13 +40,19 @@ class ProgressDisplay:
 
     def __call__(self, what: str, done: int, total: int, detail: str = "") -> None:
         """Show that ``done`` of ``total`` units of ``what`` are finished (``detail``: more to say, such as
-        tokens and cost so far)."""
-        if what != self.phase:
-            self._start(what, done, total, detail)
-        if self.tty:
-            self._bar.update(self._task, completed=done, total=total, detail=detail)
-        else:
-            self._line(done, total, detail)
+        tokens and cost so far). Once the stream is gone (its reader quit: ``2>&1 | head``) nothing more is
+        shown, and the work goes on: a display never stops the job it shows."""
+        if self.gone:
+            return
+        try:
+            if what != self.phase:
+                self._start(what, done, total, detail)
+            if self.tty:
+                self._bar.update(self._task, completed=done, total=total, detail=detail)
+            else:
+                self._line(done, total, detail)
+        except BrokenPipeError:
+            self.gone, self._bar = True, None
 
     def _start(self, what: str, done: int, total: int, detail: str) -> None:
         self.close()
@@ -71,8 +79,11 @@ class ProgressDisplay:
     def close(self) -> None:
         """End the current bar (if any)."""
         if self._bar is not None:
-            self._bar.stop()
-            self._bar = self._task = None
+            bar, self._bar, self._task = self._bar, None, None
+            try:
+                bar.stop()
+            except BrokenPipeError:
+                self.gone = True
 
 
 def _duration(seconds: float) -> str:
