@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from refinelab._files import json_problem
 from refinelab.errors import InputError, UserError
 from refinelab.problems import CallTest, StdioTest, Test, tests_from_statements
 from refinelab.solve._pytest_style import (
@@ -183,7 +184,7 @@ def _json_records(text: str, path: Path) -> list[tuple[int | None, object]]:
         try:
             records = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise InputError(path, exc.lineno, None, f"malformed JSON ({exc.msg})") from None
+            raise InputError(path, exc.lineno, None, f"malformed JSON ({json_problem(exc)})") from None
         return [(None, record) for record in records] if isinstance(records, list) else [(None, records)]
     found: list[tuple[int | None, object]] = []
     for number, line in enumerate(text.splitlines(), start=1):
@@ -191,7 +192,7 @@ def _json_records(text: str, path: Path) -> list[tuple[int | None, object]]:
             try:
                 found.append((number, json.loads(line)))
             except json.JSONDecodeError as exc:
-                raise InputError(path, number, None, f"malformed JSON ({exc.msg})") from None
+                raise InputError(path, number, None, f"malformed JSON ({json_problem(exc)})") from None
     return found
 
 
