@@ -65,7 +65,7 @@ def test_an_old_store_loads_every_trajectory_and_export_line(legacy: Store) -> N
     numbers = expected()
     same(legacy.trajectories(run.id), numbers["trajectories"], "trajectories")
     rows = list(legacy.export_rows(run.id))
-    added = {"config", "decisions", "trajectory_decisions", "generated_tests"}  # since the numbers were recorded
+    added = {"config", "decisions", "trajectory_decisions", "generated_tests", "config_label", "refinement"}
     same([{k: v for k, v in row.items() if k not in added} for row in rows], numbers["export"], "export")
     assert all(row["decisions"] == [] for row in rows)  # an old store has no selecting strategies' records
     first = [row["iteration"] == 0 for row in rows]

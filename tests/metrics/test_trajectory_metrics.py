@@ -157,7 +157,8 @@ def test_a_lower_cap_ends_the_loop_without_judging_the_attempt_at_it() -> None:
     first = replace(attempt(0, True, "refine", completion_tokens=10, cost_usd=1.0), critic_spend=judged,
                     critic_latency_seconds=2.0, latency_seconds=3.0)  # fmt: skip
     first = replace(first, spend=first.spend + judged)
-    costly = trajectory("p", first, attempt(1, False, completion_tokens=7, cost_usd=1.0), stop_reason="max_iterations")
+    second = attempt(1, False, completion_tokens=7, cost_usd=1.0)
+    costly = trajectory("p", first, second, stop_reason="max_iterations", critique_last=False)
     cut = capped(costly, 0, judges_last=False)
     assert (
         cut.tokens == 10
@@ -166,11 +167,10 @@ def test_a_lower_cap_ends_the_loop_without_judging_the_attempt_at_it() -> None:
         and cut.attempts[0].critic_verdict is None
     )
     assert capped(costly, 0).tokens == 35  # judged: the call stays
-    accepted = trajectory("q", replace(first, critic_verdict="pass"))
+    accepted = trajectory("q", replace(first, critic_verdict="pass"), critique_last=False)
     assert capped(accepted, 0, judges_last=False).tokens == 10 and capped(accepted, 0) is accepted
-    assert not judges_last([costly]) and judges_last([replace(costly, params="max_iters=1, critique_last=True")])
-    old_loop = trajectory("r", first, attempt(1, False, "refine"), stop_reason="max_iterations")
-    assert judges_last([costly, old_loop])  # runs made before the loop ended at the cap judged it
+    assert not judges_last([costly]) and judges_last([replace(costly, critique_last=True)])
+    assert judges_last([replace(costly, critique_last=None)])  # runs from before the argument: always judged
     assert not judges_last([trajectory("s", attempt(0, True), critic=None)])
 
 

@@ -60,7 +60,8 @@ def fill(store: Store) -> None:
         store.save("demo-1", (SINGLE.key, f"jsonl/{name}", 0), trajectory, [result(t) for t in truth])
     for name, steps in REFINE_RUNS.items():
         attempts = tuple(attempt(i, verdict, 100 + 50 * i) for i, (_, verdict) in enumerate(steps))
-        trajectory = Trajectory(name, "self-refine", {}, attempts, len(steps) - 1, "accepted")
+        recorded = {"max_iters": 2, "critique_last": False}  # as a run of the paper's loop records it
+        trajectory = Trajectory(name, "self-refine", recorded, attempts, len(steps) - 1, "accepted")
         store.save("demo-1", (REFINE.key, f"jsonl/{name}", 0), trajectory, [result(ok) for ok, _ in steps])
 
 

@@ -372,8 +372,11 @@ class Store:
         selection = read_selection(self._db, run_id)
         cursor = self._db.execute(EXPORT_QUERY, (run_id,))
         names = [d[0] for d in cursor.description]
+        first_origins: dict[tuple[object, ...], str] = {}  # rows come in attempt order: the first is idx 0
         for row in cursor:
-            line = export_line(dict(zip(names, row)))
+            raw = dict(zip(names, row))
+            first = first_origins.setdefault((raw["config"], raw["problem_id"], raw["repeat"]), str(raw["origin"]))
+            line = export_line(raw, first)
             yield with_selection(
                 line, selection.get((str(line["config"]), str(line["problem_id"]), int(str(line["repeat"]))))
             )

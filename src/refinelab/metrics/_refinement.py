@@ -151,14 +151,12 @@ def capped(trajectory: ScoredTrajectory, cap: int, *, judges_last: bool = True) 
 
 
 def judges_last(trajectories: Sequence[ScoredTrajectory]) -> bool:
-    """Whether a configuration's critic was asked about the attempt at the iteration cap: so with
-    ``critique_last=True``, and so in runs made before Self-Refine's loop ended at the last refinement
-    (seen as a verdict on the last attempt of a trajectory that reached the cap). False without a critic."""
+    """Whether a configuration's critic was asked about the attempt at the iteration cap: as recorded
+    (``critique_last``), and always in runs made before Self-Refine's loop ended at the last refinement
+    (they recorded nothing). False without a critic."""
     if not trajectories or trajectories[0].critic is None:
         return False
-    if "critique_last=True" in trajectories[0].params:
-        return True
-    return any(t.stop_reason == "max_iterations" and t.attempts and t.attempts[-1].critic_verdict for t in trajectories)
+    return all(t.critique_last is not False for t in trajectories)
 
 
 def prompt_tokens_by_round(trajectories: Sequence[ScoredTrajectory]) -> list[float]:

@@ -204,6 +204,10 @@ class ScoredTrajectory:
     """Tests the model wrote (valid, distinct within each reply)."""
     generated_correct: int | None = None
     """How many of them the problem's reference solution passes; ``None`` without a reference."""
+    critique_last: bool | None = None
+    """Whether a critic strategy asked its critic about the attempt at the iteration cap, as it recorded
+    it; ``None`` when it recorded nothing (not a critic strategy, or a run from before Self-Refine's loop
+    ended at the last refinement, which always asked)."""
 
     @property
     def passed(self) -> bool:
