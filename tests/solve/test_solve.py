@@ -305,3 +305,23 @@ def test_no_tests_at_all_is_unverified_and_says_why(options: SolveOptions) -> No
     assert not solution.verified and solution.evidence.tests == ()
     assert solution.verdict.startswith("UNVERIFIED: no tests to check it against")
     assert (solution.code or "").strip() == FIB_FIXED.strip()
+
+
+def test_the_summary_counts_attempts_and_never_says_an_unverified_result_was_verified() -> None:
+    from refinelab.cli._solve import _summary as terminal_summary
+    from refinelab.models import Usage
+    from refinelab.solve import Evidence, Solution
+    from refinelab.solve._render import _summary as notebook_summary
+    from refinelab.strategies import Trajectory
+
+    def solution(verified: bool, attempts: int, reason: str) -> Solution:
+        evidence = Evidence((), False, attempts, 0, Usage(10, 5), None, 1.0, reason, "m", "verified", False)
+        return Solution("x = 1\n", verified, "function", evidence, Trajectory("p", "verified", {}, (), 0, reason))  # type: ignore[arg-type]
+
+    for summary in (terminal_summary, notebook_summary):
+        unverified = summary(solution(False, 1, "verified"))
+        assert "1 attempt" in unverified and "1 attempts" not in unverified
+        assert "stopped: verified's stopping rule met, by its own check (not the verdict's tests)" in unverified
+        assert "stopped: verified's stopping rule met" in summary(solution(True, 3, "verified"))
+        assert "3 attempts" in summary(solution(True, 3, "verified"))
+        assert "stopped: interrupted" in summary(solution(False, 2, "interrupted"))
