@@ -325,3 +325,19 @@ def test_the_summary_counts_attempts_and_never_says_an_unverified_result_was_ver
         assert "stopped: verified's stopping rule met" in summary(solution(True, 3, "verified"))
         assert "3 attempts" in summary(solution(True, 3, "verified"))
         assert "stopped: interrupted" in summary(solution(False, 2, "interrupted"))
+
+
+def test_a_notebook_shows_code_and_diffs_in_monospace_with_diff_colours(options: SolveOptions) -> None:
+    """Inline styles (a notebook's CSS may set ``pre`` in its text font, and sanitizers drop style sheets)."""
+    from refinelab.solve._render import DIFF_STYLES, MONOSPACE, _diff_html
+
+    model = ScriptedModel([fenced(FIB_DRAFT), fenced(FIB_FIXED)])
+    shown = solve(FIB_PROMPT, model, tests=FIB_TESTS, options=options)._repr_html_()
+    assert shown.count(f'<pre style="{MONOSPACE}">') == 3  # the code, and each attempt's code or diff
+    assert f'<code style="{MONOSPACE}">' in shown
+    added = [line for line in shown.splitlines() if line.startswith(f'<span style="{DIFF_STYLES["+"]}">+')]
+    assert any("n == 1" in line for line in added)
+    assert f'<span style="{DIFF_STYLES["@"]}">@@' in shown
+    coloured = _diff_html("--- before\n+++ after\n@@ -1 +1 @@\n-x = 1\n+x = 2\n y = 3", first=False)
+    assert coloured.splitlines()[3] == f'<span style="{DIFF_STYLES["-"]}">-x = 1</span>'
+    assert coloured.splitlines()[:2] == ["--- before", "+++ after"] and coloured.splitlines()[5] == " y = 3"

@@ -17,6 +17,14 @@ if TYPE_CHECKING:
     from refinelab.solve._solution import Solution
 
 _MAX_FAILURES = 5
+MONOSPACE = "font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,'Liberation Mono',monospace;white-space:pre"
+"""Inline style of code and diffs: a notebook's own CSS may set ``pre`` in its text font."""
+DIFF_STYLES = {
+    "+": "color:#1a7f37;background:#dafbe1",
+    "-": "color:#cf222e;background:#ffebe9",
+    "@": "color:#6e7781",
+}
+"""Inline styles of added, removed and hunk-header lines of a diff."""
 
 
 @dataclass(frozen=True)
@@ -77,7 +85,7 @@ def solution_html(solution: Solution) -> str:
     parts = [
         '<div class="refinelab-solution">',
         f'<p style="font-weight:bold;color:{color}">{html.escape(solution.verdict)}</p>',
-        f"<pre><code>{html.escape(solution.code or '(no code)')}</code></pre>",
+        f'<pre style="{MONOSPACE}"><code style="{MONOSPACE}">{html.escape(solution.code or "(no code)")}</code></pre>',
         f"<p>{html.escape(_summary(solution))}</p>",
         "<table><tr><th>test</th><th>origin</th><th>result</th></tr>",
     ]
@@ -90,7 +98,7 @@ def solution_html(solution: Solution) -> str:
     for view in history(solution):
         chosen = " (returned)" if view.chosen else ""
         parts.append(f"<details><summary>attempt {view.index} ({view.origin}): {_score(view)}{chosen}</summary>")
-        parts.append(f"<pre>{html.escape(view.diff)}</pre>")
+        parts.append(f'<pre style="{MONOSPACE}">{_diff_html(view.diff, first=view.index == 0)}</pre>')
         if view.failures:
             items = "".join(f"<li><code>{html.escape(f)}</code></li>" for f in view.failures[:_MAX_FAILURES])
             parts.append(f"<p>failures that drove the next attempt:</p><ul>{items}</ul>")
@@ -109,6 +117,18 @@ def _summary(solution: Solution) -> str:
         f"{attempts} · {evidence.usage.total_tokens:,} tokens{cached} · {evidence.seconds:.1f} s · "
         f"cost {cost} · {evidence.model} · {evidence.strategy} · stopped: {solution.stopped}{generated}"
     )
+
+
+def _diff_html(diff: str, *, first: bool) -> str:
+    """A diff with its added, removed and hunk lines coloured (the first attempt's code is shown plain)."""
+    if first:
+        return html.escape(diff)
+    lines = []
+    for line in diff.splitlines():
+        style = None if line.startswith(("+++", "---")) else DIFF_STYLES.get(line[:1])
+        text = html.escape(line)
+        lines.append(f'<span style="{style}">{text}</span>' if style else text)
+    return "\n".join(lines)
 
 
 def solution_rich(solution: Solution) -> Any:
