@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -14,7 +15,15 @@ from refinelab._words import counted
 from refinelab.cli._run import default_store
 from refinelab.errors import UserError
 from refinelab.experiment import RunListing, Store
-from refinelab.report import build_report, render_html, render_text, report_csv, report_json, why_text
+from refinelab.report import (
+    build_report,
+    figures_missing,
+    render_html,
+    render_text,
+    report_csv,
+    report_json,
+    why_text,
+)
 
 
 def add_parsers(commands: Any, environ: Mapping[str, str]) -> None:
@@ -66,6 +75,8 @@ def run_report(args: argparse.Namespace) -> int:
     _emit(args, "\n".join(render(report) for report in reports))
     if args.html is not None:
         write_atomically(args.html, "\n".join(render_html(report) for report in reports))
+        if (missing := figures_missing()) is not None:
+            print(f"refinelab: {args.html}: every table, no figures: {missing}", file=sys.stderr)
     return 0
 
 

@@ -31,6 +31,7 @@ from refinelab.report import (
     HEADLINE,
     Report,
     failure_lines,
+    figures_missing,
     header_lines,
     overview_html,
     paired_cells,
@@ -130,10 +131,11 @@ def run_payload(
     store: Store, report: Report, figures: Sequence[tuple[str, str]], trajectories: Sequence[ScoredTrajectory]
 ) -> dict[str, object]:
     """One run's overview (the report's numbers and tables), its problems and every trajectory's
-    summary; ``figures`` are (name, title) of the report's figures, ``trajectories`` the run's (read in
-    the same snapshot of the store as ``report``)."""
+    summary; ``figures`` are (name, title) of the report's figures (none, and ``figures_note`` saying why,
+    without matplotlib), ``trajectories`` the run's (read in the same snapshot of the store as ``report``)."""
     run = report.run
     problems = store.problem_details(run.id)
+    note = figures_missing()
     return {
         "run": _run_header(run),
         "report": json.loads(report_json(report)),
@@ -142,7 +144,8 @@ def run_payload(
         "failures": failure_lines(report),
         "overview_html": [overview_html(table) for table in report.overview],
         "tables_html": tables_html(report),
-        "figures": [{"name": name, "title": title} for name, title in figures],
+        "figures": [] if note else [{"name": name, "title": title} for name, title in figures],
+        "figures_note": note,
         "configs": [asdict(side) for side in run_sides(store, run)],
         "problems": [_problem_entry(p) for p in problems],
         "trajectories": [asdict(summarize(t)) for t in trajectories],

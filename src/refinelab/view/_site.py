@@ -33,7 +33,15 @@ from pathlib import Path
 from refinelab.errors import UserError
 from refinelab.experiment import ProblemInfo, RunInfo, Store
 from refinelab.metrics import ScoredTrajectory
-from refinelab.report import REPORT_CSS, Figure, Report, build_report, figure_titles, render_figure
+from refinelab.report import (
+    REPORT_CSS,
+    Figure,
+    Report,
+    build_report,
+    figure_titles,
+    figures_missing,
+    render_figure,
+)
 from refinelab.view._payload import (
     Side,
     compare_payload,
@@ -225,8 +233,8 @@ class Source:
     @staticmethod
     def _figure(bundle: _Bundle, name: str) -> Figure | None:
         """One figure of the run, drawn on first request (None: the run has no such figure)."""
-        if name not in dict(figure_titles(bundle.report)):
-            return None
+        if figures_missing() or name not in dict(figure_titles(bundle.report)):
+            return None  # without matplotlib the pages link to no figure (they say figures need it)
         if name not in bundle.figures:
             bundle.figures[name] = render_figure(bundle.report, name)
         return bundle.figures[name]
@@ -252,7 +260,7 @@ class Source:
                 yield f"data/{base}/run.js"
                 yield f"data/{base}/problems.js"
                 yield from (f"data/{base}/p/{key}.js" for key in bundle.problems)
-                figures = figure_titles(bundle.report)
+                figures = () if figures_missing() else figure_titles(bundle.report)
                 files = (f"{name}.{ext}" for name, _ in figures for ext in ("svg", "png"))
                 yield from (f"figures/{base}/{file}{script}" for file in files for script in ("", ".js"))
                 sides += run_sides(store, run)

@@ -196,7 +196,7 @@ async function overviewPage(runId) {
     el("h2", {}, "Figures"),
     data.figures.length ? el("p", { id: "figure-links" }, "Drawn when you open them: ", data.figures.map((f, i) =>
       [i ? " · " : "", el("a", { href: hash("run", runId, "figures") }, f.title)]))
-      : el("p", { class: "muted" }, "No figures yet: no trajectory of this run is stored."),
+      : el("p", { class: "muted", id: "figures-note" }, noFigures(data)),
     el("h2", {}, "Every table of the report"),
     el("details", {}, el("summary", {}, "show the report's tables"), trusted(data.tables_html)),
     ...data.failures.map((line) => el("p", { class: "meta" }, line)),
@@ -213,6 +213,9 @@ function linkLabels(box, runId) {
   return box;
 }
 
+// Why a run shows no figures: matplotlib is missing (refinelab says what to install), or nothing is stored yet.
+const noFigures = (data) => data.figures_note ? `No figures: ${data.figures_note}. Every table is here.` : "No figures yet: no trajectory of this run is stored.";
+
 // Figures have their own page, so the overview never waits for matplotlib (figures are drawn on request).
 async function figuresPage(runId) {
   const data = await runData(runId, LIVE);
@@ -223,7 +226,7 @@ async function figuresPage(runId) {
     el("p", { class: "note" }, "Every configuration keeps one colour, marker and number across the figures. Download each as " +
       "SVG (text stays text) or PNG (200 dpi). The same figures as refinelab report --html."),
     data.figures.length ? el("div", { class: "figures" }, data.figures.map((f) => figure(data.run.slug, f)))
-      : el("p", { class: "muted" }, "No figures yet: no trajectory of this run is stored."),
+      : el("p", { class: "muted", id: "figures-note" }, noFigures(data)),
   );
   await Promise.all([...document.images].map((image) => image.decode().catch(() => null)));
   liveRefresh(data.run);
