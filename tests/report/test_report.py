@@ -113,14 +113,20 @@ def test_html_puts_the_headline_first_then_figures_and_needs_no_network(store: S
     assert "<script" not in page and "src='http" not in page and 'src="http' not in page
 
 
-def test_html_without_matplotlib_names_the_extra(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_html_without_matplotlib_has_every_table_and_names_the_extra(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import sys
 
     from refinelab.errors import MissingDependency
+    from refinelab.report import render_figures
 
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib now raises ImportError
+    page = render_html(build_report(store))
+    assert "Figures need matplotlib: pip install &#x27;refinelab[view]&#x27;" in page and "<img" not in page
+    assert "Critic verdicts against the hidden tests" in page  # every table is there
     with pytest.raises(MissingDependency, match=r"refinelab\[view\]"):
-        render_html(build_report(store))
+        render_figures(build_report(store))
 
 
 def test_csv_has_a_row_per_configuration(store: Store) -> None:
