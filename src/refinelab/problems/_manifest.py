@@ -238,6 +238,10 @@ class Manifest:
         """The entry to use for ``pinned``."""
         return self.entries.get((pinned.host, pinned.repo, pinned.path), pinned)
 
+    def replaces(self, pinned: PinnedFile) -> bool:
+        """True when this manifest has its own entry for ``pinned``."""
+        return (pinned.host, pinned.repo, pinned.path) in self.entries
+
 
 PINNED = Manifest("pinned", {})
 """No replacements."""

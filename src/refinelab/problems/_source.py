@@ -97,6 +97,6 @@ def _downloaded(name: str, release: str | None, options: FetchOptions) -> Benchm
         revision=pinned[0].revision,
         release=chosen.tag,
         files=tuple(record for _, record in fetched),
-        manifest=manifest.label,
+        manifest=manifest.label if any(manifest.replaces(f) for f in chosen.files) else "pinned",
     )
     return BenchmarkFiles(name, tuple(path for path, _ in fetched), provenance, chosen.subset)
