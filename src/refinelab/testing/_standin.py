@@ -16,7 +16,8 @@ Folder layout (``ROOT``) and what is served where (``http://127.0.0.1:PORT``):
 Set ``HF_ENDPOINT=http://127.0.0.1:PORT`` and ``REFINELAB_RELEASE_URL=http://127.0.0.1:PORT/github``
 (:meth:`StandInHub.environ`). Faults for tests: ``corrupt`` (paths served with one byte changed, the
 headers still announcing the true hash), ``cut`` (path -> bytes after which the connection closes),
-``stall`` (path -> bytes after which the server waits until stopped).
+``stall`` (path -> bytes after which the server waits until stopped), ``commit`` (a commit announced
+instead of the requested revision). Paths are relative to ``ROOT`` (``huggingface/OWNER/NAME/REV/PATH``).
 """
 
 from __future__ import annotations
@@ -46,6 +47,8 @@ class StandInHub(ThreadingHTTPServer):
         self.cut: dict[str, int] = {}
         self.stall: dict[str, int] = {}
         self.requests: list[tuple[str, str]] = []
+        self.commit: str | None = None
+        """Announce this commit instead of the requested revision (a hub that resolved it elsewhere)."""
         self.stopping = threading.Event()
         self._hashes: dict[Path, str] = {}
 
@@ -100,6 +103,7 @@ class StandInHub(ThreadingHTTPServer):
 
     def _hub_headers(self, path: Path, revision: str, lfs: bool) -> dict[str, str]:
         data_size = path.stat().st_size
+        revision = self.commit or revision
         if not lfs:
             blob = hashlib.sha1(f"blob {data_size}\0".encode() + path.read_bytes()).hexdigest()  # noqa: S324
             return {"X-Repo-Commit": revision, "ETag": f'"{blob}"', "Content-Length": str(data_size)}
