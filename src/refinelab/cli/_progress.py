@@ -1,7 +1,8 @@
 """Progress of long ``check`` jobs on standard error: a ``rich`` bar (done/total, rate, ETA) on a
 terminal; elsewhere (CI logs, pipes) a plain line per tenth of the work (and at least every 30 s), once
-a phase has run for a couple of seconds, so short jobs print nothing extra. ``rich`` is imported only
-when a bar is drawn."""
+a phase has run for a couple of seconds, so short jobs print nothing extra. Downloads (phases named
+``downloading ...``) count bytes: sizes and rates in kB/MB/GB. ``rich`` is imported only when a bar is
+drawn."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ import time
 from collections.abc import Callable
 from types import TracebackType
 from typing import Any, TextIO
+
+from refinelab._progress import DOWNLOADING
 
 QUIET_SECONDS = 2.0
 """Plain lines start only after a phase has run this long."""
@@ -40,7 +43,7 @@ class ProgressDisplay:
         if what != self.phase:
             self._start(what, total)
         if self.tty:
-            self._bar.update(self._task, completed=done, total=total)
+            self._bar.update(self._task, completed=done, total=total or None)
         else:
             self._line(done, total)
 
@@ -49,9 +52,9 @@ class ProgressDisplay:
         self.phase, self.started, self.shown = what, self.clock(), 0
         self.last = self.started
         if self.tty:
-            self._bar = _rich_bar(self.stream)
+            self._bar = _rich_bar(self.stream, in_bytes=what.startswith(DOWNLOADING))
             self._bar.start()
-            self._task = self._bar.add_task(what, total=total)
+            self._task = self._bar.add_task(what, total=total or None)
 
     def _line(self, done: int, total: int) -> None:
         now = self.clock()
@@ -62,8 +65,11 @@ class ProgressDisplay:
         self.shown, self.last = decile, now
         rate = done / (now - self.started)
         eta = _duration((total - done) / rate) if rate > 0 else "?"
-        self.stream.write(f"{self.phase}: {done:,}/{total:,} ({100 * done / max(total, 1):.0f}%) · ")
-        self.stream.write(f"{rate:,.1f}/s · ETA {eta}\n")
+        if self.phase is not None and self.phase.startswith(DOWNLOADING):
+            self.stream.write(f"{self.phase}: {_bytes_line(done, total, rate, eta)}\n")
+        else:
+            self.stream.write(f"{self.phase}: {done:,}/{total:,} ({100 * done / max(total, 1):.0f}%) · ")
+            self.stream.write(f"{rate:,.1f}/s · ETA {eta}\n")
         self.stream.flush()
 
     def close(self) -> None:
@@ -73,16 +79,44 @@ class ProgressDisplay:
             self._bar = self._task = None
 
 
+def _bytes_line(done: int, total: int, rate: float, eta: str) -> str:
+    """``12.3 MB/100.0 MB (12%) · 5.1 MB/s · ETA 18s`` (without a total: size and rate only)."""
+    if not total:
+        return f"{_size(done)} · {_size(rate)}/s"
+    return f"{_size(done)}/{_size(total)} ({100 * done / total:.0f}%) · {_size(rate)}/s · ETA {eta}"
+
+
+def _size(count: float) -> str:
+    for unit, scale in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if count >= scale:
+            return f"{count / scale:.1f} {unit}"
+    return f"{count:.0f} B"
+
+
 def _duration(seconds: float) -> str:
     whole = round(seconds)
     return f"{whole // 60}m {whole % 60:02d}s" if whole >= 60 else f"{whole}s"
 
 
-def _rich_bar(stream: TextIO) -> Any:
-    """A rich Progress drawing description, bar, done/total, rate and time left on ``stream``."""
+def _rich_bar(stream: TextIO, *, in_bytes: bool = False) -> Any:
+    """A rich Progress drawing description, bar, done/total, rate and time left on ``stream`` (sizes and
+    transfer rate when the phase counts bytes)."""
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn, TimeRemainingColumn
+    from rich.progress import (
+        BarColumn,
+        DownloadColumn,
+        MofNCompleteColumn,
+        Progress,
+        ProgressColumn,
+        TextColumn,
+        TimeRemainingColumn,
+        TransferSpeedColumn,
+    )
     from rich.text import Text
+
+    if in_bytes:
+        columns = (TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TransferSpeedColumn())
+        return Progress(*columns, TimeRemainingColumn(), console=Console(file=stream))
 
     class Rate(ProgressColumn):
         """Units per second."""
