@@ -115,8 +115,8 @@ def _rich_bar(stream: TextIO, *, in_bytes: bool = False) -> Any:
     from rich.text import Text
 
     if in_bytes:
-        columns = (TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TransferSpeedColumn())
-        return Progress(*columns, TimeRemainingColumn(), console=Console(file=stream))
+        sizes = (TextColumn("{task.description}"), BarColumn(), DownloadColumn(), TransferSpeedColumn())
+        return Progress(*sizes, TimeRemainingColumn(), console=Console(file=stream))
 
     class Rate(ProgressColumn):
         """Units per second."""
