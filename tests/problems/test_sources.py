@@ -233,3 +233,15 @@ def test_mbpp_plus_inputs_get_their_python_types_back(tmp_path: Path) -> None:
     assert task.inputs == ([[1, 2]],)  # not in the table: as stored
     problem = task.problem([], 0)
     assert problem.visible_tests == (CallTest("f(1)", 1),) and "MBPP/3" in problem.metadata["aliases"]  # type: ignore[operator]
+
+
+def test_a_date_window_keeps_problems_on_or_after_and_strictly_before() -> None:
+    from refinelab.problems import Problem, dated
+
+    def on(day: str | None) -> Problem:
+        return Problem(str(day), "p", "stdio", (), (), metadata={"contest_date": f"{day}T10:00:00"} if day else {})
+
+    problems = [on("2024-07-31"), on("2024-08-01"), on("2025-01-31"), on("2025-02-01"), on(None)]
+    assert [p.id for p in dated(problems, "2024-08-01", "2025-02-01")] == ["2024-08-01", "2025-01-31"]
+    assert [p.id for p in dated(problems, before="2024-08-01")] == ["2024-07-31"]
+    assert dated(problems) == problems

@@ -16,9 +16,11 @@ from refinelab.problems._registry import (
     COMPUTED,
     Benchmark,
     benchmark,
+    dated,
     find_problem,
     load_benchmark,
     read_benchmark,
+    window_text,
 )
 from refinelab.problems._source import BenchmarkFiles, open_benchmark
 from refinelab.problems._stdio_sources import load_apps, load_codecontests
@@ -39,6 +41,7 @@ __all__ = [
     "StdioTest",
     "Test",
     "benchmark",
+    "dated",
     "default_cache_dir",
     "find_problem",
     "load_apps",
@@ -55,4 +58,5 @@ __all__ = [
     "read_mbppplus",
     "tests_from_check",
     "tests_from_statements",
+    "window_text",
 ]

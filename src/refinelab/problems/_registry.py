@@ -133,6 +133,26 @@ def nonempty(problems: list[Problem], name: str, data: Path | None) -> list[Prob
     return problems
 
 
+def dated(problems: list[Problem], after: str | None = None, before: str | None = None) -> list[Problem]:
+    """The problems published in the window: on or after ``after``, strictly before ``before`` (dates
+    ``YYYY-MM-DD``, compared with LiveCodeBench's ``contest_date``); all of them without a window. A
+    problem without a date is outside every window."""
+    if after is None and before is None:
+        return problems
+    kept = []
+    for problem in problems:
+        day = str(problem.metadata.get("contest_date") or "")[:10]
+        if day and (after is None or day >= after) and (before is None or day < before):
+            kept.append(problem)
+    return kept
+
+
+def window_text(after: str | None, before: str | None) -> str:
+    """``on or after 2024-08-01 and before 2025-02-01``, for messages."""
+    parts = ([f"on or after {after}"] if after else []) + ([f"before {before}"] if before else [])
+    return " and ".join(parts)
+
+
 def find_problem(problems: dict[str, Problem], task_id: str) -> Problem | None:
     """Look a task id up as the source spells it, or by an alias (``Mbpp/11`` for MBPP's 11)."""
     if task_id in problems:
