@@ -10,10 +10,8 @@ are in.
 
 from __future__ import annotations
 
-import datetime
 import hashlib
 import json
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, is_dataclass, replace
 from functools import cached_property
@@ -23,7 +21,7 @@ from typing import Any, Literal, TypeVar
 from refinelab._toml import located, read_toml
 from refinelab.errors import InputError, UserError
 from refinelab.models import EndpointSettings, ModelsConfig, Price, load_models_config, url_problem
-from refinelab.problems import BENCHMARKS, Provenance
+from refinelab.problems import BENCHMARKS, Provenance, valid_date
 from refinelab.records import configuration_label
 from refinelab.sandbox import Limits
 from refinelab.strategies import CRITIC_STRATEGIES, Budget, StrategySpec
@@ -314,17 +312,6 @@ def load_spec(path: str | Path) -> ExperimentSpec:
     if not spec.benchmarks:
         raise located(path, "benchmarks", "missing: add at least one [[benchmarks]] table with a name")
     return spec
-
-
-def valid_date(text: str) -> bool:
-    """True for a real date written ``YYYY-MM-DD``."""
-    if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
-        return False
-    try:
-        datetime.date.fromisoformat(text)
-    except ValueError:
-        return False
-    return True
 
 
 def _known(path: Path, table: dict[str, object], allowed: set[str], prefix: str) -> None:

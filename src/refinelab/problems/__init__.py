@@ -20,6 +20,7 @@ from refinelab.problems._registry import (
     find_problem,
     load_benchmark,
     read_benchmark,
+    valid_date,
     window_text,
 )
 from refinelab.problems._source import BenchmarkFiles, open_benchmark
@@ -58,5 +59,6 @@ __all__ = [
     "read_mbppplus",
     "tests_from_check",
     "tests_from_statements",
+    "valid_date",
     "window_text",
 ]

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import datetime
 import importlib.util
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -145,6 +147,17 @@ def dated(problems: list[Problem], after: str | None = None, before: str | None 
         if day and (after is None or day >= after) and (before is None or day < before):
             kept.append(problem)
     return kept
+
+
+def valid_date(text: str) -> bool:
+    """True for a real date written ``YYYY-MM-DD``."""
+    if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", text):
+        return False
+    try:
+        datetime.date.fromisoformat(text)
+    except ValueError:
+        return False
+    return True
 
 
 def window_text(after: str | None, before: str | None) -> str:
