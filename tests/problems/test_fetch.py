@@ -284,3 +284,9 @@ def test_a_killed_download_leaves_nothing_behind(hub: StandInHub, tmp_path: Path
             child.wait()
     assert cached_files(tmp_path) == []
     assert not cached_path(LCB, tmp_path / "cache").exists()
+
+
+def test_the_network_modules_load_only_to_download() -> None:
+    code = "import sys, refinelab.problems; print(sorted({'huggingface_hub', 'urllib.request'} & set(sys.modules)))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"

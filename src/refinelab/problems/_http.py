@@ -8,10 +8,7 @@ the caller adds which file it was and what to do.
 from __future__ import annotations
 
 import socket
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Mapping
-from http.client import HTTPException
 from typing import BinaryIO
 
 from refinelab.errors import UserError
@@ -34,6 +31,9 @@ def stream(url: str, handle: BinaryIO, *, headers: Mapping[str, str], size: int 
     ``size``, when known, must be what arrives: a shorter body (a cut connection) is resumed from where
     it stopped, up to :data:`ATTEMPTS` connections, and then is an error, as is a longer one.
     """
+    import urllib.error  # here: urllib.request loads ssl and email, which most commands never need
+    from http.client import HTTPException
+
     written, reason = 0, ""
     for _ in range(ATTEMPTS):
         try:
@@ -53,6 +53,8 @@ def _attempt(
 ) -> tuple[int, int | None]:
     """One connection: from byte ``start`` on when the server allows it, else from the beginning;
     ``(bytes written, expected total)``."""
+    import urllib.request
+
     start, size = where
     if start:
         headers["Range"] = f"bytes={start}-"

@@ -198,15 +198,19 @@ _PYTHON3 = 3
 
 
 def _parquet_rows(path: Path) -> list[dict[str, object]]:
+    """The rows, reading only the columns used (the file also holds every incorrect solution)."""
     parquet = pyarrow_parquet()
     try:
-        table = parquet.read_table(path)
+        names = parquet.read_schema(path).names
+        missing = [name for name in ("description", "public_tests") if name not in names]
+        if missing:
+            raise InputError(path, None, missing[0], "missing (not a CodeContests Parquet file)")
+        table = parquet.read_table(path, columns=[c for c in _COLUMNS if c in names])
+    except InputError:
+        raise
     except Exception as exc:  # noqa: BLE001 - pyarrow raises its own error types for a damaged file
         raise InputError(path, None, None, f"not a readable Parquet file ({exc})") from None
-    missing = [name for name in ("description", "public_tests") if name not in table.column_names]
-    if missing:
-        raise InputError(path, None, missing[0], "missing (not a CodeContests Parquet file)")
-    rows: list[dict[str, object]] = table.select([c for c in _COLUMNS if c in table.column_names]).to_pylist()
+    rows: list[dict[str, object]] = table.to_pylist()
     return rows
 
 
