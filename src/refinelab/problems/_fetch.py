@@ -94,8 +94,11 @@ def _verified_cache(pinned: PinnedFile, path: Path, sidecar: Path) -> FileRecord
         raise _corrupt(path, "its verification record is unreadable") from None
     if pinned.sha256 is not None and recorded.sha256 != pinned.sha256:
         raise _corrupt(path, f"it was verified as sha256 {recorded.sha256}, but {pinned.sha256} is pinned")
+    size = path.stat().st_size
+    if size != recorded.size:  # the cheap check first
+        raise _corrupt(path, f"it has {size:,} bytes, not the {recorded.size:,} verified when it was downloaded")
     actual = file_sha256(path)
-    if actual != recorded.sha256 or path.stat().st_size != recorded.size:
+    if actual != recorded.sha256:
         raise _corrupt(path, f"its SHA-256 is {actual}, not the {recorded.sha256} verified when it was downloaded")
     return recorded
 
