@@ -92,7 +92,7 @@ _LCB = (
     ("test6.jsonl", 175, 134_303_240, "bb4c364f71921c4495a6ad15abe1a927350b720009f4933e2e71f8af0f6fd1f5"),
 )
 LIVECODEBENCH_FILES = tuple(
-    PinnedFile("huggingface", LIVECODEBENCH_REPO, LIVECODEBENCH_REVISION, name, records, sha, size)
+    PinnedFile("huggingface", LIVECODEBENCH_REPO, LIVECODEBENCH_REVISION, name, records, sha256=sha, size=size)
     for name, records, size, sha in _LCB
 )
 """LiveCodeBench's six release files at the pinned revision: ``testN.jsonl`` is what release vN added."""
@@ -103,8 +103,8 @@ HUMANEVAL_PLUS = PinnedFile(
     "v0.1.10",
     "HumanEvalPlus.jsonl.gz",
     164,
-    "42526ec0e7d5f3ee0b06d6ced98f8c8bae3d76519151bfb3d36f79010645bd7f",
-    7_714_666,
+    sha256="42526ec0e7d5f3ee0b06d6ced98f8c8bae3d76519151bfb3d36f79010645bd7f",
+    size=7_714_666,
     asset=True,
     download_sha256="272720b90ac375502c8ed23cd791c2a93dfb22a911641a494da74a426c09f101",
 )
@@ -114,7 +114,7 @@ MBPP_PLUS = PinnedFile(
     "v0.2.0",
     "MbppPlus.jsonl.gz",
     378,
-    "b54e762755248ca411b523c917fa9f93c07b5ff2966bf60b3917b853926a3dad",
+    sha256="b54e762755248ca411b523c917fa9f93c07b5ff2966bf60b3917b853926a3dad",
     asset=True,
     download_sha256="af43697e8791c4c149bdfd6b489d8b5412507551ac20e28a439f650b8225db63",
 )
@@ -126,8 +126,8 @@ MBPP = PinnedFile(
     MBPP_COMMIT,
     "mbpp/mbpp.jsonl",
     974,
-    "ccf64ceae9c5403bf50a044cb6d505bfd2a2963ee58338ba268fd65beab92a9f",
-    563_743,
+    sha256="ccf64ceae9c5403bf50a044cb6d505bfd2a2963ee58338ba268fd65beab92a9f",
+    size=563_743,
 )
 MBPP_SANITIZED = PinnedFile(
     "github",
@@ -135,8 +135,8 @@ MBPP_SANITIZED = PinnedFile(
     MBPP_COMMIT,
     "mbpp/sanitized-mbpp.json",
     427,
-    "ca95deaa9a01ef0a6f439f88bcf0dd3db3563d22f22aad6cae04ebb9a8d8c8e9",
-    255_053,
+    sha256="ca95deaa9a01ef0a6f439f88bcf0dd3db3563d22f22aad6cae04ebb9a8d8c8e9",
+    size=255_053,
 )
 APPS = PinnedFile(
     "huggingface",
@@ -144,8 +144,7 @@ APPS = PinnedFile(
     "21e74ddf8de1a21436da12e3e653065c5213e9d1",
     "test.jsonl",
     5000,
-    None,
-    1_292_436_853,
+    size=1_292_436_853,
 )
 """APPS's test split. Its SHA-256 is not pinned (the records found disagree): the hub's LFS hash is checked."""
 CODECONTESTS = PinnedFile(
@@ -154,8 +153,8 @@ CODECONTESTS = PinnedFile(
     "802411c3010cb00d1b05bad57ca77365a3c699d6",
     "data/test-00000-of-00001-9c49eeff30aacaa8.parquet",
     165,
-    "aa426cbdb202bf8703b658bcb31fd1878ca7cfd33ca07d3b703dc94ca6a2b651",
-    63_077_400,
+    sha256="aa426cbdb202bf8703b658bcb31fd1878ca7cfd33ca07d3b703dc94ca6a2b651",
+    size=63_077_400,
 )
 
 APPS_DIFFICULTIES = ("introductory", "interview", "competition")
