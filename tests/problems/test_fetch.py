@@ -290,3 +290,21 @@ def test_the_network_modules_load_only_to_download() -> None:
     code = "import sys, refinelab.problems; print(sorted({'huggingface_hub', 'urllib.request'} & set(sys.modules)))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_without_o_tmpfile_a_named_partial_file_is_used_and_removed(
+    hub: StandInHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delattr(os, "O_TMPFILE", raising=False)  # as on macOS or a file system without it
+    relative = served(hub.root, LCB, CONTENT)
+    manifest(tmp_path, LCB, CONTENT)
+    hub.corrupt.add(relative)
+    with pytest.raises(UserError, match="SHA-256"):
+        open_benchmark("livecodebench", release="v1", options=options(hub, tmp_path))
+    assert cached_files(tmp_path) == []
+    stale = cached_path(LCB, tmp_path / "cache").with_name(".test.jsonl.999999999.x.partial")
+    stale.write_bytes(b"left by a killed download")
+    hub.corrupt.clear()
+    files = open_benchmark("livecodebench", release="v1", options=options(hub, tmp_path))
+    assert [p.name for p in cached_files(tmp_path)] == ["test.jsonl", "test.jsonl.verified.json"]
+    assert files.paths[0].read_bytes() == CONTENT
