@@ -115,7 +115,7 @@ def test_sample_without_code(tmp_path: Path, problems: Path, capsys: pytest.Capt
 
 
 def test_file_benchmarks_need_data(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["check", "--self-test", "--benchmark", "apps"]) == 2
+    assert main(["check", "--self-test", "--benchmark", "jsonl"]) == 2
     assert "needs --data FILE" in capsys.readouterr().err
 
 

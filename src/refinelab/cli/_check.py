@@ -28,7 +28,17 @@ from refinelab.experiment import (
     self_test,
     summarize,
 )
-from refinelab.problems import BENCHMARKS, Problem
+from refinelab.problems import (
+    BENCHMARKS,
+    BenchmarkFiles,
+    FetchOptions,
+    Problem,
+    dated,
+    default_cache_dir,
+    open_benchmark,
+    valid_date,
+    window_text,
+)
 from refinelab.sandbox import Limits, WorkerPool, default_workers, prepare_benchmark
 
 
@@ -42,7 +52,7 @@ def add_parser(commands: Any, environ: Mapping[str, str]) -> None:
         help="JSONL with task_id and completion or solution (or CodeT's prompt and samples)",
     )
     parser.add_argument("--benchmark", required=True, choices=sorted(BENCHMARKS), help="which problems")
-    parser.add_argument("--data", type=Path, help="benchmark file (required for file-only benchmarks)")
+    add_benchmark_options(parser)
     parser.add_argument("--workers", type=int, default=default_workers(), help="sandbox workers (default: cores)")
     parser.add_argument("--out", type=Path, help="write one JSON line per sample with per-test outcomes")
     parser.add_argument(
@@ -57,11 +67,37 @@ def add_parser(commands: Any, environ: Mapping[str, str]) -> None:
         "--cache-dir",
         type=Path,
         default=default_cache_dir(environ),
-        help="where computed HumanEval+ outputs are kept (default: $REFINELAB_CACHE_DIR, else "
-        "$XDG_CACHE_HOME/refinelab, else ~/.cache/refinelab)",
+        help="where downloaded benchmarks and computed HumanEval+/MBPP+ outputs are kept (default: "
+        "$REFINELAB_CACHE_DIR, else $XDG_CACHE_HOME/refinelab, else ~/.cache/refinelab)",
     )
     _add_selection_options(parser)
-    parser.set_defaults(run=run)
+    parser.set_defaults(run=lambda args: run(args, environ))
+
+
+def add_benchmark_options(parser: Any) -> None:
+    """``--data``, ``--release``, ``--after`` and ``--before`` (``check`` and ``run`` share them)."""
+    parser.add_argument(
+        "--data", type=Path, help="benchmark file (default: the benchmark's pinned source, downloaded once and cached)"
+    )
+    parser.add_argument(
+        "--release",
+        help="release as upstream spells it: livecodebench release_v1..release_v6 (cumulative), v5 (one release), "
+        "v4_v5 (a range); apps introductory/interview/competition; mbpp test/train/validation/prompt/full",
+    )
+    parser.add_argument("--after", type=_date, metavar="YYYY-MM-DD", help="only problems dated on or after this day")
+    parser.add_argument("--before", type=_date, metavar="YYYY-MM-DD", help="only problems dated before this day")
+
+
+def _date(text: str) -> str:
+    if not valid_date(text):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a date written YYYY-MM-DD")
+    return text
+
+
+def describe_source(files: BenchmarkFiles) -> list[str]:
+    """What a benchmark was read from, in lines: the source, then every file with its hash."""
+    provenance = files.provenance
+    return [f"benchmark: {provenance.describe()}", *(f"  {line}" for line in provenance.file_lines())]
 
 
 def _add_selection_options(parser: argparse.ArgumentParser) -> None:
@@ -100,18 +136,13 @@ CODET_TIMEOUT = 0.1
 little, and a test that needs more time fails here as it fails in CodeT."""
 
 
-def default_cache_dir(environ: Mapping[str, str]) -> Path:
-    """``$REFINELAB_CACHE_DIR``, else ``$XDG_CACHE_HOME/refinelab``, else ``~/.cache/refinelab``."""
-    if environ.get("REFINELAB_CACHE_DIR"):
-        return Path(environ["REFINELAB_CACHE_DIR"])
-    base = environ.get("XDG_CACHE_HOME") or str(Path(environ.get("HOME", "~")).expanduser() / ".cache")
-    return Path(base) / "refinelab"
-
-
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
     """Validate the arguments, then score or self-test."""
+    args.environ = environ
     if args.workers < 1:
         raise UserError("--workers must be at least 1")
+    if args.after and args.before and args.after >= args.before:
+        raise UserError(f"--before ({args.before}) must be later than --after ({args.after})")
     if args.timeout is not None and args.timeout <= 0:
         raise UserError("--timeout must be positive")
     if not args.self_test and args.samples is None:
@@ -125,9 +156,14 @@ async def _run(args: argparse.Namespace) -> int:
     packages = _packages(args.benchmark, args.allow_package)
     pool = WorkerPool(workers=args.workers, limits=limits, isolation=args.isolation, packages=packages)
     with ProgressDisplay(sys.stderr) as show:
+        fetching = FetchOptions(args.cache_dir, args.environ, show)
+        files = open_benchmark(args.benchmark, args.data, release=args.release, options=fetching)
+        show.close()
+        if files.provenance.revision is not None:  # downloaded: say which revision, release and bytes
+            print("\n".join(describe_source(files)), file=sys.stderr)
         async with pool:
-            problems = await prepare_benchmark(
-                args.benchmark, args.data, pool=pool, cache_dir=args.cache_dir, progress=show
+            problems = _in_window(
+                await prepare_benchmark(files, pool=pool, cache_dir=args.cache_dir, progress=show), args
             )
             if args.self_test:
                 report = await self_test(problems, pool, progress=show)
@@ -162,6 +198,13 @@ async def _run(args: argparse.Namespace) -> int:
 
 
 _NO_TESTS = GeneratedTestSet({}, "plain")
+
+
+def _in_window(problems: list[Problem], args: argparse.Namespace) -> list[Problem]:
+    kept = dated(problems, args.after, args.before)
+    if not kept:
+        raise UserError(f"{args.benchmark}: no problem is dated {window_text(args.after, args.before)}")
+    return kept
 
 
 def _check_selection_args(args: argparse.Namespace) -> None:

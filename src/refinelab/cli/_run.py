@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
 from refinelab._words import counted
-from refinelab.cli._check import default_cache_dir
+from refinelab.cli._check import add_benchmark_options
 from refinelab.cli._ping import project_models
 from refinelab.cli._progress import ProgressDisplay
 from refinelab.errors import UserError
@@ -25,15 +25,30 @@ from refinelab.experiment import (
     Settings,
     Store,
     load_spec,
+    resolve_sources,
     run_experiment,
 )
 from refinelab.models import url_problem
-from refinelab.problems import BENCHMARKS
+from refinelab.problems import BENCHMARKS, default_cache_dir
 from refinelab.report import build_report, render_text
 from refinelab.strategies import StrategySpec
 
 T = TypeVar("T")
-_ONE_OFF = ("benchmark", "data", "limit", "problems", "strategy", "param", "model", "critic", "repeats", "name")
+_ONE_OFF = (
+    "benchmark",
+    "data",
+    "release",
+    "after",
+    "before",
+    "limit",
+    "problems",
+    "strategy",
+    "param",
+    "model",
+    "critic",
+    "repeats",
+    "name",
+)
 
 
 def add_parser(commands: Any, environ: Mapping[str, str]) -> None:
@@ -42,7 +57,7 @@ def add_parser(commands: Any, environ: Mapping[str, str]) -> None:
     parser.add_argument("spec", nargs="?", type=Path, help="experiment spec (TOML); or use the flags below")
     one_off = parser.add_argument_group("one-off runs (instead of a spec file)")
     one_off.add_argument("--benchmark", choices=sorted(BENCHMARKS), help="which problems")
-    one_off.add_argument("--data", type=Path, help="benchmark file")
+    add_benchmark_options(one_off)
     one_off.add_argument("--limit", type=int, help="at most N problems")
     one_off.add_argument("--problems", help="only these task ids, comma-separated")
     one_off.add_argument("--strategy", action="append", help="e.g. 'self-refine(max_iters=3)' (repeatable)")
@@ -78,11 +93,13 @@ def run(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
     spec = replace(spec, models=project_models(args.config, environ).merge(spec.models))
     cache = args.cache or args.store.with_name("responses.sqlite")
     settings = Settings(args.store, cache, environ, cache_dir=default_cache_dir(environ))
+    with ProgressDisplay(sys.stderr) as show:
+        spec = resolve_sources(spec, settings, None if args.quiet else show)
     display = TerminalProgress(sys.stderr, quiet=args.quiet)
-    print(
-        f"run {spec.run_id}: {counted(len(spec.configurations()), 'configuration')} · store {args.store}",
-        file=sys.stderr,
-    )
+    display.note(f"run {spec.run_id}: {counted(len(spec.configurations()), 'configuration')} · store {args.store}")
+    for choice in spec.benchmarks:
+        if choice.source is not None and not args.quiet:
+            display.note(f"benchmark: {choice.source.describe()}")
     try:
         summary = asyncio.run(_until_signal(run_experiment(spec, settings, Progress(on_update=display.update))))
     except (KeyboardInterrupt, asyncio.CancelledError) as exc:
@@ -141,7 +158,17 @@ def _from_flags(args: argparse.Namespace) -> ExperimentSpec:
         strategy.bind()  # unknown arguments are errors now, not after the first problem
     problems = tuple(p.strip() for p in args.problems.split(",") if p.strip()) if args.problems else ()
     data = str(args.data.resolve()) if args.data else None
-    benchmark = BenchmarkChoice(args.benchmark, data, problems, limit=_positive(args.limit, "--limit"))
+    if args.after and args.before and args.after >= args.before:
+        raise UserError(f"--before ({args.before}) must be later than --after ({args.after})")
+    benchmark = BenchmarkChoice(
+        args.benchmark,
+        data,
+        problems,
+        after=args.after,
+        before=args.before,
+        release=args.release,
+        limit=_positive(args.limit, "--limit"),
+    )
     return ExperimentSpec(
         (benchmark,),
         tuple(strategies),
@@ -214,6 +241,10 @@ class TerminalProgress:
             return
         finished = progress.skipped + progress.done + progress.failed
         self.display(self.PHASE, finished, progress.total, run_detail(progress))
+
+    def note(self, text: str) -> None:
+        """A line of its own on the stream (see :meth:`ProgressDisplay.note`)."""
+        self.display.note(text)
 
     def finish(self) -> None:
         """End the bar."""

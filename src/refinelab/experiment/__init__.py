@@ -21,7 +21,15 @@ from refinelab.experiment._recall import (
     read_judgement,
     recall_on_draft,
 )
-from refinelab.experiment._runner import Progress, RunSummary, Settings, run_experiment, score_attempts, select
+from refinelab.experiment._runner import (
+    Progress,
+    RunSummary,
+    Settings,
+    resolve_sources,
+    run_experiment,
+    score_attempts,
+    select,
+)
 from refinelab.experiment._samples import (
     Sample,
     ScoredSample,
@@ -109,6 +117,7 @@ __all__ = [
     "read_judgement",
     "read_samples",
     "recall_on_draft",
+    "resolve_sources",
     "run_experiment",
     "score_attempts",
     "score_samples",

@@ -5,7 +5,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from refinelab._words import counted
+from refinelab.experiment import ExperimentSpec
 from refinelab.metrics import Rate
+from refinelab.problems import window_text
 from refinelab.report._baseline import Baseline, difference_text, paired_cells, unpaired_text
 from refinelab.report._build import Report, Row
 from refinelab.report._selection import selection_tables
@@ -255,12 +257,25 @@ def header_lines(report: Report) -> list[str]:
         f"sandbox: isolation {run.isolation} · {limits.get('cpu_seconds')} CPU s per test "
         f"(wall x{limits.get('wall_factor')}) · memory {_mib(limits.get('memory_bytes'))}",
         f"{counted(report.problems, 'problem')}: {report.hidden_tests}",
+        *source_lines(run.spec),
     ]
     if report.pending:
         lines.append(
             f"{counted(report.pending, 'trajectory', 'trajectories')} not stored yet: run the same command again to "
             "finish them"
         )
+    return lines
+
+
+def source_lines(spec: ExperimentSpec) -> list[str]:
+    """What each benchmark was read from (runs stored before refinelab recorded it show nothing)."""
+    lines = []
+    for choice in spec.benchmarks:
+        if choice.source is None:
+            continue
+        window = window_text(choice.after, choice.before)
+        lines.append(f"benchmark: {choice.source.describe()}" + (f" · problems dated {window}" if window else ""))
+        lines += [f"  {line}" for line in choice.source.file_lines()]
     return lines
 
 
