@@ -14,7 +14,7 @@ from refinelab.sandbox import WorkerPool
 
 T = TypeVar("T")
 SHARED = Path(os.environ.get("REFINELAB_SHARED_DATA") or Path(__file__).resolve().parents[2] / "shared" / "data")
-"""``../shared/data`` beside the project, or ``$REFINELAB_SHARED_DATA`` (a checkout elsewhere, a git worktree)."""
+"""``../shared/data`` beside the project, or ``$REFINELAB_SHARED_DATA`` (a checkout elsewhere, e.g. a worktree)."""
 
 
 @pytest.fixture

@@ -16,7 +16,15 @@ import pytest
 from refinelab.cli import main
 from refinelab.cli._check import chosen_cluster
 from refinelab.errors import InputError, SandboxUnavailable
-from refinelab.experiment import BenchmarkChoice, ExperimentSpec, Settings, Store, load_spec, run_experiment
+from refinelab.experiment import (
+    BenchmarkChoice,
+    ExperimentSpec,
+    Settings,
+    Store,
+    load_spec,
+    resolve_sources,
+    run_experiment,
+)
 from refinelab.experiment import _runner as runner_module
 from refinelab.models import RetryPolicy
 from refinelab.sandbox import ClusterSandbox, FakeSandbox, Item, Limits, RunResult, WorkerPool, cluster_problem
@@ -126,6 +134,7 @@ def test_a_run_whose_sandbox_is_gone_stops_and_resumes(tmp_path: Path, monkeypat
     with serve(reply) as server:
         benchmarks, strategies = (BenchmarkChoice("jsonl", str(data)),), (StrategySpec("single-pass"),)
         spec = ExperimentSpec(benchmarks, strategies, ("fake",), base_url=server.base_url, concurrency=1)
+        spec = resolve_sources(spec, settings)  # the run id covers the benchmark file's bytes
         monkeypatch.setattr(runner_module, "open_sandbox", lambda *a, **k: Vanishing(2))
         with pytest.raises(SandboxUnavailable):
             asyncio.run(run_experiment(spec, settings))

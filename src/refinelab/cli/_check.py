@@ -29,7 +29,17 @@ from refinelab.experiment import (
     self_test,
     summarize,
 )
-from refinelab.problems import BENCHMARKS, Problem
+from refinelab.problems import (
+    BENCHMARKS,
+    BenchmarkFiles,
+    FetchOptions,
+    Problem,
+    dated,
+    default_cache_dir,
+    open_benchmark,
+    valid_date,
+    window_text,
+)
 from refinelab.sandbox import (
     ClusterEvent,
     ClusterSandbox,
@@ -53,7 +63,7 @@ def add_parser(commands: Any, environ: Mapping[str, str]) -> None:
         help="JSONL with task_id and completion or solution (or CodeT's prompt and samples)",
     )
     parser.add_argument("--benchmark", required=True, choices=sorted(BENCHMARKS), help="which problems")
-    parser.add_argument("--data", type=Path, help="benchmark file (required for file-only benchmarks)")
+    add_benchmark_options(parser)
     parser.add_argument("--workers", type=int, default=default_workers(), help="sandbox workers (default: cores)")
     parser.add_argument("--out", type=Path, help="write one JSON line per sample with per-test outcomes")
     parser.add_argument(
@@ -72,8 +82,8 @@ def add_parser(commands: Any, environ: Mapping[str, str]) -> None:
         "--cache-dir",
         type=Path,
         default=default_cache_dir(environ),
-        help="where computed HumanEval+ outputs are kept (default: $REFINELAB_CACHE_DIR, else "
-        "$XDG_CACHE_HOME/refinelab, else ~/.cache/refinelab)",
+        help="where downloaded benchmarks and computed HumanEval+/MBPP+ outputs are kept (default: "
+        "$REFINELAB_CACHE_DIR, else $XDG_CACHE_HOME/refinelab, else ~/.cache/refinelab)",
     )
     _add_selection_options(parser)
     parser.set_defaults(run=lambda args: run(args, environ))
@@ -103,6 +113,32 @@ def print_cluster_events(events: Sequence[ClusterEvent]) -> None:
     for event in events:
         if event.kind != "joined":
             print(f"refinelab: cluster: node {event.node} {event.kind}: {event.detail}", file=sys.stderr)
+
+
+def add_benchmark_options(parser: Any) -> None:
+    """``--data``, ``--release``, ``--after`` and ``--before`` (``check`` and ``run`` share them)."""
+    parser.add_argument(
+        "--data", type=Path, help="benchmark file (default: the benchmark's pinned source, downloaded once and cached)"
+    )
+    parser.add_argument(
+        "--release",
+        help="release as upstream spells it: livecodebench release_v1..release_v6 (cumulative), v5 (one release), "
+        "v4_v5 (a range); apps introductory/interview/competition; mbpp test/train/validation/prompt/full",
+    )
+    parser.add_argument("--after", type=_date, metavar="YYYY-MM-DD", help="only problems dated on or after this day")
+    parser.add_argument("--before", type=_date, metavar="YYYY-MM-DD", help="only problems dated before this day")
+
+
+def _date(text: str) -> str:
+    if not valid_date(text):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a date written YYYY-MM-DD")
+    return text
+
+
+def describe_source(files: BenchmarkFiles) -> list[str]:
+    """What a benchmark was read from, in lines: the source, then every file with its hash."""
+    provenance = files.provenance
+    return [f"benchmark: {provenance.describe()}", *(f"  {line}" for line in provenance.file_lines())]
 
 
 def _add_selection_options(parser: argparse.ArgumentParser) -> None:
@@ -141,18 +177,13 @@ CODET_TIMEOUT = 0.1
 little, and a test that needs more time fails here as it fails in CodeT."""
 
 
-def default_cache_dir(environ: Mapping[str, str]) -> Path:
-    """``$REFINELAB_CACHE_DIR``, else ``$XDG_CACHE_HOME/refinelab``, else ``~/.cache/refinelab``."""
-    if environ.get("REFINELAB_CACHE_DIR"):
-        return Path(environ["REFINELAB_CACHE_DIR"])
-    base = environ.get("XDG_CACHE_HOME") or str(Path(environ.get("HOME", "~")).expanduser() / ".cache")
-    return Path(base) / "refinelab"
-
-
 def run(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
     """Validate the arguments, then score or self-test."""
+    args.environ = environ
     if args.workers < 1:
         raise UserError("--workers must be at least 1")
+    if args.after and args.before and args.after >= args.before:
+        raise UserError(f"--before ({args.before}) must be later than --after ({args.after})")
     if args.timeout is not None and args.timeout <= 0:
         raise UserError("--timeout must be positive")
     if not args.self_test and args.samples is None:
@@ -175,9 +206,14 @@ async def _run(args: argparse.Namespace, cluster: str | None) -> int:
 
 async def _scored(args: argparse.Namespace, pool: WorkerPool | ClusterSandbox) -> int:
     with ProgressDisplay(sys.stderr) as show:
+        fetching = FetchOptions(args.cache_dir, args.environ, show)
+        files = open_benchmark(args.benchmark, args.data, release=args.release, options=fetching)
+        show.close()
+        if files.provenance.revision is not None:  # downloaded: say which revision, release and bytes
+            print("\n".join(describe_source(files)), file=sys.stderr)
         async with pool:
-            problems = await prepare_benchmark(
-                args.benchmark, args.data, pool=pool, cache_dir=args.cache_dir, progress=show
+            problems = _in_window(
+                await prepare_benchmark(files, pool=pool, cache_dir=args.cache_dir, progress=show), args
             )
             if args.self_test:
                 report = await self_test(problems, pool, progress=show)
@@ -212,6 +248,13 @@ async def _scored(args: argparse.Namespace, pool: WorkerPool | ClusterSandbox) -
 
 
 _NO_TESTS = GeneratedTestSet({}, "plain")
+
+
+def _in_window(problems: list[Problem], args: argparse.Namespace) -> list[Problem]:
+    kept = dated(problems, args.after, args.before)
+    if not kept:
+        raise UserError(f"{args.benchmark}: no problem is dated {window_text(args.after, args.before)}")
+    return kept
 
 
 def _check_selection_args(args: argparse.Namespace) -> None:
@@ -298,11 +341,13 @@ def _print_self_test(report: SelfTestReport, pool: Sandbox) -> None:
     print(f"self-test: {report.problems} problems, {report.references} with a reference solution ({_isolation(pool)})")
     for found in report.discrepancies:
         print(f"  {found.problem_id}: {found.which}: {found.detail}")
+    print(_visible_line(report))
     print(_self_test_summary(report))
 
 
 def _self_test_summary(report: SelfTestReport) -> str:
-    """What was checked, in words: stubs on every problem, references where there are any."""
+    """What was checked, in words: stubs on every problem, references where there are any, and references
+    on the visible tests where there are both."""
     stubs = report.problems - sum(d.which == "stub" for d in report.discrepancies)
     references = report.references - sum(d.which == "reference" for d in report.discrepancies)
     found = f"empty stubs fail on {stubs} of {counted(report.problems, 'problem')}"
@@ -313,7 +358,17 @@ def _self_test_summary(report: SelfTestReport) -> str:
         if report.references < report.problems:
             missing = report.problems - report.references
             found += f" ({counted(missing, 'problem')} {'has' if missing == 1 else 'have'} none)"
+        visible = report.visible_checked - sum(d.which == "visible" for d in report.discrepancies)
+        if report.visible_checked:
+            found += f", and their visible tests on {visible} of {report.visible_checked}"
     return f"{found}; {counted(len(report.discrepancies), 'discrepancy', 'discrepancies')}"
+
+
+def _visible_line(report: SelfTestReport) -> str:
+    """How many problems have no visible tests (a strategy that runs tests has nothing to run there)."""
+    some, none = report.problems - report.without_visible, report.without_visible
+    verb = "has" if none == 1 else "have"
+    return f"visible tests: {some} of {counted(report.problems, 'problem')} have some; {none} {verb} none"
 
 
 def _isolation(pool: Sandbox) -> str:

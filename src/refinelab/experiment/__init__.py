@@ -21,7 +21,15 @@ from refinelab.experiment._recall import (
     read_judgement,
     recall_on_draft,
 )
-from refinelab.experiment._runner import Progress, RunSummary, Settings, run_experiment, score_attempts, select
+from refinelab.experiment._runner import (
+    Progress,
+    RunSummary,
+    Settings,
+    resolve_sources,
+    run_experiment,
+    score_attempts,
+    select,
+)
 from refinelab.experiment._samples import (
     Sample,
     ScoredSample,
@@ -50,8 +58,10 @@ from refinelab.experiment._spec import (
 )
 from refinelab.experiment._store import (
     SCHEMA_VERSION,
+    SOLVE_BENCHMARK,
     Failure,
     RunInfo,
+    RunKind,
     RunListing,
     RunStatus,
     Store,
@@ -62,6 +72,7 @@ __all__ = [
     "MIGRATIONS",
     "SAME",
     "SCHEMA_VERSION",
+    "SOLVE_BENCHMARK",
     "AttemptDetail",
     "BenchmarkChoice",
     "Configuration",
@@ -79,6 +90,7 @@ __all__ = [
     "Progress",
     "RecallOnDraft",
     "RunInfo",
+    "RunKind",
     "RunListing",
     "RunStatus",
     "RunSummary",
@@ -105,6 +117,7 @@ __all__ = [
     "read_judgement",
     "read_samples",
     "recall_on_draft",
+    "resolve_sources",
     "run_experiment",
     "score_attempts",
     "score_samples",

@@ -13,10 +13,11 @@ import asyncio
 import platform
 import random
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from refinelab import __version__
+from refinelab._progress import ProgressHook
 from refinelab.errors import InfrastructureError, SandboxUnavailable, UserError
 from refinelab.experiment._generated import with_reference_verdicts
 from refinelab.experiment._samples import hidden_suite
@@ -24,7 +25,17 @@ from refinelab.experiment._scoring import run_scored
 from refinelab.experiment._spec import BenchmarkChoice, Configuration, ExperimentSpec
 from refinelab.experiment._store import Store, Unit
 from refinelab.models import Model, ResponseCache, RetryPolicy, open_model
-from refinelab.problems import Problem, benchmark, find_problem
+from refinelab.problems import (
+    BenchmarkFiles,
+    FetchOptions,
+    Problem,
+    benchmark,
+    dated,
+    default_cache_dir,
+    find_problem,
+    open_benchmark,
+    window_text,
+)
 from refinelab.records import Spend
 from refinelab.sandbox import (
     ClusterEvent,
@@ -87,10 +98,16 @@ class Settings:
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     """Retries of model calls."""
     cache_dir: Path | None = None
-    """Where computed benchmark outputs (HumanEval+) are cached."""
+    """Where downloaded benchmark files and computed outputs (HumanEval+, MBPP+) are kept (default: the
+    user's cache folder, see :func:`refinelab.problems.default_cache_dir`)."""
+
     cluster: str | None = None
     """A Ray cluster to run programs on (``auto``, ``ray://HOST:PORT``, ``HOST:PORT``); ``None``: this
     machine. Verdicts do not depend on it (see docs/design/cluster.md)."""
+
+    def fetch_options(self, progress: ProgressHook | None = None) -> FetchOptions:
+        """How benchmark files are downloaded and kept."""
+        return FetchOptions(self.cache_dir or default_cache_dir(self.environ), self.environ, progress)
 
 
 @dataclass(frozen=True)
@@ -113,15 +130,39 @@ def _packages(spec: ExperimentSpec) -> list[str]:
     return sorted({*spec.sandbox.allow_packages, *offered})
 
 
+def resolve_sources(spec: ExperimentSpec, settings: Settings, progress: ProgressHook | None = None) -> ExperimentSpec:
+    """``spec`` with every benchmark's source recorded (downloading what is not in the cache yet,
+    ``progress`` told the bytes): what the run reads, and so part of its id."""
+    return replace(spec, benchmarks=tuple(_resolved(c, settings.fetch_options(progress)) for c in spec.benchmarks))
+
+
+def _resolved(choice: BenchmarkChoice, options: FetchOptions) -> BenchmarkChoice:
+    return replace(choice, source=_open(choice, options).provenance)
+
+
+def _open(choice: BenchmarkChoice, options: FetchOptions) -> BenchmarkFiles:
+    """The choice's files, which must be the ones its recorded source names (when it has one)."""
+    files = open_benchmark(choice.name, choice.data, release=choice.release, options=options)
+    if choice.source is not None and files.provenance != choice.source:
+        raise UserError(
+            f"{choice.name}: the files are not the ones this run was resolved with "
+            f"({files.provenance.describe()}); run the command again to resolve them anew"
+        )
+    return files
+
+
 async def run_experiment(spec: ExperimentSpec, settings: Settings, progress: Progress | None = None) -> RunSummary:
-    """Run (or resume) ``spec``; see the module docstring."""
+    """Run (or resume) ``spec``; see the module docstring. Benchmarks without a recorded source are
+    resolved first (:func:`resolve_sources`), so the run id covers the bytes it reads."""
     progress = progress or Progress()
+    if any(choice.source is None for choice in spec.benchmarks):
+        spec = await asyncio.to_thread(resolve_sources, spec, settings)
     limits = Limits(cpu_seconds=spec.sandbox.timeout)
     workers = min(spec.sandbox.workers or default_workers(), default_workers())
     isolation, packages = spec.sandbox.isolation, _packages(spec)
     pool = open_sandbox(settings.cluster, workers=workers, limits=limits, isolation=isolation, packages=packages)
     async with pool:
-        problems = await _problems(spec.benchmarks, pool, settings.cache_dir)  # bad input: nothing is written
+        problems = await _problems(spec.benchmarks, pool, settings.fetch_options())  # bad input: nothing is written
         with Store(settings.store) as store:
             resumed = _open_run(store, spec, pool, problems)
             try:
@@ -170,15 +211,16 @@ def _open_run(store: Store, spec: ExperimentSpec, pool: Sandbox, problems: Seque
 
 
 async def _problems(
-    choices: Sequence[BenchmarkChoice], pool: Sandbox, cache_dir: Path | None
+    choices: Sequence[BenchmarkChoice], pool: Sandbox, options: FetchOptions
 ) -> list[tuple[str, Problem]]:
     """Every chosen problem as ``(benchmark/id, problem)``; a problem without hidden tests is an error."""
     chosen = []
     for choice in choices:
-        loaded = await prepare_benchmark(choice.name, choice.data, pool=pool, cache_dir=cache_dir)
+        files = await asyncio.to_thread(_open, choice, options)
+        loaded = await prepare_benchmark(files, pool=pool, cache_dir=options.cache_dir)
         selected = select(loaded, choice)
-        if not selected:  # only `after` can empty a non-empty benchmark: ids must exist, limits are >= 1
-            raise UserError(f"{choice.name}: no problem is dated on or after {choice.after} (the spec's 'after')")
+        if not selected:  # only a date window can empty a non-empty benchmark: ids must exist, limits are >= 1
+            raise UserError(f"{choice.name}: no problem is dated {window_text(choice.after, choice.before)}")
         for problem in selected:
             if not problem.hidden_tests:
                 raise UserError(f"{choice.name}: problem {problem.id} has no hidden tests to score attempts on")
@@ -197,8 +239,7 @@ def select(problems: Sequence[Problem], choice: BenchmarkChoice) -> list[Problem
             raise UserError(f"{choice.name}: no problem {missing[0]!r}")
         wanted = {p.id for p in found if p is not None}
         chosen = [p for p in chosen if p.id in wanted]
-    if choice.after is not None:
-        chosen = [p for p in chosen if str(p.metadata.get("contest_date", ""))[:10] >= choice.after]
+    chosen = dated(chosen, choice.after, choice.before)
     if choice.sample is not None and choice.sample < len(chosen):
         keep = stratified_sample(chosen, choice.sample, choice.seed)
         chosen = [chosen[i] for i in keep]
