@@ -213,7 +213,13 @@ def test_reference_values_are_computed_on_a_node(cluster: Harness) -> None:
 
 def test_ray_client_addresses_work(cluster: Harness) -> None:
     sandbox = ClusterSandbox(f"ray://127.0.0.1:{cluster.client_port}", options=options("base"))
-    results = run_on(sandbox, counting(20, spin=10))
+    try:
+        results = run_on(sandbox, counting(20, spin=10))
+    except Exception as exc:  # show why Ray's client server did not start, from its own logs
+        logs = sorted(Path(os.environ.get("RAY_TMPDIR", "/tmp")).glob("**/logs/ray_client_server*"))
+        raise AssertionError(
+            "\n".join(f"--- {log.name}\n{log.read_text(errors='replace')[-3000:]}" for log in logs)
+        ) from exc
     assert all(r.passed for r in results) and {r.node for r in results} <= {
         f"127.0.0.1/{n.node_id[:12]}" for n in cluster.base
     }

@@ -146,15 +146,25 @@ class FakeActor:
 class FakeRay:
     """The ``ray`` module as the driver sees it, over a list of :class:`FakeNode`."""
 
-    def __init__(self, nodes: list[FakeNode]) -> None:
+    def __init__(self, nodes: list[FakeNode], *, connected: bool = True) -> None:
         self.fake_nodes = nodes
         self.actors: list[FakeActor] = []
+        self.connected = connected
+        self.init_failures: list[Exception] = []
+        """What the next ``init`` calls raise, in order."""
+        self.inits = 0
         self.exceptions = SimpleNamespace(RayError=FakeRayError, RayTaskError=FakeTaskError)
         strategies = SimpleNamespace(NodeAffinitySchedulingStrategy=lambda node_id, soft: node_id)
         self.util = SimpleNamespace(scheduling_strategies=strategies)
 
     def is_initialized(self) -> bool:
-        return True
+        return self.connected
+
+    def init(self, **options: object) -> None:
+        self.inits += 1
+        if self.init_failures:
+            raise self.init_failures.pop(0)
+        self.connected = True
 
     def nodes(self) -> list[dict[str, object]]:
         return [node.listed() for node in self.fake_nodes]
@@ -176,4 +186,4 @@ class FakeRay:
         actor.killed = True
 
     def shutdown(self) -> None:
-        pass
+        self.connected = False

@@ -257,6 +257,26 @@ def test_only_nodes_offering_the_chosen_resource_are_used(monkeypatch: pytest.Mo
     assert {r.node for r in results} == {f"10.0.0.20/{'c' * 12}"} and not gpu.batches
 
 
+def test_a_client_server_that_dies_as_it_starts_is_tried_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    fake = FakeRay([FakeNode("a" * 20)], connected=False)
+    race = ConnectionError("Initialization failure from server: RuntimeError: Starting Ray client server failed.")
+    fake.init_failures = [race, race]
+    monkeypatch.setattr(cluster_module, "_import_ray", lambda: fake)
+
+    async def main() -> int:
+        async with ClusterSandbox("ray://head:10001", options=FAST) as sandbox:
+            return sandbox.size
+
+    assert asyncio.run(main()) == 1 and fake.inits == 3 and not fake.connected  # shut down again at the end
+    fake.init_failures = [race] * 3
+    with pytest.raises(UserError, match="no Ray cluster at 'ray://head:10001'"):
+        asyncio.run(main())
+    fake.init_failures = [ConnectionError("Could not find any running Ray instance")]
+    with pytest.raises(UserError, match="start one with `ray start --head`"):
+        asyncio.run(main())
+    assert fake.inits == 7  # three tries for the race, one for anything else
+
+
 def test_without_ray_the_error_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "ray", None)
     with pytest.raises(MissingDependency, match=r"pip install 'refinelab\[ray\]'"):
@@ -283,6 +303,8 @@ def ray_errors(temp: Path) -> str:
     """The last lines of Ray's own error logs under ``temp`` (shown when the cluster tests fail)."""
     found = []
     for log in sorted(temp.glob("**/logs/*.err")):
+        if log.name.startswith("worker-"):
+            continue  # one per actor, and they say little
         lines = log.read_text(errors="replace").strip().splitlines()
         if lines:
             found.append(f"--- {log.name}\n" + "\n".join(lines[-15:]))

@@ -140,13 +140,24 @@ class ClusterSandbox(Sandbox):
         if ray.is_initialized():
             return  # the caller's own connection (a notebook, a test): used, and left open
         try:
-            ray.init(address=self.address, logging_level="warning", log_to_driver=False)
+            self._init()
         except ConnectionError as exc:
             raise UserError(
                 f"no Ray cluster at {self.address!r} ({exc}); start one with `ray start --head`, "
                 "or give its address (ray://HOST:10001, or HOST:6379)"
             ) from None
         self._own_init = True
+
+    def _init(self) -> None:
+        """``ray.init``; through Ray Client, tried up to three times when the head's server for this client
+        dies as it starts (an intermittent upstream race: ray-project/ray#63202)."""
+        for attempt in range(3):
+            try:
+                self._ray.init(address=self.address, logging_level="warning", log_to_driver=False)
+                return
+            except ConnectionError as exc:
+                if attempt == 2 or "Starting Ray client server failed" not in str(exc):
+                    raise
 
     def _start_failure(self) -> RefinelabError:
         refused = [event for event in self.events if event.kind == "refused"]
