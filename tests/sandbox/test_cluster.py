@@ -271,10 +271,12 @@ def test_a_client_server_that_dies_as_it_starts_is_tried_again(monkeypatch: pyte
     fake.init_failures = [race] * 3
     with pytest.raises(UserError, match="no Ray cluster at 'ray://head:10001'"):
         asyncio.run(main())
+    fake.init_failures = [ConnectionError("Initialization failure from server: psutil.ZombieProcess")] * 2
+    assert asyncio.run(main()) == 1
     fake.init_failures = [ConnectionError("Could not find any running Ray instance")]
     with pytest.raises(UserError, match="start one with `ray start --head`"):
         asyncio.run(main())
-    assert fake.inits == 7  # three tries for the race, one for anything else
+    assert fake.inits == 10  # three tries for the race, one for anything else
 
 
 def test_without_ray_the_error_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:

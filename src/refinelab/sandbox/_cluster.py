@@ -149,14 +149,15 @@ class ClusterSandbox(Sandbox):
         self._own_init = True
 
     def _init(self) -> None:
-        """``ray.init``; through Ray Client, tried up to three times when the head's server for this client
-        dies as it starts (an intermittent upstream race: ray-project/ray#63202)."""
+        """``ray.init``; through Ray Client, tried up to three times when the head could not start its server
+        for this client ("Initialization failure from server": the server dies as it starts, an intermittent
+        upstream race, ray-project/ray#63202)."""
         for attempt in range(3):
             try:
                 self._ray.init(address=self.address, logging_level="warning", log_to_driver=False)
                 return
             except ConnectionError as exc:
-                if attempt == 2 or "Starting Ray client server failed" not in str(exc):
+                if attempt == 2 or "Initialization failure from server" not in str(exc):
                     raise
 
     def _start_failure(self) -> RefinelabError:
