@@ -241,7 +241,8 @@ def test_a_store_from_before_problem_details_is_viewable(tmp_path: Path, monkeyp
     from refinelab.experiment import MIGRATIONS
 
     path = tmp_path / "old.sqlite"
-    monkeypatch.setattr("refinelab.experiment._store.MIGRATIONS", MIGRATIONS[:3])
+    node = tuple(m for m in MIGRATIONS if m[0] == "m006_attempt_node")  # the rows written here have its column
+    monkeypatch.setattr("refinelab.experiment._store.MIGRATIONS", MIGRATIONS[:3] + node)
     monkeypatch.setattr("refinelab.experiment._store.Store.add_problems", lambda self, run, problems: None)
     with Store(path) as store:
         fill(store)
