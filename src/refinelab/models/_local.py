@@ -158,7 +158,8 @@ class LocalBackend:
         """``n`` samples, each a job in the model's queue; sample ``i`` of a seeded request uses ``seed + i``."""
         chat = [{"role": m.role, "content": m.content} for m in messages]
         jobs = [_Job(chat, self._settings(config, i)) for i in range(n)]
-        futures = [asyncio.wrap_future(self._engine.submit(functools.partial(self._engine.generate, job))) for job in jobs]
+        generate = self._engine.generate
+        futures = [asyncio.wrap_future(self._engine.submit(functools.partial(generate, job))) for job in jobs]
         try:
             return list(await asyncio.gather(*futures))
         except BaseException:
