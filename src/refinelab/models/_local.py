@@ -13,15 +13,18 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import dataclasses
 import functools
 import hashlib
 import json
 import logging
+import os
 import re
+import sys
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -198,7 +201,8 @@ def _load(file: LocalFile, options: LocalOptions, stop_if_cancelled: Callable[[o
     check_fits(file.path, options.context)
     logging.getLogger("llama-cpp-python").setLevel(logging.CRITICAL)  # llama.cpp's load chatter, not ours
     try:
-        llama = llama_cpp.Llama(str(file.path), n_ctx=options.context, n_threads=options.threads, verbose=False)
+        with _quiet_stderr():
+            llama = llama_cpp.Llama(str(file.path), n_ctx=options.context, n_threads=options.threads, verbose=False)
     except (ValueError, RuntimeError, OSError) as exc:
         raise UserError(
             f"llama.cpp could not load {file.path} ({exc}): is it a GGUF model this llama-cpp-python supports, "
@@ -206,6 +210,21 @@ def _load(file: LocalFile, options: LocalOptions, stop_if_cancelled: Callable[[o
         ) from None
     llama.chat_handler = _chat_handler(llama, file, stop_if_cancelled)
     return llama
+
+
+@contextlib.contextmanager
+def _quiet_stderr() -> Iterator[None]:
+    """Silence file descriptor 2 while llama.cpp loads: some of its notes bypass llama-cpp-python's logger and
+    would land in the middle of a progress bar. Failures still arrive, as exceptions."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    try:
+        with open(os.devnull, "w") as null:
+            os.dup2(null.fileno(), 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
 
 
 def import_llama_cpp() -> Any:

@@ -168,6 +168,17 @@ def resolve_local(label: str, environ: Mapping[str, str]) -> LocalFile:
     )
 
 
+def local_identity(model: str, environ: Mapping[str, str] = os.environ) -> str | None:
+    """For ``local:PATH.gguf``, the file's identity (``gguf-sha256:...``), which a run id must include: another
+    file at the same path is another model. ``None`` for every other model string, whose text already pins
+    what it loads (named defaults and Hugging Face files are pinned by revision and hash)."""
+    provider, _, label = model.partition(":")
+    if provider != "local" or label in LOCAL_MODELS:
+        return None
+    path = Path(label).expanduser()
+    return f"gguf-sha256:{file_sha256(path, models_dir(environ))}" if path.is_file() else None
+
+
 def parse_hub(label: str) -> HubFile:
     """``OWNER/REPO/FILE.gguf[@REVISION]`` as a :class:`HubFile`."""
     location, _, revision = label.partition("@")
