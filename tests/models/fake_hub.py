@@ -60,78 +60,78 @@ class FakeHub:
         return None
 
 
-def _handler(hub: FakeHub) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        def do_HEAD(self) -> None:
-            self._answer(body=False)
+class _Handler(BaseHTTPRequestHandler):
+    hub: FakeHub
+    """The hub this server stands in for (set on a subclass per server)."""
 
-        def do_GET(self) -> None:
-            self._answer(body=True)
+    def do_HEAD(self) -> None:
+        self._answer(body=False)
 
-        def log_message(self, *args: object) -> None:
-            pass
+    def do_GET(self) -> None:
+        self._answer(body=True)
 
-        def _answer(self, *, body: bool) -> None:
-            hub.requests.append((self.command, self.path))
-            path = unquote(self.path.split("?")[0]).lstrip("/")
-            if path.startswith("cdn/"):
-                self._blob(path[4:], body=body)
-                return
-            parts = path.split("/")
-            if len(parts) < 5 or parts[2] != "resolve":
-                self._send(404, {"X-Error-Code": "RepoNotFound"})
-                return
-            repo, revision, filename = "/".join(parts[:2]), parts[3], "/".join(parts[4:])
-            self._resolve(repo, revision, filename)
+    def log_message(self, *args: object) -> None:
+        pass
 
-        def _resolve(self, repo: str, revision: str, filename: str) -> None:
-            if repo not in hub.commits:
-                self._send(401, {"X-Error-Code": "RepoNotFound"})
-                return
-            commit = hub.find(repo, revision)
-            if commit is None:
-                self._send(404, {"X-Error-Code": "RevisionNotFound"})
-                return
-            content = hub.commits[repo][commit].get(filename)
-            if content is None:
-                self._send(404, {"X-Error-Code": "EntryNotFound", "X-Repo-Commit": commit})
-                return
-            sha = hashlib.sha256(content).hexdigest()
-            headers = {
-                "Location": f"http://localhost:{hub.port}/cdn/{sha}",
-                "X-Repo-Commit": commit,
-                "X-Linked-Etag": f'"{sha}"',
-                "X-Linked-Size": str(len(content)),
-                "ETag": f'"{hashlib.sha1(content).hexdigest()}"',  # noqa: S324 - git's blob id, as the hub sends
-            }
-            self._send(302, headers)
+    def _answer(self, *, body: bool) -> None:
+        self.hub.requests.append((self.command, self.path))
+        path = unquote(self.path.split("?")[0]).lstrip("/")
+        if path.startswith("cdn/"):
+            self._blob(path[4:], body=body)
+            return
+        parts = path.split("/")
+        if len(parts) < 5 or parts[2] != "resolve":
+            self._send(404, {"X-Error-Code": "RepoNotFound"})
+            return
+        repo, revision, filename = "/".join(parts[:2]), parts[3], "/".join(parts[4:])
+        self._resolve(repo, revision, filename)
 
-        def _blob(self, sha: str, *, body: bool) -> None:
-            content = hub.blob(sha)
-            if content is None:
-                self._send(404, {})
-                return
-            self.send_response(200)
-            self.send_header("Content-Length", str(len(content)))
-            self.send_header("ETag", f'"{sha}"')
-            self.end_headers()
-            if body:
-                self.wfile.write(content)
+    def _resolve(self, repo: str, revision: str, filename: str) -> None:
+        if repo not in self.hub.commits:
+            self._send(401, {"X-Error-Code": "RepoNotFound"})
+            return
+        commit = self.hub.find(repo, revision)
+        if commit is None:
+            self._send(404, {"X-Error-Code": "RevisionNotFound"})
+            return
+        content = self.hub.commits[repo][commit].get(filename)
+        if content is None:
+            self._send(404, {"X-Error-Code": "EntryNotFound", "X-Repo-Commit": commit})
+            return
+        sha = hashlib.sha256(content).hexdigest()
+        headers = {
+            "Location": f"http://localhost:{self.hub.port}/cdn/{sha}",
+            "X-Repo-Commit": commit,
+            "X-Linked-Etag": f'"{sha}"',
+            "X-Linked-Size": str(len(content)),
+            "ETag": f'"{hashlib.sha1(content).hexdigest()}"',  # git blob id, as the hub sends
+        }
+        self._send(302, headers)
 
-        def _send(self, status: int, headers: dict[str, str]) -> None:
-            self.send_response(status)
-            for name, value in headers.items():
-                self.send_header(name, value)
-            self.send_header("Content-Length", "0")
-            self.end_headers()
+    def _blob(self, sha: str, *, body: bool) -> None:
+        content = self.hub.blob(sha)
+        if content is None:
+            self._send(404, {})
+            return
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(content)))
+        self.send_header("ETag", f'"{sha}"')
+        self.end_headers()
+        if body:
+            self.wfile.write(content)
 
-    return Handler
+    def _send(self, status: int, headers: dict[str, str]) -> None:
+        self.send_response(status)
+        for name, value in headers.items():
+            self.send_header(name, value)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
 
 
 @contextmanager
 def serve_hub(hub: FakeHub) -> Iterator[FakeHub]:
     """Serve ``hub`` on 127.0.0.1 (a free port) until the block ends."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(hub))
+    server = ThreadingHTTPServer(("127.0.0.1", 0), type("Handler", (_Handler,), {"hub": hub}))
     hub.port = server.server_address[1]
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()

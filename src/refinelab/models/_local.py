@@ -33,6 +33,8 @@ from refinelab.models._local_files import DEFAULT_MAX_TOKENS, LocalFile
 from refinelab.models._memory import check_fits
 from refinelab.models._types import GenerateConfig, Message, Reply, Usage
 
+MIN_CONTEXT = 256
+"""llama.cpp's smallest context window (it rounds a smaller one up, and llama-cpp-python then breaks)."""
 _TOO_LONG = re.compile(r"Requested tokens \((\d+)\) exceed context window of (\d+)")
 
 
@@ -49,10 +51,10 @@ class LocalOptions:
     @classmethod
     def from_environ(cls, environ: Mapping[str, str]) -> LocalOptions:
         """Options from the environment; a value that is not a positive integer is a user error."""
-        return cls(
-            _positive(environ, "REFINELAB_LOCAL_CONTEXT") or cls.context,
-            _positive(environ, "REFINELAB_LOCAL_THREADS"),
-        )
+        context = _positive(environ, "REFINELAB_LOCAL_CONTEXT") or cls.context
+        if context < MIN_CONTEXT:
+            raise UserError(f"REFINELAB_LOCAL_CONTEXT={context}: llama.cpp needs at least {MIN_CONTEXT} tokens")
+        return cls(context, _positive(environ, "REFINELAB_LOCAL_THREADS"))
 
 
 def _positive(environ: Mapping[str, str], name: str) -> int | None:
@@ -208,7 +210,7 @@ def _load(file: LocalFile, options: LocalOptions, stop_if_cancelled: Callable[[o
             f"llama.cpp could not load {file.path} ({exc}): is it a GGUF model this llama-cpp-python supports, "
             "and is there memory for it?"
         ) from None
-    llama.chat_handler = _chat_handler(llama, file, stop_if_cancelled)
+    llama.chat_handler = _chat_handler(llama, file, options.context, stop_if_cancelled)
     return llama
 
 
@@ -239,7 +241,9 @@ def import_llama_cpp() -> Any:
     return llama_cpp
 
 
-def _chat_handler(llama: Any, file: LocalFile, stop_if_cancelled: Callable[[object, object], bool]) -> Any:
+def _chat_handler(
+    llama: Any, file: LocalFile, file_context: int, stop_if_cancelled: Callable[[object, object], bool]
+) -> Any:
     """The chat handler llama-cpp-python builds from a GGUF's template (same formatter, same settings), with
     the cancellation check added to its stopping criteria."""
     from llama_cpp import StoppingCriteriaList
@@ -261,6 +265,9 @@ def _chat_handler(llama: Any, file: LocalFile, stop_if_cancelled: Callable[[obje
 
     def cancellable(**kwargs: Any) -> Any:
         result = formatter(**kwargs)
+        tokens, context = len(llama.tokenize(result.prompt.encode(), add_bos=False, special=True)), file_context
+        if tokens >= context:  # llama-cpp-python fails on such a prompt with an obscure numpy error
+            raise ValueError(f"Requested tokens ({tokens}) exceed context window of {context}")
         criteria = [*(result.stopping_criteria or []), stop_if_cancelled]
         return dataclasses.replace(result, stopping_criteria=StoppingCriteriaList(criteria))
 
