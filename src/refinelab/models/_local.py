@@ -199,8 +199,8 @@ def _identity(file: LocalFile, options: LocalOptions) -> str:
 def _load(file: LocalFile, options: LocalOptions, stop_if_cancelled: Callable[[object, object], bool]) -> Any:
     """A ``llama_cpp.Llama`` for the file, with the chat template from the GGUF (or the named default's),
     and a stopping criterion that ends a cancelled job."""
-    llama_cpp = import_llama_cpp()
     check_fits(file.path, options.context)
+    llama_cpp = import_llama_cpp()
     logging.getLogger("llama-cpp-python").setLevel(logging.CRITICAL)  # llama.cpp's load chatter, not ours
     try:
         with _quiet_stderr():
