@@ -6,12 +6,16 @@
 #
 #   PYTHON=python3.12 bash scripts/install.sh    # choose the interpreter (default: python3 on PATH)
 #   REFINELAB_VENV=/opt/rl bash scripts/install.sh  # choose where the virtualenv goes (default: .venv)
+#   bash scripts/install.sh --local              # also local models (llama.cpp, compiled once per machine) and
+#                                                # the 270M model for a first run with no server
 #
 # Run as root, or as a user with sudo (used only for apt).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON="${PYTHON:-python3}"
 VENV="${REFINELAB_VENV:-.venv}"
+LOCAL=0
+[ "${1:-}" = "--local" ] && LOCAL=1
 
 sudo_cmd=""
 [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
@@ -29,6 +33,7 @@ apt_install() {
 
 packages=()
 command -v bwrap >/dev/null 2>&1 || packages+=(bubblewrap)
+[ "$LOCAL" = 0 ] || command -v g++ >/dev/null 2>&1 || packages+=(g++)  # llama.cpp is compiled from source
 if ! command -v uv >/dev/null 2>&1 && ! "$PYTHON" -c "import ensurepip, venv" >/dev/null 2>&1; then
   # Debian and Ubuntu ship venv's ensurepip separately, one package per version (python3.12-venv)
   packages+=("$("$PYTHON" -c 'import sys; print("python%d.%d-venv" % sys.version_info[:2])')")
@@ -53,6 +58,10 @@ if command -v uv >/dev/null 2>&1; then
 else
   [ -x "$VENV/bin/python" ] || "$PYTHON" -m venv "$VENV"
   "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+fi
+
+if [ "$LOCAL" = 1 ]; then
+  bash scripts/local-wheel.sh --install "$VENV/bin/python" local,tiny-model >/dev/null
 fi
 
 echo "refinelab is installed in $VENV: run $VENV/bin/refinelab, or first: source $VENV/bin/activate"

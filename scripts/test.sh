@@ -5,6 +5,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 PY="${REFINELAB_VENV:-.venv}/bin/python"
 [ -x "$PY" ] || { echo "test.sh: no virtualenv at ${PY%/bin/python}; run: bash scripts/install.sh" >&2; exit 2; }
+# the local-model tests run for real: llama-cpp-python from the per-machine wheel cache (built once)
+bash scripts/local-wheel.sh --install "$PY" >/dev/null
 "$PY" -m ruff check src tests bench
 "$PY" -m ruff format --check src tests bench
 "$PY" -m mypy
