@@ -218,8 +218,12 @@ def _load(file: LocalFile, options: LocalOptions, stop_if_cancelled: Callable[[o
 def _quiet_stderr() -> Iterator[None]:
     """Silence file descriptor 2 while llama.cpp loads: some of its notes bypass llama-cpp-python's logger and
     would land in the middle of a progress bar. Failures still arrive, as exceptions."""
-    sys.stderr.flush()
-    saved = os.dup(2)
+    try:
+        sys.stderr.flush()
+        saved = os.dup(2)
+    except (OSError, ValueError, AttributeError):  # no stderr to silence (closed, or replaced by None)
+        yield
+        return
     try:
         with open(os.devnull, "w") as null:
             os.dup2(null.fileno(), 2)
