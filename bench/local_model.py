@@ -40,9 +40,9 @@ FIRST_RUN = [
     "--strategy",
     "single-pass",
     "--strategy",
-    "self-refine(max_iters=2)",
+    "self-refine(max_iters=1)",
     "--strategy",
-    "exec-refine",
+    "exec-refine(max_iters=1)",
 ]
 
 
