@@ -71,7 +71,7 @@ def _describe(api: Any, hub: HubFile, endpoint: str, token: str | None) -> tuple
     """The commit the revision stands for, the SHA-256 to check, and the size, from one HEAD request."""
     url = api.hf_hub_url(hub.repo, hub.filename, revision=hub.revision, endpoint=endpoint)
     try:
-        meta = api.get_hf_file_metadata(url, token=token, timeout=METADATA_SECONDS, endpoint=endpoint)
+        meta = api.get_hf_file_metadata(url, token=token, timeout=METADATA_SECONDS)
     except Exception as exc:  # noqa: BLE001 - every failure of the hub client becomes one line for the user
         raise _hub_error(exc, hub, endpoint) from None
     commit, etag = meta.commit_hash, (meta.etag or "").lower()
