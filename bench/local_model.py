@@ -121,10 +121,12 @@ def first_run() -> None:
             [sys.executable, "-m", "refinelab", *FIRST_RUN], cwd=folder, env=env, capture_output=True, text=True
         )
         elapsed = time.perf_counter() - started
-    print(done.stdout[-3000:])
+    print(done.stdout[:3000])
     if done.returncode != 0:
         print(done.stderr[-2000:], file=sys.stderr)
+    progress = [line for line in done.stderr.replace("\r", "\n").splitlines() if " tokens" in line]
     print(f"first run (refinelab {' '.join(FIRST_RUN)}): {elapsed:.0f} s wall, exit {done.returncode}")
+    print(f"last progress line: {progress[-1].strip() if progress else '(none)'}")
 
 
 def main() -> None:
