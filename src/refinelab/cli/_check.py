@@ -248,11 +248,13 @@ def _print_self_test(report: SelfTestReport, pool: WorkerPool) -> None:
     print(f"self-test: {report.problems} problems, {report.references} with a reference solution ({_isolation(pool)})")
     for found in report.discrepancies:
         print(f"  {found.problem_id}: {found.which}: {found.detail}")
+    print(_visible_line(report))
     print(_self_test_summary(report))
 
 
 def _self_test_summary(report: SelfTestReport) -> str:
-    """What was checked, in words: stubs on every problem, references where there are any."""
+    """What was checked, in words: stubs on every problem, references where there are any, and references
+    on the visible tests where there are both."""
     stubs = report.problems - sum(d.which == "stub" for d in report.discrepancies)
     references = report.references - sum(d.which == "reference" for d in report.discrepancies)
     found = f"empty stubs fail on {stubs} of {counted(report.problems, 'problem')}"
@@ -263,7 +265,17 @@ def _self_test_summary(report: SelfTestReport) -> str:
         if report.references < report.problems:
             missing = report.problems - report.references
             found += f" ({counted(missing, 'problem')} {'has' if missing == 1 else 'have'} none)"
+        visible = report.visible_checked - sum(d.which == "visible" for d in report.discrepancies)
+        if report.visible_checked:
+            found += f", and their visible tests on {visible} of {report.visible_checked}"
     return f"{found}; {counted(len(report.discrepancies), 'discrepancy', 'discrepancies')}"
+
+
+def _visible_line(report: SelfTestReport) -> str:
+    """How many problems have no visible tests (a strategy that runs tests has nothing to run there)."""
+    some, none = report.problems - report.without_visible, report.without_visible
+    verb = "has" if none == 1 else "have"
+    return f"visible tests: {some} of {counted(report.problems, 'problem')} have some; {none} {verb} none"
 
 
 def _isolation(pool: WorkerPool) -> str:

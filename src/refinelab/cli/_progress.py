@@ -1,7 +1,8 @@
-"""Progress of long ``check`` jobs on standard error: a ``rich`` bar (done/total, rate, ETA) on a
-terminal; elsewhere (CI logs, pipes) a plain line per tenth of the work (and at least every 30 s), once
-a phase has run for a couple of seconds, so short jobs print nothing extra. ``rich`` is imported only
-when a bar is drawn."""
+"""Progress of long jobs (``check``, ``run``) on standard error: a ``rich`` bar (done/total, rate, ETA,
+and a detail such as tokens and cost) on a terminal; elsewhere (CI logs, pipes) a plain line per tenth of
+the work (and at least every 30 s), once a phase has run for a couple of seconds, so short jobs print
+nothing extra. Work already done when a phase starts (a resumed run's) counts in done/total, not in the
+rate. ``rich`` is imported only when a bar is drawn."""
 
 from __future__ import annotations
 
@@ -25,9 +26,11 @@ class ProgressDisplay:
         self.clock = clock
         self.phase: str | None = None
         self.started = self.last = 0.0
-        self.shown = 0
+        self.shown = self.base = 0
         self._bar: Any = None
         self._task: Any = None
+        self.gone = False
+        """The stream's reader went away: nothing more is written."""
 
     def __enter__(self) -> ProgressDisplay:
         return self
@@ -35,42 +38,52 @@ class ProgressDisplay:
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None) -> None:
         self.close()
 
-    def __call__(self, what: str, done: int, total: int) -> None:
-        """Show that ``done`` of ``total`` units of ``what`` are finished."""
-        if what != self.phase:
-            self._start(what, total)
-        if self.tty:
-            self._bar.update(self._task, completed=done, total=total)
-        else:
-            self._line(done, total)
+    def __call__(self, what: str, done: int, total: int, detail: str = "") -> None:
+        """Show that ``done`` of ``total`` units of ``what`` are finished (``detail``: more to say, such as
+        tokens and cost so far). Once the stream is gone (its reader quit: ``2>&1 | head``) nothing more is
+        shown, and the work goes on: a display never stops the job it shows."""
+        if self.gone:
+            return
+        try:
+            if what != self.phase:
+                self._start(what, done, total, detail)
+            if self.tty:
+                self._bar.update(self._task, completed=done, total=total, detail=detail)
+            else:
+                self._line(done, total, detail)
+        except BrokenPipeError:
+            self.gone, self._bar = True, None
 
-    def _start(self, what: str, total: int) -> None:
+    def _start(self, what: str, done: int, total: int, detail: str) -> None:
         self.close()
-        self.phase, self.started, self.shown = what, self.clock(), 0
+        self.phase, self.started, self.shown, self.base = what, self.clock(), 0, done
         self.last = self.started
         if self.tty:
             self._bar = _rich_bar(self.stream)
             self._bar.start()
-            self._task = self._bar.add_task(what, total=total)
+            self._task = self._bar.add_task(what, total=total, completed=done, detail=detail)
 
-    def _line(self, done: int, total: int) -> None:
+    def _line(self, done: int, total: int, detail: str) -> None:
         now = self.clock()
         decile = 10 * done // max(total, 1)
         due = (decile > self.shown and decile > 0) or now - self.last >= PLAIN_EVERY
-        if not due or now - self.started < QUIET_SECONDS or done == 0:
+        if not due or now - self.started < QUIET_SECONDS or done <= self.base:
             return
         self.shown, self.last = decile, now
-        rate = done / (now - self.started)
+        rate = (done - self.base) / (now - self.started)
         eta = _duration((total - done) / rate) if rate > 0 else "?"
         self.stream.write(f"{self.phase}: {done:,}/{total:,} ({100 * done / max(total, 1):.0f}%) · ")
-        self.stream.write(f"{rate:,.1f}/s · ETA {eta}\n")
+        self.stream.write(f"{rate:,.1f}/s · ETA {eta}{f' · {detail}' if detail else ''}\n")
         self.stream.flush()
 
     def close(self) -> None:
         """End the current bar (if any)."""
         if self._bar is not None:
-            self._bar.stop()
-            self._bar = self._task = None
+            bar, self._bar, self._task = self._bar, None, None
+            try:
+                bar.stop()
+            except BrokenPipeError:
+                self.gone = True
 
 
 def _duration(seconds: float) -> str:
@@ -79,7 +92,7 @@ def _duration(seconds: float) -> str:
 
 
 def _rich_bar(stream: TextIO) -> Any:
-    """A rich Progress drawing description, bar, done/total, rate and time left on ``stream``."""
+    """A rich Progress drawing description, bar, done/total, rate, time left and the detail on ``stream``."""
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, TextColumn, TimeRemainingColumn
     from rich.text import Text
@@ -90,5 +103,12 @@ def _rich_bar(stream: TextIO) -> Any:
         def render(self, task: Any) -> Text:
             return Text("" if task.speed is None else f"{task.speed:,.1f}/s", style="progress.data.speed")
 
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), Rate(), TimeRemainingColumn())
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        Rate(),
+        TimeRemainingColumn(),
+        TextColumn("{task.fields[detail]}"),
+    )
     return Progress(*columns, console=Console(file=stream))

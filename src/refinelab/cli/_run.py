@@ -7,7 +7,7 @@ import asyncio
 import signal
 import sys
 import time
-from collections.abc import Coroutine, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, TextIO, TypeVar
@@ -15,6 +15,7 @@ from typing import Any, TextIO, TypeVar
 from refinelab._words import counted
 from refinelab.cli._check import default_cache_dir
 from refinelab.cli._ping import project_models
+from refinelab.cli._progress import ProgressDisplay
 from refinelab.errors import UserError
 from refinelab.experiment import (
     SAME,
@@ -184,42 +185,48 @@ def _param(text: str) -> tuple[str, object]:
         raise UserError(f"--param {text!r}: expected KEY=VALUE") from None
 
 
-class TerminalProgress:
-    """done/total, ETA, tokens and cost so far: one rewritten line on a terminal, a line per 10% elsewhere."""
+Clock = Callable[[], float]
+"""Seconds, for rates and times left."""
 
-    def __init__(self, stream: TextIO, *, quiet: bool = False) -> None:
-        self.stream, self.quiet = stream, quiet
-        self.tty = stream.isatty()
-        self.started = time.monotonic()
-        self.shown = -1
-        self.wrote = False
+
+class TerminalProgress:
+    """A run's progress on standard error (:class:`ProgressDisplay`, the display ``check`` uses): a bar with
+    done/total, rate, time left, tokens and cost on a terminal; a line per tenth elsewhere. Cost says
+    ``unknown`` until a price is known (never a $0 before the first priced call)."""
+
+    PHASE = "trajectories"
+    """What the bar counts: units (configuration x problem x repeat)."""
+
+    def __init__(
+        self,
+        stream: TextIO,
+        *,
+        quiet: bool = False,
+        tty: bool | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.quiet = quiet
+        self.display = ProgressDisplay(stream, tty=tty, clock=clock)
 
     def update(self, progress: Progress) -> None:
         """Show the current state."""
         if self.quiet or progress.total == 0:
             return
         finished = progress.skipped + progress.done + progress.failed
-        decile = 10 * finished // progress.total
-        if not self.tty and decile == self.shown:
-            return
-        self.shown = decile
-        line = self._line(progress, finished)
-        self.stream.write(f"\r\033[K{line}" if self.tty else f"{line}\n")
-        self.stream.flush()
-        self.wrote = True
-
-    def _line(self, progress: Progress, finished: int) -> str:
-        elapsed = time.monotonic() - self.started
-        ran = progress.done + progress.failed
-        left = progress.total - finished
-        eta = f"{elapsed / ran * left:.0f} s" if ran else "?"
-        cost = "unknown" if progress.cost_usd is None else f"${progress.cost_usd:.4f}"
-        failed = f" · {progress.failed} infrastructure failures" if progress.failed else ""
-        resumed = f" ({progress.skipped} from before)" if progress.skipped else ""
-        return f"[{finished}/{progress.total}]{resumed} ETA {eta} · {progress.tokens:,} tokens · cost {cost}{failed}"
+        self.display(self.PHASE, finished, progress.total, run_detail(progress))
 
     def finish(self) -> None:
-        """End the progress line."""
-        if self.tty and self.wrote:
-            self.stream.write("\n")
-            self.stream.flush()
+        """End the bar."""
+        self.display.close()
+
+
+def run_detail(progress: Progress) -> str:
+    """Tokens and cost so far (and units from before, infrastructure failures)."""
+    known = progress.cost_usd is not None and progress.tokens > 0
+    cost = f"${progress.cost_usd:.4f}" if known and progress.cost_usd is not None else "unknown"
+    parts = [f"{progress.tokens:,} tokens", f"cost {cost}"]
+    if progress.skipped:
+        parts.append(f"{progress.skipped} from before")
+    if progress.failed:
+        parts.append(f"{progress.failed} infrastructure failures")
+    return " · ".join(parts)

@@ -50,8 +50,10 @@ from refinelab.experiment._spec import (
 )
 from refinelab.experiment._store import (
     SCHEMA_VERSION,
+    SOLVE_BENCHMARK,
     Failure,
     RunInfo,
+    RunKind,
     RunListing,
     RunStatus,
     Store,
@@ -62,6 +64,7 @@ __all__ = [
     "MIGRATIONS",
     "SAME",
     "SCHEMA_VERSION",
+    "SOLVE_BENCHMARK",
     "AttemptDetail",
     "BenchmarkChoice",
     "Configuration",
@@ -79,6 +82,7 @@ __all__ = [
     "Progress",
     "RecallOnDraft",
     "RunInfo",
+    "RunKind",
     "RunListing",
     "RunStatus",
     "RunSummary",

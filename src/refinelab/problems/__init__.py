@@ -1,6 +1,7 @@
 """Benchmark problems and their tests, as data, and the loaders for each benchmark."""
 
-from refinelab.problems._asserts import tests_from_check, tests_from_statements
+from refinelab.problems._asserts import as_value_test, tests_from_check, tests_from_statements
+from refinelab.problems._examples import prompt_examples
 from refinelab.problems._humaneval import load_humaneval
 from refinelab.problems._humanevalplus import HumanEvalPlusTask, read_humanevalplus
 from refinelab.problems._io import read_jsonl
@@ -21,6 +22,7 @@ __all__ = [
     "ProblemKind",
     "StdioTest",
     "Test",
+    "as_value_test",
     "benchmark",
     "find_problem",
     "load_apps",
@@ -30,6 +32,7 @@ __all__ = [
     "load_jsonl",
     "load_livecodebench",
     "load_mbpp",
+    "prompt_examples",
     "read_humanevalplus",
     "read_jsonl",
     "tests_from_check",

@@ -86,7 +86,7 @@ class HumanEvalPlusTask:
             id=self.task_id,
             prompt=prompt,
             kind="function",
-            visible_tests=tuple(docstring_tests(prompt, self.entry_point)),
+            visible_tests=tuple(docstring_tests(prompt, self.entry_point, self.task_id)),
             hidden_tests=tuple(hidden),
             entry_point=self.entry_point,
             starter_code=prompt,

@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TypeVar
 
+from refinelab._files import json_problem
 from refinelab.errors import InputError, UserError
 
 T = TypeVar("T")
@@ -40,7 +41,7 @@ def read_jsonl(path: str | Path) -> Iterator[tuple[int, dict[str, object]]]:
         try:
             record = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise InputError(path, number, None, f"malformed JSON ({exc.msg} at column {exc.colno})") from None
+            raise InputError(path, number, None, f"malformed JSON ({json_problem(exc)})") from None
         if not isinstance(record, dict):
             raise InputError(path, number, None, f"expected a JSON object, got {type(record).__name__}")
         yield number, record
@@ -59,7 +60,7 @@ def read_records(path: str | Path) -> Iterator[tuple[int | None, dict[str, objec
     try:
         records = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise InputError(path, exc.lineno, None, f"malformed JSON ({exc.msg})") from None
+        raise InputError(path, exc.lineno, None, f"malformed JSON ({json_problem(exc)})") from None
     for index, record in enumerate(records):
         if not isinstance(record, dict):
             raise InputError(path, None, f"record {index}", f"expected a JSON object, got {type(record).__name__}")

@@ -23,6 +23,7 @@ import pickle
 import zlib
 from pathlib import Path
 
+from refinelab._files import json_problem
 from refinelab.errors import InputError, MissingDependency, UserError
 from refinelab.problems._io import field, optional, read_records
 from refinelab.problems._literal import call_source
@@ -144,7 +145,8 @@ def _call_test(case: dict[str, str], where: Where) -> Test:
         args = [json.loads(line) for line in case["input"].split("\n") if line.strip()]
         expected = json.loads(case["output"])
     except json.JSONDecodeError as exc:
-        raise InputError(where[0], where[1], "public_tests", f"functional test is not JSON ({exc.msg})") from None
+        problem = f"functional test is not JSON ({json_problem(exc)})"
+        raise InputError(where[0], where[1], "public_tests", problem) from None
     return CallTest(call_source(args), expected)
 
 

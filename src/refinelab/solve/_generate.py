@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from refinelab.models import GenerateConfig
-from refinelab.problems import AssertTest, Test, tests_from_statements
+from refinelab.problems import as_value_test
 from refinelab.sandbox import RunResult, Sandbox, Suite
 from refinelab.solve._task import Task
 from refinelab.solve._tests import GivenTest, TestSet, describe
@@ -30,16 +30,6 @@ async def generated_tests(task: Task, env: Env) -> tuple[TestSet, TestGeneration
     return TestSet(tuple(GivenTest(t, "generated") for t in generation.tests)), generation
 
 
-def _as_value_test(test: Test) -> Test:
-    """``assert f(1) == 2`` as a value test (judged outside the candidate, and comparable with the
-    user's own); anything else as it is."""
-    if isinstance(test, AssertTest):
-        converted = tests_from_statements(test.code)
-        if converted is not None and len(converted) == 1:
-            return converted[0]
-    return test
-
-
 def with_generation(trajectory: Trajectory, generation: TestGeneration | None) -> Trajectory:
     """The trajectory with solve's own test-writing call first among its generations (its tokens count)."""
     if generation is None:
@@ -56,7 +46,7 @@ async def strategy_tests(
     if task.generated or code is None:
         return (), None
     given = {t.text for t in task.tests.tests}
-    written = [_as_value_test(t) for t in pooled([g.tests for g in trajectory.generations])]
+    written = [as_value_test(t) for t in pooled([g.tests for g in trajectory.generations])]
     tests = [t for t in written if describe(t) not in given]
     if not tests:
         return (), None

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from refinelab import __version__
-from refinelab.experiment import BenchmarkChoice, ExperimentSpec, Store
+from refinelab.experiment import SOLVE_BENCHMARK, BenchmarkChoice, ExperimentSpec, Store
 from refinelab.sandbox import RunResult
 from refinelab.strategies import StrategySpec
 
@@ -20,8 +20,8 @@ if TYPE_CHECKING:
     from refinelab.solve._solution import Solution
     from refinelab.solve._task import Task
 
-BENCHMARK = "solve"
-"""The benchmark name solves are stored under (``solve/<problem id>``)."""
+BENCHMARK = SOLVE_BENCHMARK
+"""The benchmark name solves are stored under (``solve/<problem id>``): it marks the run as a solve."""
 _NAME_WORDS = 6
 
 
