@@ -19,7 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from refinelab.experiment import read_samples, score_samples
+from refinelab.check import read_samples, score_samples
 from refinelab.problems import load_humaneval
 from refinelab.sandbox import WorkerPool, default_workers
 

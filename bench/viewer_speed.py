@@ -15,11 +15,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from refinelab.experiment import Configuration, Store
+from refinelab.experiment import Configuration
 from refinelab.models import Usage
 from refinelab.problems import Problem, StdioTest
 from refinelab.report import build_overview, build_report, render_figures
 from refinelab.sandbox import RunResult, TestOutcome
+from refinelab.store import Store
 from refinelab.strategies import Attempt, CriticOutput, StrategySpec, Trajectory
 from refinelab.view import Source, write_site
 

@@ -10,7 +10,7 @@ import pytest
 from refinelab._project import find_config
 from refinelab.cli import main
 from refinelab.errors import UserError
-from refinelab.experiment import Store
+from refinelab.store import Store
 from refinelab.testing import FakeOpenAI, serve
 from tests.experiment.fakes import reply, write_benchmark
 

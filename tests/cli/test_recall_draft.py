@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 from refinelab.cli import main
-from refinelab.experiment import DraftPair, Store, draft_pairs, judge_drafts, read_judgement
+from refinelab.experiment import DraftPair, draft_pairs, judge_drafts, read_judgement
 from refinelab.models import GenerateConfig, Message
+from refinelab.store import Store
 from refinelab.testing import FunctionModel, serve
 from tests.experiment.fakes import write_benchmark
 

@@ -24,8 +24,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from refinelab.check import read_any_samples
 from refinelab.cli import main
-from refinelab.experiment import read_any_samples
 from refinelab.problems import Problem, load_humaneval
 from refinelab.strategies import DEFAULT_PROMPTS
 from refinelab.testing import FakeOpenAI, serve

@@ -15,12 +15,12 @@ from pathlib import Path
 import pytest
 
 from refinelab.cli import main
-from refinelab.experiment import MIGRATIONS, ProcessId, Store
+from refinelab.store import MIGRATIONS, ProcessId, Store
 from refinelab.testing import FakeOpenAI, serve
 from tests.experiment.fakes import reply, write_benchmark
 from tests.experiment.test_kill_resume import _stored, command
-from tests.experiment.test_store import CONFIG, PROBLEM, open_run, passed, trajectory
-from tests.experiment.test_store import attempt as stored_attempt
+from tests.store.test_store import CONFIG, PROBLEM, open_run, passed, trajectory
+from tests.store.test_store import attempt as stored_attempt
 
 
 def _set_owner(path: Path, run_id: str, pid: int, started: str | None, host: str | None = None) -> None:

@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 from refinelab.cli import main
-from refinelab.experiment import BenchmarkChoice, ExperimentSpec, Settings, Store, run_experiment
+from refinelab.experiment import BenchmarkChoice, ExperimentSpec, Settings, run_experiment
 from refinelab.models import RetryPolicy
+from refinelab.store import Store
 from refinelab.strategies import StrategySpec
 from refinelab.testing import FakeOpenAI, serve
 from tests.experiment.fakes import N_PROBLEMS, reply, write_benchmark

@@ -17,13 +17,14 @@ from pathlib import Path
 import pytest
 
 from refinelab.cli import main
-from refinelab.experiment import Configuration, Store
+from refinelab.experiment import Configuration
 from refinelab.experiment._runner import score_attempts
 from refinelab.metrics import pass_at_iteration, pass_final
 from refinelab.models import FunctionModel, GenerateConfig, Message
 from refinelab.problems import Problem, load_benchmark
 from refinelab.report import HEADLINE, build_report, render_html, render_text, report_csv, report_json
 from refinelab.sandbox import WorkerPool
+from refinelab.store import Store
 from refinelab.strategies import Env, StrategySpec
 from tests.experiment.fakes import write_benchmark
 

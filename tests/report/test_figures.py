@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from refinelab.experiment import Store
 from refinelab.report import build_report, figure_titles, render_figure, render_figures, render_html
 from refinelab.report._figures import _draw
+from refinelab.store import Store
 from tests.report.test_report import SINGLE, fill
 
 pytest.importorskip("matplotlib", reason="figures need the view extra (matplotlib)")

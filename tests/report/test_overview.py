@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from refinelab.experiment import Store
 from refinelab.metrics import Interval
 from refinelab.report import build_report, report_json
+from refinelab.store import Store
 from tests.report.test_report import REFINE, SINGLE, fill, problem
 
 DIFFICULTY = {"p0": "easy", "p1": "easy", "p2": "hard", "p3": "hard"}

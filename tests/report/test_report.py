@@ -10,12 +10,13 @@ from pathlib import Path
 import pytest
 
 from refinelab.cli import main
-from refinelab.experiment import Configuration, Store
+from refinelab.experiment import Configuration
 from refinelab.models import Usage
 from refinelab.problems import CallTest, Problem
 from refinelab.report import HEADLINE, build_report, overview_html, render_html, render_text, report_csv, report_json
 from refinelab.sandbox import RunResult
 from refinelab.sandbox import TestOutcome as Outcome
+from refinelab.store import Store
 from refinelab.strategies import Attempt, CriticOutput, StrategySpec, Trajectory
 
 SNAPSHOT = Path(__file__).parent / "snapshots" / "report.txt"

@@ -7,10 +7,10 @@ import hashlib
 import json
 from pathlib import Path
 
-from refinelab.experiment._samples import hidden_suite
-from refinelab.experiment._scoring import run_scored, split_suite
+from refinelab.check._samples import hidden_suite
 from refinelab.problems import CallTest
 from refinelab.sandbox import Packed, Suite, judge, prepare_benchmark, values_match
+from refinelab.sandbox._scoring import run_scored, split_suite
 from refinelab.sandbox._worker.codec import encode_expected
 from tests.conftest import with_pool
 

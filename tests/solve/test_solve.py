@@ -11,9 +11,9 @@ import pytest
 
 from refinelab import solve
 from refinelab.errors import UserError
-from refinelab.experiment import Store
 from refinelab.models import Message
 from refinelab.solve import Solution, SolveOptions, SolveProgress, solve_async
+from refinelab.store import Store
 from refinelab.testing import FunctionModel, ScriptedModel, serve
 from tests.solve.conftest import (
     FIB_DRAFT,

@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from refinelab.cli import main
-from refinelab.experiment import Store
 from refinelab.report import build_report, figure_titles
+from refinelab.store import Store
 from refinelab.view import Source, _site, serving
 from refinelab.view._payload import slug
 from tests.report.test_report import fill

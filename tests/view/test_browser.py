@@ -11,7 +11,6 @@ from urllib.parse import quote
 
 import pytest
 
-from refinelab.experiment import Store
 from refinelab.metrics import (
     critic_call_attempts,
     improved,
@@ -21,6 +20,7 @@ from refinelab.metrics import (
     worsened,
 )
 from refinelab.report import HEADLINE
+from refinelab.store import Store
 from refinelab.view._payload import slug
 from tests.view.conftest import ARTIFACTS, Demo
 from tests.view.demo import HALLUCINATED, SMALL_CRITIC

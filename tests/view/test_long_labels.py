@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from refinelab.experiment import Configuration, Store
+from refinelab.experiment import Configuration
+from refinelab.store import Store
 from refinelab.strategies import StrategySpec, Trajectory
 from refinelab.view import Source, serving, write_site
 from tests.report.test_report import HEADER, attempt, problem, result

@@ -14,8 +14,8 @@ import pytest
 
 from refinelab.cli import main
 from refinelab.errors import UserError
-from refinelab.experiment import Store
 from refinelab.metrics import critic_call_attempts, regression_error_attempts
+from refinelab.store import Store
 from refinelab.view import Source, serving
 from refinelab.view._payload import slug
 from tests.report.test_report import REFINE, attempt, fill, result
@@ -236,11 +236,11 @@ def test_an_empty_store_is_a_user_error(tmp_path: Path) -> None:
 
 
 def test_a_store_from_before_problem_details_is_viewable(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from refinelab.experiment import MIGRATIONS
+    from refinelab.store import MIGRATIONS
 
     path = tmp_path / "old.sqlite"
-    monkeypatch.setattr("refinelab.experiment._store.MIGRATIONS", MIGRATIONS[:3])
-    monkeypatch.setattr("refinelab.experiment._store.Store.add_problems", lambda self, run, problems: None)
+    monkeypatch.setattr("refinelab.store._store.MIGRATIONS", MIGRATIONS[:3])
+    monkeypatch.setattr("refinelab.store._store.Store.add_problems", lambda self, run, problems: None)
     with Store(path) as store:
         fill(store)
         store._db.executemany(

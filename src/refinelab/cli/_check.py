@@ -12,9 +12,7 @@ from typing import Any
 
 from refinelab._files import write_atomically
 from refinelab._words import counted
-from refinelab.cli._progress import ProgressDisplay
-from refinelab.errors import UserError
-from refinelab.experiment import (
+from refinelab.check import (
     GeneratedTestSet,
     ScoredSample,
     Selection,
@@ -28,6 +26,8 @@ from refinelab.experiment import (
     self_test,
     summarize,
 )
+from refinelab.cli._progress import ProgressDisplay
+from refinelab.errors import UserError
 from refinelab.problems import BENCHMARKS, Problem
 from refinelab.sandbox import Limits, WorkerPool, default_workers, prepare_benchmark
 

@@ -11,17 +11,10 @@ from typing import Any
 from refinelab.cli._ping import project_models
 from refinelab.cli._run import default_store
 from refinelab.errors import UserError
-from refinelab.experiment import (
-    DraftPair,
-    Judgement,
-    RecallOnDraft,
-    Store,
-    draft_pairs,
-    judge_drafts,
-    recall_on_draft,
-)
+from refinelab.experiment import DraftPair, Judgement, RecallOnDraft, draft_pairs, judge_drafts, recall_on_draft
 from refinelab.metrics import Rate
 from refinelab.models import Model, open_model
+from refinelab.store import Store
 
 
 def add_parser(commands: Any, environ: Mapping[str, str]) -> None:

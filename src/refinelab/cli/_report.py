@@ -13,8 +13,8 @@ from refinelab._files import write_atomically
 from refinelab._words import counted
 from refinelab.cli._run import default_store
 from refinelab.errors import UserError
-from refinelab.experiment import RunListing, Store
 from refinelab.report import build_report, render_html, render_text, report_csv, report_json, why_text
+from refinelab.store import RunListing, Store
 
 
 def add_parsers(commands: Any, environ: Mapping[str, str]) -> None:

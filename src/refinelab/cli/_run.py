@@ -16,19 +16,11 @@ from refinelab._words import counted
 from refinelab.cli._check import default_cache_dir
 from refinelab.cli._ping import project_models
 from refinelab.errors import UserError
-from refinelab.experiment import (
-    SAME,
-    BenchmarkChoice,
-    ExperimentSpec,
-    Progress,
-    Settings,
-    Store,
-    load_spec,
-    run_experiment,
-)
+from refinelab.experiment import SAME, BenchmarkChoice, ExperimentSpec, Progress, Settings, load_spec, run_experiment
 from refinelab.models import url_problem
 from refinelab.problems import BENCHMARKS
 from refinelab.report import build_report, render_text
+from refinelab.store import Store
 from refinelab.strategies import StrategySpec
 
 T = TypeVar("T")

@@ -9,9 +9,9 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from refinelab.experiment._store import Store
 from refinelab.metrics import Rate, configuration_label
 from refinelab.models import GenerateConfig, Message, Model
+from refinelab.store import Store
 from refinelab.strategies import Suggestion
 
 JUDGE_SYSTEM = (

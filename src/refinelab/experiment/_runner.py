@@ -18,15 +18,22 @@ from pathlib import Path
 
 from refinelab import __version__
 from refinelab.errors import InfrastructureError, UserError
-from refinelab.experiment._generated import with_reference_verdicts
-from refinelab.experiment._samples import hidden_suite
-from refinelab.experiment._scoring import run_scored
 from refinelab.experiment._spec import BenchmarkChoice, Configuration, ExperimentSpec
-from refinelab.experiment._store import Store, Unit
 from refinelab.models import Model, ResponseCache, RetryPolicy, open_model
 from refinelab.problems import Problem, benchmark, find_problem
 from refinelab.records import Spend
-from refinelab.sandbox import Limits, RunResult, Sandbox, WorkerPool, default_workers, prepare_benchmark
+from refinelab.sandbox import (
+    Limits,
+    RunResult,
+    Sandbox,
+    Suite,
+    WorkerPool,
+    default_workers,
+    prepare_benchmark,
+    run_scored,
+)
+from refinelab.store import Store, Unit
+from refinelab.store._generated import with_reference_verdicts
 from refinelab.strategies import Env, Trajectory
 
 
@@ -298,7 +305,7 @@ async def _run_unit(
 async def score_attempts(trajectory: Trajectory, problem: Problem, pool: Sandbox) -> list[RunResult | None]:
     """Each attempt's result on the hidden tests (``None`` for an attempt without code); identical
     programs are run once."""
-    suite = hidden_suite(problem)
+    suite = Suite.hidden(problem)
     programs = sorted({a.code for a in trajectory.attempts if a.code is not None})
     results = await run_scored(pool, [(code, suite) for code in programs]) if programs else []
     by_code = dict(zip(programs, results))

@@ -6,7 +6,6 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 
-from refinelab.experiment import Failure, RunInfo, Store, StoredProblem
 from refinelab.metrics import (
     ConfusionMatrix,
     Decision,
@@ -41,6 +40,7 @@ from refinelab.metrics import (
 )
 from refinelab.report._overview import OverviewTable, build_overview
 from refinelab.report._selection import SelectionSection, selection_section
+from refinelab.store import Failure, RunInfo, Store, StoredProblem
 
 
 @dataclass(frozen=True, kw_only=True)

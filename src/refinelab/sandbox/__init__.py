@@ -12,6 +12,7 @@ from refinelab.sandbox._packed import Packed
 from refinelab.sandbox._pool import WorkerPool
 from refinelab.sandbox._protocol import Sandbox
 from refinelab.sandbox._reference import prepare_benchmark
+from refinelab.sandbox._scoring import run_scored
 from refinelab.sandbox._suite import Item, Suite
 from refinelab.sandbox._workers import IsolationMode, SandboxWarning, default_workers
 
@@ -33,5 +34,6 @@ __all__ = [
     "judge",
     "outputs_match",
     "prepare_benchmark",
+    "run_scored",
     "values_match",
 ]

@@ -12,8 +12,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from refinelab import __version__
-from refinelab.experiment import BenchmarkChoice, ExperimentSpec, Store
+from refinelab.experiment import BenchmarkChoice, ExperimentSpec
 from refinelab.sandbox import RunResult
+from refinelab.store import Store
 from refinelab.strategies import StrategySpec
 
 if TYPE_CHECKING:

@@ -14,7 +14,6 @@ import json
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
-from refinelab.experiment import AttemptDetail, ProblemInfo, RunInfo, Store, TrajectoryDetail
 from refinelab.metrics import (
     ScoredAttempt,
     ScoredTrajectory,
@@ -38,6 +37,7 @@ from refinelab.report import (
     report_json,
     tables_html,
 )
+from refinelab.store import AttemptDetail, ProblemInfo, RunInfo, Store, TrajectoryDetail
 
 
 def slug(text: str) -> str:

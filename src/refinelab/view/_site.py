@@ -31,9 +31,9 @@ from importlib import resources
 from pathlib import Path
 
 from refinelab.errors import UserError
-from refinelab.experiment import ProblemInfo, RunInfo, Store
 from refinelab.metrics import ScoredTrajectory
 from refinelab.report import REPORT_CSS, Figure, Report, build_report, figure_titles, render_figure
+from refinelab.store import ProblemInfo, RunInfo, Store
 from refinelab.view._payload import (
     Side,
     compare_payload,

@@ -14,9 +14,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import NamedTuple
 
-from refinelab.experiment._generated import GenerationDetail, read_decisions, read_generations
 from refinelab.records import Origin, StopReason, Suggestion
 from refinelab.sandbox import TestOutcome
+from refinelab.store._generated import GenerationDetail, read_decisions, read_generations
 from refinelab.strategies import Decision
 
 

@@ -10,10 +10,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 from refinelab._progress import ProgressHook
-from refinelab.experiment._samples import hidden_suite
-from refinelab.experiment._scoring import run_scored
+from refinelab.check._samples import hidden_suite
 from refinelab.problems import Problem
-from refinelab.sandbox import RunResult, WorkerPool
+from refinelab.sandbox import RunResult, WorkerPool, run_scored
 
 
 @dataclass(frozen=True)

@@ -15,10 +15,9 @@ from typing import Literal
 
 from refinelab._progress import ProgressHook
 from refinelab.errors import InputError
-from refinelab.experiment._scoring import run_scored
 from refinelab.metrics import mean_pass_at_k
 from refinelab.problems import Problem, find_problem, read_jsonl
-from refinelab.sandbox import RunResult, Sandbox, Suite
+from refinelab.sandbox import RunResult, Sandbox, Suite, run_scored
 
 
 @dataclass(frozen=True)

@@ -11,9 +11,9 @@ import json
 import sqlite3
 from collections.abc import Mapping
 
-from refinelab.experiment._generated import Totals
 from refinelab.records import ScoredAttempt, ScoredTrajectory, Spend, Usage
 from refinelab.sandbox import RunResult
+from refinelab.store._generated import Totals
 from refinelab.strategies import Attempt
 
 Unit = tuple[str, str, int]

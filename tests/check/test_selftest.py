@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from refinelab.experiment import self_test
+from refinelab.check import self_test
 from refinelab.problems import Problem, StdioTest, load_livecodebench
 from tests.conftest import with_pool
 

@@ -15,10 +15,13 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from refinelab.errors import UserError
-from refinelab.experiment._details import (
+from refinelab.problems import Problem
+from refinelab.records import ScoredAttempt, ScoredTrajectory
+from refinelab.sandbox import RunResult
+from refinelab.store._details import (
     ProblemInfo,
     StoredConfiguration,
     StoredProblem,
@@ -28,10 +31,10 @@ from refinelab.experiment._details import (
     read_rows,
     trajectory_details,
 )
-from refinelab.experiment._generated import generation_totals, read_selection, save_rows, with_selection
-from refinelab.experiment._migrations import MIGRATIONS
-from refinelab.experiment._process import ProcessId
-from refinelab.experiment._rows import (
+from refinelab.store._generated import generation_totals, read_selection, save_rows, with_selection
+from refinelab.store._migrations import MIGRATIONS
+from refinelab.store._process import ProcessId
+from refinelab.store._rows import (
     ATTEMPTS_QUERY,
     EXPORT_QUERY,
     INSERT_ATTEMPT,
@@ -45,12 +48,11 @@ from refinelab.experiment._rows import (
     scored_trajectory,
     stored_json,
 )
-from refinelab.experiment._rows import Unit as Unit  # defined with the rows; the store's callers name it here
-from refinelab.experiment._spec import Configuration, ExperimentSpec
-from refinelab.problems import Problem
-from refinelab.records import ScoredAttempt, ScoredTrajectory
-from refinelab.sandbox import RunResult
+from refinelab.store._rows import Unit as Unit  # defined with the rows; the store's callers name it here
 from refinelab.strategies import Trajectory
+
+if TYPE_CHECKING:
+    from refinelab.experiment import Configuration, ExperimentSpec
 
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -373,6 +375,8 @@ _RUN_COLUMNS = "id, name, created, spec, versions, isolation, limits, status, fi
 
 
 def _run_info(row: sqlite3.Row) -> RunInfo:
+    from refinelab.experiment import ExperimentSpec  # until the store stops reading specs (next commit)
+
     host, pid, status, note = row["host"], row["pid"], row["status"], row["note"]
     process = None if host is None or pid is None else ProcessId(str(host), int(pid), row["pid_started"])
     if status == "running" and process is not None and process.gone():

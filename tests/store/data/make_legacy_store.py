@@ -2,7 +2,7 @@
 made by the code of commit 321781f (before issue 10's typed records), so tests can check that stores
 written before a change still load and report the same numbers.
 
-Run from the repository root: ``python -m tests.experiment.data.make_legacy_store``. Never regenerate
+Run from the repository root: ``python -m tests.store.data.make_legacy_store``. Never regenerate
 the committed files with newer code: their point is that older code wrote them.
 """
 
@@ -18,7 +18,7 @@ from pathlib import Path
 from tests.experiment.fakes import reply, write_benchmark
 
 from refinelab.cli import main
-from refinelab.experiment import Store
+from refinelab.store import Store
 
 try:
     from refinelab.testing import serve

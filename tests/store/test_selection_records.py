@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from refinelab.cli import main
-from refinelab.experiment import GeneratedTest, Store, TrajectoryDetail
+from refinelab.store import GeneratedTest, Store, TrajectoryDetail
 from refinelab.strategies import Decision
 from tests.view.selecting import make_selecting_run
 

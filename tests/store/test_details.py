@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from refinelab.cli import main
-from refinelab.experiment import MIGRATIONS, Store
 from refinelab.problems import Problem
 from refinelab.sandbox import RunResult
 from refinelab.sandbox import TestOutcome as Outcome
-from tests.experiment.test_store import CONFIG, PROBLEM, attempt, open_run, trajectory
+from refinelab.store import MIGRATIONS, Store
+from tests.store.test_store import CONFIG, PROBLEM, attempt, open_run, trajectory
 
 HARD = Problem(id="p", prompt="Print the answer.", kind="function", visible_tests=(),
                hidden_tests=PROBLEM.hidden_tests, entry_point="f", metadata={"difficulty": "hard", "platform": "x"})  # fmt: skip
@@ -62,7 +62,7 @@ def test_every_stored_detail_reads_back(tmp_path: Path) -> None:
 def test_a_store_from_before_problem_details_still_loads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "old.sqlite"
     old = [m for m in MIGRATIONS if m[0] != "m004_problem_details"]
-    monkeypatch.setattr("refinelab.experiment._store.MIGRATIONS", tuple(old))
+    monkeypatch.setattr("refinelab.store._store.MIGRATIONS", tuple(old))
     with Store(path) as store:
         store.open_run("r1", {"name": "x", "repeats": 1}, {"versions": {}, "isolation": "bwrap-uid", "limits": {}})
         store.add_configurations("r1", [CONFIG])

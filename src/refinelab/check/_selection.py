@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Literal
 
 from refinelab._progress import ProgressHook
+from refinelab.check._samples import Sample, ScoredSample, read_samples
 from refinelab.errors import InputError
-from refinelab.experiment._samples import Sample, ScoredSample, read_samples
 from refinelab.problems import AssertTest, Problem, StdioTest, Test, find_problem, read_jsonl
 from refinelab.sandbox import Limits, Sandbox
 from refinelab.verification import MatrixJob, Score, dual_agreement, occurrences, parse_tests, pooled, run_matrices

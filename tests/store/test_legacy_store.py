@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from refinelab.experiment import Store
 from refinelab.report import build_report
+from refinelab.store import Store
 
 DATA = Path(__file__).parent / "data"
 
@@ -92,7 +92,7 @@ RELEASED = {
 def test_released_migrations_are_never_edited_only_appended() -> None:
     import hashlib
 
-    from refinelab.experiment import MIGRATIONS
+    from refinelab.store import MIGRATIONS
 
     names = [name for name, _ in MIGRATIONS]
     assert names[: len(RELEASED)] == list(RELEASED), "released migrations keep their names and their order"

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from refinelab.experiment import read_generated_tests
-from refinelab.experiment._selection import match_prompt
+from refinelab.check import read_generated_tests
+from refinelab.check._selection import match_prompt
 from refinelab.problems import AssertTest, Problem, load_humaneval
 
 

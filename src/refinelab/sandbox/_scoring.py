@@ -15,7 +15,10 @@ from dataclasses import replace
 
 from refinelab._progress import ProgressHook
 from refinelab.problems import CallTest, Test
-from refinelab.sandbox import Packed, RunResult, Sandbox, Suite
+from refinelab.sandbox._outcome import RunResult
+from refinelab.sandbox._packed import Packed
+from refinelab.sandbox._protocol import Sandbox
+from refinelab.sandbox._suite import Suite
 
 PART_BYTES = 2 * 2**20
 """Most expected bytes in one piece of a suite (a single larger test gets a piece of its own)."""

@@ -8,11 +8,12 @@ from pathlib import Path
 import pytest
 
 from refinelab.errors import UserError
-from refinelab.experiment import MIGRATIONS, SCHEMA_VERSION, Configuration, Store
+from refinelab.experiment import Configuration
 from refinelab.models import Usage
 from refinelab.problems import CallTest, Problem
 from refinelab.sandbox import RunResult
 from refinelab.sandbox import TestOutcome as Outcome
+from refinelab.store import MIGRATIONS, SCHEMA_VERSION, Store
 from refinelab.strategies import Attempt, CriticOutput, StrategySpec, Trajectory
 
 PROBLEM = Problem(
