@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from refinelab._project import find_config
 from refinelab.cli import main
 from refinelab.errors import UserError
+from refinelab.runtime import find_config
 from refinelab.store import Store
 from refinelab.testing import FakeOpenAI, serve
 from tests.experiment.fakes import reply, write_benchmark

@@ -13,7 +13,7 @@ import pytest
 from refinelab.cli import main
 from refinelab.experiment import DraftPair, draft_pairs, judge_drafts, read_judgement
 from refinelab.models import GenerateConfig, Message
-from refinelab.store import Store
+from refinelab.store import RunHeader, Store
 from refinelab.testing import FunctionModel, serve
 from tests.experiment.fakes import write_benchmark
 
@@ -86,5 +86,5 @@ def test_unreadable_answers_are_counted_apart_never_guessed() -> None:
 
 def test_pairs_need_a_critic_suggestion_and_two_readable_programs(tmp_path: Path) -> None:
     with Store(tmp_path / "empty.sqlite") as store:
-        store.open_run("r1", {"name": "x"}, {"versions": {}, "isolation": "none", "limits": {}})
+        store.open_run("r1", {"name": "x"}, RunHeader(versions={}, isolation="none", limits={}))
         assert draft_pairs(store, "r1") == []

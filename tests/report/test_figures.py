@@ -12,7 +12,7 @@ import pytest
 
 from refinelab.report import build_report, figure_titles, render_figure, render_figures, render_html
 from refinelab.report._figures import _draw
-from refinelab.store import Store
+from refinelab.store import RunHeader, RunProblem, Store, Unit
 from tests.report.test_report import SINGLE, fill
 
 pytest.importorskip("matplotlib", reason="figures need the view extra (matplotlib)")
@@ -74,9 +74,9 @@ def many_critics(
     configs.append(Configuration(StrategySpec("exec-refine", {"max_iters": 3}), configs[0].actor, None))
     names = [f"p{i}" for i in range(6)]
     with Store(path) as store:
-        store.open_run("many-1", {"name": "many", "repeats": 1}, {"versions": {}, "isolation": "x", "limits": {}})
-        store.add_configurations("many-1", configs)
-        store.add_problems("many-1", [(f"jsonl/{p}", problem(p)) for p in names])
+        store.open_run("many-1", {"name": "many", "repeats": 1}, RunHeader(versions={}, isolation="x", limits={}))
+        store.add_configurations("many-1", [c.stored() for c in configs])
+        store.add_problems("many-1", [RunProblem(f"jsonl/{p}", problem(p)) for p in names])
         for n, config in enumerate(configs):
             for i, name in enumerate(names):
                 oks = (truths[0],) if config.critic is None and n == 0 else truths
@@ -84,7 +84,7 @@ def many_critics(
                 oks = tuple(ok or (i + n) % 3 == 0 for ok in oks)  # some first attempts pass
                 steps = tuple(attempt(k, v, 100) for k, v in enumerate(verdicts))
                 done = Trajectory(name, config.strategy.name, {}, steps, len(steps) - 1, "accepted")
-                store.save("many-1", (config.key, f"jsonl/{name}", 0), done, [result(ok) for ok in oks])
+                store.save("many-1", Unit(config.key, f"jsonl/{name}", 0), done, [result(ok) for ok in oks])
         return build_report(store, "many-1")
 
 

@@ -7,7 +7,6 @@ import hashlib
 import json
 from pathlib import Path
 
-from refinelab.check._samples import hidden_suite
 from refinelab.problems import CallTest
 from refinelab.sandbox import Packed, Suite, judge, prepare_benchmark, values_match
 from refinelab.sandbox._scoring import run_scored, split_suite
@@ -108,7 +107,7 @@ def test_outputs_are_computed_in_small_replies_with_progress_then_read_from_the_
     assert again.hidden_tests == problem.hidden_tests and seen == []  # from the cache: nothing computed
 
     async def score(pool: object) -> list[object]:
-        suite = hidden_suite(again)
+        suite = Suite.hidden(again)
         return await run_scored(pool, [(again.reference or "", suite)], isolate=True)  # type: ignore[arg-type]
 
     (result,) = with_pool(score, workers=2)

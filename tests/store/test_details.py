@@ -12,7 +12,7 @@ from refinelab.cli import main
 from refinelab.problems import Problem
 from refinelab.sandbox import RunResult
 from refinelab.sandbox import TestOutcome as Outcome
-from refinelab.store import MIGRATIONS, Store
+from refinelab.store import MIGRATIONS, RunHeader, RunProblem, Store, Unit
 from tests.store.test_store import CONFIG, PROBLEM, attempt, open_run, trajectory
 
 HARD = Problem(id="p", prompt="Print the answer.", kind="function", visible_tests=(),
@@ -24,14 +24,14 @@ RESULTS = [
 
 
 def save(store: Store) -> None:
-    store.save("r1", (CONFIG.key, "jsonl/p", 0), trajectory(attempt(0), attempt(1, "pass")), RESULTS)
+    store.save("r1", Unit(CONFIG.key, "jsonl/p", 0), trajectory(attempt(0), attempt(1, "pass")), RESULTS)
 
 
 def test_every_stored_detail_reads_back(tmp_path: Path) -> None:
     with Store(tmp_path / "s.sqlite") as store:
-        store.open_run("r1", {"name": "x"}, {"versions": {}, "isolation": "bwrap-uid", "limits": {}})
-        store.add_configurations("r1", [CONFIG])
-        store.add_problems("r1", [("jsonl/p", HARD)])
+        store.open_run("r1", {"name": "x"}, RunHeader(versions={}, isolation="bwrap-uid", limits={}))
+        store.add_configurations("r1", [CONFIG.stored()])
+        store.add_problems("r1", [RunProblem("jsonl/p", HARD)])
         save(store)
         (problem,) = store.problem_details("r1")
         (detail,) = store.trajectory_details("r1")
@@ -64,8 +64,8 @@ def test_a_store_from_before_problem_details_still_loads(tmp_path: Path, monkeyp
     old = [m for m in MIGRATIONS if m[0] != "m004_problem_details"]
     monkeypatch.setattr("refinelab.store._store.MIGRATIONS", tuple(old))
     with Store(path) as store:
-        store.open_run("r1", {"name": "x", "repeats": 1}, {"versions": {}, "isolation": "bwrap-uid", "limits": {}})
-        store.add_configurations("r1", [CONFIG])
+        store.open_run("r1", {"name": "x", "repeats": 1}, RunHeader(versions={}, isolation="bwrap-uid", limits={}))
+        store.add_configurations("r1", [CONFIG.stored()])
         store._db.execute("INSERT INTO problems VALUES ('r1', 'jsonl/p', 'function', 0, 1)")
         save(store)
     monkeypatch.undo()
@@ -85,9 +85,9 @@ def test_a_store_from_before_problem_details_still_loads(tmp_path: Path, monkeyp
 def test_export_carries_what_the_viewer_shows(tmp_path: Path) -> None:
     path = tmp_path / "s.sqlite"
     with Store(path) as store:
-        store.open_run("r1", {"name": "x"}, {"versions": {}, "isolation": "bwrap-uid", "limits": {}})
-        store.add_configurations("r1", [CONFIG])
-        store.add_problems("r1", [("jsonl/p", HARD)])
+        store.open_run("r1", {"name": "x"}, RunHeader(versions={}, isolation="bwrap-uid", limits={}))
+        store.add_configurations("r1", [CONFIG.stored()])
+        store.add_problems("r1", [RunProblem("jsonl/p", HARD)])
         save(store)
     out = tmp_path / "a.jsonl"
     assert main(["export", "--store", str(path), "--out", str(out)], {}) == 0

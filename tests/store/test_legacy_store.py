@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from refinelab.experiment import ExperimentSpec
 from refinelab.report import build_report
 from refinelab.store import Store
 
@@ -73,10 +74,11 @@ def test_an_old_store_loads_every_trajectory_and_export_line(legacy: Store) -> N
 
 def test_an_old_stores_spec_comes_back_parsed(legacy: Store) -> None:
     run = legacy.run()
-    assert run.spec.repeats == 2 and run.spec.actors == ("fake", "priced")
-    assert [str(s) for s in run.spec.strategies][1] == "self-refine(max_iters=2)"
-    assert run.spec.models.endpoints["priced"].price is not None
-    assert run.spec.run_id == run.id  # read back whole: it hashes to the id it was stored under
+    spec = ExperimentSpec.from_json(run.spec)
+    assert spec.repeats == run.repeats == 2 and spec.actors == ("fake", "priced")
+    assert [str(s) for s in spec.strategies][1] == "self-refine(max_iters=2)"
+    assert spec.models.endpoints["priced"].price is not None
+    assert spec.run_id == run.id  # read back whole: it hashes to the id it was stored under
 
 
 RELEASED = {

@@ -13,7 +13,7 @@ from refinelab.models import Usage
 from refinelab.problems import CallTest, Problem
 from refinelab.sandbox import RunResult
 from refinelab.sandbox import TestOutcome as Outcome
-from refinelab.store import MIGRATIONS, SCHEMA_VERSION, Store
+from refinelab.store import MIGRATIONS, SCHEMA_VERSION, RunHeader, RunProblem, Store, Unit
 from refinelab.strategies import Attempt, CriticOutput, StrategySpec, Trajectory
 
 PROBLEM = Problem(
@@ -37,9 +37,9 @@ def trajectory(*attempts: Attempt) -> Trajectory:
 
 
 def open_run(store: Store) -> None:
-    store.open_run("r1", {"name": "x", "repeats": 1}, {"versions": {}, "isolation": "bwrap-uid", "limits": {}})
-    store.add_configurations("r1", [CONFIG])
-    store.add_problems("r1", [("jsonl/p", PROBLEM)])
+    store.open_run("r1", {"name": "x", "repeats": 1}, RunHeader(versions={}, isolation="bwrap-uid", limits={}))
+    store.add_configurations("r1", [CONFIG.stored()])
+    store.add_problems("r1", [RunProblem("jsonl/p", PROBLEM)])
 
 
 def test_a_new_store_applies_every_migration_once(tmp_path: Path) -> None:
@@ -70,7 +70,10 @@ def test_a_trajectory_is_stored_whole_and_read_back_scored(tmp_path: Path) -> No
     with Store(tmp_path / "s.sqlite") as store:
         open_run(store)
         store.save(
-            "r1", (CONFIG.key, "jsonl/p", 0), trajectory(attempt(0), attempt(1, "pass")), [passed(True), passed(False)]
+            "r1",
+            Unit(CONFIG.key, "jsonl/p", 0),
+            trajectory(attempt(0), attempt(1, "pass")),
+            [passed(True), passed(False)],
         )
         (scored,) = store.trajectories("r1")
         assert [a.hidden_passed for a in scored.attempts] == [True, False] and not scored.passed
@@ -80,7 +83,7 @@ def test_a_trajectory_is_stored_whole_and_read_back_scored(tmp_path: Path) -> No
         assert first.cost_usd == 0.75 and scored.label == "self-refine(max_iters=1) · a / b"
         calls = store._db.execute("SELECT role, COUNT(*) FROM model_calls GROUP BY role ORDER BY role").fetchall()
         assert calls == [("actor", 2), ("critic", 2)]
-        assert store.done("r1") == {(CONFIG.key, "jsonl/p", 0)}
+        assert store.done("r1") == {Unit(CONFIG.key, "jsonl/p", 0)}
 
 
 def test_a_failed_write_leaves_nothing_half_written(tmp_path: Path) -> None:
@@ -88,7 +91,7 @@ def test_a_failed_write_leaves_nothing_half_written(tmp_path: Path) -> None:
         open_run(store)
         broken = trajectory(attempt(0), attempt(0))  # the same attempt index twice: the second insert fails
         with pytest.raises(sqlite3.IntegrityError):
-            store.save("r1", (CONFIG.key, "jsonl/p", 0), broken, [passed(True), passed(True)])
+            store.save("r1", Unit(CONFIG.key, "jsonl/p", 0), broken, [passed(True), passed(True)])
         assert store.trajectories("r1") == [] and store.done("r1") == set()
         assert store._db.execute("SELECT COUNT(*) FROM attempts").fetchone() == (0,)
 
@@ -96,7 +99,7 @@ def test_a_failed_write_leaves_nothing_half_written(tmp_path: Path) -> None:
 def test_failures_are_listed_and_marked_resolved_once_the_unit_is_stored(tmp_path: Path) -> None:
     with Store(tmp_path / "s.sqlite") as store:
         open_run(store)
-        unit = (CONFIG.key, "jsonl/p", 0)
+        unit = Unit(CONFIG.key, "jsonl/p", 0)
         store.record_failure("r1", unit, "EndpointFailed", "a failed 6 times")
         assert [(f.kind, f.resolved) for f in store.failures("r1")] == [("EndpointFailed", False)]
         store.save("r1", unit, trajectory(attempt(0, "pass")), [passed(True)])

@@ -15,7 +15,7 @@ import pytest
 from refinelab.cli import main
 from refinelab.errors import UserError
 from refinelab.metrics import critic_call_attempts, regression_error_attempts
-from refinelab.store import Store
+from refinelab.store import Store, Unit
 from refinelab.view import Source, serving
 from refinelab.view._payload import slug
 from tests.report.test_report import REFINE, attempt, fill, result
@@ -142,7 +142,7 @@ def store_one_more(path: Path, name: str) -> None:
 
     with Store(path) as store:
         extra = Trajectory(name, "self-refine", {}, (attempt(0, "pass", 100),), 0, "accepted")
-        store.save("demo-1", (REFINE.key, f"jsonl/{name}", 0), extra, [result(True)])
+        store.save("demo-1", Unit(REFINE.key, f"jsonl/{name}", 0), extra, [result(True)])
 
 
 def run_js(source: Source) -> dict[str, object]:

@@ -19,8 +19,13 @@ from refinelab.check._selection import (
     select_by_agreement,
 )
 from refinelab.check._selftest import Discrepancy, SelfTestReport, self_test, stub_program
+from refinelab.check._workflow import NO_TESTS, CheckInputs, CheckOptions, CheckResult, check_samples
 
 __all__ = [
+    "NO_TESTS",
+    "CheckInputs",
+    "CheckOptions",
+    "CheckResult",
     "Discrepancy",
     "GeneratedTestSet",
     "Sample",
@@ -29,6 +34,7 @@ __all__ = [
     "SelectionOptions",
     "SelfTestReport",
     "Summary",
+    "check_samples",
     "format_hint",
     "read_any_samples",
     "read_generated_tests",

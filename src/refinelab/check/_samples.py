@@ -116,11 +116,6 @@ def _parses(program: str) -> bool:
     return True
 
 
-def hidden_suite(problem: Problem) -> Suite:
-    """The suite that scores a problem: its hidden tests (:meth:`Suite.hidden`)."""
-    return Suite.hidden(problem)
-
-
 async def score_samples(
     samples: Sequence[Sample], pool: Sandbox, progress: ProgressHook | None = None
 ) -> list[ScoredSample]:
@@ -128,7 +123,7 @@ async def score_samples(
     suites: dict[str, Suite] = {}
     for sample in samples:
         if sample.problem.id not in suites:
-            suites[sample.problem.id] = hidden_suite(sample.problem)
+            suites[sample.problem.id] = Suite.hidden(sample.problem)
     items = [(sample.program, suites[sample.problem.id]) for sample in samples]
     results = await run_scored(pool, items, progress=progress)
     return [ScoredSample(sample, result) for sample, result in zip(samples, results)]

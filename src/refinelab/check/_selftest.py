@@ -10,9 +10,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 from refinelab._progress import ProgressHook
-from refinelab.check._samples import hidden_suite
 from refinelab.problems import Problem
-from refinelab.sandbox import RunResult, WorkerPool, run_scored
+from refinelab.sandbox import RunResult, Sandbox, Suite, run_scored
 
 
 @dataclass(frozen=True)
@@ -52,9 +51,7 @@ def stub_program(problem: Problem) -> str:
     return f"def {entry}(*args, **kwargs):\n    pass\n"
 
 
-async def self_test(
-    problems: Sequence[Problem], pool: WorkerPool, progress: ProgressHook | None = None
-) -> SelfTestReport:
+async def self_test(problems: Sequence[Problem], pool: Sandbox, progress: ProgressHook | None = None) -> SelfTestReport:
     """Run references (expect pass) and stubs (expect fail) for every problem; ``progress`` is told as
     problems finish ("self-test", done, total)."""
     done = 0
@@ -76,9 +73,9 @@ async def self_test(
     return SelfTestReport(len(problems), sum(p.reference is not None for p in problems), discrepancies)
 
 
-async def _check(problem: Problem, pool: WorkerPool) -> list[Discrepancy]:
+async def _check(problem: Problem, pool: Sandbox) -> list[Discrepancy]:
     programs = [stub_program(problem)] + ([problem.reference] if problem.reference is not None else [])
-    suite = hidden_suite(problem)
+    suite = Suite.hidden(problem)
     results = await run_scored(pool, [(program, suite) for program in programs], isolate=True)
     found = []
     if not results[0].outcomes:  # nothing can fail, so the problem cannot tell right from wrong

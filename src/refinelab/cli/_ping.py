@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
-from refinelab._project import find_config
-from refinelab.models import GenerateConfig, Message, ModelsConfig, load_models_config, open_model
+from refinelab.cli import _options
+from refinelab.models import GenerateConfig, Message, open_model
 
 
 def add_parser(commands: Any, environ: Mapping[str, str]) -> None:
@@ -16,22 +15,13 @@ def add_parser(commands: Any, environ: Mapping[str, str]) -> None:
     parser = commands.add_parser("ping", help="send one request to a model and report latency, usage and cost")
     parser.add_argument("model", help="openai:NAME, vllm:NAME, ollama:NAME, llamacpp:NAME, or NAME with --base-url")
     parser.add_argument("--base-url", help="any OpenAI-compatible server, e.g. http://localhost:8000/v1")
-    parser.add_argument(
-        "--config", type=Path, help="project config with [models] (default: refinelab.toml here or in a parent)"
-    )
+    _options.add_config(parser)
     parser.set_defaults(run=lambda args: run(args, environ))
-
-
-def project_models(given: Path | None, environ: Mapping[str, str]) -> ModelsConfig:
-    """The ``[models]`` table of the project config (``--config``, ``$REFINELAB_CONFIG``, or the nearest
-    ``refinelab.toml`` from the current directory up), or an empty one."""
-    path = find_config(Path.cwd(), environ, given)
-    return load_models_config(path) if path is not None else ModelsConfig()
 
 
 def run(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
     """One request; user errors (unreachable, no key, unknown model) propagate as one line, exit 2."""
-    config = project_models(args.config, environ)
+    config = _options.settings(args, environ, ("config",)).models
     model = open_model(args.model, environ, base_url=args.base_url, config=config)
     completion = model.generate_sync([Message.user("Reply with the single word: ok")], GenerateConfig(max_tokens=8))
     usage = completion.usage

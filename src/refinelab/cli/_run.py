@@ -13,10 +13,9 @@ from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
 from refinelab._words import counted
-from refinelab.cli._check import default_cache_dir
-from refinelab.cli._ping import project_models
+from refinelab.cli import _options
 from refinelab.errors import UserError
-from refinelab.experiment import SAME, BenchmarkChoice, ExperimentSpec, Progress, Settings, load_spec, run_experiment
+from refinelab.experiment import SAME, BenchmarkChoice, ExperimentSpec, Progress, load_spec, run_experiment
 from refinelab.models import url_problem
 from refinelab.problems import BENCHMARKS
 from refinelab.report import build_report, render_text
@@ -44,34 +43,26 @@ def add_parser(commands: Any, environ: Mapping[str, str]) -> None:
     one_off.add_argument("--name", help="a name for the run (part of its id)")
     parser.add_argument("--base-url", help="OpenAI-compatible server for the actor (vLLM, Ollama, llama.cpp...)")
     parser.add_argument("--critic-base-url", help="server for the critic (default: --base-url)")
-    parser.add_argument(
-        "--config", type=Path, help="project config with [models] (default: refinelab.toml here or in a parent)"
-    )
+    _options.add_config(parser)
     parser.add_argument("--concurrency", type=int, help="problems in flight (default 8)")
     parser.add_argument(
         "--timeout", type=float, help="CPU seconds per test (default: the benchmarks', 6 for livecodebench, else 4)"
     )
-    parser.add_argument("--isolation", choices=["auto", "bwrap", "none"], help="sandbox mode")
-    parser.add_argument("--store", type=Path, default=default_store(environ), help="results database")
-    parser.add_argument("--cache", type=Path, help="response cache (default: responses.sqlite beside the store)")
+    _options.add_isolation(parser, default=None)
+    _options.add_store(parser)
+    _options.add_cache(parser)
     parser.add_argument("--quiet", action="store_true", help="no progress line and no report at the end")
     parser.set_defaults(run=lambda args: run(args, environ))
-
-
-def default_store(environ: Mapping[str, str]) -> Path:
-    """``$REFINELAB_STORE``, else ``.refinelab/store.sqlite`` in the current directory (one per project)."""
-    return Path(environ.get("REFINELAB_STORE") or ".refinelab/store.sqlite")
 
 
 def run(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
     """Build the spec, run it, print the report; 1 when infrastructure failures are left to retry."""
     spec = _spec(args)
-    spec = replace(spec, models=project_models(args.config, environ).merge(spec.models))
-    cache = args.cache or args.store.with_name("responses.sqlite")
-    settings = Settings(args.store, cache, environ, cache_dir=default_cache_dir(environ))
+    settings = _options.settings(args, environ, ("config", "store", "cache"))
+    spec = replace(spec, models=settings.models.merge(spec.models))  # the spec's own table wins
     display = TerminalProgress(sys.stderr, quiet=args.quiet)
     print(
-        f"run {spec.run_id}: {counted(len(spec.configurations()), 'configuration')} · store {args.store}",
+        f"run {spec.run_id}: {counted(len(spec.configurations()), 'configuration')} · store {settings.store}",
         file=sys.stderr,
     )
     try:
@@ -82,7 +73,7 @@ def run(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
         print(f"refinelab: {what}; finished trajectories are stored: run the same command to resume", file=sys.stderr)
         return INTERRUPTED if isinstance(exc, KeyboardInterrupt) else TERMINATED
     display.finish()
-    with Store(args.store) as store:
+    with Store(settings.store) as store:
         report = build_report(store, summary.run_id)
     if not args.quiet:
         print(render_text(report), end="")

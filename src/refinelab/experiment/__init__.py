@@ -1,6 +1,11 @@
-"""Experiments: specs and the runner (the store is :mod:`refinelab.store`; scoring samples files and
-self-testing benchmarks is :mod:`refinelab.check`)."""
+"""Experiments: the spec (what runs) and the runner (running it, resumably, into the store).
 
+The store is :mod:`refinelab.store`; where things live and run comes from :mod:`refinelab.runtime`;
+scoring samples files and self-testing benchmarks is :mod:`refinelab.check`. Recall on draft, a judged
+follow-up over a stored run's trajectories, is here too.
+"""
+
+from refinelab.experiment._problems import choose_problems, select
 from refinelab.experiment._recall import (
     DraftPair,
     Judgement,
@@ -10,7 +15,8 @@ from refinelab.experiment._recall import (
     read_judgement,
     recall_on_draft,
 )
-from refinelab.experiment._runner import Progress, RunSummary, Settings, run_experiment, score_attempts, select
+from refinelab.experiment._record import begin_run
+from refinelab.experiment._runner import Progress, RunSummary, run_experiment, sandbox_settings
 from refinelab.experiment._spec import (
     SAME,
     BenchmarkChoice,
@@ -19,6 +25,7 @@ from refinelab.experiment._spec import (
     SandboxChoice,
     load_spec,
 )
+from refinelab.experiment._units import score_attempts
 
 __all__ = [
     "SAME",
@@ -31,13 +38,15 @@ __all__ = [
     "RecallOnDraft",
     "RunSummary",
     "SandboxChoice",
-    "Settings",
+    "begin_run",
+    "choose_problems",
     "draft_pairs",
     "judge_drafts",
     "load_spec",
     "read_judgement",
     "recall_on_draft",
     "run_experiment",
+    "sandbox_settings",
     "score_attempts",
     "select",
 ]

@@ -17,14 +17,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, is_dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
 from refinelab._toml import located, read_toml
 from refinelab.errors import InputError, UserError
 from refinelab.models import EndpointSettings, ModelsConfig, Price, load_models_config, url_problem
 from refinelab.problems import BENCHMARKS
 from refinelab.records import configuration_label
-from refinelab.sandbox import Limits
+from refinelab.sandbox import ISOLATION_MODES, IsolationMode, Limits
+from refinelab.store import StoredConfiguration
 from refinelab.strategies import CRITIC_STRATEGIES, Budget, StrategySpec
 
 SAME = "same"
@@ -57,7 +58,7 @@ class BenchmarkChoice:
 class SandboxChoice:
     """How generated code runs."""
 
-    isolation: Literal["auto", "bwrap", "none"] = "auto"
+    isolation: IsolationMode = "auto"
     """``auto``, ``bwrap`` or ``none``."""
     timeout: float = Limits().cpu_seconds
     """CPU seconds per test."""
@@ -92,6 +93,13 @@ class Configuration:
     def label(self) -> str:
         """``strategy(args) · actor / critic``."""
         return configuration_label(str(self.strategy), self.actor, self.critic)
+
+    def stored(self) -> StoredConfiguration:
+        """This configuration as its run stores it."""
+        strategy = self.strategy
+        return StoredConfiguration(
+            key=self.key, strategy=strategy.name, params=strategy.arguments, actor=self.actor, critic=self.critic
+        )
 
 
 @dataclass(frozen=True)
@@ -397,9 +405,9 @@ class _Reader:
         _known(self.path, table, _SANDBOX, "sandbox.")
         reader = _Reader(self.path, "sandbox.")
         isolation = reader.string(table, "isolation") or "auto"
-        if isolation not in ("auto", "bwrap", "none"):
-            raise reader.error("isolation", "must be auto, bwrap or none")
+        if isolation not in ISOLATION_MODES:
+            raise reader.error("isolation", f"must be {', '.join(ISOLATION_MODES[:-1])} or {ISOLATION_MODES[-1]}")
         timeout = reader.number(table, "timeout") or max(benchmark_seconds, default=Limits().cpu_seconds)
         packages = tuple(reader.strings(table, "allow_packages"))
         workers = reader.optional_integer(table, "workers")
-        return SandboxChoice(isolation, timeout, workers, packages)  # type: ignore[arg-type]
+        return SandboxChoice(isolation, timeout, workers, packages)

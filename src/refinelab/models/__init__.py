@@ -5,6 +5,7 @@ Strategies call ``await model.generate(messages, config)``."""
 from refinelab.errors import CacheMiss, EndpointError, EndpointFailed, NotSupported, TransientError
 from refinelab.models._cache import CacheMode, ResponseCache, cache_key
 from refinelab.models._doubles import FunctionModel, ScriptedModel
+from refinelab.models._limits import EndpointLimits
 from refinelab.models._model import Accounting, Backend, Model, RetryPolicy
 from refinelab.models._prices import DEFAULT_PRICES, Price, PriceTable
 from refinelab.models._resolve import (
@@ -29,6 +30,7 @@ __all__ = [
     "Completion",
     "EndpointError",
     "EndpointFailed",
+    "EndpointLimits",
     "EndpointSettings",
     "FunctionModel",
     "GenerateConfig",

@@ -205,7 +205,7 @@ def build_report(store: Store, run_id: str | None = None, *, baseline: str | Non
     depth = max((max_iteration(group) for group in groups.values()), default=0)
     rows = tuple(_row(group, singles.get(group[0].actor), depth) for group in groups.values())
     problems = store.problems(run.id)
-    configs, repeats = len(store.configurations(run.id)), run.spec.repeats
+    configs, repeats = len(store.configurations(run.id)), run.repeats
     return Report(
         run=run,
         problems=len(problems),

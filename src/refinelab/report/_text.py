@@ -237,12 +237,12 @@ def _baseline(report: Report, baseline: Report) -> Table:
 
 def header_lines(report: Report) -> list[str]:
     """What ran, where, and on which tests."""
-    run, limits = report.run, report.run.limits
+    run, header = report.run, report.run.header
+    limits, versions = header.limits, header.versions
     status = f"{run.status}: {run.note}" if run.note else run.status
     lines = [
-        f"run {run.id} ({status}) · refinelab {run.versions.get('refinelab', '?')} · Python "
-        f"{run.versions.get('python', '?')}",
-        f"sandbox: isolation {run.isolation} · {limits.get('cpu_seconds')} CPU s per test "
+        f"run {run.id} ({status}) · refinelab {versions.get('refinelab', '?')} · Python {versions.get('python', '?')}",
+        f"sandbox: isolation {header.isolation} · {limits.get('cpu_seconds')} CPU s per test "
         f"(wall x{limits.get('wall_factor')}) · memory {_mib(limits.get('memory_bytes'))}",
         f"{counted(report.problems, 'problem')}: {report.hidden_tests}",
     ]
@@ -267,7 +267,7 @@ def failure_lines(report: Report) -> list[str]:
         f"Infrastructure failures (not counted as model failures): {len(report.failures)} recorded, "
         f"{len(report.failures) - len(open_)} since completed on a resume, {len(open_)} open"
     ]
-    lines += [f"  {f.unit[1]} [{f.unit[0]}] repeat {f.unit[2]}: {f.kind}: {f.message}" for f in open_[:20]]
+    lines += [f"  {f.unit.problem} [{f.unit.config}] repeat {f.unit.repeat}: {f.kind}: {f.message}" for f in open_[:20]]
     return lines
 
 

@@ -7,6 +7,7 @@ from refinelab.sandbox._compare import outputs_match, values_match
 from refinelab.sandbox._fake import FakeSandbox
 from refinelab.sandbox._judge import judge
 from refinelab.sandbox._limits import Limits
+from refinelab.sandbox._open import ISOLATION_MODES, SandboxSettings, open_sandbox
 from refinelab.sandbox._outcome import IsolationLevel, RunResult, TestOutcome, Verdict
 from refinelab.sandbox._packed import Packed
 from refinelab.sandbox._pool import WorkerPool
@@ -17,6 +18,7 @@ from refinelab.sandbox._suite import Item, Suite
 from refinelab.sandbox._workers import IsolationMode, SandboxWarning, default_workers
 
 __all__ = [
+    "ISOLATION_MODES",
     "FakeSandbox",
     "IsolationLevel",
     "IsolationMode",
@@ -25,6 +27,7 @@ __all__ = [
     "Packed",
     "RunResult",
     "Sandbox",
+    "SandboxSettings",
     "SandboxWarning",
     "Suite",
     "TestOutcome",
@@ -32,6 +35,7 @@ __all__ = [
     "WorkerPool",
     "default_workers",
     "judge",
+    "open_sandbox",
     "outputs_match",
     "prepare_benchmark",
     "run_scored",

@@ -1,27 +1,26 @@
 """The store: one SQLite file of runs, their problems, configurations, trajectories, attempts, critic
-outputs, generated tests, decisions and infrastructure failures; its named migrations and its readers."""
+outputs, generated tests, decisions and infrastructure failures; its named migrations and its readers.
 
-from refinelab.store._details import (
-    AttemptDetail,
-    CriticDetail,
-    ProblemInfo,
-    StoredConfiguration,
-    StoredProblem,
-    TestRun,
-    TrajectoryDetail,
-)
+Every SQL statement refinelab runs is in this package. Writers take and readers return the frozen records
+of this package (a run's header, its units, its configurations and problems, every attempt in detail).
+"""
+
+from refinelab.store._details import AttemptDetail, CriticDetail, ProblemInfo, TestRun, TrajectoryDetail
 from refinelab.store._generated import GeneratedTest, GenerationDetail
 from refinelab.store._migrations import MIGRATIONS
 from refinelab.store._process import ProcessId
-from refinelab.store._store import (
-    SCHEMA_VERSION,
+from refinelab.store._records import (
     Failure,
+    RunHeader,
     RunInfo,
     RunListing,
+    RunProblem,
     RunStatus,
-    Store,
+    StoredConfiguration,
+    StoredProblem,
     Unit,
 )
+from refinelab.store._store import SCHEMA_VERSION, Store
 
 __all__ = [
     "MIGRATIONS",
@@ -33,8 +32,10 @@ __all__ = [
     "GenerationDetail",
     "ProblemInfo",
     "ProcessId",
+    "RunHeader",
     "RunInfo",
     "RunListing",
+    "RunProblem",
     "RunStatus",
     "Store",
     "StoredConfiguration",

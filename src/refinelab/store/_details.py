@@ -12,40 +12,12 @@ import json
 import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import NamedTuple
 
 from refinelab.records import Origin, StopReason, Suggestion
 from refinelab.sandbox import TestOutcome
 from refinelab.store._generated import GenerationDetail, read_decisions, read_generations
+from refinelab.store._records import Unit
 from refinelab.strategies import Decision
-
-
-class StoredConfiguration(NamedTuple):
-    """A configuration as stored with its run (unpacks as ``key, strategy, params, actor, critic``)."""
-
-    key: str
-    """Configuration key."""
-    strategy: str
-    """Strategy name."""
-    params: str
-    """Its arguments as written (``max_iters=3, ...``)."""
-    actor: str
-    """Actor model."""
-    critic: str | None
-    """Critic model, for critic strategies."""
-
-
-class StoredProblem(NamedTuple):
-    """A problem as stored with its run (unpacks as ``key, kind, visible_tests, hidden_tests``)."""
-
-    key: str
-    """``benchmark/problem_id``."""
-    kind: str
-    """``function`` or ``stdio``."""
-    visible_tests: int
-    """Tests the strategies could see."""
-    hidden_tests: int
-    """Tests every attempt was scored on."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -193,13 +165,13 @@ def problem_details(db: sqlite3.Connection, run_id: str) -> list[ProblemInfo]:
 def trajectory_details(db: sqlite3.Connection, run_id: str, problem: str | None = None) -> list[TrajectoryDetail]:
     """Every trajectory of a run (or of one problem) in full, in configuration, problem, repeat order."""
     args = (run_id, problem, problem)
-    attempts: dict[tuple[str, str, int], list[AttemptDetail]] = {}
+    attempts: dict[Unit, list[AttemptDetail]] = {}
     for row in read_rows(db, _ATTEMPTS, args):
-        attempts.setdefault((row["config"], row["problem"], int(row["repeat"])), []).append(_attempt(row))
+        attempts.setdefault(unit_of(row), []).append(_attempt(row))
     generations, decisions = read_generations(db, run_id, problem), read_decisions(db, run_id, problem)
     found = []
     for row in read_rows(db, _TRAJECTORIES, args):
-        unit = (row["config"], row["problem"], int(row["repeat"]))
+        unit = unit_of(row)
         written, decided = tuple(generations.get(unit, ())), tuple(decisions.get(unit, ()))
         found.append(replace(_trajectory(row, attempts), generations=written, decisions=decided))
     return found
@@ -212,8 +184,13 @@ def read_rows(db: sqlite3.Connection, query: str, parameters: Sequence[object]) 
     return cursor.execute(query, parameters).fetchall()
 
 
-def _trajectory(row: sqlite3.Row, attempts: dict[tuple[str, str, int], list[AttemptDetail]]) -> TrajectoryDetail:
-    key = (row["config"], row["problem"], int(row["repeat"]))
+def unit_of(row: sqlite3.Row) -> Unit:
+    """The unit of a row with ``config``, ``problem`` and ``repeat`` columns."""
+    return Unit(str(row["config"]), str(row["problem"]), int(row["repeat"]))
+
+
+def _trajectory(row: sqlite3.Row, attempts: dict[Unit, list[AttemptDetail]]) -> TrajectoryDetail:
+    key = unit_of(row)
     return TrajectoryDetail(
         config=row["config"],
         problem=row["problem"],

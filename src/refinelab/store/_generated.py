@@ -1,22 +1,16 @@
-"""Generated tests and selection decisions in the store (``codet``, ``verified``), and scoring generated
-tests against a problem's reference solution (their accuracy: the share the reference passes)."""
+"""Generated tests and selection decisions in the store (``codet``, ``verified``): the rows written for
+them, and the records read back."""
 
 from __future__ import annotations
 
 import json
 import sqlite3
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 
-from refinelab.problems import Problem, Test
+from refinelab.problems import Test
 from refinelab.records import Spend, Usage
-from refinelab.sandbox import Sandbox
+from refinelab.store._records import Unit
 from refinelab.strategies import Decision, TestGeneration, Trajectory
-from refinelab.verification import test_accuracy
-
-"""The store migration that adds generated tests and decisions (and counts test-writing calls as model
-calls)."""
-
-Key = tuple[str, str, str, int]
 
 
 def test_json(test: Test) -> dict[str, object]:
@@ -24,33 +18,36 @@ def test_json(test: Test) -> dict[str, object]:
     return {"type": type(test).__name__, **asdict(test)}
 
 
-def save_rows(db: sqlite3.Connection, key: Key, trajectory: Trajectory) -> None:
+def save_rows(db: sqlite3.Connection, run_id: str, unit: Unit, trajectory: Trajectory) -> None:
     """Insert a trajectory's test generations and decisions (inside the caller's transaction)."""
+    key = (run_id, unit.config, unit.problem, unit.repeat)
     for index, generation in enumerate(trajectory.generations):
         db.execute(
             "INSERT INTO test_generations VALUES (" + ", ".join(["?"] * 14) + ")",  # noqa: S608 - placeholders only
-            _generation_row(key, index, generation),
+            (*key, *_generation_columns(index, generation)),
         )
     for seq, decision in enumerate(trajectory.decisions):
         db.execute(
             "INSERT INTO decisions VALUES (" + ", ".join(["?"] * 12) + ")",  # noqa: S608 - placeholders only
-            _decision_row(key, seq, decision),
+            (*key, *_decision_columns(seq, decision)),
         )
 
 
-def _generation_row(key: Key, index: int, generation: TestGeneration) -> tuple[object, ...]:
+def _generation_columns(index: int, generation: TestGeneration) -> tuple[object, ...]:
+    """A ``test_generations`` row after its unit's key columns."""
     usage = generation.usage
     reference = None if generation.reference_passed is None else json.dumps(list(generation.reference_passed))
     return (
-        *key, index, generation.raw, json.dumps([test_json(t) for t in generation.tests], default=str),
+        index, generation.raw, json.dumps([test_json(t) for t in generation.tests], default=str),
         json.dumps(list(generation.rejected)), reference, usage.prompt_tokens, usage.completion_tokens,
         generation.cost_usd, generation.latency_seconds, int(generation.cached),
     )  # fmt: skip
 
 
-def _decision_row(key: Key, seq: int, decision: Decision) -> tuple[object, ...]:
+def _decision_columns(seq: int, decision: Decision) -> tuple[object, ...]:
+    """A ``decisions`` row after its unit's key columns."""
     return (
-        *key, seq, decision.kind, decision.reason, decision.attempt, decision.parent, decision.known_passed,
+        seq, decision.kind, decision.reason, decision.attempt, decision.parent, decision.known_passed,
         decision.known_total, json.dumps(list(decision.members)),
     )  # fmt: skip
 
@@ -67,36 +64,23 @@ class Totals:
     """How many of them the reference solution passes (``None``: the problem has no reference)."""
 
 
-def generation_totals(db: sqlite3.Connection, run_id: str) -> dict[tuple[str, str, int], Totals]:
+def generation_totals(db: sqlite3.Connection, run_id: str) -> dict[Unit, Totals]:
     """Per unit: what the test-writing calls spent, the tests they generated, and how many of them the
     reference passes (``None`` when the problem has no reference)."""
-    totals: dict[tuple[str, str, int], Totals] = {}
+    totals: dict[Unit, Totals] = {}
     rows = db.execute(
         "SELECT config, problem, repeat, prompt_tokens, completion_tokens, cost_usd, tests, reference_passed "
         "FROM test_generations WHERE run_id = ? ORDER BY config, problem, repeat, idx",
         (run_id,),
     )
     for config, problem, repeat, prompt, completion, cost, tests, reference in rows:
-        unit = (str(config), str(problem), int(repeat))
+        unit = Unit(str(config), str(problem), int(repeat))
         before = totals.get(unit, Totals())
         verdicts = None if reference is None else json.loads(reference)
         correct = None if verdicts is None else (before.correct or 0) + sum(bool(v) for v in verdicts)
         spent = Spend(Usage(int(prompt), int(completion)), None if cost is None else float(cost))
         totals[unit] = Totals(before.spend + spent, before.tests + len(json.loads(tests)), correct)
     return totals
-
-
-async def with_reference_verdicts(trajectory: Trajectory, problem: Problem, pool: Sandbox) -> Trajectory:
-    """The trajectory with each generated test judged by the problem's reference solution (unchanged
-    when the problem has none or no tests were written)."""
-    if problem.reference is None or not trajectory.generations:
-        return trajectory
-    judged = []
-    for generation in trajectory.generations:
-        accuracy = await test_accuracy(pool, generation.tests, problem)
-        correct = frozenset() if accuracy is None else accuracy.correct
-        judged.append(replace(generation, reference_passed=tuple(i in correct for i in range(len(generation.tests)))))
-    return replace(trajectory, generations=tuple(judged))
 
 
 # --- reading back ------------------------------------------------------------------------------------
@@ -138,26 +122,22 @@ class GenerationDetail:
     """The reply came from the response cache."""
 
 
-def read_generations(
-    db: sqlite3.Connection, run_id: str, problem: str | None
-) -> dict[tuple[str, str, int], list[GenerationDetail]]:
+def read_generations(db: sqlite3.Connection, run_id: str, problem: str | None) -> dict[Unit, list[GenerationDetail]]:
     """The stored test-writing calls of a run (or of one ``benchmark/id`` problem), per unit, in order."""
-    found: dict[tuple[str, str, int], list[GenerationDetail]] = {}
+    found: dict[Unit, list[GenerationDetail]] = {}
     query = (
         "SELECT config, problem, repeat, idx, raw, tests, rejected, reference_passed, prompt_tokens, "
         "completion_tokens, cost_usd, latency_s, cached FROM test_generations "
         "WHERE run_id = ? AND (? IS NULL OR problem = ?) ORDER BY config, problem, repeat, idx"
     )
     for row in db.execute(query, (run_id, problem, problem)):
-        found.setdefault((str(row[0]), str(row[1]), int(row[2])), []).append(_generation(row[3:]))
+        found.setdefault(Unit(str(row[0]), str(row[1]), int(row[2])), []).append(_generation(row[3:]))
     return found
 
 
-def read_decisions(
-    db: sqlite3.Connection, run_id: str, problem: str | None
-) -> dict[tuple[str, str, int], list[Decision]]:
+def read_decisions(db: sqlite3.Connection, run_id: str, problem: str | None) -> dict[Unit, list[Decision]]:
     """The stored decisions of a run (or of one ``benchmark/id`` problem), per unit, in the order taken."""
-    found: dict[tuple[str, str, int], list[Decision]] = {}
+    found: dict[Unit, list[Decision]] = {}
     query = (
         "SELECT config, problem, repeat, kind, reason, attempt, parent, known_passed, known_total, members "
         "FROM decisions WHERE run_id = ? AND (? IS NULL OR problem = ?) ORDER BY config, problem, repeat, seq"
@@ -174,7 +154,7 @@ def read_decisions(
             known_total=total,
             members=tuple(json.loads(members)),
         )
-        found.setdefault((str(config), str(key), int(repeat)), []).append(decision)
+        found.setdefault(Unit(str(config), str(key), int(repeat)), []).append(decision)
     return found
 
 
@@ -206,20 +186,29 @@ def _generated_test(stored: dict[str, object], verdict: object) -> GeneratedTest
     return GeneratedTest(kind=kind, text=text, reference_passed=None if verdict is None else bool(verdict))
 
 
-Selection = tuple[list[Decision], list[GenerationDetail]]
-"""A trajectory's decisions and test-writing calls."""
+@dataclass(frozen=True)
+class SelectionRecords:
+    """A trajectory's decisions and test-writing calls, as its export lines show them."""
+
+    decisions: list[Decision] = field(default_factory=list)
+    """The decisions, in the order taken."""
+    generations: list[GenerationDetail] = field(default_factory=list)
+    """The test-writing calls, in order."""
 
 
-def read_selection(db: sqlite3.Connection, run_id: str) -> dict[tuple[str, str, int], Selection]:
+def read_selection(db: sqlite3.Connection, run_id: str) -> dict[Unit, SelectionRecords]:
     """Per unit with any: its decisions and test-writing calls (for the export)."""
     decisions, generations = read_decisions(db, run_id, None), read_generations(db, run_id, None)
-    return {unit: (decisions.get(unit, []), generations.get(unit, [])) for unit in {*decisions, *generations}}
+    return {
+        unit: SelectionRecords(decisions.get(unit, []), generations.get(unit, []))
+        for unit in {*decisions, *generations}
+    }
 
 
-def with_selection(line: dict[str, object], selection: Selection | None) -> dict[str, object]:
+def with_selection(line: dict[str, object], selection: SelectionRecords | None) -> dict[str, object]:
     """An export line with ``decisions`` (those about its attempt) and, on a trajectory's first attempt,
     ``trajectory_decisions`` and ``generated_tests`` (the whole trajectory's; ``None`` on the others)."""
-    decisions, generations = selection or ([], [])
+    decisions, generations = (selection.decisions, selection.generations) if selection else ([], [])
     first = line["iteration"] == 0
     line["decisions"] = [_decision_json(d) for d in decisions if d.attempt == line["iteration"]]
     line["trajectory_decisions"] = [_decision_json(d) for d in decisions] if first else None

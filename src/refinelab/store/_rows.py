@@ -13,11 +13,11 @@ from collections.abc import Mapping
 
 from refinelab.records import ScoredAttempt, ScoredTrajectory, Spend, Usage
 from refinelab.sandbox import RunResult
+from refinelab.store._details import unit_of
 from refinelab.store._generated import Totals
+from refinelab.store._process import ProcessId
+from refinelab.store._records import RunHeader, RunInfo, Unit
 from refinelab.strategies import Attempt
-
-Unit = tuple[str, str, int]
-"""(configuration key, ``benchmark/problem_id``, repeat)."""
 
 
 def stored_json(value: object) -> str:
@@ -25,11 +25,12 @@ def stored_json(value: object) -> str:
     return json.dumps(value, default=str)
 
 
-def attempt_row(key: tuple[str, str, str, int], attempt: Attempt, hidden: RunResult | None) -> tuple[object, ...]:
+def attempt_row(run_id: str, unit: Unit, attempt: Attempt, hidden: RunResult | None) -> tuple[object, ...]:
     """The ``attempts`` row of one attempt and its hidden-test result, in column order."""
     usage, visible = attempt.usage, attempt.visible
     return (
-        *key, attempt.index, attempt.origin, attempt.code, attempt.response, attempt.feedback, attempt.parse_error,
+        run_id, unit.config, unit.problem, unit.repeat,
+        attempt.index, attempt.origin, attempt.code, attempt.response, attempt.feedback, attempt.parse_error,
         attempt.confidence, usage.prompt_tokens, usage.completion_tokens, usage.cached_tokens, int(usage.estimated),
         attempt.cost_usd, attempt.latency_seconds, int(attempt.cached),
         None if visible is None else int(visible.passed),
@@ -43,15 +44,59 @@ def attempt_row(key: tuple[str, str, str, int], attempt: Attempt, hidden: RunRes
     )  # fmt: skip
 
 
-def critic_row(key: tuple[str, str, str, int], attempt: Attempt) -> tuple[object, ...]:
+def critic_row(run_id: str, unit: Unit, attempt: Attempt) -> tuple[object, ...]:
     """The ``critic_outputs`` row of an attempt the critic judged, in column order."""
     critic = attempt.critic
     assert critic is not None
     usage = critic.usage
     return (
-        *key, attempt.index, critic.raw, critic.verdict, critic.critique, critic.parse_error, critic.confidence,
+        run_id, unit.config, unit.problem, unit.repeat,
+        attempt.index, critic.raw, critic.verdict, critic.critique, critic.parse_error, critic.confidence,
         usage.prompt_tokens, usage.completion_tokens, critic.cost_usd, critic.latency_seconds, int(critic.cached),
     )  # fmt: skip
+
+
+HEADER_COLUMNS = ("versions", "isolation", "limits")
+"""The ``runs`` columns holding the :class:`RunHeader`, in the order :func:`header_columns` gives them."""
+RUN_COLUMNS = "id, name, created, spec, status, finished, note, host, pid, pid_started, " + ", ".join(HEADER_COLUMNS)
+"""What :func:`run_info` reads."""
+INSERT_RUN = (
+    f"INSERT INTO runs (id, name, created, spec, {', '.join(HEADER_COLUMNS)}, status, host, pid, pid_started) "  # noqa: S608
+    f"VALUES (?, ?, ?, ?, {', '.join('?' * len(HEADER_COLUMNS))}, 'running', ?, ?, ?)"
+)
+"""A new run: id, name, created, spec, the header's columns, then the process that runs it."""
+
+
+def header_columns(header: RunHeader) -> dict[str, object]:
+    """The header as its ``runs`` columns (:data:`HEADER_COLUMNS`), in order."""
+    return {"versions": json.dumps(header.versions), "isolation": header.isolation, "limits": json.dumps(header.limits)}
+
+
+def read_header(row: sqlite3.Row) -> RunHeader:
+    """The header of a ``runs`` row."""
+    return RunHeader(
+        versions=json.loads(row["versions"]), isolation=str(row["isolation"]), limits=json.loads(row["limits"])
+    )
+
+
+def run_info(row: sqlite3.Row) -> RunInfo:
+    """A run from its ``runs`` row (:data:`RUN_COLUMNS`); a ``running`` run whose process is gone reads as
+    ``interrupted``."""
+    host, pid, status, note = row["host"], row["pid"], row["status"], row["note"]
+    process = None if host is None or pid is None else ProcessId(str(host), int(pid), row["pid_started"])
+    if status == "running" and process is not None and process.gone():
+        status, note = "interrupted", f"its process ({process.pid} on {process.host}) ended without finishing it"
+    return RunInfo(
+        id=str(row["id"]),
+        name=str(row["name"]),
+        created=float(row["created"]),
+        spec=json.loads(row["spec"]),
+        header=read_header(row),
+        status=status,
+        finished=row["finished"],
+        note=note,
+        process=process,
+    )
 
 
 UPSERT_PROBLEM = """
@@ -127,7 +172,7 @@ def scored_trajectory(
     row: sqlite3.Row, attempts: Mapping[Unit, list[ScoredAttempt]], tests: Mapping[Unit, Totals]
 ) -> ScoredTrajectory:
     """A trajectory from a :data:`TRAJECTORIES_QUERY` row, with its attempts and its generated tests' totals."""
-    unit = (row["config"], row["problem"], int(row["repeat"]))
+    unit = unit_of(row)
     written = tests.get(unit, Totals())
     return ScoredTrajectory(
         config=row["config"],

@@ -4,6 +4,8 @@ outputs, per-test outcomes, usage, timings and infrastructure failures.
 Crash safety: a trajectory and everything under it is written in one transaction after it is fully
 scored, so after ``kill -9`` a trajectory is either wholly there or not at all; WAL journaling keeps
 the file consistent. The schema grows by named, append-only migrations (never edit a released one).
+Every SQL statement of refinelab is in this package: this class writes; the readers beside it
+(``_rows.py``, ``_details.py``, ``_generated.py``) turn rows into the records of ``_records.py``.
 """
 
 from __future__ import annotations
@@ -13,109 +15,56 @@ import sqlite3
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
 
 from refinelab.errors import UserError
-from refinelab.problems import Problem
 from refinelab.records import ScoredAttempt, ScoredTrajectory
 from refinelab.sandbox import RunResult
 from refinelab.store._details import (
     ProblemInfo,
-    StoredConfiguration,
-    StoredProblem,
     TrajectoryDetail,
     fingerprint,
     problem_details,
     read_rows,
     trajectory_details,
+    unit_of,
 )
 from refinelab.store._generated import generation_totals, read_selection, save_rows, with_selection
 from refinelab.store._migrations import MIGRATIONS
 from refinelab.store._process import ProcessId
+from refinelab.store._records import (
+    Failure,
+    RunHeader,
+    RunInfo,
+    RunListing,
+    RunProblem,
+    RunStatus,
+    StoredConfiguration,
+    StoredProblem,
+    Unit,
+)
 from refinelab.store._rows import (
     ATTEMPTS_QUERY,
     EXPORT_QUERY,
     INSERT_ATTEMPT,
     INSERT_CRITIC,
+    INSERT_RUN,
+    RUN_COLUMNS,
     TRAJECTORIES_QUERY,
     UPSERT_PROBLEM,
     attempt_row,
     critic_row,
     export_line,
+    header_columns,
+    run_info,
     scored_attempt,
     scored_trajectory,
     stored_json,
 )
-from refinelab.store._rows import Unit as Unit  # defined with the rows; the store's callers name it here
 from refinelab.strategies import Trajectory
 
-if TYPE_CHECKING:
-    from refinelab.experiment import Configuration, ExperimentSpec
-
 SCHEMA_VERSION = len(MIGRATIONS)
-
-RunStatus = Literal["running", "complete", "incomplete", "interrupted", "failed"]
-"""``running``; ``complete``; ``incomplete`` (infrastructure failures left to retry); ``interrupted``
-(Ctrl-C, SIGTERM, or its process is gone: killed, crashed); ``failed`` (stopped by an error)."""
-
-
-@dataclass(frozen=True)
-class RunInfo:
-    """A stored run's header."""
-
-    id: str
-    """Run id."""
-    name: str
-    """The spec's name."""
-    created: float
-    """Unix time the run started."""
-    spec: ExperimentSpec
-    """The run's spec, read back from the store."""
-    versions: dict[str, str]
-    """refinelab and Python versions."""
-    isolation: str
-    """Sandbox isolation level."""
-    limits: dict[str, object]
-    """Sandbox limits."""
-    status: RunStatus
-    """Where the run stands (see :data:`RunStatus`); a ``running`` run whose process is gone reads as
-    ``interrupted``."""
-    finished: float | None = None
-    """Unix time the last invocation ended (``None`` while running, or when it was killed)."""
-    note: str | None = None
-    """Why it stopped, when it did not complete (the error, the signal, the process gone)."""
-    process: ProcessId | None = None
-    """The process that ran it last (``None`` for runs stored before refinelab recorded it)."""
-
-
-@dataclass(frozen=True)
-class RunListing:
-    """A run and how far it got (``refinelab report --list``)."""
-
-    info: RunInfo
-    """The run."""
-    configurations: int
-    """Configurations in its spec."""
-    done: int
-    """Units (configuration x problem x repeat) stored."""
-    total: int
-    """Units in the run (0 while its problems are not recorded yet)."""
-
-
-@dataclass(frozen=True)
-class Failure:
-    """An infrastructure failure (endpoint, sandbox): recorded, kept out of the metrics, retried on resume."""
-
-    unit: Unit
-    """Which trajectory."""
-    kind: str
-    """Exception type."""
-    message: str
-    """What happened."""
-    resolved: bool
-    """The unit was completed later (on a resume)."""
+"""How many migrations a store written by this refinelab has applied."""
 
 
 class Store:
@@ -162,9 +111,9 @@ class Store:
 
     # --- writing ---------------------------------------------------------------------------------
 
-    def open_run(self, run_id: str, spec: dict[str, object], header: Mapping[str, object]) -> bool:
-        """Record a run (``header``: versions, isolation, limits) as running in this process; False when it
-        already exists (a resume)."""
+    def open_run(self, run_id: str, spec: Mapping[str, object], header: RunHeader) -> bool:
+        """Record a run (its spec as plain data, its header) as running in this process; False when it
+        already exists (a resume: its header stays the one it started with)."""
         me = ProcessId.current()
         owner = (me.host, me.pid, me.started)
         with self._transaction():
@@ -175,52 +124,40 @@ class Store:
                     (*owner, run_id),
                 )
                 return False
-            row = (run_id, str(spec.get("name", "")), time.time(), json.dumps(spec), json.dumps(header["versions"]))
-            self._db.execute(
-                "INSERT INTO runs (id, name, created, spec, versions, isolation, limits, status, host, pid, "
-                "pid_started) VALUES (?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?)",
-                (*row, str(header["isolation"]), json.dumps(header["limits"]), *owner),
-            )
+            row = (run_id, str(spec.get("name", "")), time.time(), json.dumps(spec))
+            self._db.execute(INSERT_RUN, (*row, *header_columns(header).values(), *owner))
         return True
 
-    def add_configurations(self, run_id: str, configurations: Sequence[Configuration]) -> None:
-        """Record the run's configurations (idempotent)."""
-        rows = [
-            (run_id, c.key, c.strategy.name, c.strategy.arguments, c.actor, c.critic, i)
-            for i, c in enumerate(configurations)
-        ]
+    def add_configurations(self, run_id: str, configurations: Sequence[StoredConfiguration]) -> None:
+        """Record the run's configurations, in spec order (idempotent)."""
+        rows = [(run_id, c.key, c.strategy, c.params, c.actor, c.critic, i) for i, c in enumerate(configurations)]
         with self._transaction():
             self._db.executemany("INSERT OR IGNORE INTO configs VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
 
-    def add_problems(self, run_id: str, problems: Sequence[tuple[str, Problem]]) -> None:
-        """Record the run's problems as ``(benchmark/id, problem)`` (idempotent)."""
+    def add_problems(self, run_id: str, problems: Sequence[RunProblem]) -> None:
+        """Record the run's problems (idempotent)."""
         rows = [
-            (run_id, key, p.kind, len(p.visible_tests), len(p.hidden_tests), stored_json(p.metadata), p.prompt)
-            for key, p in problems
-        ]
+            (run_id, p.key, p.problem.kind, len(p.problem.visible_tests), len(p.problem.hidden_tests),
+             stored_json(p.problem.metadata), p.problem.prompt)
+            for p in problems
+        ]  # fmt: skip
         with self._transaction():
             self._db.executemany(UPSERT_PROBLEM, rows)
 
     def save(self, run_id: str, unit: Unit, trajectory: Trajectory, hidden: Sequence[RunResult | None]) -> None:
         """Store one scored trajectory, all of it or nothing."""
-        key = (run_id, *unit)
+        key = (run_id, unit.config, unit.problem, unit.repeat)
         with self._transaction():
             self._db.execute(
                 "INSERT INTO trajectories VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    *key,
-                    trajectory.stop_reason,
-                    trajectory.final,
-                    trajectory.budget_note,
-                    stored_json(trajectory.params),
-                    time.time(),
-                ),
-            )
+                (*key, trajectory.stop_reason, trajectory.final, trajectory.budget_note,
+                 stored_json(trajectory.params), time.time()),
+            )  # fmt: skip
             for attempt, result in zip(trajectory.attempts, hidden):
-                self._db.execute(INSERT_ATTEMPT, attempt_row(key, attempt, result))
+                self._db.execute(INSERT_ATTEMPT, attempt_row(run_id, unit, attempt, result))
                 if attempt.critic is not None:
-                    self._db.execute(INSERT_CRITIC, critic_row(key, attempt))
-            save_rows(self._db, key, trajectory)
+                    self._db.execute(INSERT_CRITIC, critic_row(run_id, unit, attempt))
+            save_rows(self._db, run_id, unit, trajectory)
 
     def record_failure(self, run_id: str, unit: Unit, kind: str, message: str) -> None:
         """Record an infrastructure failure of one unit."""
@@ -228,7 +165,7 @@ class Store:
             self._db.execute(
                 "INSERT INTO infra_failures (run_id, config, problem, repeat, kind, message, at) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (run_id, *unit, kind, message, time.time()),
+                (run_id, unit.config, unit.problem, unit.repeat, kind, message, time.time()),
             )
 
     def finish_run(self, run_id: str, status: RunStatus, note: str | None = None) -> None:
@@ -255,11 +192,11 @@ class Store:
     def done(self, run_id: str) -> set[Unit]:
         """Units with a stored trajectory."""
         rows = self._db.execute("SELECT config, problem, repeat FROM trajectories WHERE run_id = ?", (run_id,))
-        return {(c, p, int(r)) for c, p, r in rows}
+        return {Unit(c, p, int(r)) for c, p, r in rows}
 
     def runs(self) -> list[RunInfo]:
         """Every run, oldest first."""
-        return [_run_info(row) for row in self._rows(f"SELECT {_RUN_COLUMNS} FROM runs ORDER BY created", ())]  # noqa: S608
+        return [run_info(row) for row in self._rows(f"SELECT {RUN_COLUMNS} FROM runs ORDER BY created", ())]  # noqa: S608
 
     def listing(self) -> list[RunListing]:
         """Every run with its configuration count and units stored / in all, oldest first."""
@@ -268,7 +205,7 @@ class Store:
         problems = dict(self._db.execute("SELECT run_id, COUNT(*) FROM problems GROUP BY run_id").fetchall())
         found = []
         for info in self.runs():
-            total = configs.get(info.id, 0) * problems.get(info.id, 0) * info.spec.repeats
+            total = configs.get(info.id, 0) * problems.get(info.id, 0) * info.repeats
             found.append(RunListing(info, configs.get(info.id, 0), counts.get(info.id, 0), total))
         return found
 
@@ -291,7 +228,7 @@ class Store:
         """Every stored trajectory of a run, scored, in configuration then problem order."""
         attempts: dict[Unit, list[ScoredAttempt]] = {}
         for row in self._rows(ATTEMPTS_QUERY, (run_id,)):
-            attempts.setdefault((row["config"], row["problem"], int(row["repeat"])), []).append(scored_attempt(row))
+            attempts.setdefault(unit_of(row), []).append(scored_attempt(row))
         tests = generation_totals(self._db, run_id)
         return [scored_trajectory(row, attempts, tests) for row in self._rows(TRAJECTORIES_QUERY, (run_id,))]
 
@@ -344,7 +281,7 @@ class Store:
         rows = self._db.execute(
             "SELECT config, problem, repeat, kind, message FROM infra_failures WHERE run_id = ? ORDER BY id", (run_id,)
         )
-        return [Failure((c, p, int(r)), k, m, (c, p, int(r)) in done) for c, p, r, k, m in rows]
+        return [Failure(Unit(c, p, int(r)), k, m, Unit(c, p, int(r)) in done) for c, p, r, k, m in rows]
 
     def export_rows(self, run_id: str) -> Iterator[dict[str, object]]:
         """One dict per attempt (the ``refinelab export`` line), in stored order."""
@@ -354,7 +291,7 @@ class Store:
         for row in cursor:
             line = export_line(dict(zip(names, row)))
             yield with_selection(
-                line, selection.get((str(line["config"]), str(line["problem_id"]), int(str(line["repeat"]))))
+                line, selection.get(Unit(str(line["config"]), str(line["problem_id"]), int(str(line["repeat"]))))
             )
 
 
@@ -369,28 +306,3 @@ class _Transaction:
 
     def __exit__(self, kind: object, *_: object) -> None:
         self.db.execute("COMMIT" if kind is None else "ROLLBACK")
-
-
-_RUN_COLUMNS = "id, name, created, spec, versions, isolation, limits, status, finished, note, host, pid, pid_started"
-
-
-def _run_info(row: sqlite3.Row) -> RunInfo:
-    from refinelab.experiment import ExperimentSpec  # until the store stops reading specs (next commit)
-
-    host, pid, status, note = row["host"], row["pid"], row["status"], row["note"]
-    process = None if host is None or pid is None else ProcessId(str(host), int(pid), row["pid_started"])
-    if status == "running" and process is not None and process.gone():
-        status, note = "interrupted", f"its process ({process.pid} on {process.host}) ended without finishing it"
-    return RunInfo(
-        id=str(row["id"]),
-        name=str(row["name"]),
-        created=float(row["created"]),
-        spec=ExperimentSpec.from_json(json.loads(row["spec"])),
-        versions=json.loads(row["versions"]),
-        isolation=str(row["isolation"]),
-        limits=json.loads(row["limits"]),
-        status=status,
-        finished=row["finished"],
-        note=note,
-        process=process,
-    )

@@ -118,8 +118,8 @@ def runs_payload(store: Store, runs: Sequence[RunInfo]) -> dict[str, object]:
 def run_sides(store: Store, run: RunInfo) -> list[Side]:
     """The configurations of a run, as compare sides."""
     return [
-        Side(run.id, slug(run.id), key, i, configuration_label(f"{name}({params})" if params else name, actor, critic))
-        for i, (key, name, params, actor, critic) in enumerate(store.configurations(run.id))
+        Side(run.id, slug(run.id), c.key, i, configuration_label(c.written, c.actor, c.critic))
+        for i, c in enumerate(store.configurations(run.id))
     ]
 
 
