@@ -180,7 +180,7 @@ def test_a_spec_with_a_critic_and_settings_runs_and_round_trips() -> None:
     spec = StrategySpec.parse("self-refine(max_iters=1, critic=ollama:qwen2.5-coder:7b, temperature=0.2)")
     assert spec.params == {"max_iters": 1, "critic": "ollama:qwen2.5-coder:7b", "temperature": 0.2}
     assert StrategySpec.parse(str(spec)) == spec
-    kwargs = spec.kwargs()
+    kwargs = spec.bind().arguments
     assert kwargs["max_iters"] == 1 and kwargs["config"] == GenerateConfig(temperature=0.2)
     actor = ScriptedModel([WRONG, RIGHT])
     critic = ScriptedModel(['{"critique": "adds", "passed": false}', '{"critique": "", "passed": true}'])
@@ -201,7 +201,7 @@ def test_unknown_spec_parameters_are_user_errors() -> None:
     from refinelab.strategies import StrategySpec
 
     with pytest.raises(UserError, match="has no parameter 'iterations'"):
-        StrategySpec.parse("exec-refine(iterations=3)").kwargs()
+        StrategySpec.parse("exec-refine(iterations=3)").bind()
     with pytest.raises(UserError, match="unknown strategy 'self-improve'"):
         StrategySpec.parse("self-improve")
 

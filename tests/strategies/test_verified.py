@@ -157,7 +157,7 @@ def test_budgets_count_test_writing_calls() -> None:
 
 def test_verified_parses_as_a_spec_with_its_knobs() -> None:
     spec = StrategySpec.parse("verified(k=3, m=2, hide_visible=true, temperature_schedule=(0.2, 0.8))")
-    assert spec.kwargs()["temperature_schedule"] == (0.2, 0.8) and spec.kwargs()["hide_visible"] is True
+    assert spec.bind().arguments["temperature_schedule"] == (0.2, 0.8) and spec.bind().arguments["hide_visible"] is True
 
 
 def test_a_real_server_sees_exactly_the_requests_the_trajectory_records() -> None:

@@ -26,7 +26,7 @@ from refinelab.problems import BENCHMARKS
 from refinelab.records import configuration_label
 from refinelab.sandbox import ISOLATION_MODES, IsolationMode, Limits
 from refinelab.store import StoredConfiguration
-from refinelab.strategies import CRITIC_STRATEGIES, Budget, StrategySpec
+from refinelab.strategies import Budget, StrategySpec
 
 SAME = "same"
 """In ``critics``: the actor critiques itself."""
@@ -84,7 +84,7 @@ class Configuration:
         """A stable short id: the strategy's arguments as written, the models, and the content of its
         prompt file when it has one (a configuration without one keeps the key it always had)."""
         fields: list[object] = [self.strategy.name, _plain(self.strategy.params), self.actor, self.critic]
-        digest = self.strategy.bound.prompts_digest
+        digest = self.strategy.bind().prompts_digest
         if digest is not None:
             fields.append(digest)
         return hashlib.sha256(json.dumps(fields).encode()).hexdigest()[:10]
@@ -153,7 +153,7 @@ class ExperimentSpec:
         return (str(strategy.params["actor"]),) if "actor" in strategy.params else self.actors
 
     def _critics_for(self, strategy: StrategySpec, actor: str) -> list[str | None]:
-        if strategy.name not in CRITIC_STRATEGIES:
+        if not strategy.uses_critic:
             return [None]
         if "critic" in strategy.params:
             return [str(strategy.params["critic"])]

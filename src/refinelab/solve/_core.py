@@ -111,7 +111,7 @@ def bind_strategy(text: str) -> StrategySpec:
         choices = ", ".join(sorted(STRATEGIES))
         raise UserError(f"strategy {name!r} is not available in this refinelab; choose one of: {choices}")
     spec = StrategySpec.parse(text)
-    spec.kwargs()
+    spec.bind()
     return spec
 
 
