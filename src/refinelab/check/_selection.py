@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from refinelab._location import Location
 from refinelab._progress import ProgressHook
 from refinelab.check._samples import Sample, ScoredSample, read_samples
 from refinelab.errors import InputError
@@ -164,9 +165,9 @@ def read_generated_tests(path: str | Path, problems: Sequence[Problem]) -> Gener
     by_id = {problem.id: problem for problem in problems}
     for line, record in read_jsonl(path):
         if "samples" in record or "prompt" in record:
-            _read_codet(record, (Path(path), line), problems, reading)
+            _read_codet(record, Location(Path(path), line), problems, reading)
         elif "task_id" in record or "tests" in record:
-            _read_plain(record, (Path(path), line), by_id, reading)
+            _read_plain(record, Location(Path(path), line), by_id, reading)
         else:
             raise InputError(path, line, None, 'expected {"task_id", "tests"} or CodeT\'s {"prompt", "samples"}')
     if not reading.formats:
@@ -175,51 +176,47 @@ def read_generated_tests(path: str | Path, problems: Sequence[Problem]) -> Gener
     return GeneratedTestSet(reading.batches, form, reading.codet, tuple(reading.unmatched), reading.rejected)
 
 
-def _read_plain(
-    record: dict[str, object], where: tuple[Path, int], by_id: dict[str, Problem], reading: _Reading
-) -> None:
+def _read_plain(record: dict[str, object], where: Location, by_id: dict[str, Problem], reading: _Reading) -> None:
     task_id, tests = record.get("task_id"), record.get("tests")
     if not isinstance(task_id, (str, int)) or isinstance(task_id, bool):
-        raise InputError(*where, "task_id", "missing, or not a string or number")
+        raise where.error("task_id", "missing, or not a string or number")
     problem = find_problem(by_id, str(task_id))
     if problem is None:
-        raise InputError(*where, "task_id", f"unknown task {task_id!r} for this benchmark")
+        raise where.error("task_id", f"unknown task {task_id!r} for this benchmark")
     if not isinstance(tests, list):
-        raise InputError(*where, "tests", "missing, or not a list")
+        raise where.error("tests", "missing, or not a list")
     batch: list[Test] = []
     for index, item in enumerate(tests):
-        batch.extend(_plain_test(item, problem, (*where, f"tests[{index}]"), reading))
+        batch.extend(_plain_test(item, problem, where, f"tests[{index}]", reading))
     reading.batches.setdefault(problem.id, []).append(tuple(batch))
     reading.codet.setdefault(problem.id, []).append(False)
     reading.formats.add("plain")
 
 
-def _plain_test(item: object, problem: Problem, where: tuple[Path, int, str], reading: _Reading) -> list[Test]:
+def _plain_test(item: object, problem: Problem, where: Location, name: str, reading: _Reading) -> list[Test]:
     if isinstance(item, str):
         if problem.kind == "stdio":
-            raise InputError(*where, "a stdio problem's test is an object with 'input' and 'output'")
+            raise where.error(name, "a stdio problem's test is an object with 'input' and 'output'")
         found = parse_tests(item, problem)
         reading.rejected += len(found.rejected)
         return list(found.tests)
     if isinstance(item, dict) and isinstance(item.get("input"), str) and isinstance(item.get("output"), str):
         if problem.kind != "stdio":
-            raise InputError(*where, "a function problem's test is an assert string")
+            raise where.error(name, "a function problem's test is an assert string")
         return [StdioTest(str(item["input"]), str(item["output"]))]
-    raise InputError(*where, "expected an assert string or an object with 'input' and 'output' strings")
+    raise where.error(name, "expected an assert string or an object with 'input' and 'output' strings")
 
 
-def _read_codet(
-    record: dict[str, object], where: tuple[Path, int], problems: Sequence[Problem], reading: _Reading
-) -> None:
+def _read_codet(record: dict[str, object], where: Location, problems: Sequence[Problem], reading: _Reading) -> None:
     prompt, samples = record.get("prompt"), record.get("samples")
     if not isinstance(prompt, str):
-        raise InputError(*where, "prompt", "missing, or not a string")
+        raise where.error("prompt", "missing, or not a string")
     if not isinstance(samples, list) or not all(isinstance(s, str) for s in samples):
-        raise InputError(*where, "samples", "missing, or not a list of strings")
+        raise where.error("samples", "missing, or not a list of strings")
     reading.formats.add("codet")
     problem = match_prompt(prompt, problems)
     if problem is None:
-        reading.unmatched.append(_unmatched(where[1], prompt))
+        reading.unmatched.append(_unmatched(where.line, prompt))
         return
     entry = problem.entry_point or ""
     for sample in samples:
@@ -262,7 +259,7 @@ def _compiles_in_try(test: str) -> bool:
     return True
 
 
-def _unmatched(line: int, prompt: str) -> str:
+def _unmatched(line: int | None, prompt: str) -> str:
     """How a record that matched no task is named: its line and its function (or its prompt's start)."""
     return f"line {line} ({_entry_of(prompt) or prompt.strip()[:40]!r})"
 

@@ -25,7 +25,7 @@ from refinelab.experiment._spec import (
     SandboxChoice,
     load_spec,
 )
-from refinelab.experiment._units import score_attempts
+from refinelab.experiment._units import ScoredRun, score_attempts
 
 __all__ = [
     "SAME",
@@ -38,6 +38,7 @@ __all__ = [
     "RecallOnDraft",
     "RunSummary",
     "SandboxChoice",
+    "ScoredRun",
     "begin_run",
     "choose_problems",
     "draft_pairs",

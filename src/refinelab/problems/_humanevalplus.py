@@ -14,14 +14,12 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from refinelab.errors import InputError
+from refinelab._location import Location
 from refinelab.problems._humaneval import docstring_tests
 from refinelab.problems._io import field as required
 from refinelab.problems._io import optional, read_jsonl
 from refinelab.problems._literal import call_source, to_source
 from refinelab.problems._model import AssertTest, CallTest, Problem, Test
-
-Where = tuple[Path, "int | None"]
 
 
 @dataclass(frozen=True)
@@ -38,16 +36,16 @@ class HumanEvalPlusTask:
     """The record's float tolerance (0: none given)."""
     record: dict[str, object] = field(repr=False, compare=False)
     """The record as read (prompt, canonical solution, ...)."""
-    where: Where = field(repr=False, compare=False)
+    where: Location = field(repr=False, compare=False)
     """File and line, for error messages."""
 
     @classmethod
-    def of(cls, record: dict[str, object], where: Where) -> HumanEvalPlusTask:
+    def of(cls, record: dict[str, object], where: Location) -> HumanEvalPlusTask:
         """A task from a record, or an :class:`InputError` naming the file, line and field."""
         inputs = required(record, "base_input", list, where) + optional(record, "plus_input", list, where, [])
         for value in inputs:
             if not isinstance(value, list):
-                raise InputError(where[0], where[1], "plus_input", "each input must be a list of arguments")
+                raise where.error("plus_input", "each input must be a list of arguments")
         return cls(
             task_id=required(record, "task_id", str, where),
             entry_point=required(record, "entry_point", str, where),
@@ -100,4 +98,4 @@ def read_humanevalplus(path: str | Path) -> Iterator[HumanEvalPlusTask]:
     """The tasks of an evalplus release file (``.jsonl`` or ``.jsonl.gz``), read one at a time."""
     source = Path(path)
     for line, record in read_jsonl(source):
-        yield HumanEvalPlusTask.of(record, (source, line))
+        yield HumanEvalPlusTask.of(record, Location(source, line))

@@ -6,12 +6,10 @@ import ast
 import re
 from pathlib import Path
 
-from refinelab.errors import InputError
+from refinelab._location import Location
 from refinelab.problems._io import field, optional, read_records
 from refinelab.problems._literal import call_source
 from refinelab.problems._model import CallTest, Problem, StdioTest, Test
-
-Where = tuple[Path, "int | None"]
 
 
 def load_apps(path: str | Path) -> list[Problem]:
@@ -21,17 +19,17 @@ def load_apps(path: str | Path) -> list[Problem]:
     a bare string when it does not parse) and the output list holds the return value.
     """
     source = Path(path)
-    return [_apps_problem(record, (source, line)) for line, record in read_records(source)]
+    return [_apps_problem(record, Location(source, line)) for line, record in read_records(source)]
 
 
-def _apps_problem(record: dict[str, object], where: Where) -> Problem:
+def _apps_problem(record: dict[str, object], where: Location) -> Problem:
     starter = optional(record, "starter_code", str, where, "")
     entry = entry_point_from_starter(starter) if starter.strip() else None
     convert = _apps_call if entry else _apps_stdio
     visible = [convert(item, where) for item in field(record, "sample_io", list, where)]
     hidden = [convert(item, where) for item in field(record, "test_list", list, where)]
     return Problem(
-        id=str(record.get("id", record.get("name", where[1]))),
+        id=str(record.get("id", record.get("name", where.line))),
         prompt=field(record, "description", str, where),
         kind="function" if entry else "stdio",
         visible_tests=tuple(visible),
@@ -42,18 +40,18 @@ def _apps_problem(record: dict[str, object], where: Where) -> Problem:
     )
 
 
-def _io_pair(item: object, where: Where) -> tuple[str, list[object]]:
+def _io_pair(item: object, where: Location) -> tuple[str, list[object]]:
     if not isinstance(item, dict) or not isinstance(item.get("input"), str) or not isinstance(item.get("output"), list):
-        raise InputError(where[0], where[1], "test_list", "each test needs 'input' (string) and 'output' (list)")
+        raise where.error("test_list", "each test needs 'input' (string) and 'output' (list)")
     return item["input"], item["output"]
 
 
-def _apps_stdio(item: object, where: Where) -> Test:
+def _apps_stdio(item: object, where: Location) -> Test:
     stdin, outputs = _io_pair(item, where)
     return StdioTest(stdin, "".join(str(o) for o in outputs))
 
 
-def _apps_call(item: object, where: Where) -> Test:
+def _apps_call(item: object, where: Location) -> Test:
     stdin, outputs = _io_pair(item, where)
     args = [_argument(line) for line in stdin.split("\n")] if stdin else []
     return CallTest(call_source(args), outputs[0] if len(outputs) == 1 else outputs)
@@ -82,15 +80,17 @@ def load_codecontests(path: str | Path) -> list[Problem]:
     those whose input appears in the statement (its examples), else the first test.
     """
     source = Path(path)
-    return [_cc_problem(record, (source, line), index) for index, (line, record) in enumerate(read_records(source))]
+    return [
+        _cc_problem(record, Location(source, line), index) for index, (line, record) in enumerate(read_records(source))
+    ]
 
 
-def _cc_problem(record: dict[str, object], where: Where, index: int) -> Problem:
+def _cc_problem(record: dict[str, object], where: Location, index: int) -> Problem:
     statement = field(record, "problem", str, where)
     tests = field(record, "tests", dict, where)
     inputs, outputs = tests.get("input"), tests.get("output")
     if not isinstance(inputs, list) or not isinstance(outputs, list) or len(inputs) != len(outputs):
-        raise InputError(where[0], where[1], "tests", "needs equally long 'input' and 'output' lists")
+        raise where.error("tests", "needs equally long 'input' and 'output' lists")
     hidden = [StdioTest(str(i), str(o)) for i, o in zip(inputs, outputs)]
     visible = [t for t in hidden if t.stdin.strip() and t.stdin.strip() in statement] or hidden[:1]
     return Problem(

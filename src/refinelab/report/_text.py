@@ -8,8 +8,8 @@ from refinelab._words import counted
 from refinelab.metrics import Rate
 from refinelab.report._build import Report, Row
 from refinelab.report._selection import selection_tables
+from refinelab.report._table import Table
 
-Table = tuple[str, list[str], list[list[str]]]
 """(title, header, rows)."""
 HEADLINE = "Pass@1 (%) on the hidden tests by iteration (change from the first attempt)"
 """The headline table's title: the text report, the HTML report and the viewer say the same."""
@@ -86,7 +86,7 @@ def _iterations(rows: Sequence[Row]) -> Table:
                 cost_cell,
             ]
         )
-    return (HEADLINE, header, body)
+    return Table(HEADLINE, header, body)
 
 
 def _with_change(value: float | None, start: float | None) -> str:
@@ -109,7 +109,7 @@ def _per_task(rows: Sequence[Row]) -> Table:
         ]
         for row in rows
     ]
-    return ("Per task: pass rate, model time, tokens, attempts, stated confidence, cost", header, body)
+    return Table("Per task: pass rate, model time, tokens, attempts, stated confidence, cost", header, body)
 
 
 def _rates(rows: Sequence[Row]) -> Table:
@@ -130,7 +130,7 @@ def _rates(rows: Sequence[Row]) -> Table:
                 " ".join(b for b in briers if b) or "–",
             ]
         )
-    return ("Improvement (wrong -> right) and regression (right -> wrong), first to final attempt", header, body)
+    return Table("Improvement (wrong -> right) and regression (right -> wrong), first to final attempt", header, body)
 
 
 def _critics(rows: Sequence[Row]) -> Table:
@@ -154,7 +154,7 @@ def _critics(rows: Sequence[Row]) -> Table:
                 said or "–",
             ]
         )
-    return ("Critic verdicts against the hidden tests", header, body)
+    return Table("Critic verdicts against the hidden tests", header, body)
 
 
 def _comparisons(report: Report) -> Table:
@@ -165,7 +165,7 @@ def _comparisons(report: Report) -> Table:
         body.append(
             [c.label, c.baseline, str(c.pairs), str(c.only_baseline), str(c.only_this), f"{c.p_value:.3g}", diff]
         )
-    return ("Paired against single pass with the same actor (exact McNemar; bootstrap interval)", header, body)
+    return Table("Paired against single pass with the same actor (exact McNemar; bootstrap interval)", header, body)
 
 
 def _equal_tokens(report: Report) -> Table:
@@ -182,10 +182,8 @@ def _equal_tokens(report: Report) -> Table:
         ]
         for a, b, e in report.equal_tokens
     ]
-    return (
-        "Refinement against sampling at the same tokens per problem (samples chosen by visible tests)",
-        header,
-        body,
+    return Table(
+        "Refinement against sampling at the same tokens per problem (samples chosen by visible tests)", header, body
     )
 
 
@@ -196,7 +194,7 @@ def _caps(rows: Sequence[Row]) -> Table:
         for row in rows
         for cap, value, tokens in row.refinement.caps
     ]
-    return ("As if the iteration cap were lower (re-scored from stored attempts, no new calls)", header, body)
+    return Table("As if the iteration cap were lower (re-scored from stored attempts, no new calls)", header, body)
 
 
 def _prompts(rows: Sequence[Row]) -> Table:
@@ -210,7 +208,7 @@ def _prompts(rows: Sequence[Row]) -> Table:
         ]
         for row in rows
     ]
-    return ("Actor prompt tokens per attempt (how the memory policy grows the prompt)", header, body)
+    return Table("Actor prompt tokens per attempt (how the memory policy grows the prompt)", header, body)
 
 
 def _baseline(report: Report, baseline: Report) -> Table:
@@ -232,7 +230,7 @@ def _baseline(report: Report, baseline: Report) -> Table:
                 f"{row.use.tokens - other.use.tokens:+,.0f}",
             ]
         )
-    return (f"Against baseline run {baseline.run.id}", header, body)
+    return Table(f"Against baseline run {baseline.run.id}", header, body)
 
 
 def header_lines(report: Report) -> list[str]:
@@ -273,7 +271,7 @@ def failure_lines(report: Report) -> list[str]:
 
 def render_table(table: Table) -> str:
     """A plain aligned table with its title."""
-    title, header, rows = table
+    title, header, rows = table.title, table.header, table.body
     widths = [max(len(cell) for cell in column) for column in zip(header, *rows)]
     line = "  ".join("-" * w for w in widths)
     lines = [title, line, _cells(header, widths), line, *(_cells(row, widths) for row in rows), line]

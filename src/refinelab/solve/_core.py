@@ -15,12 +15,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from refinelab.errors import UserError
-from refinelab.experiment import score_attempts
+from refinelab.experiment import ScoredRun, score_attempts
 from refinelab.models import Model
 from refinelab.problems import Problem, ProblemKind
 from refinelab.runtime import NOT_GIVEN, Flags, Settings, open_runtime, resolve_settings
 from refinelab.sandbox import Limits, RunResult, Sandbox, SandboxSettings, TestOutcome, default_workers
-from refinelab.solve._generate import generated_tests, strategy_tests, with_generation
+from refinelab.solve._generate import StrategyTests, generated_tests, strategy_tests, with_generation
 from refinelab.solve._progress import WatchedEnv
 from refinelab.solve._record import SolveRun, record
 from refinelab.solve._solution import Evidence, Solution, TestCheck
@@ -85,7 +85,7 @@ async def solve_async(
         agreement = await strategy_tests(task, trajectory, code, pool)
         trajectory = with_generation(trajectory, generation)
         meta = _Meta(actor.name, str(spec), time.monotonic() - started)
-        solution = conclude(task, (trajectory, hidden), agreement, meta)
+        solution = conclude(task, ScoredRun(trajectory, hidden), agreement, meta)
         if options.record:
             run = SolveRun(task=task, strategy=spec, model=meta.model, header=RunHeader.of(pool))
             run_id = record(runtime.open_store(), run, solution, hidden)
@@ -177,23 +177,17 @@ class _Meta:
     seconds: float
 
 
-def conclude(
-    task: Task,
-    scored: tuple[Trajectory, Sequence[RunResult | None]],
-    agreement: tuple[tuple[GivenTest, ...], RunResult | None],
-    meta: _Meta,
-) -> Solution:
+def conclude(task: Task, scored: ScoredRun, agreement: StrategyTests, meta: _Meta) -> Solution:
     """The solution: the strategy's answer when it passes every test, else the attempt passing the most;
     verified when it passes every test of the task (``agreement``: the strategy's own generated tests
     beside given ones, shown but not part of the verdict)."""
-    trajectory, hidden = scored
+    trajectory, hidden = scored.trajectory, scored.hidden
     chosen = choose(trajectory, hidden)
     result = None if chosen is None else hidden[chosen]
     outcomes = result.outcomes if result is not None else ()
     checks = _checks(task.tests.tests, outcomes)
     verified = result is not None and result.passed and len(outcomes) == len(checks)
-    extra, extra_result = agreement
-    checks += _checks(extra, extra_result.outcomes if extra_result is not None else ())
+    checks += _checks(agreement.tests, agreement.result.outcomes if agreement.result is not None else ())
     attempts = trajectory.attempts
     evidence = Evidence(
         tests=checks,
