@@ -20,7 +20,7 @@ def test_solve_api() -> None:
             "TestOrigin",
             "TestSet",
             "parse_io_pair",
-            "parse_tests",
+            "parse_given_tests",
             "read_io_file",
             "solve",
             "solve_async",

@@ -273,3 +273,24 @@ def test_compare_data_is_the_reports_paired_test_computed_by_the_metrics(tmp_pat
     assert forward["difference"] == expected.difference and forward["both"] == backward["both"] == 1
     assert (backward["only_a"], backward["only_b"]) == (forward["only_b"], forward["only_a"])
     assert forward["shown"]["p_value"] == f"{expected.p_value:.3g}"  # type: ignore[index]
+
+
+def test_one_route_table_both_lists_and_answers_every_file(demo: Demo) -> None:
+    """Every file the static site lists is answered by the first route its path matches, that route
+    spells the path back from its parts, and every route lists files (the site is the table's output)."""
+    from refinelab.view._site import ROUTES
+
+    source = Source(demo.store)
+    listed = list(source.paths())
+    assert len(listed) == len(set(listed)) and source.get(listed[0]) is not None
+    used = set()
+    for path in listed:
+        route = next(r for r in ROUTES if r.match(path) is not None)
+        parts = route.match(path)
+        assert parts is not None and route.path(parts) == path
+        used.add(route.pattern)
+    assert used == {route.pattern for route in ROUTES}
+    assert {p.relative_to(demo.site).as_posix() for p in demo.site.rglob("*") if p.is_file()} - set(listed) == {
+        ".refinelab-site"
+    }
+    assert source.get("data/compare/nope--nothing.js") is None and source.get("figures/x/y.gif") is None

@@ -24,8 +24,8 @@ from refinelab.solve import (
     Solution,
     SolveOptions,
     SolveProgress,
+    parse_given_tests,
     parse_io_pair,
-    parse_tests,
     read_io_file,
     solve_async,
 )
@@ -70,7 +70,7 @@ def run(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
         raise UserError("give --model (or set $REFINELAB_MODEL), e.g. --model ollama:qwen2.5-coder:7b")
     prompt = _text(args.prompt, "PROMPT")
     for value in args.test:
-        parse_tests(value, f"--test {value!r}")  # a bad one is named before any model call
+        parse_given_tests(value, f"--test {value!r}")  # a bad one is named before any model call
     tests = [*args.test, *(_test_file(path) for path in args.tests)]
     io = [pair for value in args.io for pair in _io(value)]
     display = _Display(sys.stderr, quiet=args.quiet)
@@ -125,7 +125,7 @@ def _text(value: str, what: str) -> str:
 
 def _test_file(path: Path) -> str:
     text = _text(f"@{path}", "--tests")
-    parse_tests(text, str(path))  # a bad file is reported with its name and line, before any model call
+    parse_given_tests(text, str(path))  # a bad file is reported with its name and line, before any model call
     return text
 
 

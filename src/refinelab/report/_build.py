@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass, field
 
 from refinelab.metrics import (
     ConfusionMatrix,
-    Decision,
+    DecisionCount,
     EqualTokens,
     Means,
     Rate,
@@ -85,7 +85,7 @@ class CriticNumbers:
 
     confusion: ConfusionMatrix | None
     """Critic verdicts against the tests (``None`` without a critic)."""
-    decisions: dict[str, Decision]
+    decisions: dict[str, DecisionCount]
     """pass / refine / redraft counts (empty without a critic)."""
 
 

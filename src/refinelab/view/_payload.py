@@ -146,7 +146,7 @@ def run_payload(
         "figures": [{"name": name, "title": title} for name, title in figures],
         "configs": [asdict(side) for side in run_sides(store, run)],
         "problems": [_problem_entry(p) for p in problems],
-        "trajectories": [asdict(summarize(t)) for t in trajectories],
+        "trajectories": [asdict(summarize_trajectory(t)) for t in trajectories],
         "disagreements": [[problem, repeat] for problem, repeat in disagreements(trajectories)],
     }
 
@@ -163,7 +163,7 @@ def _problem_entry(problem: ProblemInfo) -> dict[str, object]:
             "hidden_tests": problem.hidden_tests}  # fmt: skip
 
 
-def summarize(trajectory: ScoredTrajectory) -> TrajectorySummary:
+def summarize_trajectory(trajectory: ScoredTrajectory) -> TrajectorySummary:
     """The case list entry of a trajectory (its cases from the metrics' case functions)."""
     attempts = trajectory.attempts
     return TrajectorySummary(
@@ -196,7 +196,7 @@ def problem_payload(
     return {
         "problem": {**_problem_entry(problem), "prompt": problem.prompt, "metadata": problem.metadata},
         "trajectories": [_trajectory_entry(t) for t in details],
-        "summaries": [asdict(summarize(t)) for t in trajectories if t.problem == problem.key],
+        "summaries": [asdict(summarize_trajectory(t)) for t in trajectories if t.problem == problem.key],
     }
 
 
