@@ -4,6 +4,7 @@ positional arguments (a longer call is a record waiting to be named; STYLE.md pr
 from __future__ import annotations
 
 import ast
+from collections.abc import Sequence
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "refinelab"
@@ -122,7 +123,7 @@ def raw_wire_keys(source: str, keys: set[str]) -> list[int]:
     an index, a ``.get`` argument or an ``in`` test, instead of named by its constant."""
     lines = []
     for node in ast.walk(ast.parse(source)):
-        spots: list[ast.expr | None] = []
+        spots: Sequence[ast.expr | None] = []
         if isinstance(node, ast.Dict):
             spots = list(node.keys)
         elif isinstance(node, ast.Subscript):

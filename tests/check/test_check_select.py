@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pytest
@@ -42,7 +43,7 @@ TESTS = [
 ]
 
 
-def write(path: Path, rows: list[dict[str, object]]) -> Path:
+def write(path: Path, rows: Sequence[Mapping[str, object]]) -> Path:
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     return path
 
@@ -50,8 +51,8 @@ def write(path: Path, rows: list[dict[str, object]]) -> Path:
 @pytest.fixture
 def files(tmp_path: Path) -> dict[str, Path]:
     return {
-        "problems": write(tmp_path / "problems.jsonl", PROBLEMS),  # type: ignore[arg-type]
-        "samples": write(tmp_path / "samples.jsonl", SAMPLES),  # type: ignore[arg-type]
+        "problems": write(tmp_path / "problems.jsonl", PROBLEMS),
+        "samples": write(tmp_path / "samples.jsonl", SAMPLES),
         "tests": write(tmp_path / "tests.jsonl", TESTS),  # type: ignore[arg-type]
     }
 
@@ -171,13 +172,13 @@ def test_codet_format_matched_by_prompt_on_humaneval(tmp_path: Path, capsys: pyt
         {"prompt": prompt, "samples": ["truncate_number(3.5) == 0.5\nassert truncate_number(1.25) == 0.25\n", "\n"]},
         {"prompt": "def not_a_task(x):\n    pass\n\n# check the correctness of not_a_task\nassert ", "samples": []},
     ]
-    tests = write(tmp_path / "codet.jsonl", codet)  # type: ignore[arg-type]
+    tests = write(tmp_path / "codet.jsonl", codet)
     rows = [
         {"task_id": "HumanEval/2", "completion": "    return 0.5\n"},
         {"task_id": "HumanEval/2", "completion": "    return number % 1.0\n"},
         {"task_id": "HumanEval/2", "completion": "    return number - int(number)\n"},
     ]
-    samples = write(tmp_path / "samples.jsonl", rows)  # type: ignore[arg-type]
+    samples = write(tmp_path / "samples.jsonl", rows)
     out = tmp_path / "selected.jsonl"
     options = ["--select", "dual-agreement", "--generated-tests", str(tests), "--out", str(out)]
     assert main(["check", str(samples), "--benchmark", "humaneval", *options]) == 0
@@ -231,7 +232,7 @@ def test_generated_tests_get_codets_time_by_default(tmp_path: Path) -> None:
     slow = "def sq(x):\n    import time\n    end = time.process_time() + 0.5\n    while time.process_time() < end:\n"
     slow += "        pass\n    return x * x\n"
     files = {
-        "problems": write(tmp_path / "problems.jsonl", PROBLEMS[:1]),  # type: ignore[arg-type]
+        "problems": write(tmp_path / "problems.jsonl", PROBLEMS[:1]),
         "samples": write(tmp_path / "samples.jsonl", [{"task_id": "sq", "solution": slow}]),
         "tests": write(tmp_path / "tests.jsonl", [{"task_id": "sq", "tests": ["assert sq(2) == 4"]}]),
     }
@@ -256,7 +257,7 @@ def test_a_mixed_file_limits_only_codet_records_to_codets_five(tmp_path: Path) -
     }
     plain = {"task_id": "sq2", "tests": [f"assert sq2({i}) == {i * i}" for i in range(7)]}
     files = {
-        "problems": write(tmp_path / "problems.jsonl", problems),  # type: ignore[arg-type]
+        "problems": write(tmp_path / "problems.jsonl", problems),
         "samples": write(
             tmp_path / "samples.jsonl",
             [

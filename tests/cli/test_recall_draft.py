@@ -62,7 +62,7 @@ def test_recall_on_draft_is_judged_per_configuration_over_http(
     assert "0.0% (0/6)" in out  # after refine, nothing changed
     assert len(judged) == 12
     for body in judged:  # the judge saw the two programs and nothing else: no problem statement, no critique
-        content = "\n".join(str(m["content"]) for m in body["messages"])  # type: ignore[attr-defined]
+        content = "\n".join(str(m["content"]) for m in body["messages"])
         assert "Problem p" not in content and "look again" not in content and content.count("def f(x)") == 2
 
 

@@ -139,9 +139,8 @@ def test_progress_adds_up_what_the_stored_trajectories_spent(tmp_path: Path) -> 
             if actor == "fake":
                 assert progress.cost_usd is None  # no price: unknown, never $0
             else:
-                assert (
-                    progress.cost_usd == pytest.approx(sum(t.cost_usd or 0.0 for t in stored)) and progress.cost_usd > 0
-                )
+                assert progress.cost_usd is not None and progress.cost_usd > 0
+                assert progress.cost_usd == pytest.approx(sum(t.cost_usd or 0.0 for t in stored))
 
 
 @pytest.mark.parametrize(

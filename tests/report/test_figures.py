@@ -102,7 +102,7 @@ def test_heat_maps_of_several_critics_keep_their_labels_apart(tmp_path: Path) ->
         assert all(c in panel.get_title(loc="left").replace("\n", "") for c in ("accepts", "false rejections"))
     whole = figure.bbox
     texts = [(i, box) for i, a in enumerate(panels)
-             for box in boxes(figure, [a.title, a._left_title, *a.get_xticklabels(), *a.get_yticklabels()])]  # fmt: skip
+             for box in boxes(figure, [a.title, _left_title(a), *a.get_xticklabels(), *a.get_yticklabels()])]  # fmt: skip
     for i, box in texts:
         assert whole.x0 - 1 <= box.x0 and box.x1 <= whole.x1 + 1 and box.y1 <= whole.y1 + 1  # nothing cut off
         for j, other in texts:
@@ -170,3 +170,8 @@ def test_legends_of_long_model_names_stay_whole_inside_the_figure(tmp_path: Path
     for critic in LONG_CRITICS:  # each model name is shown whole, on one line
         assert any(critic in line for t in legend.get_texts() for line in t.get_text().splitlines())
     assert len(set(shown)) == len(shown)
+
+
+def _left_title(axes: Any) -> Any:
+    """The left title's text artist (matplotlib keeps it as a private attribute; its bounds are checked)."""
+    return axes._left_title

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -66,10 +67,10 @@ def fill(store: Store) -> None:
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Store:
+def store(tmp_path: Path) -> Iterator[Store]:
     with Store(tmp_path / "store.sqlite") as opened:
         fill(opened)
-        yield opened  # type: ignore[misc]
+        yield opened
 
 
 def test_text_report_matches_the_snapshot(store: Store) -> None:

@@ -305,7 +305,7 @@ def test_signature_and_token_budget(fib_server: FakeOpenAI, here: Path, capsys: 
     data = json.loads(capsys.readouterr().out)
     assert data["attempts"] == 1 and data["stop_reason"] == "budget" and data["verified"] is False
     (body,) = fib_server.answered()
-    prompt = body["messages"][-1]["content"]  # type: ignore[index]
+    prompt = body["messages"][-1]["content"]
     assert "Starter code:\n```python\ndef fibonacci(n: int) -> list[int]:" in prompt
 
 

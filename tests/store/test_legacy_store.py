@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,13 +19,13 @@ DATA = Path(__file__).parent / "data"
 
 
 @pytest.fixture
-def legacy(tmp_path: Path) -> Store:
+def legacy(tmp_path: Path) -> Iterator[Store]:
     path = tmp_path / "legacy.sqlite"
     db = sqlite3.connect(path)
     db.executescript((DATA / "legacy_store.sql").read_text(encoding="utf-8"))
     db.close()
     with Store(path) as store:
-        yield store  # type: ignore[misc]
+        yield store
 
 
 def expected() -> dict[str, object]:

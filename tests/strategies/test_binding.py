@@ -139,7 +139,7 @@ def test_a_prompt_file_is_read_once_and_its_content_is_in_the_key(
     path.write_text('actor_system = "Short programs."\n', encoding="utf-8")
     reads: list[str] = []
     original = Prompts.load.__func__  # type: ignore[attr-defined]
-    monkeypatch.setattr(Prompts, "load", classmethod(lambda cls, p: reads.append(str(p)) or original(cls, p)))
+    monkeypatch.setattr(Prompts, "load", classmethod(lambda cls, p: _record(reads, str(p)) or original(cls, p)))
     text = f"single-pass(prompts={path})"
     spec = ExperimentSpec((BenchmarkChoice("jsonl"),), (StrategySpec.parse(text),), ("m",))
     first = spec.configurations()[0]
@@ -158,7 +158,7 @@ def test_a_spec_file_reads_its_prompt_file_once(tmp_path: Path, monkeypatch: pyt
     prompts.write_text('actor_system = "Short programs."\n', encoding="utf-8")
     reads: list[str] = []
     original = Prompts.load.__func__  # type: ignore[attr-defined]
-    monkeypatch.setattr(Prompts, "load", classmethod(lambda cls, p: reads.append(str(p)) or original(cls, p)))
+    monkeypatch.setattr(Prompts, "load", classmethod(lambda cls, p: _record(reads, str(p)) or original(cls, p)))
     path = tmp_path / "spec.toml"
     path.write_text(SPEC.replace("sampling(n=0)", f"self-refine(prompts='{prompts}', actor=big)"), encoding="utf-8")
     spec = load_spec(path)  # checks every strategy as it reads it
@@ -255,3 +255,9 @@ def test_one_registry_record_per_strategy_says_everything_the_registry_knows() -
     }
     spec = StrategySpec.parse("self-refine(max_iters=2, critic=small)")
     assert spec.uses_critic and spec.bind() is spec.bind() is spec.without_models().bind()
+
+
+def _record(reads: list[str], path: str) -> bool:
+    """Note a read (False, so ``_record(...) or original(...)`` goes on to the real read)."""
+    reads.append(path)
+    return False

@@ -9,6 +9,7 @@ import sys
 import urllib.error
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -22,10 +23,10 @@ from tests.report.test_report import REFINE, attempt, fill, result
 from tests.view.conftest import Demo, SlowReports
 
 
-def data_file(text: str) -> dict[str, object]:
-    """The payload of a data script ``REFINELAB.put("path", {...});``."""
+def data_file(text: str) -> dict[str, Any]:
+    """The payload of a data script ``REFINELAB.put("path", {...});`` (parsed JSON: any shape)."""
     start, end = text.index(", ") + 2, text.rindex(");")
-    payload: dict[str, object] = json.loads(text[start:end])
+    payload: dict[str, Any] = json.loads(text[start:end])
     return payload
 
 
@@ -43,7 +44,7 @@ def test_the_static_site_holds_every_page_and_figure(demo: Demo) -> None:
     assert (site / "index.html").read_text(encoding="utf-8").count("/*LIVE*/") == 0
     run = data_file((site / base / "run.js").read_text(encoding="utf-8"))
     assert run["report"] == demo.report  # the overview's numbers are the JSON report's, byte for byte
-    names = [f["name"] for f in run["figures"]]  # type: ignore[union-attr]
+    names = [f["name"] for f in run["figures"]]
     assert (
         names == [n for n, _ in demo.figures] == ["pass-by-iteration", "cost-vs-pass", "critic-confusion", "first-pass"]
     )
@@ -120,7 +121,7 @@ def test_without_matplotlib_the_viewer_names_the_extra(
     with serving(Source(demo.store, live=True)) as server:
         status, body = get(f"{server.url}data/{slug(demo.run_id)}/run.js")
         assert status == 200  # the overview draws no figure: it opens without matplotlib
-        assert [f["name"] for f in data_file(body.decode())["figures"]] == [n for n, _ in demo.figures]  # type: ignore[union-attr]
+        assert [f["name"] for f in data_file(body.decode())["figures"]] == [n for n, _ in demo.figures]
         status, body = get(f"{server.url}figures/{slug(demo.run_id)}/{demo.figures[0][0]}.svg")
     assert status == 500 and b"refinelab[view]" in body
 
@@ -149,9 +150,9 @@ def run_js(source: Source) -> dict[str, object]:
     return data_file(source.get(f"data/{slug('demo-1')}/run.js")[1].decode())  # type: ignore[index]
 
 
-def reported(payload: dict[str, object]) -> int:
+def reported(payload: dict[str, Any]) -> int:
     """Trajectories the report's tables count."""
-    return sum(c["trajectories"] for c in payload["report"]["configurations"])  # type: ignore[index, misc]
+    return sum(c["trajectories"] for c in payload["report"]["configurations"])
 
 
 def test_a_running_runs_pages_are_reused_for_ten_seconds_and_a_finished_runs_for_good(tmp_path: Path) -> None:
@@ -194,7 +195,7 @@ def test_a_runs_pages_come_from_one_snapshot_while_an_experiment_writes(
     assert written, "the experiment did write while the page was computed"
     assert len(payload["trajectories"]) == reported(payload) == 8  # type: ignore[arg-type]  # as before the writes
     problem = data_file(Source(path, live=True).get(f"data/{slug('demo-1')}/p/{slug('jsonl/p0')}.js")[1].decode())  # type: ignore[index]
-    assert len(problem["summaries"]) == len(problem["trajectories"]) == 2  # type: ignore[arg-type]
+    assert len(problem["summaries"]) == len(problem["trajectories"]) == 2
 
 
 def test_a_trajectory_page_never_waits_for_a_runs_report(slow_reports: SlowReports) -> None:
@@ -206,7 +207,7 @@ def test_a_trajectory_page_never_waits_for_a_runs_report(slow_reports: SlowRepor
         try:
             assert slow_reports.started.wait(30)
             status, body = get(f"{server.url}data/{slug('demo-1')}/p/{slug('jsonl/p2')}.js", timeout=5)
-            assert status == 200 and len(data_file(body.decode())["trajectories"]) == 2  # type: ignore[arg-type]
+            assert status == 200 and len(data_file(body.decode())["trajectories"]) == 2
             assert get(f"{server.url}data/runs.js", timeout=5)[0] == 200
         finally:
             slow_reports.release.set()
@@ -249,10 +250,10 @@ def test_a_store_from_before_problem_details_is_viewable(tmp_path: Path, monkeyp
     monkeypatch.undo()
     source = Source(path)
     run = data_file(source.get(f"data/{slug('demo-1')}/run.js")[1].decode())  # type: ignore[index]
-    assert {p["difficulty"] for p in run["problems"]} == {None}  # type: ignore[union-attr, index]
+    assert {p["difficulty"] for p in run["problems"]} == {None}
     problem = data_file(source.get(f"data/{slug('demo-1')}/p/{slug('jsonl/p0')}.js")[1].decode())  # type: ignore[index]
-    assert problem["problem"]["prompt"] is None  # type: ignore[index]
-    assert run["report"]["overview"][0]["name"] == "all problems"  # type: ignore[index]
+    assert problem["problem"]["prompt"] is None
+    assert run["report"]["overview"][0]["name"] == "all problems"
 
 
 def test_compare_data_is_the_reports_paired_test_computed_by_the_metrics(tmp_path: Path) -> None:

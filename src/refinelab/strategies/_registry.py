@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import functools
 import inspect
-from collections.abc import Awaitable, Callable, Hashable, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Hashable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any, Concatenate, ParamSpec, Protocol, cast
@@ -27,7 +27,9 @@ class Strategy(Protocol[P]):
 
     __name__: str
 
-    def __call__(self, problem: Problem, env: Env, /, *args: P.args, **kwargs: P.kwargs) -> Awaitable[Trajectory]:
+    def __call__(
+        self, problem: Problem, env: Env, /, *args: P.args, **kwargs: P.kwargs
+    ) -> Coroutine[Any, Any, Trajectory]:
         """Run on one problem."""
         ...
 
