@@ -146,3 +146,32 @@ def test_every_error_is_in_the_tree_drawn_in_refinelab_errors() -> None:
     assert {name: where for name, where in found.items() if where != "refinelab.errors"} == {}
     drawn = {name for name in found if re.search(rf"^ +(\W+ )?{name}\b", errors.__doc__ or "", re.MULTILINE)}
     assert drawn == set(found) and "BudgetExhausted" in drawn
+
+
+def environment_reads(source: str) -> list[str]:
+    """The ``REFINELAB_*`` variables a module reads itself (``environ.get("REFINELAB_X")``, ``environ[...]``)."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        key = None
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get":
+            key = node.args[0] if node.args else None
+        elif isinstance(node, ast.Subscript):
+            key = node.slice
+        if isinstance(key, ast.Constant) and isinstance(key.value, str) and key.value.startswith("REFINELAB_"):
+            found.append(key.value)
+    return found
+
+
+def test_refinelab_variables_are_read_in_one_place() -> None:
+    """Settings come from ``refinelab.runtime`` (every setting's variable is a row of its table); the model
+    layer reads only the API key, a credential that is never a setting."""
+    assert environment_reads('environ.get("REFINELAB_STORE")\nos.environ["REFINELAB_MODEL"]\nx.get("HOME")') == [
+        "REFINELAB_STORE",
+        "REFINELAB_MODEL",
+    ]
+    found = {
+        str(path.relative_to(SOURCE)): reads
+        for path in modules()
+        if (reads := environment_reads(path.read_text(encoding="utf-8")))
+    }
+    assert found == {"runtime/_project.py": ["REFINELAB_CONFIG"], "models/_resolve.py": ["REFINELAB_API_KEY"]}

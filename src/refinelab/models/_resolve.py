@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from refinelab._toml import read_toml
+from refinelab._toml import located, read_toml
 from refinelab.errors import InputError, UserError
 from refinelab.models._cache import ResponseCache
 from refinelab.models._model import Model, RetryPolicy
@@ -128,7 +128,7 @@ def load_models_config(path: str | Path) -> ModelsConfig:
 def _only(table: dict[str, object], allowed: set[str], path: str | Path, where: str) -> None:
     unknown = sorted(set(table) - allowed)
     if unknown:
-        raise InputError(path, None, f"{where}.{unknown[0]}", "unknown key")
+        raise located(Path(path), f"{where}.{unknown[0]}", "unknown key")
 
 
 def _endpoint(table: object, path: str | Path, where: str) -> EndpointSettings:
