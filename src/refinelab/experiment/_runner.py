@@ -116,9 +116,13 @@ class _Context:
     """What every unit of one run shares."""
 
     store: Store
+    """Where units are stored."""
     sandbox: Sandbox
+    """Where programs run."""
     runtime: Runtime
+    """Where models come from."""
     spec: ExperimentSpec
+    """What runs."""
 
     def roles(self, configuration: Configuration) -> Roles:
         """The configuration's actor, and its critic (on the critic's server) for critic strategies."""

@@ -247,7 +247,9 @@ class _File:
     """A requested file: its path, and the parts of it its route's pattern names."""
 
     path: str
+    """The file's path in the site."""
     parts: dict[str, str]
+    """The parts its route's pattern names (``run``, ``problem``...)."""
 
 
 Make = Callable[[Source, "Store | None", _File], "bytes | None"]
