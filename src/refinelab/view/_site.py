@@ -211,11 +211,12 @@ class Source:
             bundle.figures[name] = render_figure(bundle.report, name)
         return bundle.figures[name]
 
-    def _compare(self, store: Store, path: str, wanted: tuple[str, str]) -> bytes | None:
+    def _compare(self, store: Store, path: str, first: str, second: str) -> bytes | None:
+        """Two configurations compared (``first`` and ``second``: their sides' file names)."""
         sides = {side.file: (run, side) for run in self.runs(store) for side in run_sides(store, run)}
-        if any(w not in sides for w in wanted):
+        if first not in sides or second not in sides:
             return None
-        (run_a, a), (run_b, b) = sides[wanted[0]], sides[wanted[1]]
+        (run_a, a), (run_b, b) = sides[first], sides[second]
         first, second = self.bundle(store, run_a).trajectories, self.bundle(store, run_b).trajectories
         return _script(path, compare_payload(a, b, first, second))
 
@@ -382,7 +383,7 @@ ROUTES: tuple[Route, ...] = (
         "data/compare/{a}--{b}.js",
         "two configurations compared",
         lambda source, store, file: (
-            source._compare(store, file.path, (file.parts["a"], file.parts["b"])) if store else None
+            source._compare(store, file.path, file.parts["a"], file.parts["b"]) if store else None
         ),
         _each_pair,
     ),
