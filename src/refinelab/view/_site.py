@@ -211,12 +211,12 @@ class Source:
             bundle.figures[name] = render_figure(bundle.report, name)
         return bundle.figures[name]
 
-    def _compare(self, store: Store, path: str, first: str, second: str) -> bytes | None:
-        """Two configurations compared (``first`` and ``second``: their sides' file names)."""
+    def _compare(self, store: Store, path: str, left: str, right: str) -> bytes | None:
+        """Two configurations compared (``left`` and ``right``: their sides' file names)."""
         sides = {side.file: (run, side) for run in self.runs(store) for side in run_sides(store, run)}
-        if first not in sides or second not in sides:
+        if left not in sides or right not in sides:
             return None
-        (run_a, a), (run_b, b) = sides[first], sides[second]
+        (run_a, a), (run_b, b) = sides[left], sides[right]
         first, second = self.bundle(store, run_a).trajectories, self.bundle(store, run_b).trajectories
         return _script(path, compare_payload(a, b, first, second))
 
