@@ -148,30 +148,39 @@ def test_every_error_is_in_the_tree_drawn_in_refinelab_errors() -> None:
     assert drawn == set(found) and "BudgetExhausted" in drawn
 
 
-def environment_reads(source: str) -> list[str]:
-    """The ``REFINELAB_*`` variables a module reads itself (``environ.get("REFINELAB_X")``, ``environ[...]``)."""
-    found = []
-    for node in ast.walk(ast.parse(source)):
-        key = None
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get":
-            key = node.args[0] if node.args else None
-        elif isinstance(node, ast.Subscript):
-            key = node.slice
-        if isinstance(key, ast.Constant) and isinstance(key.value, str) and key.value.startswith("REFINELAB_"):
-            found.append(key.value)
-    return found
+def environment_names(source: str) -> list[str]:
+    """The ``REFINELAB_*`` variables a module names to read (a string that is exactly such a name: prose and
+    help texts that mention one are longer strings)."""
+    return [
+        node.value
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and re.fullmatch(r"REFINELAB_[A-Z_]+", node.value)
+    ]
 
 
 def test_refinelab_variables_are_read_in_one_place() -> None:
-    """Settings come from ``refinelab.runtime`` (every setting's variable is a row of its table); the model
-    layer reads only the API key, a credential that is never a setting."""
-    assert environment_reads('environ.get("REFINELAB_STORE")\nos.environ["REFINELAB_MODEL"]\nx.get("HOME")') == [
-        "REFINELAB_STORE",
-        "REFINELAB_MODEL",
-    ]
+    """Settings come from ``refinelab.runtime`` (every setting's variable is a row of its table). Below it, only
+    what is not a setting: the model layer's API key, a credential, and the download layer's transport (a
+    mirror, offline mode, a manifest), both read from the environment they are handed."""
+    assert environment_names('x.get("REFINELAB_STORE")\nhelp = "default: $REFINELAB_MODEL"\n') == ["REFINELAB_STORE"]
     found = {
-        str(path.relative_to(SOURCE)): reads
+        str(path.relative_to(SOURCE)): sorted(set(names))
         for path in modules()
-        if (reads := environment_reads(path.read_text(encoding="utf-8")))
+        if (names := environment_names(path.read_text(encoding="utf-8")))
     }
-    assert found == {"runtime/_project.py": ["REFINELAB_CONFIG"], "models/_resolve.py": ["REFINELAB_API_KEY"]}
+    assert found == {
+        "runtime/_settings.py": [
+            "REFINELAB_CACHE",
+            "REFINELAB_CACHE_DIR",
+            "REFINELAB_MODEL",
+            "REFINELAB_STORE",
+            "REFINELAB_WORKERS",
+        ],
+        "runtime/_project.py": ["REFINELAB_CONFIG"],
+        "models/_resolve.py": ["REFINELAB_API_KEY"],
+        "problems/_fetch.py": ["REFINELAB_OFFLINE", "REFINELAB_RELEASE_URL"],
+        "problems/_manifest.py": ["REFINELAB_BENCHMARK_MANIFEST"],
+        "testing/_standin.py": ["REFINELAB_RELEASE_URL"],  # the stand-in hub writes it into the test's environment
+    }

@@ -84,6 +84,19 @@ def test_self_test_lists_discrepancies_and_fails(tmp_path: Path, capsys: pytest.
     )
 
 
+def test_self_test_runs_references_on_their_visible_tests_and_counts_problems_without(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    wrong = dict(PROBLEMS[0], visible_tests=[{"call": "sq(2)", "expected": 4}, {"call": "sq(3)", "expected": 10}])
+    path = tmp_path / "wrong-visible.jsonl"
+    path.write_text(json.dumps(wrong) + "\n" + json.dumps(PROBLEMS[1]) + "\n")
+    assert main(["check", "--self-test", "--benchmark", "jsonl", "--data", str(path)]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert "  sq: visible: the reference fails a visible test: test 1: fail: sq(3): expected 10, got 9" in out
+    assert "visible tests: 1 of 2 problems have some; 1 has none" in out
+    assert out[-1].endswith("reference solutions pass on 2 of 2, and their visible tests on 0 of 1; 1 discrepancy")
+
+
 def test_unknown_task_is_a_one_line_user_error(
     tmp_path: Path, problems: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -103,7 +116,7 @@ def test_sample_without_code(tmp_path: Path, problems: Path, capsys: pytest.Capt
 
 
 def test_file_benchmarks_need_data(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["check", "--self-test", "--benchmark", "apps"]) == 2
+    assert main(["check", "--self-test", "--benchmark", "jsonl"]) == 2
     assert "needs --data FILE" in capsys.readouterr().err
 
 

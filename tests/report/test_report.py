@@ -62,7 +62,8 @@ def fill(store: Store) -> None:
         store.save("demo-1", Unit(SINGLE.key, f"jsonl/{name}", 0), trajectory, [result(t) for t in truth])
     for name, steps in REFINE_RUNS.items():
         attempts = tuple(attempt(i, verdict, 100 + 50 * i) for i, (_, verdict) in enumerate(steps))
-        trajectory = Trajectory(name, "self-refine", {}, attempts, len(steps) - 1, "accepted")
+        recorded: dict[str, object] = {"max_iters": 2, "critique_last": False}  # as the paper's loop records it
+        trajectory = Trajectory(name, "self-refine", recorded, attempts, len(steps) - 1, "accepted")
         store.save("demo-1", Unit(REFINE.key, f"jsonl/{name}", 0), trajectory, [result(ok) for ok, _ in steps])
 
 
@@ -95,7 +96,9 @@ def test_report_numbers_match_a_hand_count(store: Store) -> None:
     assert refine["use"]["cost_usd"] is None  # no price: unknown, never $0
     assert refine["confusion"] == {"true_accept": 2, "false_accept": 2, "true_reject": 2, "false_reject": 1}
     assert refine["improvement"] == {"count": 1, "of": 2} and refine["regression"] == {"count": 1, "of": 2}
-    assert refine["caps"] == [[0, 0.5, 135.0], [1, 0.5, (135 + 320 + 320 + 135) / 4]]
+    # as if capped lower, the loop ends at the new cap without asking the critic about that attempt
+    # (metrics.capped with judges_last=False: these trajectories never critiqued an attempt at their cap)
+    assert refine["caps"] == [[0, 0.5, 110.0], [1, 0.5, (135 + 295 + 295 + 135) / 4]]
     (comparison,) = data["comparisons"]
     assert (comparison["only_baseline"], comparison["only_this"], comparison["p_value"]) == (1, 1, 1.0)
 
@@ -112,14 +115,20 @@ def test_html_puts_the_headline_first_then_figures_and_needs_no_network(store: S
     assert "<script" not in page and "src='http" not in page and 'src="http' not in page
 
 
-def test_html_without_matplotlib_names_the_extra(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_html_without_matplotlib_has_every_table_and_names_the_extra(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import sys
 
     from refinelab.errors import MissingDependency
+    from refinelab.report import render_figures
 
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib now raises ImportError
+    page = render_html(build_report(store))
+    assert "Figures need matplotlib: pip install &#x27;refinelab[view]&#x27;" in page and "<img" not in page
+    assert "Critic verdicts against the hidden tests" in page  # every table is there
     with pytest.raises(MissingDependency, match=r"refinelab\[view\]"):
-        render_html(build_report(store))
+        render_figures(build_report(store))
 
 
 def test_csv_has_a_row_per_configuration(store: Store) -> None:

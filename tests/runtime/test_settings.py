@@ -11,13 +11,13 @@ import pytest
 
 from refinelab.cli import main
 from refinelab.errors import InputError, UserError
+from refinelab.problems import default_cache_dir
 from refinelab.runtime import (
     DEFAULT_STORE,
     NOT_GIVEN,
     SETTINGS,
     Flags,
     Settings,
-    default_cache_dir,
     open_runtime,
     resolve_settings,
 )

@@ -353,3 +353,44 @@ def test_live_progress_on_a_terminal() -> None:
     shown = stream.getvalue()
     assert "attempt 2: testing · tests passing 3/3 (best 3) · 2,345 tokens · " in shown
     assert "\x1b[" in shown  # drawn in place with terminal control codes, not one line per update
+
+
+def test_a_solve_never_becomes_the_default_run(
+    fib_server: FakeOpenAI, here: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """After an experiment, a solve in the same store: report, report --html, export and view with no run
+    id still show the experiment; report --list shows the solve apart, and its id reaches it."""
+    from refinelab.store import Store
+    from tests.report.test_report import fill
+
+    store = here / "s.sqlite"
+    with Store(store) as opened:
+        fill(opened)  # the experiment "demo-1"
+    assert main(solve_cli(fib_server, FIB_PROMPT, "--test", "fibonacci(1) == [0]", "--json", store=store), {}) == 0
+    solve_id = json.loads(capsys.readouterr().out)["run_id"]
+    at = ["--store", str(store)]
+    assert main(["report", *at, "--html", str(here / "r.html")], {}) == 0
+    assert capsys.readouterr().out.startswith("run demo-1 ")
+    assert "demo-1" in (here / "r.html").read_text() and solve_id not in (here / "r.html").read_text()
+    assert main(["export", *at, "--out", str(here / "a.jsonl")], {}) == 0
+    assert "of run demo-1 ->" in capsys.readouterr().out
+    assert main(["view", *at, "--out", str(here / "site")], {}) == 0
+    assert solve_id not in (here / "site" / "data" / "runs.js").read_text()
+    assert main(["report", "--list", *at], {}) == 0
+    listing = capsys.readouterr().out
+    experiments, solves = listing.split("solves (1; `refinelab report ID` shows one):\n")
+    assert "demo-1" in experiments and solve_id not in experiments and solve_id in solves
+    assert main(["report", solve_id, *at], {}) == 0
+    assert capsys.readouterr().out.startswith(f"run {solve_id} ")
+
+
+def test_a_store_of_solves_only_has_no_default_run(
+    fib_server: FakeOpenAI, here: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = here / "s.sqlite"
+    assert main(solve_cli(fib_server, FIB_PROMPT, "--test", "fibonacci(1) == [0]", store=store), {}) == 0
+    capsys.readouterr()
+    for command in (["report"], ["export", "--out", str(here / "a.jsonl")], ["view", "--out", str(here / "site")]):
+        assert main([*command, "--store", str(store)], {}) == 2
+        assert "no experiment stored yet, only 1 solve: give a solve's id" in capsys.readouterr().err
+    assert not (here / "a.jsonl").exists() and not (here / "site").exists()

@@ -57,7 +57,9 @@ def test_an_old_store_reports_the_same_numbers(legacy: Store) -> None:
     report = build_report(legacy)
     numbers = expected()
     assert (report.problems, report.pending) == (numbers["problems"], numbers["pending"])
-    same([row.to_json() for row in report.rows], numbers["rows"], "rows")
+    added = {"tests_generated", "critic_covered"}  # since the numbers were recorded
+    same([{k: v for k, v in row.to_json().items() if k not in added} for row in report.rows], numbers["rows"], "rows")
+    assert all(row.tests_generated.count == 0 for row in report.rows)  # no strategy there wrote tests
 
 
 def test_an_old_store_loads_every_trajectory_and_export_line(legacy: Store) -> None:
@@ -65,7 +67,7 @@ def test_an_old_store_loads_every_trajectory_and_export_line(legacy: Store) -> N
     numbers = expected()
     same(legacy.trajectories(run.id), numbers["trajectories"], "trajectories")
     rows = list(legacy.export_rows(run.id))
-    added = {"config", "decisions", "trajectory_decisions", "generated_tests"}  # since the numbers were recorded
+    added = {"config", "decisions", "trajectory_decisions", "generated_tests", "config_label", "refinement"}
     same([{k: v for k, v in row.items() if k not in added} for row in rows], numbers["export"], "export")
     assert all(row["decisions"] == [] for row in rows)  # an old store has no selecting strategies' records
     first = [row["iteration"] == 0 for row in rows]

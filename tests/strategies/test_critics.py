@@ -100,6 +100,24 @@ def test_self_refine_stops_at_the_cap_and_on_an_unreadable_critic() -> None:
     assert unreadable.attempts[0].critic is not None and unreadable.attempts[0].critic.verdict is None
 
 
+def test_the_attempt_at_the_cap_is_not_critiqued_unless_asked() -> None:
+    """The Self-Refine paper's loop ends after the last refinement: a verdict on that attempt could change
+    nothing, so the call is not made (``critique_last=true`` keeps it, for the critic's confusion matrix)."""
+    for strategy, rejection in ((self_refine, '{"critique": "no", "passed": false}'),
+                                (self_redraft, "<critique>no</critique><suggestion>refine</suggestion>")):  # fmt: skip
+        critic = ScriptedModel(rules=[(is_critic, rejection)])
+        capped = run(SQUARE, ScriptedModel([WRONG] * 3), critic, max_iters=2, strategy=strategy)
+        assert len(capped.attempts) == 3 and capped.stop_reason == "max_iterations" and capped.final == 2
+        assert [a.critic is not None for a in capped.attempts] == [True, True, False]
+        assert len(critic.requests) == 2
+        critic = ScriptedModel(rules=[(is_critic, rejection)])
+        every = run(SQUARE, ScriptedModel([WRONG] * 3), critic, max_iters=2, strategy=strategy, critique_last=True)
+        assert [a.critic is not None for a in every.attempts] == [True, True, True] and len(critic.requests) == 3
+        assert every.stop_reason == "max_iterations" and every.final == 2  # the same answer
+    critic = ScriptedModel(rules=[(is_critic, '{"critique": "no", "passed": false}')])
+    assert len(run(SQUARE, ScriptedModel([WRONG]), critic, max_iters=0).attempts) == 1 and not critic.requests
+
+
 def test_the_critic_is_asked_for_structured_output() -> None:
     schemas: list[str | None] = []
 

@@ -1,6 +1,7 @@
 """Self-test of a benchmark through the sandbox: every reference solution must pass its hidden tests
-and an empty stub must fail them (the bigcodebench "ground-truth pass rate" idea). A discrepancy means
-the benchmark data, the loader or the sandbox is wrong, so the check exits non-zero."""
+and its visible tests, and an empty stub must fail the hidden tests (the bigcodebench "ground-truth pass
+rate" idea). A discrepancy means the benchmark data, the loader or the sandbox is wrong, so the check
+exits non-zero. A visible test the reference fails would send a refining strategy after a wrong answer."""
 
 from __future__ import annotations
 
@@ -20,8 +21,8 @@ class Discrepancy:
 
     problem_id: str
     """The problem."""
-    which: Literal["reference", "stub"]
-    """What was run."""
+    which: Literal["reference", "stub", "visible"]
+    """What was run: the reference or the stub on the hidden tests, or the reference on the visible tests."""
     detail: str
     """The first test that went against expectation."""
 
@@ -36,6 +37,10 @@ class SelfTestReport:
     """Problems that have a reference solution (and so were checked with it)."""
     discrepancies: tuple[Discrepancy, ...]
     """Everything that went against expectation."""
+    without_visible: int = 0
+    """Problems with no visible tests (a strategy that runs tests has none of its own to run there)."""
+    visible_checked: int = 0
+    """Problems with both a reference and visible tests (so the reference was run on those too)."""
 
 
 def stub_program(problem: Problem) -> str:
@@ -70,13 +75,23 @@ async def self_test(problems: Sequence[Problem], pool: Sandbox, progress: Progre
         progress("self-test", 0, len(problems))
     found = await asyncio.gather(*(check(problem) for problem in problems))
     discrepancies = tuple(d for group in found for d in group)
-    return SelfTestReport(len(problems), sum(p.reference is not None for p in problems), discrepancies)
+    return SelfTestReport(
+        len(problems),
+        sum(p.reference is not None for p in problems),
+        discrepancies,
+        without_visible=sum(not p.visible_tests for p in problems),
+        visible_checked=sum(p.reference is not None and bool(p.visible_tests) for p in problems),
+    )
 
 
 async def _check(problem: Problem, pool: Sandbox) -> list[Discrepancy]:
-    programs = [stub_program(problem)] + ([problem.reference] if problem.reference is not None else [])
-    suite = Suite.hidden(problem)
-    results = await run_scored(pool, [(program, suite) for program in programs], isolate=True)
+    hidden = Suite.hidden(problem)
+    items = [(stub_program(problem), hidden)]
+    if problem.reference is not None:
+        items.append((problem.reference, hidden))
+        if problem.visible_tests:
+            items.append((problem.reference, Suite.for_problem(problem, problem.visible_tests)))
+    results = await run_scored(pool, items, isolate=True)
     found = []
     if not results[0].outcomes:  # nothing can fail, so the problem cannot tell right from wrong
         found.append(Discrepancy(problem.id, "stub", "the problem has no hidden tests, so an empty stub cannot fail"))
@@ -84,6 +99,10 @@ async def _check(problem: Problem, pool: Sandbox) -> list[Discrepancy]:
         found.append(Discrepancy(problem.id, "stub", "the empty stub passed every hidden test"))
     if len(results) > 1 and not results[1].passed:
         found.append(Discrepancy(problem.id, "reference", _first_failure(results[1])))
+    if len(results) > 2 and not results[2].passed:
+        found.append(
+            Discrepancy(problem.id, "visible", "the reference fails a visible test: " + _first_failure(results[2]))
+        )
     return found
 
 

@@ -15,7 +15,8 @@ from refinelab.check._selection import (
     SelectionOptions,
     select_by_agreement,
 )
-from refinelab.problems import BENCHMARKS, Problem
+from refinelab.errors import UserError
+from refinelab.problems import BENCHMARKS, BenchmarkFiles, FetchOptions, Problem, dated, open_benchmark, window_text
 from refinelab.sandbox import IsolationMode, Limits, Sandbox, SandboxSettings, prepare_benchmark
 
 
@@ -26,7 +27,13 @@ class CheckOptions:
     benchmark: str
     """A registered benchmark name."""
     data: Path | None = None
-    """The benchmark file, for benchmarks without a default source."""
+    """The benchmark file (instead of the benchmark's pinned source, downloaded once and cached)."""
+    release: str | None = None
+    """The release as upstream spells it (``release_v5``, ``v4_v5``...); ``None``: the benchmark's default."""
+    after: str | None = None
+    """Only problems dated on or after this day (``YYYY-MM-DD``)."""
+    before: str | None = None
+    """Only problems dated before this day (``YYYY-MM-DD``)."""
     timeout: float | None = None
     """CPU seconds per test; ``None``: the benchmark's own (6 for LiveCodeBench, else 4)."""
     isolation: IsolationMode = "auto"
@@ -48,9 +55,20 @@ class CheckOptions:
         packages = tuple(sorted({*self.allow_packages, *installed}))
         return SandboxSettings(isolation=self.isolation, limits=Limits(cpu_seconds=seconds), packages=packages)
 
-    async def problems(self, sandbox: Sandbox, cache_dir: Path | None, progress: ProgressHook) -> list[Problem]:
-        """The benchmark's problems (expected outputs computed in ``sandbox`` where the source lacks them)."""
-        return await prepare_benchmark(self.benchmark, self.data, pool=sandbox, cache_dir=cache_dir, progress=progress)
+    def files(self, fetch: FetchOptions) -> BenchmarkFiles:
+        """The benchmark's files: ``data``, or its release downloaded once into the cache."""
+        return open_benchmark(self.benchmark, self.data, release=self.release, options=fetch)
+
+    async def problems(
+        self, files: BenchmarkFiles, sandbox: Sandbox, cache_dir: Path | None, progress: ProgressHook
+    ) -> list[Problem]:
+        """The problems of ``files`` in the date window (expected outputs computed in ``sandbox`` where the
+        source lacks them); an empty window is a user error."""
+        loaded = await prepare_benchmark(files, pool=sandbox, cache_dir=cache_dir, progress=progress)
+        kept = dated(loaded, self.after, self.before)
+        if not kept:
+            raise UserError(f"{self.benchmark}: no problem is dated {window_text(self.after, self.before)}")
+        return kept
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,7 @@ from refinelab.check import (
 from refinelab.cli import _options
 from refinelab.cli._progress import ProgressDisplay
 from refinelab.errors import UserError
-from refinelab.problems import BENCHMARKS, Problem
+from refinelab.problems import BENCHMARKS, BenchmarkFiles, Problem, valid_date
 from refinelab.runtime import Runtime, open_runtime
 from refinelab.sandbox import Limits, Sandbox
 
@@ -45,7 +45,7 @@ def add_parser(commands: Any, environ: Mapping[str, str]) -> None:
         help="JSONL with task_id and completion or solution (or CodeT's prompt and samples)",
     )
     parser.add_argument("--benchmark", required=True, choices=sorted(BENCHMARKS), help="which problems")
-    parser.add_argument("--data", type=Path, help="benchmark file (required for file-only benchmarks)")
+    add_benchmark_options(parser)
     parser.add_argument("--workers", type=int, help="sandbox workers (default: cores)")
     parser.add_argument("--out", type=Path, help="write one JSON line per sample with per-test outcomes")
     parser.add_argument(
@@ -59,11 +59,37 @@ def add_parser(commands: Any, environ: Mapping[str, str]) -> None:
     parser.add_argument(
         "--cache-dir",
         type=Path,
-        help="where computed HumanEval+ outputs are kept (default: $REFINELAB_CACHE_DIR, else "
-        "$XDG_CACHE_HOME/refinelab, else ~/.cache/refinelab)",
+        help="where downloaded benchmarks and computed HumanEval+/MBPP+ outputs are kept (default: "
+        "$REFINELAB_CACHE_DIR, else $XDG_CACHE_HOME/refinelab, else ~/.cache/refinelab)",
     )
     _add_selection_options(parser)
     parser.set_defaults(run=lambda args: run(args, environ))
+
+
+def add_benchmark_options(parser: Any) -> None:
+    """``--data``, ``--release``, ``--after`` and ``--before`` (``check`` and ``run`` share them)."""
+    parser.add_argument(
+        "--data", type=Path, help="benchmark file (default: the benchmark's pinned source, downloaded once and cached)"
+    )
+    parser.add_argument(
+        "--release",
+        help="release as upstream spells it: livecodebench release_v1..release_v6 (cumulative), v5 (one release), "
+        "v4_v5 (a range); apps introductory/interview/competition; mbpp test/train/validation/prompt/full",
+    )
+    parser.add_argument("--after", type=_date, metavar="YYYY-MM-DD", help="only problems dated on or after this day")
+    parser.add_argument("--before", type=_date, metavar="YYYY-MM-DD", help="only problems dated before this day")
+
+
+def _date(text: str) -> str:
+    if not valid_date(text):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a date written YYYY-MM-DD")
+    return text
+
+
+def describe_source(files: BenchmarkFiles) -> list[str]:
+    """What a benchmark was read from, in lines: the source, then every file with its hash."""
+    provenance = files.provenance
+    return [f"benchmark: {provenance.describe()}", *(f"  {line}" for line in provenance.file_lines())]
 
 
 def _add_selection_options(parser: argparse.ArgumentParser) -> None:
@@ -106,6 +132,8 @@ def run(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
     """Validate the arguments, then score or self-test."""
     if args.workers is not None and args.workers < 1:
         raise UserError("--workers must be at least 1")
+    if args.after and args.before and args.after >= args.before:
+        raise UserError(f"--before ({args.before}) must be later than --after ({args.after})")
     if args.timeout is not None and args.timeout <= 0:
         raise UserError("--timeout must be positive")
     if not args.self_test and args.samples is None:
@@ -115,6 +143,9 @@ def run(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
     options = CheckOptions(
         benchmark=args.benchmark,
         data=args.data,
+        release=args.release,
+        after=args.after,
+        before=args.before,
         timeout=args.timeout,
         isolation=args.isolation,
         allow_packages=tuple(args.allow_package),
@@ -135,8 +166,12 @@ def run(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
 
 async def _check(args: argparse.Namespace, options: CheckOptions, runtime: Runtime) -> int:
     with ProgressDisplay(sys.stderr) as show:
+        files = options.files(runtime.settings.fetch_options(show))
+        show.close()
+        if files.provenance.revision is not None:  # downloaded: say which revision, release and bytes
+            print("\n".join(describe_source(files)), file=sys.stderr)
         sandbox = await runtime.open_sandbox(options.sandbox())
-        problems = await options.problems(sandbox, runtime.settings.cache_dir, show)
+        problems = await options.problems(files, sandbox, runtime.settings.cache_dir, show)
         if args.self_test:
             report = await self_test(problems, sandbox, progress=show)
             show.close()
@@ -248,11 +283,13 @@ def _print_self_test(report: SelfTestReport, pool: Sandbox) -> None:
     print(f"self-test: {report.problems} problems, {report.references} with a reference solution ({_isolation(pool)})")
     for found in report.discrepancies:
         print(f"  {found.problem_id}: {found.which}: {found.detail}")
+    print(_visible_line(report))
     print(_self_test_summary(report))
 
 
 def _self_test_summary(report: SelfTestReport) -> str:
-    """What was checked, in words: stubs on every problem, references where there are any."""
+    """What was checked, in words: stubs on every problem, references where there are any, and references
+    on the visible tests where there are both."""
     stubs = report.problems - sum(d.which == "stub" for d in report.discrepancies)
     references = report.references - sum(d.which == "reference" for d in report.discrepancies)
     found = f"empty stubs fail on {stubs} of {counted(report.problems, 'problem')}"
@@ -263,7 +300,17 @@ def _self_test_summary(report: SelfTestReport) -> str:
         if report.references < report.problems:
             missing = report.problems - report.references
             found += f" ({counted(missing, 'problem')} {'has' if missing == 1 else 'have'} none)"
+        visible = report.visible_checked - sum(d.which == "visible" for d in report.discrepancies)
+        if report.visible_checked:
+            found += f", and their visible tests on {visible} of {report.visible_checked}"
     return f"{found}; {counted(len(report.discrepancies), 'discrepancy', 'discrepancies')}"
+
+
+def _visible_line(report: SelfTestReport) -> str:
+    """How many problems have no visible tests (a strategy that runs tests has nothing to run there)."""
+    some, none = report.problems - report.without_visible, report.without_visible
+    verb = "has" if none == 1 else "have"
+    return f"visible tests: {some} of {counted(report.problems, 'problem')} have some; {none} {verb} none"
 
 
 def _isolation(pool: Sandbox) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -13,7 +14,15 @@ from refinelab._files import write_atomically
 from refinelab._words import counted
 from refinelab.cli import _options
 from refinelab.errors import UserError
-from refinelab.report import build_report, render_html, render_text, report_csv, report_json, why_text
+from refinelab.report import (
+    build_report,
+    figures_missing,
+    render_html,
+    render_text,
+    report_csv,
+    report_json,
+    why_text,
+)
 from refinelab.store import RunListing, Store
 
 
@@ -67,6 +76,8 @@ def run_report(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
     _emit(args, "\n".join(render(report) for report in reports))
     if args.html is not None:
         write_atomically(args.html, "\n".join(render_html(report) for report in reports))
+        if (missing := figures_missing()) is not None:
+            print(f"refinelab: {args.html}: every table, no figures: {missing}", file=sys.stderr)
     return 0
 
 
@@ -93,10 +104,19 @@ def _why(store: Store, runs: Sequence[str], problem: str) -> str:
 
 
 def run_listing(runs: Sequence[RunListing]) -> str:
-    """``report --list``: one line per run, oldest first (``report`` with no RUN shows the newest with
-    results)."""
+    """``report --list``: one line per run, oldest first, experiments then solves apart (``report`` with no
+    RUN shows the newest experiment with results; a solve is reached by its id)."""
     if not runs:
         return "no runs stored yet\n"
+    experiments = [r for r in runs if r.info.kind == "experiment"]
+    solves = [r for r in runs if r.info.kind == "solve"]
+    parts = [_listing_table(experiments)] if experiments else ["no experiments stored yet\n"]
+    if solves:
+        parts.append(f"solves ({len(solves)}; `refinelab report ID` shows one):\n" + _listing_table(solves))
+    return "\n".join(parts)
+
+
+def _listing_table(runs: Sequence[RunListing]) -> str:
     rows = [["run", "started", "status", "configurations", "units done", "name"]]
     for found in runs:
         info = found.info

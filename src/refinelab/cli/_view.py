@@ -12,6 +12,7 @@ from typing import Any
 
 from refinelab._words import counted
 from refinelab.cli import _options
+from refinelab.report import figures_missing
 from refinelab.view import Source, serving, write_site
 
 
@@ -29,6 +30,8 @@ def add_parser(commands: Any, environ: Mapping[str, str]) -> None:
 def run_view(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
     """Serve the viewer until interrupted, or write it as a static site."""
     store = _options.settings(args, environ, ("store",)).store
+    if (missing := figures_missing()) is not None:
+        print(f"refinelab view: every page, no figures: {missing}", file=sys.stderr)
     if args.out is not None:
         count = write_site(Source(store, args.runs), args.out)
         print(f"{counted(count, 'file')} -> {args.out} (open {args.out / 'index.html'}; no network needed)")

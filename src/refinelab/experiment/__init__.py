@@ -5,7 +5,7 @@ scoring samples files and self-testing benchmarks is :mod:`refinelab.check`. Rec
 follow-up over a stored run's trajectories, is here too.
 """
 
-from refinelab.experiment._problems import choose_problems, select
+from refinelab.experiment._problems import choose_problems, resolve_sources, select
 from refinelab.experiment._recall import (
     DraftPair,
     Judgement,
@@ -46,6 +46,7 @@ __all__ = [
     "load_spec",
     "read_judgement",
     "recall_on_draft",
+    "resolve_sources",
     "run_experiment",
     "sandbox_settings",
     "score_attempts",

@@ -1,29 +1,55 @@
-"""Which problems a run solves: each chosen benchmark loaded, then narrowed by its choice (named ids,
-a date, a seeded sample, a limit)."""
+"""Which problems a run solves: each chosen benchmark's files resolved (their source recorded in the spec,
+so the run id covers the bytes read), loaded, then narrowed by its choice (named ids, a date window, a
+seeded sample, a limit)."""
 
 from __future__ import annotations
 
+import asyncio
 import random
 from collections.abc import Sequence
-from pathlib import Path
+from dataclasses import replace
 
+from refinelab._progress import ProgressHook
 from refinelab.errors import UserError
-from refinelab.experiment._spec import BenchmarkChoice
-from refinelab.problems import Problem, find_problem
+from refinelab.experiment._spec import BenchmarkChoice, ExperimentSpec
+from refinelab.problems import BenchmarkFiles, FetchOptions, Problem, dated, find_problem, open_benchmark, window_text
+from refinelab.runtime import Settings
 from refinelab.sandbox import Sandbox, prepare_benchmark
 from refinelab.store import RunProblem
 
 
+def resolve_sources(spec: ExperimentSpec, settings: Settings, progress: ProgressHook | None = None) -> ExperimentSpec:
+    """``spec`` with every benchmark's source recorded (downloading what is not in the cache yet,
+    ``progress`` told the bytes): what the run reads, and so part of its id."""
+    return replace(spec, benchmarks=tuple(_resolved(c, settings.fetch_options(progress)) for c in spec.benchmarks))
+
+
+def _resolved(choice: BenchmarkChoice, options: FetchOptions) -> BenchmarkChoice:
+    return replace(choice, source=_open(choice, options).provenance)
+
+
+def _open(choice: BenchmarkChoice, options: FetchOptions) -> BenchmarkFiles:
+    """The choice's files, which must be the ones its recorded source names (when it has one)."""
+    files = open_benchmark(choice.name, choice.data, release=choice.release, options=options)
+    if choice.source is not None and files.provenance != choice.source:
+        raise UserError(
+            f"{choice.name}: the files are not the ones this run was resolved with "
+            f"({files.provenance.describe()}); run the command again to resolve them anew"
+        )
+    return files
+
+
 async def choose_problems(
-    choices: Sequence[BenchmarkChoice], sandbox: Sandbox, cache_dir: Path | None
+    choices: Sequence[BenchmarkChoice], sandbox: Sandbox, options: FetchOptions
 ) -> list[RunProblem]:
     """Every chosen problem under its key ``benchmark/id``; a problem without hidden tests is an error."""
     chosen = []
     for choice in choices:
-        loaded = await prepare_benchmark(choice.name, choice.data, pool=sandbox, cache_dir=cache_dir)
+        files = await asyncio.to_thread(_open, choice, options)
+        loaded = await prepare_benchmark(files, pool=sandbox, cache_dir=options.cache_dir)
         selected = select(loaded, choice)
-        if not selected:  # only `after` can empty a non-empty benchmark: ids must exist, limits are >= 1
-            raise UserError(f"{choice.name}: no problem is dated on or after {choice.after} (the spec's 'after')")
+        if not selected:  # only a date window can empty a non-empty benchmark: ids must exist, limits are >= 1
+            raise UserError(f"{choice.name}: no problem is dated {window_text(choice.after, choice.before)}")
         for problem in selected:
             if not problem.hidden_tests:
                 raise UserError(f"{choice.name}: problem {problem.id} has no hidden tests to score attempts on")
@@ -42,8 +68,7 @@ def select(problems: Sequence[Problem], choice: BenchmarkChoice) -> list[Problem
             raise UserError(f"{choice.name}: no problem {missing[0]!r}")
         wanted = {p.id for p in found if p is not None}
         chosen = [p for p in chosen if p.id in wanted]
-    if choice.after is not None:
-        chosen = [p for p in chosen if str(p.metadata.get("contest_date", ""))[:10] >= choice.after]
+    chosen = dated(chosen, choice.after, choice.before)
     if choice.sample is not None and choice.sample < len(chosen):
         keep = stratified_sample(chosen, choice.sample, choice.seed)
         chosen = [chosen[i] for i in keep]

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from refinelab.errors import InfrastructureError
-from refinelab.experiment._problems import choose_problems
+from refinelab.experiment._problems import choose_problems, resolve_sources
 from refinelab.experiment._record import begin_run
 from refinelab.experiment._spec import Configuration, ExperimentSpec
 from refinelab.experiment._units import Roles, WorkItem, run_unit, work_items
@@ -91,11 +91,16 @@ def sandbox_settings(spec: ExperimentSpec) -> SandboxSettings:
 
 
 async def run_experiment(spec: ExperimentSpec, settings: Settings, progress: Progress | None = None) -> RunSummary:
-    """Run (or resume) ``spec`` with the models of its own ``[models]`` table; see the module docstring."""
+    """Run (or resume) ``spec`` with the models of its own ``[models]`` table; see the module docstring.
+    Benchmarks without a recorded source are resolved first (:func:`resolve_sources`), so the run id covers
+    the bytes it reads."""
     progress = progress or Progress()
+    if any(choice.source is None for choice in spec.benchmarks):
+        spec = await asyncio.to_thread(resolve_sources, spec, settings)
     async with open_runtime(replace(settings, models=spec.models)) as runtime:
         sandbox = await runtime.open_sandbox(sandbox_settings(spec))
-        problems = await choose_problems(spec.benchmarks, sandbox, settings.cache_dir)  # bad input: nothing written
+        fetch = settings.fetch_options()
+        problems = await choose_problems(spec.benchmarks, sandbox, fetch)  # bad input: nothing is written
         store = runtime.open_store()
         resumed = begin_run(store, spec, RunHeader.of(sandbox), problems)
         try:

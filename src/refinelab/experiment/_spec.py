@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields, is_dataclass
+from dataclasses import dataclass, field, fields, is_dataclass, replace
 from functools import cached_property
 from pathlib import Path
 from typing import Any, TypeVar
@@ -22,7 +21,7 @@ from typing import Any, TypeVar
 from refinelab._toml import located, read_toml
 from refinelab.errors import InputError, UserError
 from refinelab.models import EndpointSettings, ModelsConfig, Price, load_models_config, url_problem
-from refinelab.problems import BENCHMARKS
+from refinelab.problems import BENCHMARKS, Provenance, valid_date
 from refinelab.records import configuration_label
 from refinelab.sandbox import ISOLATION_MODES, IsolationMode, Limits
 from refinelab.store import StoredConfiguration
@@ -39,12 +38,17 @@ class BenchmarkChoice:
     name: str
     """Registered benchmark name."""
     data: str | None = None
-    """Benchmark file, when it has no default source."""
+    """Benchmark file (instead of the benchmark's default source)."""
     problems: tuple[str, ...] = ()
     """Only these task ids (empty: all)."""
     after: str | None = None
     """Only problems published on or after this date (``YYYY-MM-DD``; LiveCodeBench's ``contest_date``),
     to stay past a model's training cut-off."""
+    before: str | None = None
+    """Only problems published before this date (``YYYY-MM-DD``), with ``after`` a date window."""
+    release: str | None = None
+    """The release as upstream spells it (``release_v5``, ``v5``, ``v4_v5``; APPS ``interview``; MBPP
+    ``test``); None: the benchmark's default."""
     sample: int | None = None
     """A seeded random subset of this many problems (after ``problems`` and ``after``), keeping the
     difficulty mix when the problems have a difficulty."""
@@ -52,6 +56,9 @@ class BenchmarkChoice:
     """Seed of that subset."""
     limit: int | None = None
     """At most this many problems (the first ones, after ``problems`` and ``sample``)."""
+    source: Provenance | None = None
+    """What the problems were read from (source, revision, every file's hash), filled in when the run
+    resolves its benchmarks; part of the run id, so other bytes make another run."""
 
 
 @dataclass(frozen=True)
@@ -166,7 +173,7 @@ class ExperimentSpec:
         no longer registered, and prompt files are not reread."""
         known = {f.name for f in fields(cls)}
         values: dict[str, Any] = {k: v for k, v in data.items() if k in known}
-        values["benchmarks"] = tuple(_record(BenchmarkChoice, b) for b in _list(data.get("benchmarks")))
+        values["benchmarks"] = tuple(_benchmark_choice(b) for b in _list(data.get("benchmarks")))
         values["strategies"] = tuple(
             StrategySpec.parse(str(s), registered=False) for s in _list(data.get("strategies"))
         )
@@ -182,8 +189,15 @@ class ExperimentSpec:
         return cls(**values)
 
     def to_json(self) -> dict[str, object]:
-        """The spec as plain data (stored with the run)."""
-        return {f.name: _plain(getattr(self, f.name)) for f in fields(self)}
+        """The spec as plain data (stored with the run). Benchmark keys added since runs were first stored
+        are left out while unset, so a spec that does not use them reads, and hashes, as it always did."""
+        data = {f.name: _plain(getattr(self, f.name)) for f in fields(self)}
+        for choice in _list(data["benchmarks"]):
+            assert isinstance(choice, dict)
+            for key in _NEWER_BENCHMARK_KEYS:
+                if choice.get(key) is None:
+                    del choice[key]
+        return data
 
     @property
     def run_id(self) -> str:
@@ -213,7 +227,17 @@ class ExperimentSpec:
         return found
 
 
+_NEWER_BENCHMARK_KEYS = ("before", "release", "source")
+"""Benchmark keys added after runs were first stored: left out of the stored spec (and the run id) when unset."""
+
 R = TypeVar("R")
+
+
+def _benchmark_choice(table: object) -> BenchmarkChoice:
+    assert isinstance(table, dict), table
+    source = table.get("source")
+    choice = _record(BenchmarkChoice, {k: v for k, v in table.items() if k != "source"})
+    return replace(choice, source=Provenance.from_json(source)) if isinstance(source, dict) else choice
 
 
 def _record(kind: type[R], table: object) -> R:
@@ -267,7 +291,7 @@ _TOP = {
     "sandbox",
     "models",
 }
-_BENCHMARK = {"name", "data", "problems", "after", "sample", "seed", "limit"}
+_BENCHMARK = {"name", "data", "problems", "after", "before", "release", "sample", "seed", "limit"}
 _SANDBOX = {"isolation", "timeout", "workers", "allow_packages"}
 _BUDGET = {"max_calls", "max_tokens", "max_cost_usd"}
 
@@ -335,6 +359,12 @@ class _Reader:
             raise self.error(key, "must be a string")
         return value
 
+    def date(self, table: dict[str, object], key: str) -> str | None:
+        value = self.string(table, key)
+        if value is not None and not valid_date(value):
+            raise self.error(key, "must be a date written YYYY-MM-DD")
+        return value
+
     def url(self, table: dict[str, object], key: str) -> str | None:
         value = self.string(table, key)
         problem = None if value is None else url_problem(value)
@@ -377,14 +407,16 @@ class _Reader:
         data = reader.string(table, "data")
         if data is not None and not Path(data).is_absolute():
             data = str((self.path.parent / data).resolve())
-        after = reader.string(table, "after")
-        if after is not None and not re.fullmatch(r"\d{4}-\d{2}-\d{2}", after):
-            raise reader.error("after", "must be a date written YYYY-MM-DD")
+        after, before = reader.date(table, "after"), reader.date(table, "before")
+        if after is not None and before is not None and after >= before:
+            raise reader.error("before", f"must be later than after ({after})")
         return BenchmarkChoice(
             name,
             data=data,
             problems=tuple(reader.strings(table, "problems")),
             after=after,
+            before=before,
+            release=reader.string(table, "release"),
             sample=reader.optional_integer(table, "sample"),
             seed=reader.integer(table, "seed", 0, minimum=0),
             limit=reader.optional_integer(table, "limit"),

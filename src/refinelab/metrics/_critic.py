@@ -56,6 +56,15 @@ def confusion_matrix(trajectories: Sequence[ScoredTrajectory]) -> ConfusionMatri
     return ConfusionMatrix(counts["true_accept"], counts["false_accept"], counts["true_reject"], counts["false_reject"])
 
 
+def critic_coverage(trajectories: Sequence[ScoredTrajectory]) -> Rate:
+    """Attempts with a readable critic verdict, of all attempts: which attempts the confusion matrix
+    covers. Self-Refine and Self-Redraft do not ask about the attempt at the iteration cap (nothing could
+    follow the verdict) unless told to (``critique_last``), and a trajectory stopped by an unreadable
+    verdict or the budget has an attempt without one."""
+    attempts = [a for t in trajectories for a in t.attempts]
+    return Rate(sum(a.critic_verdict is not None for a in attempts), len(attempts))
+
+
 @dataclass(frozen=True)
 class DecisionCount:
     """How often the critic made one decision, and how often it led to passing code."""

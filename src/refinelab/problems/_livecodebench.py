@@ -1,5 +1,6 @@
-"""LiveCodeBench: JSON Lines with public and (optionally) private tests, or Hugging Face
-``livecodebench/code_generation_lite`` when ``datasets`` is installed.
+"""LiveCodeBench: JSON Lines with public and (optionally) private tests, in the form of Hugging Face
+``livecodebench/code_generation_lite``'s release files (which refinelab downloads, see ``_manifest``)
+or with the tests as plain lists.
 
 ``stdin`` tests make a stdio problem; ``functional`` tests make a function problem whose entry point is
 the starter code's ``Solution.method``, each input line being one JSON argument. Private tests are
@@ -23,8 +24,8 @@ import pickle
 import zlib
 from pathlib import Path
 
+from refinelab._files import json_problem
 from refinelab._location import Location
-from refinelab.errors import MissingDependency, UserError
 from refinelab.problems._io import field, optional, read_records
 from refinelab.problems._literal import call_source
 from refinelab.problems._model import CallTest, Problem, StdioTest, Test
@@ -44,10 +45,8 @@ PRELUDE = (
 """The code run before every LiveCodeBench program, as its grader runs it."""
 
 
-def load_livecodebench(path: str | Path | None = None) -> list[Problem]:
-    """Load LiveCodeBench problems from a file, or from Hugging Face when ``path`` is None."""
-    if path is None:
-        return _from_hugging_face()
+def load_livecodebench(path: str | Path) -> list[Problem]:
+    """Load LiveCodeBench problems from a file (one release file, or any file in that form)."""
     source = Path(path)
     return [_problem(record, Location(source, line)) for line, record in read_records(source)]
 
@@ -141,20 +140,6 @@ def _call_test(case: dict[str, str], where: Location) -> Test:
         args = [json.loads(line) for line in case["input"].split("\n") if line.strip()]
         expected = json.loads(case["output"])
     except json.JSONDecodeError as exc:
-        raise where.error("public_tests", f"functional test is not JSON ({exc.msg})") from None
+        problem = f"functional test is not JSON ({json_problem(exc)})"
+        raise where.error("public_tests", problem) from None
     return CallTest(call_source(args), expected)
-
-
-def _from_hugging_face() -> list[Problem]:
-    try:
-        import datasets  # type: ignore[import-not-found]
-    except ImportError:
-        raise MissingDependency(
-            "LiveCodeBench needs --data FILE or the Hugging Face datasets package: pip install datasets"
-        ) from None
-    try:
-        rows = datasets.load_dataset("livecodebench/code_generation_lite", split="test", trust_remote_code=True)
-    except Exception as exc:  # noqa: BLE001 - any hub failure means the same thing to the user
-        raise UserError(f"could not load LiveCodeBench from Hugging Face ({exc}); pass --data FILE instead") from None
-    where = Location(Path("hf:livecodebench/code_generation_lite"))
-    return [_problem(dict(row), where) for row in rows]

@@ -1,5 +1,5 @@
-"""MBPP: the full set (974, JSON Lines), the sanitized set (427, one JSON list), the 500-problem
-HumanEval-form file with visible/hidden tests, or Hugging Face ``mbpp`` when ``datasets`` is installed.
+"""MBPP: the full set (974, JSON Lines), the sanitized set (427, one JSON list), or the 500-problem
+HumanEval-form file with visible/hidden tests.
 
 The format is recognised per record. Visible test: the first assert; hidden tests: all of them.
 """
@@ -10,17 +10,16 @@ import ast
 from pathlib import Path
 
 from refinelab._location import Location
-from refinelab.errors import MissingDependency, UserError
 from refinelab.problems._asserts import tests_from_statements
 from refinelab.problems._humaneval import check_tests
 from refinelab.problems._io import field, optional, read_records
 from refinelab.problems._model import AssertTest, Problem, Test
 
 
-def load_mbpp(path: str | Path | None = None, *, sanitized: bool = False) -> list[Problem]:
-    """Load MBPP from ``path``, or from Hugging Face when ``path`` is None."""
-    if path is None:
-        return _from_hugging_face(sanitized)
+def load_mbpp(path: str | Path, *, sanitized: bool = False) -> list[Problem]:
+    """Load MBPP from ``path`` (any of the three forms; ``sanitized`` is accepted for symmetry, the form
+    is recognised per record)."""
+    del sanitized
     source = Path(path)
     return [_problem(record, Location(source, line)) for line, record in read_records(source)]
 
@@ -100,19 +99,3 @@ def _without_check_call(test: str) -> str:
     """Drop module-level ``check(...)`` calls: the sandbox runs the tests itself."""
     kept = [line for line in test.splitlines() if not line.startswith("check(")]
     return "\n".join(kept) + "\n"
-
-
-def _from_hugging_face(sanitized: bool) -> list[Problem]:
-    try:
-        import datasets  # type: ignore[import-not-found]
-    except ImportError:
-        raise MissingDependency(
-            "MBPP needs --data FILE (mbpp.jsonl or sanitized-mbpp.json) or the Hugging Face datasets package: "
-            "pip install datasets"
-        ) from None
-    try:
-        rows = datasets.load_dataset("mbpp", "sanitized" if sanitized else "full", split="test")
-    except Exception as exc:  # noqa: BLE001 - any hub failure means the same thing to the user
-        raise UserError(f"could not load MBPP from Hugging Face ({exc}); pass --data FILE instead") from None
-    where: Location = Location(Path("hf:mbpp"))
-    return [_problem(dict(row), where) for row in rows]

@@ -25,6 +25,7 @@ def report_json(report: Report) -> str:
         "pending": report.pending,
         "overview": [asdict(table) for table in report.overview],
         "selection": asdict(report.selection),
+        "baseline": _baseline(report),
     }
     return json.dumps(data, indent=2, default=str) + "\n"
 
@@ -58,6 +59,18 @@ def _failure_json(failure: Failure) -> dict[str, object]:
     }
 
 
+def _baseline(report: Report) -> dict[str, object] | None:
+    """``--baseline``: each configuration against the baseline run's (A) on the problems both ran."""
+    if report.baseline is None:
+        return None
+    rows = [{"label": row.label, **(asdict(row.paired) if row.paired else {})} for row in report.baseline.rows]
+    return {
+        "run": report.baseline.run,
+        "configurations": rows,
+        "only_in_baseline": list(report.baseline.only_in_baseline),
+    }
+
+
 def report_csv(report: Report) -> str:
     """One CSV row per configuration with its headline numbers (``pass_itN`` empty where the
     configuration has no iteration ``N``: see ``metrics.pass_at_iteration``)."""
@@ -66,7 +79,7 @@ def report_csv(report: Report) -> str:
     header += [f"pass_it{i}" for i in range(depth)]
     header += ["pass_final", "regression_errors", "avg_refinements", "avg_attempts", "tokens_per_task"]
     header += ["seconds_per_task", "cost_per_task_usd", "tokens_x_single", "cost_x_single", "improvement_rate"]
-    header += ["regression_rate", "false_accepts", "false_rejects"]
+    header += ["regression_rate", "false_accepts", "false_rejects", "critic_attempts_judged", "tests_generated_on"]
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(header)
@@ -95,6 +108,8 @@ def report_csv(report: Report) -> str:
                 _blank(r.refinement.regression.value),
                 _blank(r.judged.confusion and r.judged.confusion.false_accept),
                 _blank(r.judged.confusion and r.judged.confusion.false_reject),
+                _blank(r.judged.confusion and r.judged.covered.count),
+                r.tests_generated.count,
             ]
         )
     return out.getvalue()

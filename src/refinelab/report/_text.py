@@ -5,7 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from refinelab._words import counted
+from refinelab.experiment import ExperimentSpec
 from refinelab.metrics import Rate
+from refinelab.problems import window_text
+from refinelab.report._baseline import Baseline, difference_text, paired_cells, unpaired_text
 from refinelab.report._build import Report, Row
 from refinelab.report._selection import selection_tables
 from refinelab.report._table import Table
@@ -97,6 +100,7 @@ def _with_change(value: float | None, start: float | None) -> str:
 
 def _per_task(rows: Sequence[Row]) -> Table:
     header = ["configuration", "pass", "time/task", "tokens/task", "attempts", "confidence", "cost/task"]
+    header.append("tests generated")
     body = [
         [
             row.label,
@@ -106,10 +110,13 @@ def _per_task(rows: Sequence[Row]) -> Table:
             f"{row.refinement.attempts:.2f}",
             "–" if row.confidence.stated is None else f"{row.confidence.stated:.2f}",
             dollars(row.use.cost_usd),
+            f"{row.tests_generated.count}/{row.tests_generated.of}",
         ]
         for row in rows
     ]
-    return Table("Per task: pass rate, model time, tokens, attempts, stated confidence, cost", header, body)
+    title = "Per task: pass rate, model time, tokens, attempts, stated confidence, cost"
+    title += "; problems with tests the model wrote"
+    return Table(title, header, body)
 
 
 def _rates(rows: Sequence[Row]) -> Table:
@@ -134,8 +141,8 @@ def _rates(rows: Sequence[Row]) -> Table:
 
 
 def _critics(rows: Sequence[Row]) -> Table:
-    header = ["configuration", "true acc.", "false acc.", "true rej.", "false rej.", "accepts", "false rej. rate"]
-    header.append("decisions (led to a pass)")
+    header = ["configuration", "attempts judged", "true acc.", "false acc.", "true rej.", "false rej.", "accepts"]
+    header += ["false rej. rate", "decisions (led to a pass)"]
     body = []
     for row in rows:
         if row.judged.confusion is None:
@@ -145,6 +152,7 @@ def _critics(rows: Sequence[Row]) -> Table:
         body.append(
             [
                 row.label,
+                f"{row.judged.covered.count}/{row.judged.covered.of}",
                 str(m.true_accept),
                 str(m.false_accept),
                 str(m.true_reject),
@@ -154,17 +162,19 @@ def _critics(rows: Sequence[Row]) -> Table:
                 said or "–",
             ]
         )
-    return Table("Critic verdicts against the hidden tests", header, body)
+    title = (
+        "Critic verdicts against the hidden tests (attempts judged: all but the one at the cap, unless critique_last)"
+    )
+    return Table(title, header, body)
 
 
 def _comparisons(report: Report) -> Table:
     header = ["configuration", "vs", "pairs", "only single", "only this", "McNemar p", "difference [95% CI]"]
     body = []
     for c in report.comparisons:
-        diff = "–" if c.difference is None else "{:+.1f} [{:+.1f}, {:+.1f}]".format(*(100 * x for x in c.difference))
-        body.append(
-            [c.label, c.baseline, str(c.pairs), str(c.only_baseline), str(c.only_this), f"{c.p_value:.3g}", diff]
-        )
+        diff = difference_text(c.difference)
+        pairs = str(c.pairs) + (f" ({c.unpaired} unpaired)" if c.unpaired else "")
+        body.append([c.label, c.baseline, pairs, str(c.only_baseline), str(c.only_this), f"{c.p_value:.3g}", diff])
     return Table("Paired against single pass with the same actor (exact McNemar; bootstrap interval)", header, body)
 
 
@@ -211,26 +221,28 @@ def _prompts(rows: Sequence[Row]) -> Table:
     return Table("Actor prompt tokens per attempt (how the memory policy grows the prompt)", header, body)
 
 
-def _baseline(report: Report, baseline: Report) -> Table:
-    theirs = {row.label: row for row in baseline.rows}
-    header = ["configuration", "pass", f"pass in {baseline.run.id}", "difference", "tokens/task difference"]
+def _baseline(report: Report, baseline: Baseline) -> Table:
+    """This run (B) against the baseline run (A), configuration by configuration, on the problems both ran."""
+    header = ["configuration", "pairs", f"pass in {baseline.run}", "pass here", f"only {baseline.run}"]
+    header += ["only here", "McNemar p", "difference [95% CI]", "tokens/task difference", "ran only there / here"]
     body = []
-    for row in report.rows:
-        other = theirs.get(row.label)
-        if other is None:
-            body.append([row.label, percent(row.passes.final), "–", "–", "–"])
+    for row in baseline.rows:
+        if row.paired is None:
+            body.append([row.label, "–", "not run", *(["–"] * 7)])
             continue
-        change = f"{100 * (row.passes.final - other.passes.final):+.1f}"
-        body.append(
-            [
-                row.label,
-                percent(row.passes.final),
-                percent(other.passes.final),
-                change,
-                f"{row.use.tokens - other.use.tokens:+,.0f}",
-            ]
+        cells, paired = paired_cells(row.paired), row.paired
+        tokens = (
+            "–" if paired.tokens_a is None or paired.tokens_b is None else f"{paired.tokens_b - paired.tokens_a:+,.0f}"
         )
-    return Table(f"Against baseline run {baseline.run.id}", header, body)
+        unpaired = f"{cells['unpaired_a']} / {cells['unpaired_b']}"
+        body.append([row.label, cells["pairs"], cells["pass_a"], cells["pass_b"], cells["only_a"], cells["only_b"],
+                     cells["p_value"], cells["difference"], tokens, unpaired])  # fmt: skip
+    for label in baseline.only_in_baseline:
+        body.append([label, "–", "ran", "not run", *(["–"] * 6)])
+    title = (
+        f"Against baseline run {baseline.run}, paired by problem (exact McNemar; bootstrap interval of here - baseline)"
+    )
+    return Table(title, header, body)
 
 
 def header_lines(report: Report) -> list[str]:
@@ -243,12 +255,25 @@ def header_lines(report: Report) -> list[str]:
         f"sandbox: isolation {header.isolation} · {limits.get('cpu_seconds')} CPU s per test "
         f"(wall x{limits.get('wall_factor')}) · memory {_mib(limits.get('memory_bytes'))}",
         f"{counted(report.problems, 'problem')}: {report.hidden_tests}",
+        *source_lines(ExperimentSpec.from_json(run.spec)),
     ]
     if report.pending:
         lines.append(
             f"{counted(report.pending, 'trajectory', 'trajectories')} not stored yet: run the same command again to "
             "finish them"
         )
+    return lines
+
+
+def source_lines(spec: ExperimentSpec) -> list[str]:
+    """What each benchmark was read from (runs stored before refinelab recorded it show nothing)."""
+    lines = []
+    for choice in spec.benchmarks:
+        if choice.source is None:
+            continue
+        window = window_text(choice.after, choice.before)
+        lines.append(f"benchmark: {choice.source.describe()}" + (f" · problems dated {window}" if window else ""))
+        lines += [f"  {line}" for line in choice.source.file_lines()]
     return lines
 
 
@@ -291,4 +316,19 @@ def render_text(report: Report) -> str:
     failures = failure_lines(report)
     if failures:
         parts.append("\n".join(failures))
+    unpaired = baseline_lines(report)
+    if unpaired:
+        parts.append("\n".join(unpaired))
     return "\n\n".join(parts) + "\n"
+
+
+def baseline_lines(report: Report) -> list[str]:
+    """The problems only one run ran, per configuration compared with the baseline (left out of its numbers)."""
+    if report.baseline is None:
+        return []
+    found = [
+        (row.label, unpaired_text(row.paired, report.baseline.run, report.run.id))
+        for row in report.baseline.rows
+        if row.paired
+    ]
+    return [f"Not paired ({label}): {text}" for label, text in found if text]

@@ -13,7 +13,6 @@ from refinelab.runtime._settings import (
     NotGiven,
     Setting,
     Settings,
-    default_cache_dir,
     resolve_settings,
 )
 
@@ -27,7 +26,6 @@ __all__ = [
     "Runtime",
     "Setting",
     "Settings",
-    "default_cache_dir",
     "find_config",
     "open_runtime",
     "resolve_settings",

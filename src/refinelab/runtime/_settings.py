@@ -14,8 +14,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final
 
+from refinelab._progress import ProgressHook
 from refinelab.errors import UserError
 from refinelab.models import ModelsConfig, RetryPolicy
+from refinelab.problems import FetchOptions, default_cache_dir
 from refinelab.runtime._project import find_config, read_project
 
 
@@ -110,6 +112,11 @@ class Settings:
         """The response cache file: :attr:`cache`, else ``responses.sqlite`` beside the store."""
         return self.cache if self.cache is not None else self.store.with_name("responses.sqlite")
 
+    def fetch_options(self, progress: ProgressHook | None = None) -> FetchOptions:
+        """How benchmark files are downloaded and kept: in :attr:`cache_dir` (the user's cache folder when
+        that is not set), reaching their hosts as the environment says (``HF_ENDPOINT``, offline...)."""
+        return FetchOptions(self.cache_dir or default_cache_dir(self.environ), self.environ, progress)
+
 
 def resolve_settings(flags: Flags, environ: Mapping[str, str], cwd: Path) -> Settings:
     """Every setting from its first layer that gives it: ``flags``, then ``environ``, then the project
@@ -127,12 +134,6 @@ def resolve_settings(flags: Flags, environ: Mapping[str, str], cwd: Path) -> Set
             chosen[setting.name] = found[setting.key]
     settings = Settings(config=config, models=models, environ=environ, cache_dir=default_cache_dir(environ))
     return replace(settings, **chosen)
-
-
-def default_cache_dir(environ: Mapping[str, str]) -> Path:
-    """``$XDG_CACHE_HOME/refinelab``, else ``~/.cache/refinelab`` (``$REFINELAB_CACHE_DIR`` wins over both)."""
-    base = environ.get("XDG_CACHE_HOME") or str(Path(environ.get("HOME", "~")).expanduser() / ".cache")
-    return Path(base) / "refinelab"
 
 
 def _from_environment(setting: Setting, text: str) -> object:

@@ -1,6 +1,6 @@
-"""Preparing benchmarks whose sources ship no expected outputs: HumanEval+ (a step before scoring).
+"""Preparing benchmarks whose sources ship no expected outputs: HumanEval+ and MBPP+ (a step before scoring).
 
-HumanEval+'s release ships inputs, not outputs (``problems`` reads the tasks as data): expected outputs
+evalplus's releases ship inputs, not outputs (``problems`` reads the tasks as data): expected outputs
 come from running the canonical solution on every input in the sandbox, once, and are cached (keyed by
 the file's hash) so later loads are instant. Memory stays bounded: outputs are computed in chunks whose
 replies stay small (a large value is computed again on its own, see ``SMALL_ITEMS``), and large outputs
@@ -13,13 +13,24 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import os
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from refinelab._progress import ProgressHook
 from refinelab.errors import UserError
-from refinelab.problems import BENCHMARKS, HumanEvalPlusTask, Problem, Test, load_benchmark, read_humanevalplus
+from refinelab.problems import (
+    BenchmarkFiles,
+    FetchOptions,
+    HumanEvalPlusTask,
+    Problem,
+    Test,
+    open_benchmark,
+    read_benchmark,
+    read_humanevalplus,
+    read_mbppplus,
+)
 from refinelab.sandbox._compare import DEFAULT_FLOAT_ATOL, holds_float
 from refinelab.sandbox._limits import Limits
 from refinelab.sandbox._outcome import TestOutcome
@@ -64,7 +75,7 @@ CACHE_FORMAT = 2
 
 
 async def prepare_benchmark(
-    name: str,
+    benchmark: str | BenchmarkFiles,
     path: str | Path | None = None,
     *,
     pool: Sandbox,
@@ -73,38 +84,54 @@ async def prepare_benchmark(
 ) -> list[Problem]:
     """Load a benchmark's problems, computing in ``pool`` whatever its source does not ship.
 
-    HumanEval+'s expected outputs are computed the first time (``progress`` is told how far it got) and
-    kept in ``cache_dir``; every other benchmark is read as :func:`refinelab.problems.load_benchmark`
+    ``benchmark`` is a name (its files are ``path``, or its default source downloaded into
+    ``cache_dir``; see :func:`refinelab.problems.open_benchmark`) or files already opened. HumanEval+'s
+    and MBPP+'s expected outputs are computed the first time (``progress`` is told how far it got) and
+    kept in ``cache_dir``; every other benchmark is read as :func:`refinelab.problems.read_benchmark`
     reads it.
     """
-    if name != "humaneval-plus":
-        return await load_benchmark(name, path)
+    if isinstance(benchmark, str):
+        options = FetchOptions(cache_dir, os.environ, progress) if cache_dir is not None else None
+        benchmark = open_benchmark(benchmark, path, options=options)
+    reader = _READERS.get(benchmark.benchmark)
+    if reader is None:
+        return read_benchmark(benchmark)
     if cache_dir is None:
-        raise UserError("humaneval-plus needs a sandbox pool and a cache directory to compute expected outputs")
-    if path is None:
-        raise UserError(f"benchmark {name!r} needs --data FILE ({BENCHMARKS[name].source})")
-    return await load_humanevalplus(path, pool, cache_dir, progress)
+        raise UserError(f"{benchmark.benchmark} needs a sandbox pool and a cache directory to compute expected outputs")
+    return await load_humanevalplus(benchmark.paths[0], pool, cache_dir, progress, reader=reader)
+
+
+Reader = Callable[[Path], Iterator[HumanEvalPlusTask]]
+"""Reads the tasks of an evalplus release file."""
+_READERS: dict[str, Reader] = {"humaneval-plus": read_humanevalplus, "mbpp-plus": read_mbppplus}
 
 
 async def load_humanevalplus(
-    path: str | Path, pool: Sandbox, cache_dir: Path, progress: ProgressHook | None = None
+    path: str | Path,
+    pool: Sandbox,
+    cache_dir: Path,
+    progress: ProgressHook | None = None,
+    *,
+    reader: Reader = read_humanevalplus,
 ) -> list[Problem]:
-    """Load HumanEval+ from an evalplus release file, computing expected outputs in ``pool`` the first time.
+    """Load HumanEval+ (or, with ``reader=read_mbppplus``, MBPP+) from an evalplus release file, computing
+    expected outputs in ``pool`` the first time.
 
-    The outputs are cached in ``cache_dir`` as ``humanevalplus-<file hash>.v2.jsonl``, one line per task
-    in the file's order; problems are built from the source and the cache read side by side, one task at
-    a time, so memory holds the problems and little else.
+    The outputs are cached in ``cache_dir`` as ``humanevalplus-<file hash>.v2.jsonl`` (``mbppplus-...``),
+    one line per task in the file's order; problems are built from the source and the cache read side by
+    side, one task at a time, so memory holds the problems and little else.
     """
     source = Path(path)
-    if next(read_humanevalplus(source), None) is None:
-        raise UserError(f"{source}: no humaneval-plus problems in the file")
+    first = next(reader(source), None)
+    if first is None:
+        raise UserError(f"{source}: no {'mbpp' if reader is read_mbppplus else 'humaneval'}-plus problems in the file")
     digest = _digest(source)
-    cache = cache_dir / f"humanevalplus-{digest}.v{CACHE_FORMAT}.jsonl"
-    problems = _from_cache(source, cache)
+    cache = cache_dir / f"{first.kind}-{digest}.v{CACHE_FORMAT}.jsonl"
+    problems = _from_cache(source, cache, reader)
     if problems is None:
-        _write_cache(cache, await _compute(source, pool, progress or _quiet))
-        (cache_dir / f"humanevalplus-{digest}.json").unlink(missing_ok=True)  # the first format's cache
-        problems = _from_cache(source, cache)
+        _write_cache(cache, await _compute(source, pool, progress or _quiet, reader))
+        (cache_dir / f"{first.kind}-{digest}.json").unlink(missing_ok=True)  # the first format's cache
+        problems = _from_cache(source, cache, reader)
         if problems is None:
             raise UserError(f"{cache}: the cache just written cannot be read back; is {cache_dir} writable?")
     return problems
@@ -118,7 +145,7 @@ def _digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
 
 
-def _from_cache(source: Path, cache: Path) -> list[Problem] | None:
+def _from_cache(source: Path, cache: Path, reader: Reader) -> list[Problem] | None:
     """The problems, with their outputs from the cache; None when the cache is missing, unreadable or
     not this file's."""
     try:
@@ -127,7 +154,7 @@ def _from_cache(source: Path, cache: Path) -> list[Problem] | None:
         return None
     problems = []
     with handle:
-        for task in read_humanevalplus(source):
+        for task in reader(source):
             cached = _cached_line(handle.readline())
             if cached is None or cached[0] != task.task_id:
                 return None
@@ -162,11 +189,13 @@ def _from_json(item: dict[str, object]) -> Output:
     return Packed.from_json(item) if "packed" in item else item
 
 
-async def _compute(source: Path, pool: Sandbox, progress: ProgressHook) -> list[tuple[str, list[Output]]]:
+async def _compute(
+    source: Path, pool: Sandbox, progress: ProgressHook, reader: Reader
+) -> list[tuple[str, list[Output]]]:
     """Every task's outputs, in the file's order, as many tasks at once as the pool has workers (records
     are read as they are needed)."""
     total = 0
-    for task in read_humanevalplus(source):
+    for task in reader(source):
         task.reference()  # every record checked before any work: a missing solution is an error now
         total += len(task.inputs)
     done = 0
@@ -177,7 +206,7 @@ async def _compute(source: Path, pool: Sandbox, progress: ProgressHook) -> list[
         progress("computing expected outputs", done, total)
 
     found: dict[int, tuple[str, list[Output]]] = {}
-    pending = enumerate(read_humanevalplus(source))
+    pending = enumerate(reader(source))
 
     async def work() -> None:
         for position, task in pending:  # shared: each task goes to the first free worker

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from refinelab.models import GenerateConfig
-from refinelab.problems import AssertTest, Test, tests_from_statements
+from refinelab.problems import as_value_test
 from refinelab.sandbox import RunResult, Sandbox, Suite
 from refinelab.solve._task import Task
 from refinelab.solve._tests import GivenTest, TestSet, describe
@@ -28,16 +28,6 @@ async def generated_tests(task: Task, env: Env) -> tuple[TestSet, TestGeneration
     completion = await env.generate("actor", test_request(task.problem, count=TESTS_ASKED), CONFIG)
     generation = TestGeneration.of_reply(completion, task.problem)
     return TestSet(tuple(GivenTest(t, "generated") for t in generation.tests)), generation
-
-
-def _as_value_test(test: Test) -> Test:
-    """``assert f(1) == 2`` as a value test (judged outside the candidate, and comparable with the
-    user's own); anything else as it is."""
-    if isinstance(test, AssertTest):
-        converted = tests_from_statements(test.code)
-        if converted is not None and len(converted) == 1:
-            return converted[0]
-    return test
 
 
 def with_generation(trajectory: Trajectory, generation: TestGeneration | None) -> Trajectory:
@@ -64,7 +54,7 @@ async def strategy_tests(task: Task, trajectory: Trajectory, code: str | None, s
     if task.generated or code is None:
         return StrategyTests()
     given = {t.text for t in task.tests.tests}
-    written = [_as_value_test(t) for t in pooled([g.tests for g in trajectory.generations])]
+    written = [as_value_test(t) for t in pooled([g.tests for g in trajectory.generations])]
     tests = [t for t in written if describe(t) not in given]
     if not tests:
         return StrategyTests()

@@ -11,15 +11,15 @@ from typing import TYPE_CHECKING
 
 from refinelab.experiment import BenchmarkChoice, ExperimentSpec, begin_run
 from refinelab.sandbox import RunResult
-from refinelab.store import RunHeader, RunProblem, Store, Unit
+from refinelab.store import SOLVE_BENCHMARK, RunHeader, RunProblem, Store, Unit
 from refinelab.strategies import StrategySpec
 
 if TYPE_CHECKING:
     from refinelab.solve._solution import Solution
     from refinelab.solve._task import Task
 
-BENCHMARK = "solve"
-"""The benchmark name solves are stored under (``solve/<problem id>``)."""
+BENCHMARK = SOLVE_BENCHMARK
+"""The benchmark name solves are stored under (``solve/<problem id>``): it marks the run as a solve."""
 _NAME_WORDS = 6
 
 

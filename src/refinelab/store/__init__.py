@@ -10,9 +10,11 @@ from refinelab.store._generated import GeneratedTest, GenerationDetail
 from refinelab.store._migrations import MIGRATIONS
 from refinelab.store._process import ProcessId
 from refinelab.store._records import (
+    SOLVE_BENCHMARK,
     Failure,
     RunHeader,
     RunInfo,
+    RunKind,
     RunListing,
     RunProblem,
     RunStatus,
@@ -25,6 +27,7 @@ from refinelab.store._store import SCHEMA_VERSION, Store
 __all__ = [
     "MIGRATIONS",
     "SCHEMA_VERSION",
+    "SOLVE_BENCHMARK",
     "AttemptDetail",
     "CriticDetail",
     "Failure",
@@ -34,6 +37,7 @@ __all__ = [
     "ProcessId",
     "RunHeader",
     "RunInfo",
+    "RunKind",
     "RunListing",
     "RunProblem",
     "RunStatus",

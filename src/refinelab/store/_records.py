@@ -16,6 +16,12 @@ from refinelab.problems import Problem
 from refinelab.sandbox import Sandbox
 from refinelab.store._process import ProcessId
 
+SOLVE_BENCHMARK = "solve"
+"""The benchmark name ``refinelab solve`` records its one problem under: a run of it is a solve."""
+RunKind = Literal["experiment", "solve"]
+"""An experiment (``refinelab run``) or a solve (``refinelab solve``, one problem): told by the benchmark
+the run names, so stores written before refinelab said so classify the same."""
+
 RunStatus = Literal["running", "complete", "incomplete", "interrupted", "failed"]
 """``running``; ``complete``; ``incomplete`` (infrastructure failures left to retry); ``interrupted``
 (Ctrl-C, SIGTERM, or its process is gone: killed, crashed); ``failed`` (stopped by an error)."""
@@ -88,6 +94,14 @@ class RunInfo:
     """Why it stopped, when it did not complete (the error, the signal, the process gone)."""
     process: ProcessId | None = None
     """The process that ran it last (``None`` for runs stored before refinelab recorded it)."""
+
+    @property
+    def kind(self) -> RunKind:
+        """``solve`` for a ``refinelab solve``, else ``experiment``; a solve is never a default run."""
+        benchmarks = self.spec.get("benchmarks")
+        tables = benchmarks if isinstance(benchmarks, list) else []
+        names = {table.get("name") for table in tables if isinstance(table, dict)}
+        return "solve" if names == {SOLVE_BENCHMARK} else "experiment"
 
     @property
     def repeats(self) -> int:

@@ -11,7 +11,7 @@ import json
 import sqlite3
 from collections.abc import Mapping
 
-from refinelab.records import ScoredAttempt, ScoredTrajectory, Spend, Usage
+from refinelab.records import ScoredAttempt, ScoredTrajectory, Spend, Usage, configuration_label
 from refinelab.sandbox import RunResult
 from refinelab.store._details import unit_of
 from refinelab.store._generated import Totals
@@ -108,7 +108,8 @@ SET metadata = COALESCE(problems.metadata, excluded.metadata), prompt = COALESCE
 INSERT_ATTEMPT = "INSERT INTO attempts VALUES (" + ", ".join(["?"] * 26) + ")"  # noqa: S608 - placeholders only
 INSERT_CRITIC = "INSERT INTO critic_outputs VALUES (" + ", ".join(["?"] * 15) + ")"  # noqa: S608 - placeholders only
 TRAJECTORIES_QUERY = """
-SELECT t.config, c.strategy, c.params, c.actor, c.critic, t.problem, t.repeat, t.final, t.stop_reason
+SELECT t.config, c.strategy, c.params, c.actor, c.critic, t.problem, t.repeat, t.final, t.stop_reason,
+       t.recorded_params
 FROM trajectories t JOIN configs c ON c.run_id = t.run_id AND c.config = t.config
 WHERE t.run_id = ? ORDER BY c.position, t.problem, t.repeat
 """
@@ -147,7 +148,8 @@ def scored_attempt(row: sqlite3.Row) -> ScoredAttempt:
     """An attempt as the metrics see it, from an :data:`ATTEMPTS_QUERY` row (actor and critic spend added)."""
     actor = Spend(Usage(int(row["prompt_tokens"]), int(row["completion_tokens"])), row["cost_usd"])
     critic = row["critic_idx"] is not None
-    spend = actor + _critic_spend(row) if critic else actor
+    critic_spend = _critic_spend(row) if critic else Spend()
+    critic_latency = float(row["critic_latency_s"]) if critic else 0.0
     return ScoredAttempt(
         int(row["idx"]),
         row["origin"],
@@ -155,11 +157,13 @@ def scored_attempt(row: sqlite3.Row) -> ScoredAttempt:
         visible_passed=None if row["visible_passed"] is None else bool(row["visible_passed"]),
         visible_pass_count=int(row["visible_pass_count"]),
         critic_verdict=row["verdict"],
-        spend=spend,
+        spend=actor + critic_spend if critic else actor,
         actor_prompt_tokens=int(row["prompt_tokens"]),
-        latency_seconds=float(row["latency_s"]) + (float(row["critic_latency_s"]) if critic else 0.0),
+        latency_seconds=float(row["latency_s"]) + critic_latency,
         confidence=row["confidence"],
         critic_confidence=row["critic_confidence"],
+        critic_spend=critic_spend,
+        critic_latency_seconds=critic_latency,
     )
 
 
@@ -188,11 +192,28 @@ def scored_trajectory(
         test_spend=written.spend,
         generated_tests=written.tests,
         generated_correct=written.correct,
+        critique_last=_critique_last(row["recorded_params"]),
     )
 
 
-def export_line(row: dict[str, object]) -> dict[str, object]:
-    """An :data:`EXPORT_QUERY` row as its ``refinelab export`` line: flags as booleans, outcomes and difficulty read."""
+def _critique_last(recorded: str | None) -> bool | None:
+    """The ``critique_last`` argument a critic strategy recorded; ``None`` when it recorded none (another
+    strategy, or a run from before the argument existed, when the attempt at the cap was always judged)."""
+    value = json.loads(recorded).get("critique_last") if recorded else None
+    return value if isinstance(value, bool) else None
+
+
+def export_line(row: dict[str, object], first_origin: str) -> dict[str, object]:
+    """An :data:`EXPORT_QUERY` row as its ``refinelab export`` line: flags as booleans, outcomes and difficulty
+    read, the configuration's label beside its key, and ``refinement``: the refinements before this attempt,
+    or ``None`` in a trajectory that begins with samples (``first_origin``: its first attempt's origin),
+    whose attempt indices (``iteration``) count samples, not refinements."""
+    params, strategy = str(row["params"] or ""), str(row["strategy"])
+    name = f"{strategy}({params})" if params else strategy
+    row["config_label"] = configuration_label(
+        name, str(row["actor"]), None if row["critic"] is None else str(row["critic"])
+    )
+    row["refinement"] = None if first_origin == "sample" else row["iteration"]
     for flag in ("visible_passed", "hidden_passed", "is_final", "cached", "critic_cached"):
         if row[flag] is not None:
             row[flag] = bool(row[flag])

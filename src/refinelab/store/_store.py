@@ -17,6 +17,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
+from refinelab._words import counted
 from refinelab.errors import UserError
 from refinelab.records import ScoredAttempt, ScoredTrajectory
 from refinelab.sandbox import RunResult
@@ -210,19 +211,29 @@ class Store:
         return found
 
     def run(self, run_id: str | None = None) -> RunInfo:
-        """One run by id or unique prefix; by default the newest run with stored results (the newest run
-        when none has any). A user error naming the known runs if there is no such run."""
+        """One run by id or unique prefix; by default the newest experiment with stored results (the newest
+        experiment when none has any): a solve is reached by its id only. A user error naming the known
+        runs if there is no such run."""
         runs = self.runs()
         if not runs:
             raise UserError(f"{self.path}: no runs stored yet (run `refinelab run` first)")
         if run_id is None:
-            with_results = {row[0] for row in self._db.execute("SELECT DISTINCT run_id FROM trajectories")}
-            return next((r for r in reversed(runs) if r.id in with_results), runs[-1])
+            return self._default_run(runs)
         matches = [r for r in runs if r.id == run_id] or [r for r in runs if r.id.startswith(run_id)]
         if len(matches) != 1:
             known = ", ".join(r.id for r in runs[-5:])
             raise UserError(f"{self.path}: no single run {run_id!r} (latest: {known})")
         return matches[0]
+
+    def _default_run(self, runs: list[RunInfo]) -> RunInfo:
+        experiments = [r for r in runs if r.kind == "experiment"]
+        if not experiments:
+            raise UserError(
+                f"{self.path}: no experiment stored yet, only {counted(len(runs), 'solve')}: give a solve's id "
+                "(`refinelab report --list` lists them), or run `refinelab run` first"
+            )
+        with_results = {row[0] for row in self._db.execute("SELECT DISTINCT run_id FROM trajectories")}
+        return next((r for r in reversed(experiments) if r.id in with_results), experiments[-1])
 
     def trajectories(self, run_id: str) -> list[ScoredTrajectory]:
         """Every stored trajectory of a run, scored, in configuration then problem order."""
@@ -288,8 +299,11 @@ class Store:
         selection = read_selection(self._db, run_id)
         cursor = self._db.execute(EXPORT_QUERY, (run_id,))
         names = [d[0] for d in cursor.description]
+        first_origins: dict[tuple[object, ...], str] = {}  # rows come in attempt order: the first is idx 0
         for row in cursor:
-            line = export_line(dict(zip(names, row)))
+            raw = dict(zip(names, row))
+            first = first_origins.setdefault((raw["config"], raw["problem_id"], raw["repeat"]), str(raw["origin"]))
+            line = export_line(raw, first)
             yield with_selection(
                 line, selection.get(Unit(str(line["config"]), str(line["problem_id"]), int(str(line["repeat"]))))
             )

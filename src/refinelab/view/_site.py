@@ -27,7 +27,15 @@ from pathlib import Path
 
 from refinelab.errors import UserError
 from refinelab.metrics import ScoredTrajectory
-from refinelab.report import REPORT_CSS, Figure, Report, build_report, figure_titles, render_figure
+from refinelab.report import (
+    REPORT_CSS,
+    Figure,
+    Report,
+    build_report,
+    figure_titles,
+    figures_missing,
+    render_figure,
+)
 from refinelab.store import ProblemInfo, RunInfo, Store
 from refinelab.view._payload import (
     Side,
@@ -91,16 +99,18 @@ class Source:
         self.store, self.live, self.clock = store, live, clock
         with Store(store) as opened:
             self.chosen = [opened.run(run).id for run in runs]
-            if not opened.runs():
-                raise UserError(f"{store}: no runs stored yet (run `refinelab run` first)")
+            if not self.chosen:
+                opened.run()  # a user error when there is no experiment to show (solves are shown by id)
         self._bundles: dict[str, _Bundle] = {}
         self._locks: dict[str, threading.Lock] = {}
         self._lock = threading.Lock()  # guards the two dicts only: one run's work never blocks another's pages
 
     def runs(self, store: Store) -> list[RunInfo]:
-        """The runs shown, newest last."""
+        """The runs shown, newest last: those chosen, else every experiment (a solve only when chosen)."""
         every = store.runs()
-        return [r for r in every if r.id in self.chosen] if self.chosen else every
+        return (
+            [r for r in every if r.id in self.chosen] if self.chosen else [r for r in every if r.kind == "experiment"]
+        )
 
     def get(self, path: str) -> tuple[str, bytes] | None:
         """The content type and body of one file, or None when there is no such file."""
@@ -205,8 +215,8 @@ class Source:
     @staticmethod
     def _figure(bundle: _Bundle, name: str) -> Figure | None:
         """One figure of the run, drawn on first request (None: the run has no such figure)."""
-        if name not in dict(figure_titles(bundle.report)):
-            return None
+        if figures_missing() or name not in dict(figure_titles(bundle.report)):
+            return None  # without matplotlib the pages link to no figure (they say figures need it)
         if name not in bundle.figures:
             bundle.figures[name] = render_figure(bundle.report, name)
         return bundle.figures[name]
@@ -315,6 +325,8 @@ def _each_problem(source: Source, store: Store | None) -> list[dict[str, str]]:
 
 def _each_figure(source: Source, store: Store | None) -> list[dict[str, str]]:
     assert store is not None
+    if figures_missing():  # without matplotlib: every page, no figure
+        return []
     return [
         {"run": slug(run.id), "figure": name, "image": image}
         for run in source.runs(store)

@@ -26,11 +26,10 @@ import builtins
 import doctest
 import keyword
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 
-from refinelab.problems import CallTest
-from refinelab.solve._tests import GivenTest
+from refinelab.problems._model import CallTest
 
 _SEPARATOR = re.compile(
     r"\s*(?P<hash>#\s*)?(?P<sep>==>|==|->|=>|➞|→|=|\bshould return\b|\breturns?\b|\bshould be\b|\bgives\b)"
@@ -48,14 +47,17 @@ _INPUT_OUTPUT = re.compile(
 )
 _NAMED = re.compile(r"\s*([A-Za-z_]\w*)\s*[=:]\s*")
 _CALLED = re.compile(r"(?<![\w.])([A-Za-z_]\w*)\s*\(")
+_CALL_LINES = 20
+"""A call written over several lines is read over at most this many more."""
 
 Reader = Callable[[str, str], list[CallTest]]
 
 
-def prompt_examples(prompt: str, entry_point: str | None, given: Sequence[GivenTest] = ()) -> list[GivenTest]:
-    """The examples a prompt shows for ``entry_point`` (see the module docstring). Prompts can be wrong
-    (HumanEval's ``median`` example is): an example calling what a ``given`` test calls yields to it, and two
-    examples that disagree are both left out."""
+def prompt_examples(prompt: str, entry_point: str | None, settled: Collection[str] = ()) -> list[CallTest]:
+    """The examples a prompt shows for ``entry_point`` (see the module docstring), each once, in the order
+    the readers find them. Prompts can be wrong (HumanEval's ``median`` example is): an example whose call
+    is in ``settled`` (the expressions of tests given by someone who knows better) yields to it, and two
+    examples of one call that disagree are both left out."""
     if entry_point is None:
         return []
     owner, _, name = entry_point.rpartition(".")
@@ -65,12 +67,10 @@ def prompt_examples(prompt: str, entry_point: str | None, given: Sequence[GivenT
     answers: dict[str, set[str]] = {}
     for test in found:
         answers.setdefault(test.expr, set()).add(repr(test.expected))
-    settled = {t.test.expr for t in given if isinstance(t.test, CallTest)}
-    unique: dict[str, GivenTest] = {}
+    unique: dict[tuple[str, str], CallTest] = {}
     for test in found:
         if test.expr not in settled and len(answers[test.expr]) == 1:
-            given_test = GivenTest(test, "docstring")
-            unique.setdefault(given_test.text, given_test)
+            unique.setdefault((test.expr, repr(test.expected)), test)
     return list(unique.values())
 
 
@@ -116,16 +116,26 @@ def _doctest_examples(prompt: str, entry_point: str) -> list[CallTest]:
         return []
     tests = []
     for example in examples:
-        want = example.want.strip()
+        source, want = example.source.strip(), example.want.strip()
         if not want:
-            continue  # ``>>> f(1) == 2`` with no answer line is read as an arrow example
+            # doctest's own reading: a call that shows nothing returned None (``>>> longest([])``);
+            # ``>>> f(1) == 2`` with no answer line is read as an arrow example
+            tests.append(_example(source, "None", entry_point) if _is_call_of(source, entry_point) else None)
+            continue
         # the answer runs to a blank line or the next >>>; prose after it (another example written as
-        # ``f(1) == 2``, the docstring's end) is not part of it
-        found = _example(example.source.strip(), want, entry_point)
-        if found is None and "\n" in want:
-            found = _example(example.source.strip(), want.splitlines()[0], entry_point)
-        tests.append(found)
+        # ``f(1) == 2``, the docstring's end) is not part of it, and a long answer may span lines: the
+        # first lines that read as a value are the answer
+        lines = want.splitlines()
+        tests.append(_first(_example(source, "\n".join(lines[:end]), entry_point) for end in range(len(lines), 0, -1)))
     return [t for t in tests if t is not None]
+
+
+def _is_call_of(source: str, entry_point: str) -> bool:
+    """``source`` is one call of the entry point, nothing around it."""
+    try:
+        return _calls(ast.parse(source, mode="eval").body, entry_point)
+    except SyntaxError:
+        return False
 
 
 def _arrow_examples(prompt: str, entry_point: str) -> list[CallTest]:
@@ -133,21 +143,47 @@ def _arrow_examples(prompt: str, entry_point: str) -> list[CallTest]:
     (``tri(n) = 1 + n / 2`` makes ``tri(1) = 3`` a definition, not an example), and never after ``#``."""
     call = re.compile(rf"(?<![\w.]){re.escape(entry_point)}\s*\(")
     defines = re.search(rf"\b{re.escape(entry_point)}\s*\([A-Za-z_]\w*\)\s*=[^=]", prompt) is not None
+    lines = prompt.splitlines()
     tests = []
-    for line in prompt.splitlines():
+    for number, line in enumerate(lines):
         start = call.search(line)
         if start is None or line.lstrip().startswith("def "):
             continue
         text = line[start.start() :]
-        for cut in _separators(text):
-            match = _SEPARATOR.match(text, cut)
-            if match is None or (match.group("sep") == "=" and (defines or match.group("hash"))):
-                continue
-            found = _first(_example(text[:cut], answer, entry_point) for answer in _answers(match.group("right")))
-            if found is not None:
-                tests.append(found)
-                break
+        found = _arrow_example(text, entry_point, defines)
+        if found is None and _open_brackets(text) > 0:  # a call written over several lines
+            found = _arrow_example(_joined(text, lines[number + 1 :]), entry_point, defines)
+        if found is not None:
+            tests.append(found)
     return tests
+
+
+def _arrow_example(text: str, entry_point: str, defines: bool) -> CallTest | None:
+    """The example ``text`` (from the call on) writes, if it is one: the call, a separator, an answer."""
+    for cut in _separators(text):
+        match = _SEPARATOR.match(text, cut)
+        if match is None or (match.group("sep") == "=" and (defines or match.group("hash"))):
+            continue
+        found = _first(_example(text[:cut], answer, entry_point) for answer in _answers(match.group("right")))
+        if found is not None:
+            return found
+    return None
+
+
+def _open_brackets(text: str) -> int:
+    """Brackets opened and not closed in ``text`` (a rough count: brackets in strings count too)."""
+    return sum(text.count(c) for c in "([{") - sum(text.count(c) for c in ")]}")
+
+
+def _joined(text: str, following: list[str]) -> str:
+    """``text`` and as many of the ``following`` lines (at most :data:`_CALL_LINES`) as close its brackets,
+    on one line."""
+    parts = [text]
+    for line in following[:_CALL_LINES]:
+        parts.append(line.strip())
+        if _open_brackets(" ".join(parts)) <= 0:
+            break
+    return " ".join(parts)
 
 
 def _separators(text: str) -> list[int]:
