@@ -34,9 +34,16 @@ dev_system_tools() {
   fi
 }
 
+dev_local_models() {
+  # llama-cpp-python for the local-model tests, from the per-machine wheel cache (compiled once, about 20
+  # minutes on 2 cores the first time; see scripts/local-wheel.sh); the model package is in the dev extra
+  bash scripts/local-wheel.sh --install "$PY" >/dev/null
+}
+
 if [ -z "${REFINELAB_SKIP_DEV_TOOLS:-}" ]; then
   dev_python_tools
   dev_system_tools
+  dev_local_models
 fi
 
 # --- checks ------------------------------------------------------------------------------------------

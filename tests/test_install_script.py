@@ -17,16 +17,20 @@ FAKES = {
     "apt-get": '#!/bin/sh\necho "apt-get DEBIAN_FRONTEND=${DEBIAN_FRONTEND:-unset} $*" >> "$LOG"\n',
     # the interpreter: has venv; as the virtualenv's python, records the pip install
     "python3": '#!/bin/sh\necho "python3 $*" >> "$LOG"\n',
+    # a C++ compiler, so scripts/local-wheel.sh goes on to "build" (the stand-in pip records it)
+    "g++": "#!/bin/sh\nexit 0\n",
 }
+TOOLS = ("dirname", "env", "bash", "grep", "cut", "tr", "sort", "sha256sum", "uname", "head", "mkdir", "rm", "mv")
+"""Real tools the scripts use (scripts/local-wheel.sh: the machine's key, its cache directory)."""
 
 
 def fake_path(folder: Path) -> Path:
-    """A PATH holding the stand-ins, ``dirname`` and ``env``, and neither bwrap, uv nor chromium."""
+    """A PATH holding the stand-ins and a few plain tools (:data:`TOOLS`), and neither bwrap, uv nor chromium."""
     folder.mkdir()
     for name, script in FAKES.items():
         (folder / name).write_text(script)
         (folder / name).chmod(0o755)
-    for tool in ("dirname", "env"):
+    for tool in TOOLS:
         (folder / tool).symlink_to(f"/usr/bin/{tool}")
     return folder
 
@@ -54,7 +58,12 @@ def install(
     (venv / "bin" / "python").symlink_to(bin_dir / "python3")  # an existing virtualenv is reused
     done = subprocess.run(
         ["/bin/bash", str(ROOT / "scripts" / script)],
-        env={"PATH": str(bin_dir), "LOG": str(log), "REFINELAB_VENV": str(venv)},
+        env={
+            "PATH": str(bin_dir),
+            "LOG": str(log),
+            "REFINELAB_VENV": str(venv),
+            "REFINELAB_WHEEL_CACHE": str(tmp_path / "wheels"),
+        },
         capture_output=True,
         text=True,
         check=False,
@@ -90,8 +99,11 @@ def test_the_test_command_installs_the_development_tools_before_the_checks(tmp_p
     calls = log.read_text().splitlines()
     dev = calls.index("python3 -m pip install --quiet --disable-pip-version-check -e .[dev]")
     chromium = next(i for i, line in enumerate(calls) if line.endswith("install -y -qq chromium"))
+    wheel = next(i for i, line in enumerate(calls) if "pip wheel" in line and "llama-cpp-python==" in line)
+    local = next(i for i, line in enumerate(calls) if "--only-binary llama-cpp-python" in line)
     checks = [calls.index(f"python3 -m {tool}") for tool in ("ruff check src tests bench", "mypy", "pytest")]
-    assert dev < chromium < min(checks) and checks == sorted(checks)
+    assert dev < chromium < wheel < local < min(checks) and checks == sorted(checks)
+    assert calls[local].endswith(f"-e {ROOT}[local]")  # llama-cpp-python from the wheel cache, never compiled twice
     assert "bubblewrap" not in "".join(calls)  # the user's install did that
 
 

@@ -394,3 +394,19 @@ def test_a_store_of_solves_only_has_no_default_run(
         assert main([*command, "--store", str(store)], {}) == 2
         assert "no experiment stored yet, only 1 solve: give a solve's id" in capsys.readouterr().err
     assert not (here / "a.jsonl").exists() and not (here / "site").exists()
+
+
+@pytest.mark.slow
+def test_solve_with_a_local_model_in_a_terminal(tmp_path: Path, local_model_env: dict[str, str]) -> None:
+    """No server: the real Gemma 3 270M in-process; the evidence counts its own tokens, and a repeat is
+    answered from the response cache."""
+    args = [sys.executable, "-m", "refinelab", "solve", FIB_PROMPT, "--model", "local:gemma-3-270m"]
+    args += ["--test", "fibonacci(1) == [0]", "--strategy", "single-pass(max_tokens=48)"]
+    args += ["--store", str(tmp_path / "s.sqlite"), "--json", "--quiet"]
+    first = subprocess.run(args, env=local_model_env, capture_output=True, text=True, timeout=600)
+    assert first.returncode in (0, 1), first.stderr  # verified or not: a 270M base model may write anything
+    result = json.loads(first.stdout)
+    assert result["model"] == "local:gemma-3-270m" and result["attempts"] == 1
+    assert result["usage"]["completion_tokens"] > 0 and not result["usage"]["estimated"]
+    again = subprocess.run(args, env=local_model_env, capture_output=True, text=True, timeout=600)
+    assert json.loads(again.stdout)["code"] == result["code"] and json.loads(again.stdout)["cached"]

@@ -20,7 +20,7 @@ from typing import Any, TypeVar
 
 from refinelab._toml import located, read_toml
 from refinelab.errors import InputError, UserError
-from refinelab.models import EndpointSettings, ModelsConfig, Price, load_models_config, url_problem
+from refinelab.models import EndpointSettings, ModelsConfig, Price, load_models_config, local_identity, url_problem
 from refinelab.problems import BENCHMARKS, Provenance, valid_date
 from refinelab.records import configuration_label
 from refinelab.sandbox import ISOLATION_MODES, IsolationMode, Limits
@@ -215,15 +215,16 @@ class ExperimentSpec:
         return f"{_slug(self.name)}-{digest}"
 
     def model_identities(self) -> dict[str, list[str]]:
-        """For each actor and critic written as an alias or tagged with a deployment: the model string
-        it stands for and its deployment tag ("" for none)."""
+        """For each actor and critic written as an alias, tagged with a deployment or naming a local file:
+        the model string it stands for, its deployment tag ("" for none) and, for a local file, its hash."""
         configurations = self.configurations()
         written = {c.actor for c in configurations} | {c.critic for c in configurations if c.critic is not None}
         found = {}
         for name in sorted(written):
             model, tag = self.models.model(name), self.models.settings(name).deployment or ""
-            if model != name or tag:
-                found[name] = [model, tag]
+            local = local_identity(model)  # a local file's hash: another file at that path is another model
+            if model != name or tag or local:
+                found[name] = [model, tag, *([local] if local else [])]
         return found
 
 

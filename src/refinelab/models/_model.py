@@ -26,9 +26,10 @@ class Backend(Protocol):
     """
 
     endpoint: str
-    """Identity of the server (its base URL); concurrency limits and the cache are per endpoint."""
+    """Identity of the server (its base URL); concurrency limits are per endpoint."""
     model: str
-    """``provider:name``."""
+    """``provider:name``. A backend may also have an ``identity`` attribute: what determines its replies when
+    the name does not (the local backend's file hash); the response cache then keys on it instead."""
 
     async def complete(self, messages: Sequence[Message], config: GenerateConfig, n: int) -> list[Reply]:
         """``n`` replies to ``messages``."""
@@ -97,6 +98,9 @@ class Model:
     ) -> None:
         self.backend = backend
         self.name = backend.model
+        self.identity: str = getattr(backend, "identity", None) or backend.model
+        """What the response cache keys on with the deployment tag: the model string, or what the backend
+        says determines its replies (a local model's file hash, never its path)."""
         self.deployment = deployment
         """A tag separating deployments of one model name in the response cache ("" for none)."""
         self.concurrency = concurrency
@@ -123,7 +127,7 @@ class Model:
         if self.cache is None or self.cache.mode != "rw":
             (completion,) = await self.generate_n(messages, config, n=1, first_sample=sample)
             return completion
-        key = cache_key(self.deployment, self.name, messages, config or GenerateConfig(), sample)
+        key = cache_key(self.deployment, self.identity, messages, config or GenerateConfig(), sample)
         while (leader := self._in_flight.get(key)) is not None:
             await asyncio.wait([leader])  # its outcome is in the cache (or it failed and we ask ourselves)
         self._in_flight[key] = done = asyncio.get_running_loop().create_future()
@@ -170,7 +174,7 @@ class Model:
     def _cached(self, messages: Sequence[Message], config: GenerateConfig, sample: int) -> Completion | None:
         if self.cache is None or self.cache.mode == "off":
             return None
-        found = self.cache.lookup(cache_key(self.deployment, self.name, messages, config, sample))
+        found = self.cache.lookup(cache_key(self.deployment, self.identity, messages, config, sample))
         if found is None:
             if self.cache.mode == "ro":
                 raise CacheMiss(f"replay mode: no cached response for a request to {self.name} (sample {sample})")
@@ -200,7 +204,7 @@ class Model:
         for sample, reply in zip(samples, replies):
             if self.cache is not None:
                 self.cache.put(
-                    cache_key(self.deployment, self.name, messages, config, sample),
+                    cache_key(self.deployment, self.identity, messages, config, sample),
                     self.backend.endpoint,
                     self.name,
                     reply,
