@@ -61,6 +61,7 @@ def rerun_in_namespace() -> int:
 def programs(copies: int, data: Path) -> tuple[list[Item], int]:
     """HumanEval references x copies, then every HumanEval program six real models wrote (right and
     wrong, framed as ``tests/sandbox/test_real_programs.py`` frames them); and how many references."""
+    from refinelab._location import Location
     from refinelab.problems._humaneval import _problem
 
     references = [(p.reference or "", Suite.hidden(p)) for p in load_humaneval()] * copies
@@ -72,7 +73,7 @@ def programs(copies: int, data: Path) -> tuple[list[Item], int]:
         with gzip.open(path, "rt") as lines:
             records = [json.loads(line) for line in lines]
         for record in records:
-            problem = _problem(record, (path, None))
+            problem = _problem(record, Location(path, None))
             solution = str(record["solution"])
             whole = not solution[:1].isspace() and f"def {problem.entry_point}" in solution
             items.append((solution if whole else problem.prompt + solution, Suite.hidden(problem)))
@@ -95,8 +96,8 @@ class Cluster:
     def __init__(self) -> None:
         from ray.cluster_utils import Cluster as RayCluster
 
-        head = {"num_cpus": 0, "node_ip_address": "127.0.0.1", "include_dashboard": False}
-        self.ray = RayCluster()
+        head: dict[str, Any] = {"num_cpus": 0, "node_ip_address": "127.0.0.1", "include_dashboard": False}
+        self.ray: Any = RayCluster()  # Ray's cluster_utils are untyped
         _started(lambda: self.ray.add_node(**head))
         self.nodes = [self.add() for _ in range(2)]
 

@@ -45,7 +45,7 @@ def server(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[FakeOpen
     monkeypatch.chdir(tmp_path)
     with serve(reply) as fake:
         vllm = _resolve.PROVIDERS["vllm"]
-        monkeypatch.setitem(_resolve.PROVIDERS, "vllm", _resolve.Provider(fake.base_url, vllm.key_variable, False))  # type: ignore[index]
+        monkeypatch.setitem(_resolve.PROVIDERS, "vllm", _resolve.Provider(fake.base_url, vllm.key_variable, False))
         yield fake
 
 

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from refinelab.experiment import Store
+from refinelab.store import Store
 from refinelab.testing import serve
 from tests.experiment.fakes import reply, write_benchmark
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pytest
@@ -37,7 +38,7 @@ def problems(tmp_path: Path) -> Path:
     return path
 
 
-def samples(tmp_path: Path, rows: list[dict[str, object]]) -> Path:
+def samples(tmp_path: Path, rows: Sequence[Mapping[str, object]]) -> Path:
     path = tmp_path / "samples.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     return path
@@ -122,7 +123,7 @@ def test_file_benchmarks_need_data(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_mbpp_ids_are_accepted_as_evalplus_writes_them(shared_data: Path, tmp_path: Path) -> None:
     data = shared_data / "benchmarks/mbpp.jsonl.gz"
-    rows = [
+    rows: list[dict[str, object]] = [
         {"task_id": "Mbpp/2", "solution": "def similar_elements(a, b):\n    return tuple(set(a) & set(b))\n"},
         {"task_id": 2, "solution": "def similar_elements(a, b):\n    return ()\n"},
     ]

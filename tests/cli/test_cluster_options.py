@@ -4,31 +4,32 @@ in tests/sandbox/cluster_cases.py.)"""
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import sys
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from refinelab.cli import main
-from refinelab.cli._check import chosen_cluster
-from refinelab.errors import InputError, SandboxUnavailable
-from refinelab.experiment import (
-    BenchmarkChoice,
-    ExperimentSpec,
-    Settings,
-    Store,
-    load_spec,
-    resolve_sources,
-    run_experiment,
-)
-from refinelab.experiment import _runner as runner_module
+from refinelab.errors import InputError, SandboxUnavailable, UserError
+from refinelab.experiment import BenchmarkChoice, ExperimentSpec, load_spec, resolve_sources, run_experiment
 from refinelab.models import RetryPolicy
-from refinelab.sandbox import ClusterSandbox, FakeSandbox, Item, Limits, RunResult, WorkerPool, cluster_problem
-from refinelab.sandbox import open_sandbox as real_open_sandbox
+from refinelab.runtime import Flags, Settings, open_runtime, resolve_settings
+from refinelab.sandbox import (
+    ClusterSandbox,
+    FakeSandbox,
+    Item,
+    Limits,
+    RunResult,
+    Sandbox,
+    SandboxSettings,
+    WorkerPool,
+    cluster_problem,
+)
+from refinelab.store import Store
 from refinelab.strategies import StrategySpec
 from refinelab.testing import serve
 from tests.experiment.fakes import reply, write_benchmark
@@ -48,24 +49,37 @@ def test_bad_cluster_addresses_say_what_to_write(address: str, problem: str) -> 
     assert found is not None and problem in found
 
 
-def test_open_sandbox_chooses_the_cluster_only_when_named() -> None:
-    assert isinstance(real_open_sandbox(None, workers=1), WorkerPool)
-    cluster = real_open_sandbox("ray://head:10001", limits=Limits(cpu_seconds=2))
+def test_the_runtime_opens_the_cluster_only_when_one_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    async def nothing(self: ClusterSandbox) -> None:
+        pass
+
+    monkeypatch.setattr(ClusterSandbox, "start", nothing)  # no Ray here: what is opened, not what it reaches
+    monkeypatch.setattr(ClusterSandbox, "close", nothing)
+
+    async def opened(settings: Settings, request: SandboxSettings) -> Sandbox:
+        async with open_runtime(settings) as runtime:
+            return await runtime.open_sandbox(request)
+
+    with pytest.warns(UserWarning, match="UNSANDBOXED"):
+        local = asyncio.run(opened(Settings(workers=1), SandboxSettings(isolation="none")))
+    assert isinstance(local, WorkerPool)
+    request = SandboxSettings(limits=Limits(cpu_seconds=2))
+    cluster = asyncio.run(opened(Settings(cluster="ray://head:10001"), request))
     assert isinstance(cluster, ClusterSandbox) and cluster.address == "ray://head:10001"
     assert cluster.limits.cpu_seconds == 2
+    named = asyncio.run(opened(Settings(cluster="ray://head:10001"), replace(request, cluster="auto")))
+    assert isinstance(named, ClusterSandbox) and named.address == "auto"  # the request's own wins
 
 
-def args(cluster: str | None = None, config: Path | None = None) -> argparse.Namespace:
-    return argparse.Namespace(cluster=cluster, config=config)
-
-
-def test_the_flag_wins_over_the_project_config(tmp_path: Path) -> None:
+def test_the_flag_wins_over_the_environment_which_wins_over_the_project_config(tmp_path: Path) -> None:
     config = tmp_path / "refinelab.toml"
     config.write_text('[sandbox]\ncluster = "ray://from-config:10001"\n')
-    assert chosen_cluster(args(config=config), {}) == "ray://from-config:10001"
-    assert chosen_cluster(args("auto", config), {}) == "auto"
+    environ = {"REFINELAB_CLUSTER": "10.0.0.5:6379"}
+    assert resolve_settings(Flags(), {}, tmp_path).cluster == "ray://from-config:10001"
+    assert resolve_settings(Flags(), environ, tmp_path).cluster == "10.0.0.5:6379"
+    assert resolve_settings(Flags(cluster="auto"), environ, tmp_path).cluster == "auto"
     (tmp_path / "other.toml").write_text("[models.aliases]\nx = 'vllm:y'\n")
-    assert chosen_cluster(args(config=tmp_path / "other.toml"), {}) is None
+    assert resolve_settings(Flags(config=tmp_path / "other.toml"), {}, tmp_path).cluster is None
 
 
 @pytest.mark.parametrize(
@@ -73,14 +87,19 @@ def test_the_flag_wins_over_the_project_config(tmp_path: Path) -> None:
     [
         ("cluster = 5", "sandbox.cluster"),
         ('cluster = "gpu-box"', "sandbox.cluster"),
-        ("workers = 2", "sandbox.workers"),
+        ("nodes = 2", "sandbox.nodes"),
     ],
 )
-def test_a_bad_sandbox_table_names_the_file_and_field(tmp_path: Path, table: str, field: str) -> None:
+def test_a_bad_sandbox_table_names_the_file_line_and_field(tmp_path: Path, table: str, field: str) -> None:
     config = tmp_path / "refinelab.toml"
     config.write_text(f"[sandbox]\n{table}\n")
-    with pytest.raises(InputError, match=rf"refinelab\.toml: field '{field}'"):
-        chosen_cluster(args(config=config), {})
+    with pytest.raises(InputError, match=rf"refinelab\.toml:2: field '{field}'"):
+        resolve_settings(Flags(), {}, tmp_path)
+
+
+def test_a_bad_cluster_variable_names_the_variable(tmp_path: Path) -> None:
+    with pytest.raises(UserError, match=r"^\$REFINELAB_CLUSTER: cluster address 'gpu-box' needs a port"):
+        resolve_settings(Flags(), {"REFINELAB_CLUSTER": "gpu-box"}, tmp_path)
 
 
 def test_bad_cluster_flags_are_one_line_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -128,20 +147,27 @@ class Vanishing(FakeSandbox):
         return await super().run_items(items, limits=limits, isolate=isolate)
 
 
+@asynccontextmanager
+async def opened(sandbox: Sandbox) -> AsyncIterator[Sandbox]:
+    yield sandbox
+
+
 def test_a_run_whose_sandbox_is_gone_stops_and_resumes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     data = write_benchmark(tmp_path / "problems.jsonl", n=4)
-    settings = Settings(tmp_path / "s.sqlite", tmp_path / "c.sqlite", retry=RetryPolicy(attempts=2, base_seconds=0.01))
+    settings = Settings(
+        store=tmp_path / "s.sqlite", cache=tmp_path / "c.sqlite", retry=RetryPolicy(attempts=2, base_seconds=0.01)
+    )
     with serve(reply) as server:
         benchmarks, strategies = (BenchmarkChoice("jsonl", str(data)),), (StrategySpec("single-pass"),)
         spec = ExperimentSpec(benchmarks, strategies, ("fake",), base_url=server.base_url, concurrency=1)
         spec = resolve_sources(spec, settings)  # the run id covers the benchmark file's bytes
-        monkeypatch.setattr(runner_module, "open_sandbox", lambda *a, **k: Vanishing(2))
+        monkeypatch.setattr("refinelab.runtime._runtime.open_sandbox", lambda request: opened(Vanishing(2)))
         with pytest.raises(SandboxUnavailable):
             asyncio.run(run_experiment(spec, settings))
         with Store(settings.store) as store:
             run = store.run(spec.run_id)
             assert run.status == "failed" and "no cluster node is left" in (run.note or "")
             assert len(store.trajectories(spec.run_id)) == 2 and store.failures(spec.run_id) == []
-        monkeypatch.setattr(runner_module, "open_sandbox", lambda *a, **k: FakeSandbox())
+        monkeypatch.setattr("refinelab.runtime._runtime.open_sandbox", lambda request: opened(FakeSandbox()))
         again = asyncio.run(run_experiment(spec, settings))
     assert (again.progress.skipped, again.progress.done) == (2, 2)

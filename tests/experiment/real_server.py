@@ -23,9 +23,10 @@ import threading
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+from refinelab.check import read_any_samples
 from refinelab.cli import main
-from refinelab.experiment import read_any_samples
 from refinelab.problems import Problem, load_humaneval
 from refinelab.strategies import DEFAULT_PROMPTS
 from refinelab.testing import FakeOpenAI, serve
@@ -102,7 +103,7 @@ def real_answers(shared: Path, tasks: list[str], *, width: int, seed: int = 1) -
 class Outcome:
     """What a run through the server produced."""
 
-    report: dict[str, object]
+    report: dict[str, Any]
     """``refinelab report --format json``."""
     server_calls: Counter[str]
     """Requests the server answered, by kind (``draft``, ``refine``, ``tests``)."""

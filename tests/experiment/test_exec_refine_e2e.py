@@ -62,7 +62,7 @@ def test_tests_are_written_only_where_there_are_no_visible_tests_and_are_recorde
     assert run.server_calls["tests"] == len(BLIND)  # once per blind problem, by the generating configuration
     assert sorted(problem for _, problem, _ in generations) == sorted(f"humaneval/{p}" for p in BLIND)
     assert all("when_no_tests" not in params for params, _, _ in generations)  # the default: generate
-    rows = {str(row["label"]): row for row in run.report["configurations"]}  # type: ignore[union-attr]
+    rows = {str(row["label"]): row for row in run.report["configurations"]}
     written = sum(1 for _, _, count in generations if count > 0)
     generate, stop = (rows[label] for label in sorted(rows, key=len))
     assert generate["tests_generated"] == {"count": written, "of": len(BLIND + SEEN)}

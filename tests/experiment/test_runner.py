@@ -11,8 +11,10 @@ from pathlib import Path
 import pytest
 
 from refinelab.cli import main
-from refinelab.experiment import BenchmarkChoice, ExperimentSpec, Settings, Store, run_experiment
+from refinelab.experiment import BenchmarkChoice, ExperimentSpec, run_experiment
 from refinelab.models import RetryPolicy
+from refinelab.runtime import Settings
+from refinelab.store import Store
 from refinelab.strategies import StrategySpec
 from refinelab.testing import FakeOpenAI, serve
 from tests.experiment.fakes import N_PROBLEMS, reply, write_benchmark
@@ -98,7 +100,9 @@ def test_a_fault_injecting_server_changes_no_result(tmp_path: Path) -> None:
 
 def test_infrastructure_failures_are_kept_apart_and_retried_on_resume(tmp_path: Path) -> None:
     data = write_benchmark(tmp_path / "problems.jsonl", n=2)
-    settings = Settings(tmp_path / "s.sqlite", tmp_path / "c.sqlite", retry=RetryPolicy(attempts=2, base_seconds=0.01))
+    settings = Settings(
+        store=tmp_path / "s.sqlite", cache=tmp_path / "c.sqlite", retry=RetryPolicy(attempts=2, base_seconds=0.01)
+    )
     with serve(reply) as server:
         benchmarks, strategies = (BenchmarkChoice("jsonl", str(data)),), (StrategySpec("single-pass"),)
         spec = ExperimentSpec(benchmarks, strategies, ("fake",), base_url=server.base_url, concurrency=1)
@@ -127,7 +131,7 @@ def test_progress_adds_up_what_the_stored_trajectories_spent(tmp_path: Path) -> 
     priced = ModelsConfig(endpoints={"priced": EndpointSettings(price=Price(input=1.0, output=2.0))})
     with serve(reply) as server:
         for actor, models in (("fake", ModelsConfig()), ("priced", priced)):
-            settings = Settings(tmp_path / f"{actor}.sqlite", tmp_path / f"{actor}-cache.sqlite")
+            settings = Settings(store=tmp_path / f"{actor}.sqlite", cache=tmp_path / f"{actor}-cache.sqlite")
             spec = ExperimentSpec((BenchmarkChoice("jsonl", str(data)),), strategies, (actor,), base_url=server.base_url,
                                   models=models)  # fmt: skip
             summary = asyncio.run(run_experiment(spec, settings))
@@ -138,9 +142,8 @@ def test_progress_adds_up_what_the_stored_trajectories_spent(tmp_path: Path) -> 
             if actor == "fake":
                 assert progress.cost_usd is None  # no price: unknown, never $0
             else:
-                assert (
-                    progress.cost_usd == pytest.approx(sum(t.cost_usd or 0.0 for t in stored)) and progress.cost_usd > 0
-                )
+                assert progress.cost_usd is not None and progress.cost_usd > 0
+                assert progress.cost_usd == pytest.approx(sum(t.cost_usd or 0.0 for t in stored))
 
 
 @pytest.mark.parametrize(

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from refinelab.cli import main
-from refinelab.experiment import Store
 from refinelab.records import Spend, Usage
+from refinelab.store import Store
 from refinelab.testing import serve
 from tests.experiment.fakes import N_PROBLEMS, reply, write_benchmark
 

@@ -9,7 +9,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -71,7 +71,8 @@ def test_usage_is_the_models_own_token_count(local_model_env: dict[str, str], di
     completion = model.generate_sync(TALK, GenerateConfig(temperature=0.0, max_tokens=17, stop=("no such stop",)))
     from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
-    prompt = Jinja2ChatFormatter(GEMMA_TEMPLATE, eos_token="<eos>", bos_token="<bos>")(messages=chat(TALK)).prompt
+    formatter = Jinja2ChatFormatter(GEMMA_TEMPLATE, eos_token="<eos>", bos_token="<bos>")
+    prompt = formatter(messages=cast(Any, chat(TALK))).prompt  # llama_cpp types messages as its TypedDicts
     assert completion.usage.prompt_tokens == len(direct.tokenize(prompt.encode(), add_bos=False, special=True))
     assert (completion.finish_reason, completion.usage.completion_tokens) == ("length", 17)
 
@@ -130,6 +131,7 @@ def test_a_cancelled_request_stops_and_frees_the_model(
 
     def measured(job: Any) -> Any:
         reply = generate(job)
+        assert reply.usage is not None  # the local engine always counts its tokens
         lengths.append(reply.usage.completion_tokens)
         return reply
 

@@ -16,9 +16,10 @@ from pathlib import Path
 import pytest
 
 from refinelab.cli import main
-from refinelab.experiment import Store
+from refinelab.experiment import ExperimentSpec
 from refinelab.problems import FetchOptions, open_benchmark, read_benchmark, read_humanevalplus
 from refinelab.problems._manifest import LIVECODEBENCH_FILES
+from refinelab.store import Store
 from refinelab.testing import StandInHub, serve, serve_standin
 from tests.problems.standin import build, served_path
 
@@ -146,7 +147,7 @@ def test_a_run_records_what_it_read_and_other_bytes_make_another_run(
         assert main(args, env) == 0
         with Store(store) as opened:
             first = opened.run()
-        (choice,) = first.spec.benchmarks
+        (choice,) = ExperimentSpec.from_json(first.spec).benchmarks
         assert choice.source is not None and choice.source.release == "v5"
         assert [f.name for f in choice.source.files] == ["test5.jsonl"]
         assert main(["report", "--store", str(store)], env) == 0

@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 
 from refinelab.cli import main
-from refinelab.experiment import Configuration, Store
+from refinelab.experiment import Configuration
 from refinelab.report import build_report, render_text
+from refinelab.store import RunProblem, Store, Unit
 from refinelab.strategies import StrategySpec, Trajectory
 from refinelab.view._payload import compare_payload, run_sides
 from tests.report.test_report import HEADER, attempt, problem, result
@@ -21,11 +22,11 @@ SINGLE = Configuration(StrategySpec("single-pass"), "m", None)
 def make_run(store: Store, run_id: str, verdicts: dict[str, bool]) -> None:
     """A single-pass run over ``verdicts``' problems, each passing or failing its hidden tests."""
     store.open_run(run_id, {"name": run_id, "repeats": 1}, HEADER)
-    store.add_configurations(run_id, [SINGLE])
-    store.add_problems(run_id, [(f"jsonl/{p}", problem(p)) for p in verdicts])
+    store.add_configurations(run_id, [SINGLE.stored()])
+    store.add_problems(run_id, [RunProblem(f"jsonl/{p}", problem(p)) for p in verdicts])
     for name, passed in verdicts.items():
         trajectory = Trajectory(name, "single-pass", {}, (attempt(0, None, 100),), 0, "single_pass")
-        store.save(run_id, (SINGLE.key, f"jsonl/{name}", 0), trajectory, [result(passed)])
+        store.save(run_id, Unit(SINGLE.key, f"jsonl/{name}", 0), trajectory, [result(passed)])
     store.finish_run(run_id, "complete")
 
 

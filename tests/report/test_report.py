@@ -5,27 +5,29 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from refinelab.cli import main
-from refinelab.experiment import Configuration, Store
+from refinelab.experiment import Configuration
 from refinelab.models import Usage
 from refinelab.problems import CallTest, Problem
 from refinelab.report import HEADLINE, build_report, overview_html, render_html, render_text, report_csv, report_json
 from refinelab.sandbox import RunResult
 from refinelab.sandbox import TestOutcome as Outcome
+from refinelab.store import RunHeader, RunProblem, Store, Unit
 from refinelab.strategies import Attempt, CriticOutput, StrategySpec, Trajectory
 
 SNAPSHOT = Path(__file__).parent / "snapshots" / "report.txt"
 SINGLE = Configuration(StrategySpec("single-pass"), "m", None)
 REFINE = Configuration(StrategySpec("self-refine", {"max_iters": 2}), "m", "small")
-HEADER = {
-    "versions": {"refinelab": "0.1.0", "python": "3.11.7"},
-    "isolation": "bwrap-uid",
-    "limits": {"cpu_seconds": 4.0, "wall_factor": 3.0, "memory_bytes": 2**30},
-}
+HEADER = RunHeader(
+    versions={"refinelab": "0.1.0", "python": "3.11.7"},
+    isolation="bwrap-uid",
+    limits={"cpu_seconds": 4.0, "wall_factor": 3.0, "memory_bytes": 2**30},
+)
 # hidden-test truth of each attempt, and the critic's verdict on it, per problem
 SINGLE_RUNS = {"p0": [True], "p1": [False], "p2": [True], "p3": [False]}
 REFINE_RUNS = {
@@ -53,23 +55,23 @@ def attempt(index: int, verdict: str | None, tokens: int) -> Attempt:
 
 def fill(store: Store) -> None:
     store.open_run("demo-1", {"name": "demo", "repeats": 1}, HEADER)
-    store.add_configurations("demo-1", [SINGLE, REFINE])
-    store.add_problems("demo-1", [(f"jsonl/{p}", problem(p)) for p in SINGLE_RUNS])
+    store.add_configurations("demo-1", [c.stored() for c in (SINGLE, REFINE)])
+    store.add_problems("demo-1", [RunProblem(f"jsonl/{p}", problem(p)) for p in SINGLE_RUNS])
     for name, truth in SINGLE_RUNS.items():
         trajectory = Trajectory(name, "single-pass", {}, (attempt(0, None, 100),), 0, "single_pass")
-        store.save("demo-1", (SINGLE.key, f"jsonl/{name}", 0), trajectory, [result(t) for t in truth])
+        store.save("demo-1", Unit(SINGLE.key, f"jsonl/{name}", 0), trajectory, [result(t) for t in truth])
     for name, steps in REFINE_RUNS.items():
         attempts = tuple(attempt(i, verdict, 100 + 50 * i) for i, (_, verdict) in enumerate(steps))
-        recorded = {"max_iters": 2, "critique_last": False}  # as a run of the paper's loop records it
+        recorded: dict[str, object] = {"max_iters": 2, "critique_last": False}  # as the paper's loop records it
         trajectory = Trajectory(name, "self-refine", recorded, attempts, len(steps) - 1, "accepted")
-        store.save("demo-1", (REFINE.key, f"jsonl/{name}", 0), trajectory, [result(ok) for ok, _ in steps])
+        store.save("demo-1", Unit(REFINE.key, f"jsonl/{name}", 0), trajectory, [result(ok) for ok, _ in steps])
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Store:
+def store(tmp_path: Path) -> Iterator[Store]:
     with Store(tmp_path / "store.sqlite") as opened:
         fill(opened)
-        yield opened  # type: ignore[misc]
+        yield opened
 
 
 def test_text_report_matches_the_snapshot(store: Store) -> None:

@@ -50,13 +50,13 @@ class Harness:
         from ray.cluster_utils import Cluster
 
         self.client_port = free_port()
-        head = {
+        head: dict[str, Any] = {
             "num_cpus": 0,
             "node_ip_address": "127.0.0.1",
             "include_dashboard": False,
             "ray_client_server_port": self.client_port,
         }
-        self.cluster = Cluster()
+        self.cluster: Any = Cluster()  # Ray's cluster_utils are untyped
         self.head = self._started(lambda: self.cluster.add_node(**head))
         self.base = [self.add("base") for _ in range(2)]
 

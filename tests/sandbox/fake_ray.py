@@ -15,7 +15,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from refinelab import __version__
-from refinelab.sandbox import NodeInfo
+from refinelab.sandbox import IsolationLevel, NodeInfo
 from refinelab.sandbox._cluster_node import NodeBatch, NodeSetup
 from refinelab.sandbox._judge import ProgramReports
 from refinelab.sandbox._worker import protocol as wire
@@ -42,7 +42,7 @@ class FakeNode:
     node_id: str
     cpus: int = 1
     resources: dict[str, float] = field(default_factory=dict)
-    isolation: str = "bwrap-uid"
+    isolation: IsolationLevel = "bwrap-uid"
     version: str = __version__
     fail_start: BaseException | None = None
     fail_run: BaseException | None = None
@@ -74,7 +74,7 @@ def report(program: str, inputs: Any) -> ProgramReports:
     """What a worker would report for a trusted function program on call tests."""
     namespace: dict[str, object] = {}
     exec(program, namespace)
-    row = []
+    row: list[dict[str, object]] = []
     for test in inputs.tests:
         try:
             value = eval(test[wire.EXPR], namespace)
@@ -115,7 +115,7 @@ class FakeActor:
             workers,
             self.node.isolation,
             self.node.version,
-        )  # type: ignore[arg-type]
+        )
 
     async def _run(self, batch: NodeBatch) -> list[ProgramReports]:
         node = self.node

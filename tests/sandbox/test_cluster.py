@@ -21,6 +21,7 @@ from refinelab.errors import InfrastructureError, MissingDependency, SandboxUnav
 from refinelab.problems import CallTest, StdioTest
 from refinelab.sandbox import ClusterOptions, ClusterSandbox, Limits, Suite
 from refinelab.sandbox import _cluster as cluster_module
+from refinelab.sandbox._cluster_node import NodeBatch
 from refinelab.sandbox._cluster_queue import BatchQueue, Call, chunks_of
 from refinelab.sandbox._pool import input_items
 from tests.sandbox.fake_ray import FakeNode, FakeRay
@@ -86,7 +87,7 @@ def test_no_expected_value_or_output_reaches_a_node(monkeypatch: pytest.MonkeyPa
         await sandbox.values("def f():\n    return 1\n", ["f()"], entry_point="f")
 
     with_cluster(nodes, body, monkeypatch=monkeypatch)
-    node_batch = cluster_module.NodeBatch(("print(3)\n",), tuple(i for _, i in input_items(items[1:])), Limits(), False)
+    node_batch = NodeBatch(("print(3)\n",), tuple(i for _, i in input_items(items[1:])), Limits(), False)
     sent = [pickle.dumps(batch) for batch in [*nodes[0].batches, node_batch]]
     assert len(sent) == 3
     assert all(secret.encode() not in blob for blob in sent)

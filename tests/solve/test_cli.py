@@ -305,7 +305,7 @@ def test_signature_and_token_budget(fib_server: FakeOpenAI, here: Path, capsys: 
     data = json.loads(capsys.readouterr().out)
     assert data["attempts"] == 1 and data["stop_reason"] == "budget" and data["verified"] is False
     (body,) = fib_server.answered()
-    prompt = body["messages"][-1]["content"]  # type: ignore[index]
+    prompt = body["messages"][-1]["content"]
     assert "Starter code:\n```python\ndef fibonacci(n: int) -> list[int]:" in prompt
 
 
@@ -360,7 +360,7 @@ def test_a_solve_never_becomes_the_default_run(
 ) -> None:
     """After an experiment, a solve in the same store: report, report --html, export and view with no run
     id still show the experiment; report --list shows the solve apart, and its id reaches it."""
-    from refinelab.experiment import Store
+    from refinelab.store import Store
     from tests.report.test_report import fill
 
     store = here / "s.sqlite"

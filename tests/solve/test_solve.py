@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -11,9 +12,9 @@ import pytest
 
 from refinelab import solve
 from refinelab.errors import UserError
-from refinelab.experiment import Store
-from refinelab.models import Message
+from refinelab.models import GenerateConfig, Message
 from refinelab.solve import Solution, SolveOptions, SolveProgress, solve_async
+from refinelab.store import Store
 from refinelab.testing import FunctionModel, ScriptedModel, serve
 from tests.solve.conftest import (
     FIB_DRAFT,
@@ -213,7 +214,7 @@ def test_inside_a_running_event_loop(options: SolveOptions) -> None:
     assert asyncio.run(notebook_cell()).verified
 
 
-def _is_test_request(messages: list[Message]) -> bool:
+def _is_test_request(messages: Sequence[Message]) -> bool:
     return "write unit tests" in messages[0].content
 
 
@@ -271,7 +272,7 @@ def test_a_class_skeleton_signature_tests_its_method(options: SolveOptions) -> N
 
 
 def test_default_strategy_is_verified(tmp_path: Path) -> None:
-    def reply(messages: list[Message], config: object) -> str:
+    def reply(messages: Sequence[Message], config: GenerateConfig) -> str:
         return FIB_GENERATED if _is_test_request(list(messages)) else fenced(FIB_FIXED)
 
     options = SolveOptions(store=tmp_path / "store.sqlite", environ={})

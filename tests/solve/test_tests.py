@@ -11,7 +11,7 @@ import pytest
 from refinelab.errors import InputError, UserError
 from refinelab.problems import AssertTest, CallTest, StdioTest, Test, prompt_examples
 from refinelab.sandbox import Suite
-from refinelab.solve import parse_io_pair, parse_tests, read_io_file
+from refinelab.solve import parse_given_tests, parse_io_pair, read_io_file
 from refinelab.solve._task import build_task
 from refinelab.solve._tests import GivenTest, describe
 from refinelab.testing import FakeSandbox
@@ -62,22 +62,22 @@ def test_a_given_test_overrides_a_wrong_docstring_example() -> None:
 
 
 def test_assertions_and_pytest_style_files(tmp_path: Path) -> None:
-    assert parse_tests("fib(1) == [0]", "--test").tests[0].test == CallTest("fib(1)", [0])
+    assert parse_given_tests("fib(1) == [0]", "--test").tests[0].test == CallTest("fib(1)", [0])
     source = (
         "import math\nimport pytest\nfrom solution import fib\n\n"
         "def helper():\n    return math.floor(1.5)\n\n"
         "assert fib(2) == [0, 1]\n\n"
         "def test_len():\n    assert len(fib(5)) == 5\n"
     )
-    found = parse_tests(source, "t.py")
+    found = parse_given_tests(source, "t.py")
     assert found.setup == "import math\ndef helper():\n    return math.floor(1.5)"
     assert found.tests[0].test == CallTest("fib(2)", [0, 1])
     assert found.tests[1].text == "def test_len():\n    assert len(fib(5)) == 5\ntest_len()"
     assert isinstance(found.tests[1].test, AssertTest) and "the left side is" in found.tests[1].test.code
     with pytest.raises(InputError, match=r"t\.py:2: not Python"):
-        parse_tests("x = 1\nassert (\n", "t.py")
+        parse_given_tests("x = 1\nassert (\n", "t.py")
     with pytest.raises(InputError, match="no tests found"):
-        parse_tests("x = 1\n", "t.py")
+        parse_given_tests("x = 1\n", "t.py")
 
 
 PYTEST_FILE = """
@@ -131,7 +131,7 @@ FIB = "def fib(n):\n    out, a, b = [], 0, 1\n    for _ in range(n):\n        ou
 
 
 def test_a_pytest_file_runs_without_pytest() -> None:
-    found = parse_tests(PYTEST_FILE, "test_fib.py")
+    found = parse_given_tests(PYTEST_FILE, "test_fib.py")
     assert [t.text.splitlines()[-1] for t in found.tests] == [
         "test_cases(n=3, expected=[0, 1, 1], scale=1)",
         "test_cases(n=4, expected=[0, 1, 1, 2], scale=1)",
@@ -149,9 +149,9 @@ def test_a_pytest_file_runs_without_pytest() -> None:
 
 def test_a_pytest_fixture_is_a_user_error_naming_the_line() -> None:
     with pytest.raises(InputError, match=r"t\.py:4: test_files takes tmp_path: pytest fixtures cannot be provided"):
-        parse_tests("import pytest\n\n\ndef test_files(tmp_path):\n    assert tmp_path\n", "t.py")
+        parse_given_tests("import pytest\n\n\ndef test_files(tmp_path):\n    assert tmp_path\n", "t.py")
     with pytest.raises(InputError, match=r"t\.py:1: parametrize's cases must be a list"):
-        parse_tests("@pytest.mark.parametrize('n', make())\ndef test_n(n):\n    assert n\n", "t.py")
+        parse_given_tests("@pytest.mark.parametrize('n', make())\ndef test_n(n):\n    assert n\n", "t.py")
 
 
 def test_io_pairs_and_files(tmp_path: Path) -> None:

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from refinelab.experiment import Store
 from refinelab.report import build_report, paired_cells, render_text
+from refinelab.store import Store
 from refinelab.view import Source, serving, write_site
 from tests.report.test_baseline import EXTRA, SHARED, SINGLE, make_run
 from tests.view.test_long_labels import drawn, page  # noqa: F401 - the page fixture

@@ -9,7 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from refinelab.experiment import Store
+from refinelab.store import Store
 from tests.report.test_report import fill
 
 WITHOUT = "import sys; sys.modules['matplotlib'] = None; from refinelab.cli import main; sys.exit(main(sys.argv[1:]))"

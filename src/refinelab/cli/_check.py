@@ -6,51 +6,33 @@ import argparse
 import asyncio
 import json
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from refinelab._files import write_atomically
-from refinelab._project import find_config, project_cluster
 from refinelab._words import counted
-from refinelab.cli._progress import ProgressDisplay
-from refinelab.errors import UserError
-from refinelab.experiment import (
+from refinelab.check import (
+    CheckInputs,
+    CheckOptions,
     GeneratedTestSet,
     ScoredSample,
     Selection,
     SelectionOptions,
     SelfTestReport,
+    check_samples,
     format_hint,
     read_any_samples,
     read_generated_tests,
-    score_samples,
-    select_by_agreement,
     self_test,
     summarize,
 )
-from refinelab.problems import (
-    BENCHMARKS,
-    BenchmarkFiles,
-    FetchOptions,
-    Problem,
-    dated,
-    default_cache_dir,
-    open_benchmark,
-    valid_date,
-    window_text,
-)
-from refinelab.sandbox import (
-    ClusterEvent,
-    ClusterSandbox,
-    Limits,
-    Sandbox,
-    WorkerPool,
-    cluster_problem,
-    default_workers,
-    open_sandbox,
-    prepare_benchmark,
-)
+from refinelab.cli import _options
+from refinelab.cli._progress import ProgressDisplay
+from refinelab.errors import UserError
+from refinelab.problems import BENCHMARKS, BenchmarkFiles, Problem, valid_date
+from refinelab.runtime import Runtime, open_runtime
+from refinelab.sandbox import ClusterEvent, ClusterSandbox, Limits, Sandbox
 
 
 def add_parser(commands: Any, environ: Mapping[str, str]) -> None:
@@ -64,7 +46,7 @@ def add_parser(commands: Any, environ: Mapping[str, str]) -> None:
     )
     parser.add_argument("--benchmark", required=True, choices=sorted(BENCHMARKS), help="which problems")
     add_benchmark_options(parser)
-    parser.add_argument("--workers", type=int, default=default_workers(), help="sandbox workers (default: cores)")
+    parser.add_argument("--workers", type=int, help="sandbox workers (default: cores)")
     parser.add_argument("--out", type=Path, help="write one JSON line per sample with per-test outcomes")
     parser.add_argument(
         "--timeout", type=float, help="CPU seconds per test (default: the benchmark's, 6 for livecodebench, else 4)"
@@ -73,15 +55,12 @@ def add_parser(commands: Any, environ: Mapping[str, str]) -> None:
     parser.add_argument(
         "--allow-package", action="append", default=[], metavar="NAME", help="let candidates import NAME (e.g. numpy)"
     )
-    parser.add_argument("--isolation", choices=["auto", "bwrap", "none"], default="auto", help="sandbox mode")
-    add_cluster_option(parser)
-    parser.add_argument(
-        "--config", type=Path, help="project config with [sandbox] cluster (default: refinelab.toml here or above)"
-    )
+    _options.add_isolation(parser)
+    _options.add_cluster(parser)
+    _options.add_config(parser, "project config with [sandbox] (default: refinelab.toml here or in a parent)")
     parser.add_argument(
         "--cache-dir",
         type=Path,
-        default=default_cache_dir(environ),
         help="where downloaded benchmarks and computed HumanEval+/MBPP+ outputs are kept (default: "
         "$REFINELAB_CACHE_DIR, else $XDG_CACHE_HOME/refinelab, else ~/.cache/refinelab)",
     )
@@ -89,30 +68,16 @@ def add_parser(commands: Any, environ: Mapping[str, str]) -> None:
     parser.set_defaults(run=lambda args: run(args, environ))
 
 
-def add_cluster_option(parser: argparse.ArgumentParser) -> None:
-    """``--cluster ADDRESS``: run programs on a Ray cluster's nodes."""
-    parser.add_argument(
-        "--cluster",
-        metavar="ADDRESS",
-        help="run programs on a Ray cluster: auto ($RAY_ADDRESS or a local `ray start`), ray://HOST:PORT or "
-        "HOST:PORT (default: [sandbox] cluster in refinelab.toml, else this machine)",
-    )
-
-
-def chosen_cluster(args: argparse.Namespace, environ: Mapping[str, str]) -> str | None:
-    """``--cluster``, else the project config's ``[sandbox] cluster``, else ``None`` (this machine)."""
-    if args.cluster is not None:
-        if (problem := cluster_problem(args.cluster)) is not None:
-            raise UserError(f"--cluster: {problem}")
-        return str(args.cluster)
-    return project_cluster(find_config(Path.cwd(), environ, args.config))
-
-
-def print_cluster_events(events: Sequence[ClusterEvent]) -> None:
+def print_cluster_events(events: Iterable[ClusterEvent]) -> None:
     """Say on stderr what happened to cluster nodes that a reader should know (lost, refused, retried)."""
     for event in events:
         if event.kind != "joined":
             print(f"refinelab: cluster: node {event.node} {event.kind}: {event.detail}", file=sys.stderr)
+
+
+def cluster_events(sandboxes: Iterable[Sandbox]) -> list[ClusterEvent]:
+    """What happened to the nodes of every cluster among ``sandboxes``, in order."""
+    return [event for sandbox in sandboxes if isinstance(sandbox, ClusterSandbox) for event in sandbox.events]
 
 
 def add_benchmark_options(parser: Any) -> None:
@@ -179,8 +144,7 @@ little, and a test that needs more time fails here as it fails in CodeT."""
 
 def run(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
     """Validate the arguments, then score or self-test."""
-    args.environ = environ
-    if args.workers < 1:
+    if args.workers is not None and args.workers < 1:
         raise UserError("--workers must be at least 1")
     if args.after and args.before and args.after >= args.before:
         raise UserError(f"--before ({args.before}) must be later than --after ({args.after})")
@@ -189,72 +153,79 @@ def run(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
     if not args.self_test and args.samples is None:
         raise UserError("give a SAMPLES file, or --self-test")
     _check_selection_args(args)
-    cluster = chosen_cluster(args, environ)
-    return asyncio.run(_run(args, cluster))
+    settings = _options.settings(args, environ, ("config", "cache_dir", "workers", "cluster"))
+    options = CheckOptions(
+        benchmark=args.benchmark,
+        data=args.data,
+        release=args.release,
+        after=args.after,
+        before=args.before,
+        timeout=args.timeout,
+        isolation=args.isolation,
+        allow_packages=tuple(args.allow_package),
+    )
+    for package in options.missing_packages:
+        print(
+            f"refinelab: note: {args.benchmark}'s own grader lets programs import {package}, which is not "
+            f"installed here; programs that import it will fail (pip install {package})",
+            file=sys.stderr,
+        )
+
+    async def check() -> int:
+        async with open_runtime(settings) as runtime:
+            try:
+                return await _check(args, options, runtime)
+            finally:
+                print_cluster_events(cluster_events(runtime.sandboxes))
+
+    return asyncio.run(check())
 
 
-async def _run(args: argparse.Namespace, cluster: str | None) -> int:
-    limits = Limits(cpu_seconds=args.timeout or BENCHMARKS[args.benchmark].cpu_seconds)
-    packages = _packages(args.benchmark, args.allow_package)
-    pool = open_sandbox(cluster, workers=args.workers, limits=limits, isolation=args.isolation, packages=packages)
-    try:
-        return await _scored(args, pool)
-    finally:
-        if isinstance(pool, ClusterSandbox):
-            print_cluster_events(pool.events)
-
-
-async def _scored(args: argparse.Namespace, pool: WorkerPool | ClusterSandbox) -> int:
+async def _check(args: argparse.Namespace, options: CheckOptions, runtime: Runtime) -> int:
     with ProgressDisplay(sys.stderr) as show:
-        fetching = FetchOptions(args.cache_dir, args.environ, show)
-        files = open_benchmark(args.benchmark, args.data, release=args.release, options=fetching)
+        files = options.files(runtime.settings.fetch_options(show))
         show.close()
         if files.provenance.revision is not None:  # downloaded: say which revision, release and bytes
             print("\n".join(describe_source(files)), file=sys.stderr)
-        async with pool:
-            problems = _in_window(
-                await prepare_benchmark(files, pool=pool, cache_dir=args.cache_dir, progress=show), args
-            )
-            if args.self_test:
-                report = await self_test(problems, pool, progress=show)
-                show.close()
-                _print_self_test(report, pool)
-                return 1 if report.discrepancies else 0
-            samples, unmatched = read_any_samples(args.samples, problems)
-            if unmatched:
-                print(
-                    f"refinelab: note: {len(unmatched)} samples records matched no task: {_listing(unmatched)}",
-                    file=sys.stderr,
-                )
-            tests = read_generated_tests(args.generated_tests, problems) if args.generated_tests else None
-            scored = await score_samples(samples, pool, progress=show)
-            if args.select:
-                options = _selection_options(args)
-                selections = await select_by_agreement(scored, tests or _NO_TESTS, pool, options, progress=show)
-                show.close()
-                _print_summary(scored, problems, pool)
-                _print_selection(selections, tests, args)
-                if args.out is not None:
-                    write_atomically(args.out, [json.dumps(item.to_json()) + "\n" for item in selections])
-                return 0
-    if args.out is not None:
-        write_atomically(args.out, [json.dumps(item.to_json()) + "\n" for item in scored])
-    _print_summary(scored, problems, pool)
-    hint = format_hint(samples)
+        sandbox = await runtime.open_sandbox(options.sandbox())
+        problems = await options.problems(files, sandbox, runtime.settings.cache_dir, show)
+        if args.self_test:
+            report = await self_test(problems, sandbox, progress=show)
+            show.close()
+            _print_self_test(report, sandbox)
+            return 1 if report.discrepancies else 0
+        inputs = _inputs(args, problems)
+        result = await check_samples(inputs, sandbox, _selection_options(args) if args.select else None, show)
+        show.close()
+    if result.selections is not None:
+        _print_summary(result.scored, problems, sandbox)
+        _print_selection(result.selections, inputs.tests, args)
+        _write_out(args.out, result.selections)
+        return 0
+    _write_out(args.out, result.scored)
+    _print_summary(result.scored, problems, sandbox)
+    hint = format_hint(inputs.samples)
     if hint is not None:
         sys.stdout.flush()
         print(f"refinelab: hint: {hint}", file=sys.stderr)
     return 0
 
 
-_NO_TESTS = GeneratedTestSet({}, "plain")
+def _inputs(args: argparse.Namespace, problems: Sequence[Problem]) -> CheckInputs:
+    """The samples (with a note on CodeT records that matched no task), then the generated tests."""
+    samples, unmatched = read_any_samples(args.samples, problems)
+    if unmatched:
+        print(
+            f"refinelab: note: {len(unmatched)} samples records matched no task: {_listing(unmatched)}",
+            file=sys.stderr,
+        )
+    tests = read_generated_tests(args.generated_tests, problems) if args.generated_tests else None
+    return CheckInputs(samples, unmatched, tests)
 
 
-def _in_window(problems: list[Problem], args: argparse.Namespace) -> list[Problem]:
-    kept = dated(problems, args.after, args.before)
-    if not kept:
-        raise UserError(f"{args.benchmark}: no problem is dated {window_text(args.after, args.before)}")
-    return kept
+def _write_out(path: Path | None, lines: Sequence[ScoredSample] | Sequence[Selection]) -> None:
+    if path is not None:
+        write_atomically(path, [json.dumps(item.to_json()) + "\n" for item in lines])
 
 
 def _check_selection_args(args: argparse.Namespace) -> None:
@@ -314,18 +285,6 @@ def _print_test_notes(tests: GeneratedTestSet) -> None:
 def _listing(items: Sequence[str], limit: int = 10) -> str:
     shown = ", ".join(items[:limit])
     return shown + (f" and {len(items) - limit} more" if len(items) > limit else "")
-
-
-def _packages(name: str, allowed: Sequence[str]) -> list[str]:
-    """What candidates may import: what the user allowed plus what the benchmark's grader offers."""
-    installed, missing = BENCHMARKS[name].offered_packages()
-    for package in missing:
-        print(
-            f"refinelab: note: {name}'s own grader lets programs import {package}, which is not installed "
-            f"here; programs that import it will fail (pip install {package})",
-            file=sys.stderr,
-        )
-    return sorted({*allowed, *installed})
 
 
 def _print_summary(scored: Sequence[ScoredSample], problems: Sequence[Problem], pool: Sandbox) -> None:

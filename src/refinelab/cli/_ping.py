@@ -5,20 +5,10 @@ from __future__ import annotations
 import argparse
 import asyncio
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
-from refinelab._project import find_config
-from refinelab.models import (
-    Completion,
-    GenerateConfig,
-    LocalBackend,
-    Message,
-    Model,
-    ModelsConfig,
-    load_models_config,
-    open_model,
-)
+from refinelab.cli import _options
+from refinelab.models import Completion, GenerateConfig, LocalBackend, Message, Model, open_model
 
 
 def add_parser(commands: Any, environ: Mapping[str, str]) -> None:
@@ -30,22 +20,13 @@ def add_parser(commands: Any, environ: Mapping[str, str]) -> None:
         "llama.cpp: local:gemma-3-270m, local:PATH.gguf, local:OWNER/REPO/FILE.gguf)",
     )
     parser.add_argument("--base-url", help="any OpenAI-compatible server, e.g. http://localhost:8000/v1")
-    parser.add_argument(
-        "--config", type=Path, help="project config with [models] (default: refinelab.toml here or in a parent)"
-    )
+    _options.add_config(parser)
     parser.set_defaults(run=lambda args: run(args, environ))
-
-
-def project_models(given: Path | None, environ: Mapping[str, str]) -> ModelsConfig:
-    """The ``[models]`` table of the project config (``--config``, ``$REFINELAB_CONFIG``, or the nearest
-    ``refinelab.toml`` from the current directory up), or an empty one."""
-    path = find_config(Path.cwd(), environ, given)
-    return load_models_config(path) if path is not None else ModelsConfig()
 
 
 def run(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
     """One request; user errors (unreachable, no key, unknown model) propagate as one line, exit 2."""
-    config = project_models(args.config, environ)
+    config = _options.settings(args, environ, ("config",)).models
     model = open_model(args.model, environ, base_url=args.base_url, config=config)
     if isinstance(model.backend, LocalBackend):
         return _ping_local(model, model.backend)

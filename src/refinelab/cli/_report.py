@@ -12,9 +12,8 @@ from typing import Any
 
 from refinelab._files import write_atomically
 from refinelab._words import counted
-from refinelab.cli._run import default_store
+from refinelab.cli import _options
 from refinelab.errors import UserError
-from refinelab.experiment import RunListing, Store
 from refinelab.report import (
     build_report,
     figures_missing,
@@ -24,6 +23,7 @@ from refinelab.report import (
     report_json,
     why_text,
 )
+from refinelab.store import RunListing, Store
 
 
 def add_parsers(commands: Any, environ: Mapping[str, str]) -> None:
@@ -32,7 +32,7 @@ def add_parsers(commands: Any, environ: Mapping[str, str]) -> None:
     report.add_argument(
         "runs", nargs="*", metavar="RUN", help="run ids or unique prefixes (default: the newest run with results)"
     )
-    report.add_argument("--store", type=Path, default=default_store(environ), help="results database")
+    _options.add_store(report)
     report.add_argument("--format", choices=["text", "csv", "json"], default="text", help="output format")
     report.add_argument("--out", type=Path, help="write to FILE instead of standard output")
     report.add_argument("--html", type=Path, metavar="FILE", help="also write a self-contained HTML page")
@@ -46,25 +46,26 @@ def add_parsers(commands: Any, environ: Mapping[str, str]) -> None:
         help="why each configuration returned what it did on PROBLEM (benchmark/id, or an id unique in the run): "
         "the decisions of codet and verified, in order",
     )
-    report.set_defaults(run=run_report)
+    report.set_defaults(run=lambda args: run_report(args, environ))
     export = commands.add_parser("export", help="one JSON line per attempt of a stored run")
     export.add_argument(
         "run_id", nargs="?", metavar="RUN", help="run id or unique prefix (default: the newest run with results)"
     )
-    export.add_argument("--store", type=Path, default=default_store(environ), help="results database")
+    _options.add_store(export)
     export.add_argument("--out", type=Path, required=True, help="FILE.jsonl")
-    export.set_defaults(run=run_export)
+    export.set_defaults(run=lambda args: run_export(args, environ))
 
 
-def _open(path: Path) -> Store:
+def _open(args: argparse.Namespace, environ: Mapping[str, str]) -> Store:
+    path = _options.settings(args, environ, ("store",)).store
     if not path.exists():
         raise UserError(f"{path}: no store here (run `refinelab run` first, or pass --store)")
     return Store(path)
 
 
-def run_report(args: argparse.Namespace) -> int:
+def run_report(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
     """Print (or write) the report of each run."""
-    with _open(args.store) as store:
+    with _open(args, environ) as store:
         if args.list:
             print(run_listing(store.listing()), end="")
             return 0
@@ -127,9 +128,9 @@ def _listing_table(runs: Sequence[RunListing]) -> str:
     return "".join("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() + "\n" for row in rows)
 
 
-def run_export(args: argparse.Namespace) -> int:
+def run_export(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
     """Write every attempt of a run as JSON lines."""
-    with _open(args.store) as store:
+    with _open(args, environ) as store:
         run = store.run(args.run_id)
         lines = [json.dumps(row) + "\n" for row in store.export_rows(run.id)]
     write_atomically(args.out, lines)

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
 from refinelab._words import counted
-from refinelab.cli._check import add_benchmark_options, add_cluster_option, chosen_cluster, print_cluster_events
-from refinelab.cli._ping import project_models
+from refinelab.cli import _options
+from refinelab.cli._check import add_benchmark_options, print_cluster_events
 from refinelab.cli._progress import ProgressDisplay
 from refinelab.errors import UserError
 from refinelab.experiment import (
@@ -22,15 +22,14 @@ from refinelab.experiment import (
     BenchmarkChoice,
     ExperimentSpec,
     Progress,
-    Settings,
-    Store,
     load_spec,
     resolve_sources,
     run_experiment,
 )
 from refinelab.models import url_problem
-from refinelab.problems import BENCHMARKS, default_cache_dir
+from refinelab.problems import BENCHMARKS
 from refinelab.report import build_report, render_text
+from refinelab.store import Store
 from refinelab.strategies import StrategySpec
 
 T = TypeVar("T")
@@ -72,37 +71,28 @@ def add_parser(commands: Any, environ: Mapping[str, str]) -> None:
         help="OpenAI-compatible server for the actor (vLLM, Ollama, llama.cpp...); repeat for replicas",
     )
     parser.add_argument("--critic-base-url", action="append", help="server for the critic (default: --base-url)")
-    parser.add_argument(
-        "--config", type=Path, help="project config with [models] (default: refinelab.toml here or in a parent)"
-    )
+    _options.add_config(parser)
     parser.add_argument("--concurrency", type=int, help="problems in flight (default 8)")
     parser.add_argument(
         "--timeout", type=float, help="CPU seconds per test (default: the benchmarks', 6 for livecodebench, else 4)"
     )
-    parser.add_argument("--isolation", choices=["auto", "bwrap", "none"], help="sandbox mode")
-    add_cluster_option(parser)
-    parser.add_argument("--store", type=Path, default=default_store(environ), help="results database")
-    parser.add_argument("--cache", type=Path, help="response cache (default: responses.sqlite beside the store)")
+    _options.add_isolation(parser, default=None)
+    _options.add_cluster(parser)
+    _options.add_store(parser)
+    _options.add_cache(parser)
     parser.add_argument("--quiet", action="store_true", help="no progress line and no report at the end")
     parser.set_defaults(run=lambda args: run(args, environ))
-
-
-def default_store(environ: Mapping[str, str]) -> Path:
-    """``$REFINELAB_STORE``, else ``.refinelab/store.sqlite`` in the current directory (one per project)."""
-    return Path(environ.get("REFINELAB_STORE") or ".refinelab/store.sqlite")
 
 
 def run(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
     """Build the spec, run it, print the report; 1 when infrastructure failures are left to retry."""
     spec = _spec(args)
-    spec = replace(spec, models=project_models(args.config, environ).merge(spec.models))
-    cache = args.cache or args.store.with_name("responses.sqlite")
-    cluster = chosen_cluster(args, environ)
-    settings = Settings(args.store, cache, environ, cache_dir=default_cache_dir(environ), cluster=cluster)
+    settings = _options.settings(args, environ, ("config", "store", "cache", "cluster"))
+    spec = replace(spec, models=settings.models.merge(spec.models))  # the spec's own table wins
     with ProgressDisplay(sys.stderr) as show:
         spec = resolve_sources(spec, settings, None if args.quiet else show)
     display = TerminalProgress(sys.stderr, quiet=args.quiet)
-    display.note(f"run {spec.run_id}: {counted(len(spec.configurations()), 'configuration')} · store {args.store}")
+    display.note(f"run {spec.run_id}: {counted(len(spec.configurations()), 'configuration')} · store {settings.store}")
     for choice in spec.benchmarks:
         if choice.source is not None and not args.quiet:
             display.note(f"benchmark: {choice.source.describe()}")
@@ -115,7 +105,7 @@ def run(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
         return INTERRUPTED if isinstance(exc, KeyboardInterrupt) else TERMINATED
     display.finish()
     print_cluster_events(summary.events)
-    with Store(args.store) as store:
+    with Store(settings.store) as store:
         report = build_report(store, summary.run_id)
     if not args.quiet:
         print(render_text(report), end="")

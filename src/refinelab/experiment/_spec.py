@@ -16,15 +16,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, is_dataclass, replace
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
 from refinelab._toml import located, read_toml
 from refinelab.errors import InputError, UserError
 from refinelab.models import EndpointSettings, ModelsConfig, Price, load_models_config, local_identity, url_problem
 from refinelab.problems import BENCHMARKS, Provenance, valid_date
 from refinelab.records import configuration_label
-from refinelab.sandbox import Limits
-from refinelab.strategies import CRITIC_STRATEGIES, Budget, StrategySpec
+from refinelab.sandbox import ISOLATION_MODES, IsolationMode, Limits
+from refinelab.store import StoredConfiguration
+from refinelab.strategies import Budget, StrategySpec
 
 SAME = "same"
 """In ``critics``: the actor critiques itself."""
@@ -64,7 +65,7 @@ class BenchmarkChoice:
 class SandboxChoice:
     """How generated code runs."""
 
-    isolation: Literal["auto", "bwrap", "none"] = "auto"
+    isolation: IsolationMode = "auto"
     """``auto``, ``bwrap`` or ``none``."""
     timeout: float = Limits().cpu_seconds
     """CPU seconds per test."""
@@ -90,7 +91,7 @@ class Configuration:
         """A stable short id: the strategy's arguments as written, the models, and the content of its
         prompt file when it has one (a configuration without one keeps the key it always had)."""
         fields: list[object] = [self.strategy.name, _plain(self.strategy.params), self.actor, self.critic]
-        digest = self.strategy.bound.prompts_digest
+        digest = self.strategy.bind().prompts_digest
         if digest is not None:
             fields.append(digest)
         return hashlib.sha256(json.dumps(fields).encode()).hexdigest()[:10]
@@ -99,6 +100,13 @@ class Configuration:
     def label(self) -> str:
         """``strategy(args) · actor / critic``."""
         return configuration_label(str(self.strategy), self.actor, self.critic)
+
+    def stored(self) -> StoredConfiguration:
+        """This configuration as its run stores it."""
+        strategy = self.strategy
+        return StoredConfiguration(
+            key=self.key, strategy=strategy.name, params=strategy.arguments, actor=self.actor, critic=self.critic
+        )
 
 
 @dataclass(frozen=True)
@@ -153,7 +161,7 @@ class ExperimentSpec:
         return (str(strategy.params["actor"]),) if "actor" in strategy.params else self.actors
 
     def _critics_for(self, strategy: StrategySpec, actor: str) -> list[str | None]:
-        if strategy.name not in CRITIC_STRATEGIES:
+        if not strategy.uses_critic:
             return [None]
         if "critic" in strategy.params:
             return [str(strategy.params["critic"])]
@@ -440,9 +448,9 @@ class _Reader:
         _known(self.path, table, _SANDBOX, "sandbox.")
         reader = _Reader(self.path, "sandbox.")
         isolation = reader.string(table, "isolation") or "auto"
-        if isolation not in ("auto", "bwrap", "none"):
-            raise reader.error("isolation", "must be auto, bwrap or none")
+        if isolation not in ISOLATION_MODES:
+            raise reader.error("isolation", f"must be {', '.join(ISOLATION_MODES[:-1])} or {ISOLATION_MODES[-1]}")
         timeout = reader.number(table, "timeout") or max(benchmark_seconds, default=Limits().cpu_seconds)
         packages = tuple(reader.strings(table, "allow_packages"))
         workers = reader.optional_integer(table, "workers")
-        return SandboxChoice(isolation, timeout, workers, packages)  # type: ignore[arg-type]
+        return SandboxChoice(isolation, timeout, workers, packages)

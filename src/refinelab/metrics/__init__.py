@@ -25,7 +25,7 @@ from refinelab.metrics._compare import (
     sampling_at_equal_tokens,
     trajectories_pass_at_k,
 )
-from refinelab.metrics._critic import ConfusionMatrix, Decision, confusion_matrix, critic_coverage, decisions
+from refinelab.metrics._critic import ConfusionMatrix, DecisionCount, confusion_matrix, critic_coverage, decisions
 from refinelab.metrics._intervals import Bootstrap, Interval, PerProblem
 from refinelab.metrics._passk import mean_pass_at_k, pass_at_k
 from refinelab.metrics._refinement import (
@@ -63,7 +63,7 @@ __all__ = [
     "Bootstrap",
     "ConfusionMatrix",
     "CriticCall",
-    "Decision",
+    "DecisionCount",
     "EqualTokens",
     "Interval",
     "Means",

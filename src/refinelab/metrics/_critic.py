@@ -66,7 +66,7 @@ def critic_coverage(trajectories: Sequence[ScoredTrajectory]) -> Rate:
 
 
 @dataclass(frozen=True)
-class Decision:
+class DecisionCount:
     """How often the critic made one decision, and how often it led to passing code."""
 
     count: int
@@ -75,7 +75,7 @@ class Decision:
     """For pass: the accepted attempt passes; for refine or redraft: the next attempt passes."""
 
 
-def decisions(trajectories: Sequence[ScoredTrajectory]) -> dict[str, Decision]:
+def decisions(trajectories: Sequence[ScoredTrajectory]) -> dict[str, DecisionCount]:
     """pass / refine / redraft counts and their outcomes (a decision with no next attempt, because a
     budget ended the run, counts as not leading to a pass)."""
     found: dict[str, list[int]] = {"pass": [0, 0], "refine": [0, 0], "redraft": [0, 0]}
@@ -88,4 +88,4 @@ def decisions(trajectories: Sequence[ScoredTrajectory]) -> dict[str, Decision]:
             judged = attempt if verdict == "pass" else (attempts[i + 1] if i + 1 < len(attempts) else None)
             found[verdict][0] += 1
             found[verdict][1] += judged is not None and judged.hidden_passed
-    return {verdict: Decision(count, passed) for verdict, (count, passed) in found.items()}
+    return {verdict: DecisionCount(count, passed) for verdict, (count, passed) in found.items()}

@@ -6,6 +6,7 @@ Strategies call ``await model.generate(messages, config)``."""
 from refinelab.errors import CacheMiss, EndpointError, EndpointFailed, NotSupported, TransientError
 from refinelab.models._cache import CacheMode, ResponseCache, cache_key
 from refinelab.models._doubles import FunctionModel, ScriptedModel
+from refinelab.models._limits import EndpointLimits
 from refinelab.models._local import LocalBackend, LocalOptions
 from refinelab.models._local_files import LOCAL_MODELS, LocalFile, local_identity
 from refinelab.models._model import Accounting, Backend, Model, RetryPolicy
@@ -33,6 +34,7 @@ __all__ = [
     "Completion",
     "EndpointError",
     "EndpointFailed",
+    "EndpointLimits",
     "EndpointSettings",
     "FunctionModel",
     "GenerateConfig",

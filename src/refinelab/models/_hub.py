@@ -14,6 +14,7 @@ import os
 import re
 import tempfile
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,28 @@ METADATA_SECONDS = 10.0
 reached."""
 
 
+@dataclass(frozen=True)
+class _Access:
+    """How the hub is reached."""
+
+    endpoint: str
+    """Its base URL (``$HF_ENDPOINT``, else huggingface.co)."""
+    token: str | None
+    """``$HF_TOKEN``, for gated or private repositories."""
+
+
+@dataclass(frozen=True)
+class _Pinned:
+    """What the hub says a revision's file is, which the download must match."""
+
+    commit: str
+    """The commit the revision stands for."""
+    sha256: str
+    """The SHA-256 to check (the pinned one, else the hub's)."""
+    size: int | None
+    """Its size in bytes, when the hub gives it."""
+
+
 def fetch(hub: HubFile, root: Path, environ: Mapping[str, str]) -> Path:
     """The verified local copy of ``hub``'s file, downloaded on first use."""
     where = root / "hf" / hub.repo
@@ -35,14 +58,13 @@ def fetch(hub: HubFile, root: Path, environ: Mapping[str, str]) -> Path:
     if commit is not None and (where / commit / hub.filename).is_file():
         return where / commit / hub.filename
     api = _huggingface_hub()
-    endpoint = (environ.get("HF_ENDPOINT") or DEFAULT_ENDPOINT).rstrip("/")
-    token = environ.get("HF_TOKEN") or None
-    commit, expected, size = _describe(api, hub, endpoint, token)
-    target = where / commit / hub.filename
+    access = _Access((environ.get("HF_ENDPOINT") or DEFAULT_ENDPOINT).rstrip("/"), environ.get("HF_TOKEN") or None)
+    pinned = _describe(api, hub, access)
+    target = where / pinned.commit / hub.filename
     if not target.is_file():
-        _download(api, hub, (endpoint, token), (commit, expected, size), target)
-        record_sha256(target, root, expected)  # checked just now: no need to hash it again at the next start
-    remember(where / "refs" / hub.revision, {"commit": commit})
+        _download(api, hub, access, pinned, target)
+        record_sha256(target, root, pinned.sha256)  # checked just now: no need to hash it again at the next start
+    remember(where / "refs" / hub.revision, {"commit": pinned.commit})
     return target
 
 
@@ -67,8 +89,9 @@ def _huggingface_hub() -> Any:
     return huggingface_hub
 
 
-def _describe(api: Any, hub: HubFile, endpoint: str, token: str | None) -> tuple[str, str, int | None]:
+def _describe(api: Any, hub: HubFile, access: _Access) -> _Pinned:
     """The commit the revision stands for, the SHA-256 to check, and the size, from one HEAD request."""
+    endpoint, token = access.endpoint, access.token
     url = api.hf_hub_url(hub.repo, hub.filename, revision=hub.revision, endpoint=endpoint)
     try:
         meta = api.get_hf_file_metadata(url, token=token, timeout=METADATA_SECONDS)
@@ -85,14 +108,13 @@ def _describe(api: Any, hub: HubFile, endpoint: str, token: str | None) -> tuple
     expected = hub.sha256 or hub_sha
     if expected is None:
         raise UserError(f"{hub.repo}/{hub.filename}: the hub gives no SHA-256 to check it against (not an LFS file)")
-    return commit, expected, meta.size
+    return _Pinned(commit, expected, meta.size)
 
 
-def _download(
-    api: Any, hub: HubFile, access: tuple[str, str | None], pinned: tuple[str, str, int | None], target: Path
-) -> None:
+def _download(api: Any, hub: HubFile, access: _Access, pinned: _Pinned, target: Path) -> None:
     """Download into a staging directory, check the SHA-256, rename into place; remove the staging directory."""
-    (endpoint, token), (commit, expected, size) = access, pinned
+    endpoint, token = access.endpoint, access.token
+    commit, expected, size = pinned.commit, pinned.sha256, pinned.size
     target.parent.mkdir(parents=True, exist_ok=True)
     if size is not None and _free_bytes(target.parent) < size:
         raise UserError(

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from refinelab.errors import MissingDependency, UserError
 from refinelab.models._types import GenerateConfig
+from refinelab.problems import default_cache_dir
 
 GEMMA_TEMPLATE = (
     "{{ bos_token }}"
@@ -130,11 +131,12 @@ class LocalFile:
 
 
 def cache_dir(environ: Mapping[str, str]) -> Path:
-    """``$REFINELAB_CACHE_DIR``, else ``$XDG_CACHE_HOME/refinelab``, else ``~/.cache/refinelab``."""
-    if environ.get("REFINELAB_CACHE_DIR"):
-        return Path(environ["REFINELAB_CACHE_DIR"]).expanduser()
-    base = environ.get("XDG_CACHE_HOME") or str(Path(environ.get("HOME") or "~").expanduser() / ".cache")
-    return Path(base) / "refinelab"
+    """``$REFINELAB_CACHE_DIR``, else the user's cache folder (:func:`refinelab.problems.default_cache_dir`).
+
+    The model layer is handed the environment, not the settings, so it reads the variable itself (only the
+    variable: ``--cache-dir`` and ``cache_dir`` in ``refinelab.toml`` do not reach it yet)."""
+    named = environ.get("REFINELAB_CACHE_DIR")
+    return Path(named).expanduser() if named else default_cache_dir(environ)
 
 
 def models_dir(environ: Mapping[str, str]) -> Path:

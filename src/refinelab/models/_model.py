@@ -11,6 +11,7 @@ from typing import Protocol
 
 from refinelab.errors import CacheMiss, EndpointError, EndpointFailed, NotSupported, TransientError
 from refinelab.models._cache import ResponseCache, cache_key
+from refinelab.models._limits import EndpointLimits
 from refinelab.models._prices import PriceTable
 from refinelab.models._tokens import estimate_usage
 from refinelab.models._types import Completion, GenerateConfig, Message, Reply, Retry, Usage
@@ -53,17 +54,6 @@ class RetryPolicy:
             return min(max(retry_after, 0.0), self.max_seconds)
         delay: float = min(self.max_seconds, self.base_seconds * 2.0 ** (attempt - 1))
         return delay * (1.0 + self.jitter * random.random())  # noqa: S311 - jitter, not cryptography
-
-
-_LIMITERS: dict[tuple[int, str], asyncio.Semaphore] = {}
-
-
-def _limiter(endpoint: str, limit: int) -> asyncio.Semaphore:
-    """One semaphore per endpoint (and event loop), shared by every Model in the process."""
-    key = (id(asyncio.get_running_loop()), endpoint)
-    if key not in _LIMITERS:
-        _LIMITERS[key] = asyncio.Semaphore(limit)
-    return _LIMITERS[key]
 
 
 @dataclass
@@ -114,6 +104,10 @@ class Model:
         self.deployment = deployment
         """A tag separating deployments of one model name in the response cache ("" for none)."""
         self.concurrency = concurrency
+        """Requests in flight to this model's endpoint, at most."""
+        self.limits = EndpointLimits()
+        """Where the cap on requests in flight is kept: models holding one object share it (a runtime gives
+        every model it opens its own, so two models of one endpoint keep one cap)."""
         self.retry = retry or RetryPolicy()
         self.cache = cache
         self.prices = prices or PriceTable()
@@ -204,7 +198,7 @@ class Model:
         self, messages: Sequence[Message], config: GenerateConfig, n: int, samples: list[int]
     ) -> list[Completion]:
         retries: list[Retry] = []
-        async with _limiter(self.backend.endpoint, self.concurrency):
+        async with self.limits.slot(self.backend.endpoint, self.concurrency):
             replies, latency = await self._attempts(messages, config, n, retries)
         completions = []
         for sample, reply in zip(samples, replies):

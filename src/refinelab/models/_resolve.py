@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from refinelab._toml import read_toml
+from refinelab._toml import located, read_toml
 from refinelab.errors import InputError, UserError
 from refinelab.models._cache import ResponseCache
 from refinelab.models._model import Backend, Model, RetryPolicy
@@ -137,7 +137,7 @@ def load_models_config(path: str | Path) -> ModelsConfig:
 def _only(table: dict[str, object], allowed: set[str], path: str | Path, where: str) -> None:
     unknown = sorted(set(table) - allowed)
     if unknown:
-        raise InputError(path, None, f"{where}.{unknown[0]}", "unknown key")
+        raise located(Path(path), f"{where}.{unknown[0]}", "unknown key")
 
 
 def _endpoint(table: object, path: str | Path, where: str) -> EndpointSettings:
@@ -254,7 +254,7 @@ def open_model(
 
     config = config or ModelsConfig()
     if config.model(text).startswith("local:"):
-        return _open_local(text, environ, base_url, config, (cache, retry))
+        return _open_local(text, environ, base_url, config, cache, retry)
     spec = resolve(text, environ, base_url=base_url, config=config)
     settings = config.settings(text)
     prices = PriceTable({spec.model: settings.price} if settings.price else None)
@@ -273,7 +273,8 @@ def _open_local(
     environ: Mapping[str, str],
     base_url: str | Sequence[str] | None,
     config: ModelsConfig,
-    layer: tuple[ResponseCache | None, RetryPolicy | None],
+    cache: ResponseCache | None,
+    retry: RetryPolicy | None,
 ) -> Model:
     """A :class:`Model` over the in-process llama.cpp backend."""
     from refinelab.models._local import LocalBackend, LocalOptions
@@ -285,6 +286,5 @@ def _open_local(
     settings = config.settings(text)
     backend = LocalBackend(model, resolve_local(model.partition(":")[2], environ), LocalOptions.from_environ(environ))
     prices = PriceTable({model: settings.price} if settings.price else None)
-    cache, retry = layer
     concurrency, deployment = settings.concurrency or 16, settings.deployment or ""
     return Model(backend, concurrency=concurrency, retry=retry, cache=cache, prices=prices, deployment=deployment)

@@ -27,6 +27,7 @@ import doctest
 import keyword
 import re
 from collections.abc import Callable, Collection, Iterable
+from dataclasses import dataclass
 
 from refinelab.problems._model import CallTest
 
@@ -229,7 +230,17 @@ def _answered(call: str | None, answer: str, entry_point: str) -> CallTest | Non
     return None if call is None else _first(_example(call, a, entry_point) for a in _answers(answer))
 
 
-def _parameters(prompt: str, entry_point: str) -> tuple[list[str], int] | None:
+@dataclass(frozen=True)
+class _Parameters:
+    """A function's parameters, as examples must supply them."""
+
+    names: list[str]
+    """Parameter names, in order (without ``self``)."""
+    required: int
+    """How many of the first ones have no default."""
+
+
+def _parameters(prompt: str, entry_point: str) -> _Parameters | None:
     """The entry point's parameter names (without ``self``) and how many have no default."""
     match = re.search(rf"\bdef\s+{re.escape(entry_point)}\s*\((.*?)\)\s*(?:->[^:\n]*)?:", prompt, re.DOTALL)
     if match is None:
@@ -242,8 +253,8 @@ def _parameters(prompt: str, entry_point: str) -> tuple[list[str], int] | None:
     arguments = [a.arg for a in (*function.args.posonlyargs, *function.args.args)]
     required = len(arguments) - len(function.args.defaults)
     if arguments[:1] == ["self"]:
-        return arguments[1:], required - 1
-    return arguments, required
+        return _Parameters(arguments[1:], required - 1)
+    return _Parameters(arguments, required)
 
 
 def _named_values(text: str) -> list[tuple[str, str]]:
@@ -262,12 +273,12 @@ def _named_values(text: str) -> list[tuple[str, str]]:
     return pairs
 
 
-def _call(entry_point: str, parameters: tuple[list[str], int], named: list[tuple[str, str]]) -> str | None:
+def _call(entry_point: str, parameters: _Parameters, named: list[tuple[str, str]]) -> str | None:
     """The call with the named values in the parameters' order, when they are the function's first
     parameters and at least every one without a default; or, when some names differ from the
     parameters' (``bucket_capacity`` for ``capacity``), in the order written, if there is one value per
     parameter and every name that does match is in its own place."""
-    names, required = parameters
+    names, required = parameters.names, parameters.required
     given = dict(named)
     count = len(given)
     if not named or count != len(named) or count < required:
@@ -280,8 +291,8 @@ def _call(entry_point: str, parameters: tuple[list[str], int], named: list[tuple
     return None
 
 
-def _positional_call(entry_point: str, parameters: tuple[list[str], int], text: str) -> str | None:
-    names, required = parameters
+def _positional_call(entry_point: str, parameters: _Parameters, text: str) -> str | None:
+    names, required = parameters.names, parameters.required
     try:
         values = ast.literal_eval(f"({text},)") if text.strip() else None
     except (SyntaxError, ValueError, TypeError, MemoryError, RecursionError):

@@ -154,8 +154,18 @@ def _download(pinned: PinnedFile, path: Path, options: FetchOptions) -> FileReco
             return record
 
 
-def _receive(pinned: PinnedFile, handle: BinaryIO, options: FetchOptions) -> tuple[str, str] | None:
-    """The bytes into ``handle``; the hub's (kind, hash) for a hub file, which the bytes must match."""
+@dataclass(frozen=True)
+class _Hash:
+    """A hash the hub gives for a file, which the bytes must match."""
+
+    kind: str
+    """``sha256``, or ``git blob sha1`` (the hub's hash of a file kept in git, not in LFS)."""
+    value: str
+    """The hash, lower case."""
+
+
+def _receive(pinned: PinnedFile, handle: BinaryIO, options: FetchOptions) -> _Hash | None:
+    """The bytes into ``handle``; the hub's hash for a hub file, which the bytes must match."""
 
     def report(done: int, total: int) -> None:
         if options.progress is not None:
@@ -194,15 +204,15 @@ def _check_commit(pinned: PinnedFile, commit: str | None) -> None:
         raise UserError(f"the hub resolved revision {pinned.revision} to another commit, {commit}")
 
 
-def _hub_hash(etag: str | None) -> tuple[str, str] | None:
+def _hub_hash(etag: str | None) -> _Hash | None:
     if etag is not None and len(etag) == 64:
-        return "sha256", etag.lower()
+        return _Hash("sha256", etag.lower())
     if etag is not None and len(etag) == 40:
-        return "git blob sha1", etag.lower()
+        return _Hash("git blob sha1", etag.lower())
     return None
 
 
-def _checked(pinned: PinnedFile, handle: BinaryIO, expected: tuple[str, str] | None) -> FileRecord:
+def _checked(pinned: PinnedFile, handle: BinaryIO, expected: _Hash | None) -> FileRecord:
     """The record of a downloaded file, after checking size, hashes and record count."""
     size = handle.seek(0, os.SEEK_END)
     if pinned.size is not None and size != pinned.size:
@@ -214,9 +224,8 @@ def _checked(pinned: PinnedFile, handle: BinaryIO, expected: tuple[str, str] | N
         )
     _check_hash(pinned, "content", digest, pinned.sha256)
     if expected is not None:
-        kind, value = expected
-        actual = digest if kind == "sha256" else _git_blob_sha1(handle, size)
-        _check_hash(pinned, f"hub's {kind}", actual, value)
+        actual = digest if expected.kind == "sha256" else _git_blob_sha1(handle, size)
+        _check_hash(pinned, f"hub's {expected.kind}", actual, expected.value)
     handle.seek(0)
     records = count_records(handle, pinned.cached_name)
     if records != pinned.records:
@@ -318,8 +327,8 @@ def _alive(pid: int) -> bool:
 
 
 def default_cache_dir(environ: Mapping[str, str]) -> Path:
-    """``$REFINELAB_CACHE_DIR``, else ``$XDG_CACHE_HOME/refinelab``, else ``~/.cache/refinelab``."""
-    if environ.get("REFINELAB_CACHE_DIR"):
-        return Path(environ["REFINELAB_CACHE_DIR"])
+    """``$XDG_CACHE_HOME/refinelab``, else ``~/.cache/refinelab``: the cache folder when nothing names one
+    (``--cache-dir``, ``$REFINELAB_CACHE_DIR`` and ``cache_dir`` in ``refinelab.toml`` are read with the
+    other settings, by :func:`refinelab.runtime.resolve_settings`)."""
     base = environ.get("XDG_CACHE_HOME") or str(Path(environ.get("HOME", "~")).expanduser() / ".cache")
     return Path(base) / "refinelab"

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import socket
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import BinaryIO
 
 from refinelab.errors import UserError
@@ -37,7 +38,7 @@ def stream(url: str, handle: BinaryIO, *, headers: Mapping[str, str], size: int 
     written, reason = 0, ""
     for _ in range(ATTEMPTS):
         try:
-            written, total = _attempt(url, handle, dict(headers), (written, size), report)
+            written, total = _attempt(url, handle, dict(headers), _Range(written, size), report)
             if total is None or written == total:
                 return written
             reason = f"the connection closed after {written:,} of {total:,} bytes"
@@ -48,14 +49,24 @@ def stream(url: str, handle: BinaryIO, *, headers: Mapping[str, str], size: int 
     raise UserError(f"{reason} ({_short(url)})")
 
 
+@dataclass(frozen=True)
+class _Range:
+    """Where a connection takes up a download."""
+
+    start: int
+    """The first byte wanted (0: from the beginning)."""
+    size: int | None
+    """The whole file's size, when known."""
+
+
 def _attempt(
-    url: str, handle: BinaryIO, headers: dict[str, str], where: tuple[int, int | None], report: Report
+    url: str, handle: BinaryIO, headers: dict[str, str], where: _Range, report: Report
 ) -> tuple[int, int | None]:
-    """One connection: from byte ``start`` on when the server allows it, else from the beginning;
+    """One connection: from byte ``where.start`` on when the server allows it, else from the beginning;
     ``(bytes written, expected total)``."""
     import urllib.request
 
-    start, size = where
+    start, size = where.start, where.size
     if start:
         headers["Range"] = f"bytes={start}-"
     request = urllib.request.Request(url, headers=headers)  # noqa: S310 - http(s) URLs of pinned sources only

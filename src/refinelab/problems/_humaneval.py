@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
+from refinelab._location import Location
 from refinelab.errors import MissingDependency
 from refinelab.problems._asserts import tests_from_check, tests_from_statements, without_check_function
 from refinelab.problems._examples import prompt_examples
@@ -32,10 +33,10 @@ def packaged_humaneval() -> Path:
 def load_humaneval(path: str | Path | None = None) -> list[Problem]:
     """Load HumanEval problems (164 from the package when ``path`` is None)."""
     source = Path(path) if path is not None else packaged_humaneval()
-    return [_problem(record, (source, line)) for line, record in read_jsonl(source)]
+    return [_problem(record, Location(source, line)) for line, record in read_jsonl(source)]
 
 
-def _problem(record: dict[str, object], where: tuple[Path, int | None]) -> Problem:
+def _problem(record: dict[str, object], where: Location) -> Problem:
     task_id = field(record, "task_id", str, where)
     prompt = field(record, "prompt", str, where)
     entry = field(record, "entry_point", str, where)

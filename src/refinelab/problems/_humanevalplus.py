@@ -15,15 +15,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from refinelab.errors import InputError
+from refinelab._location import Location
 from refinelab.problems._asserts import tests_from_statements
 from refinelab.problems._humaneval import docstring_tests
 from refinelab.problems._io import field as required
 from refinelab.problems._io import optional, read_jsonl
 from refinelab.problems._literal import call_source, to_source
 from refinelab.problems._model import AssertTest, CallTest, Problem, Test
-
-Where = tuple[Path, "int | None"]
 
 
 @dataclass(frozen=True)
@@ -40,18 +38,18 @@ class HumanEvalPlusTask:
     """The record's float tolerance (0: none given)."""
     record: dict[str, object] = field(repr=False, compare=False)
     """The record as read (prompt, canonical solution, ...)."""
-    where: Where = field(repr=False, compare=False)
+    where: Location = field(repr=False, compare=False)
     """File and line, for error messages."""
     kind: Literal["humanevalplus", "mbppplus"] = "humanevalplus"
     """Which evalplus release the task is from (MBPP+ prompts are a docstring with one example assert)."""
 
     @classmethod
-    def of(cls, record: dict[str, object], where: Where) -> HumanEvalPlusTask:
+    def of(cls, record: dict[str, object], where: Location) -> HumanEvalPlusTask:
         """A task from a record, or an :class:`InputError` naming the file, line and field."""
         inputs = required(record, "base_input", list, where) + optional(record, "plus_input", list, where, [])
         for value in inputs:
             if not isinstance(value, list):
-                raise InputError(where[0], where[1], "plus_input", "each input must be a list of arguments")
+                raise where.error("plus_input", "each input must be a list of arguments")
         return cls(
             task_id=required(record, "task_id", str, where),
             entry_point=required(record, "entry_point", str, where),
@@ -117,4 +115,4 @@ def read_humanevalplus(path: str | Path) -> Iterator[HumanEvalPlusTask]:
     """The tasks of an evalplus release file (``.jsonl`` or ``.jsonl.gz``), read one at a time."""
     source = Path(path)
     for line, record in read_jsonl(source):
-        yield HumanEvalPlusTask.of(record, (source, line))
+        yield HumanEvalPlusTask.of(record, Location(source, line))

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import IO, TypeVar
 
 from refinelab._files import json_problem
+from refinelab._location import Location
 from refinelab.errors import InputError, UserError
 
 T = TypeVar("T")
@@ -117,19 +118,19 @@ def _starts_with_list(path: Path) -> bool:
     return False
 
 
-def field(record: dict[str, object], name: str, kind: type[T], where: tuple[Path, int | None]) -> T:
+def field(record: dict[str, object], name: str, kind: type[T], where: Location) -> T:
     """A required field of the given type, or an :class:`InputError` naming file, line and field."""
     if name not in record:
-        raise InputError(where[0], where[1], name, "missing")
+        raise where.error(name, "missing")
     value = record[name]
     if kind is float and isinstance(value, int) and not isinstance(value, bool):
         return float(value)  # type: ignore[return-value]
     if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-        raise InputError(where[0], where[1], name, f"expected {kind.__name__}, got {type(value).__name__}")
+        raise where.error(name, f"expected {kind.__name__}, got {type(value).__name__}")
     return value
 
 
-def optional(record: dict[str, object], name: str, kind: type[T], where: tuple[Path, int | None], default: T) -> T:
+def optional(record: dict[str, object], name: str, kind: type[T], where: Location, default: T) -> T:
     """An optional field: ``default`` when absent or null, else checked like :func:`field`."""
     if record.get(name) is None:
         return default

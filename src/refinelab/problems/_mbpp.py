@@ -9,13 +9,11 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from refinelab.errors import InputError
+from refinelab._location import Location
 from refinelab.problems._asserts import tests_from_statements
 from refinelab.problems._humaneval import check_tests
 from refinelab.problems._io import field, optional, read_records
 from refinelab.problems._model import AssertTest, Problem, Test
-
-Where = tuple[Path, "int | None"]
 
 
 def load_mbpp(path: str | Path, *, sanitized: bool = False) -> list[Problem]:
@@ -23,25 +21,25 @@ def load_mbpp(path: str | Path, *, sanitized: bool = False) -> list[Problem]:
     is recognised per record)."""
     del sanitized
     source = Path(path)
-    return [_problem(record, (source, line)) for line, record in read_records(source)]
+    return [_problem(record, Location(source, line)) for line, record in read_records(source)]
 
 
-def _problem(record: dict[str, object], where: Where) -> Problem:
+def _problem(record: dict[str, object], where: Location) -> Problem:
     if "test_list" in record:
         return _mbpp_record(record, where)
     if "given_tests" in record or "test" in record:
         return _humaneval_form(record, where)
-    raise InputError(where[0], where[1], "test_list", "missing (not an MBPP record)")
+    raise where.error("test_list", "missing (not an MBPP record)")
 
 
-def _mbpp_record(record: dict[str, object], where: Where) -> Problem:
+def _mbpp_record(record: dict[str, object], where: Location) -> Problem:
     number = field(record, "task_id", int, where)
     asserts = [str(item) for item in field(record, "test_list", list, where)]
     if not asserts:
-        raise InputError(where[0], where[1], "test_list", "empty")
+        raise where.error("test_list", "empty")
     text = record.get("text", record.get("prompt"))
     if not isinstance(text, str):
-        raise InputError(where[0], where[1], "text", "missing")
+        raise where.error("text", "missing")
     imports = optional(record, "test_imports", list, where, [])
     setup = "\n".join([*map(str, imports), optional(record, "test_setup_code", str, where, "")]).strip()
     tests = [_assert_test(item) for item in asserts]
@@ -78,7 +76,7 @@ def _called_function(assertion: str) -> str | None:
 _WRAPPERS = {"set", "sorted", "list", "tuple", "abs", "round", "len", "str", "int", "float", "frozenset", "isclose"}
 
 
-def _humaneval_form(record: dict[str, object], where: Where) -> Problem:
+def _humaneval_form(record: dict[str, object], where: Location) -> Problem:
     task_id = field(record, "task_id", str, where)
     hidden, setup = check_tests(_without_check_call(field(record, "test", str, where)))
     given = [str(item) for item in optional(record, "given_tests", list, where, [])]

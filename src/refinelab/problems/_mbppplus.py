@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
 
+from refinelab._location import Location
 from refinelab.problems._humanevalplus import HumanEvalPlusTask
 from refinelab.problems._io import read_jsonl
 
@@ -110,4 +111,4 @@ def read_mbppplus(path: str | Path) -> Iterator[HumanEvalPlusTask]:
     """The tasks of evalplus's MBPP+ release file (``.jsonl`` or ``.jsonl.gz``), read one at a time."""
     source = Path(path)
     for line, record in read_jsonl(source):
-        yield restored(HumanEvalPlusTask.of(record, (source, line)))
+        yield restored(HumanEvalPlusTask.of(record, Location(source, line)))

@@ -8,13 +8,12 @@ import json
 import re
 from pathlib import Path
 
+from refinelab._location import Location
 from refinelab.errors import InputError
 from refinelab.problems._counting import pyarrow_parquet
 from refinelab.problems._io import field, optional, read_records
 from refinelab.problems._literal import call_source
 from refinelab.problems._model import CallTest, Problem, StdioTest, Test
-
-Where = tuple[Path, "int | None"]
 
 
 def load_apps(path: str | Path) -> list[Problem]:
@@ -29,17 +28,17 @@ def load_apps(path: str | Path) -> list[Problem]:
     literal, or a bare string when it does not parse) and the output list holds the return value.
     """
     source = Path(path)
-    found = (_apps_any(record, (source, line)) for line, record in read_records(source))
+    found = (_apps_any(record, Location(source, line)) for line, record in read_records(source))
     return [problem for problem in found if problem is not None]
 
 
-def _apps_any(record: dict[str, object], where: Where) -> Problem | None:
+def _apps_any(record: dict[str, object], where: Location) -> Problem | None:
     if "input_output" in record and "question" in record:
         return _apps_upstream(record, where)
     return _apps_problem(record, where)
 
 
-def _apps_upstream(record: dict[str, object], where: Where) -> Problem | None:
+def _apps_upstream(record: dict[str, object], where: Location) -> Problem | None:
     """A codeparrot/apps record; None when it has no tests this loader can use."""
     cases = _apps_cases(optional(record, "input_output", str, where, ""))
     if cases is None:
@@ -50,7 +49,7 @@ def _apps_upstream(record: dict[str, object], where: Where) -> Problem | None:
     entry = _method_entry(function, starter) if function else None
     tests = _call_cases(inputs, outputs) if function else _stdio_cases(inputs, outputs)
     return Problem(
-        id=str(record.get("problem_id", record.get("id", where[1]))),
+        id=str(record.get("problem_id", record.get("id", where.line))),
         prompt=question,
         kind="function" if function else "stdio",
         visible_tests=tuple(_examples(tests, question)),
@@ -124,14 +123,14 @@ def _first_solution(solutions: object) -> str | None:
     return found[0] if isinstance(found, list) and found and isinstance(found[0], str) else None
 
 
-def _apps_problem(record: dict[str, object], where: Where) -> Problem:
+def _apps_problem(record: dict[str, object], where: Location) -> Problem:
     starter = optional(record, "starter_code", str, where, "")
     entry = entry_point_from_starter(starter) if starter.strip() else None
     convert = _apps_call if entry else _apps_stdio
     visible = [convert(item, where) for item in field(record, "sample_io", list, where)]
     hidden = [convert(item, where) for item in field(record, "test_list", list, where)]
     return Problem(
-        id=str(record.get("id", record.get("name", where[1]))),
+        id=str(record.get("id", record.get("name", where.line))),
         prompt=field(record, "description", str, where),
         kind="function" if entry else "stdio",
         visible_tests=tuple(visible),
@@ -142,18 +141,18 @@ def _apps_problem(record: dict[str, object], where: Where) -> Problem:
     )
 
 
-def _io_pair(item: object, where: Where) -> tuple[str, list[object]]:
+def _io_pair(item: object, where: Location) -> tuple[str, list[object]]:
     if not isinstance(item, dict) or not isinstance(item.get("input"), str) or not isinstance(item.get("output"), list):
-        raise InputError(where[0], where[1], "test_list", "each test needs 'input' (string) and 'output' (list)")
+        raise where.error("test_list", "each test needs 'input' (string) and 'output' (list)")
     return item["input"], item["output"]
 
 
-def _apps_stdio(item: object, where: Where) -> Test:
+def _apps_stdio(item: object, where: Location) -> Test:
     stdin, outputs = _io_pair(item, where)
     return StdioTest(stdin, "".join(str(o) for o in outputs))
 
 
-def _apps_call(item: object, where: Where) -> Test:
+def _apps_call(item: object, where: Location) -> Test:
     stdin, outputs = _io_pair(item, where)
     args = [_argument(line) for line in stdin.split("\n")] if stdin else []
     return CallTest(call_source(args), outputs[0] if len(outputs) == 1 else outputs)
@@ -188,8 +187,10 @@ def load_codecontests(path: str | Path) -> list[Problem]:
     """
     source = Path(path)
     if source.suffix == ".parquet":
-        return [_parquet_problem(row, (source, index + 1), index) for index, row in enumerate(_parquet_rows(source))]
-    return [_cc_problem(record, (source, line), index) for index, (line, record) in enumerate(read_records(source))]
+        rows = enumerate(_parquet_rows(source))
+        return [_parquet_problem(row, Location(source, index + 1), index) for index, row in rows]
+    records = enumerate(read_records(source))
+    return [_cc_problem(record, Location(source, line), index) for index, (line, record) in records]
 
 
 _COLUMNS = ("name", "description", "public_tests", "private_tests", "generated_tests", "solutions", "difficulty")
@@ -214,7 +215,7 @@ def _parquet_rows(path: Path) -> list[dict[str, object]]:
     return rows
 
 
-def _parquet_problem(row: dict[str, object], where: Where, index: int) -> Problem:
+def _parquet_problem(row: dict[str, object], where: Location, index: int) -> Problem:
     public = _parquet_tests(row.get("public_tests"), "public_tests", where)
     hidden = _parquet_tests(row.get("private_tests"), "private_tests", where)
     hidden += _parquet_tests(row.get("generated_tests"), "generated_tests", where)
@@ -230,13 +231,13 @@ def _parquet_problem(row: dict[str, object], where: Where, index: int) -> Proble
     )
 
 
-def _parquet_tests(tests: object, name: str, where: Where) -> list[Test]:
+def _parquet_tests(tests: object, name: str, where: Location) -> list[Test]:
     if tests is None:
         return []
     inputs = tests.get("input") if isinstance(tests, dict) else None
     outputs = tests.get("output") if isinstance(tests, dict) else None
     if not isinstance(inputs, list) or not isinstance(outputs, list) or len(inputs) != len(outputs):
-        raise InputError(where[0], where[1], name, "needs equally long 'input' and 'output' lists")
+        raise where.error(name, "needs equally long 'input' and 'output' lists")
     return [StdioTest(str(i), str(o)) for i, o in zip(inputs, outputs)]
 
 
@@ -247,12 +248,12 @@ def _python3_solution(solutions: object) -> str | None:
     return next((code for code, language in zip(programs, languages) if language == _PYTHON3), None)
 
 
-def _cc_problem(record: dict[str, object], where: Where, index: int) -> Problem:
+def _cc_problem(record: dict[str, object], where: Location, index: int) -> Problem:
     statement = field(record, "problem", str, where)
     tests = field(record, "tests", dict, where)
     inputs, outputs = tests.get("input"), tests.get("output")
     if not isinstance(inputs, list) or not isinstance(outputs, list) or len(inputs) != len(outputs):
-        raise InputError(where[0], where[1], "tests", "needs equally long 'input' and 'output' lists")
+        raise where.error("tests", "needs equally long 'input' and 'output' lists")
     hidden = [StdioTest(str(i), str(o)) for i, o in zip(inputs, outputs)]
     visible = [t for t in hidden if t.stdin.strip() and t.stdin.strip() in statement] or hidden[:1]
     return Problem(

@@ -6,10 +6,9 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 
-from refinelab.experiment import Failure, RunInfo, Store, StoredProblem
 from refinelab.metrics import (
     ConfusionMatrix,
-    Decision,
+    DecisionCount,
     EqualTokens,
     Means,
     Rate,
@@ -43,6 +42,7 @@ from refinelab.metrics import (
 from refinelab.report._baseline import Baseline, baseline_rows
 from refinelab.report._overview import OverviewTable, build_overview
 from refinelab.report._selection import SelectionSection, selection_section
+from refinelab.store import Failure, RunInfo, Store, StoredProblem
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -87,7 +87,7 @@ class CriticNumbers:
 
     confusion: ConfusionMatrix | None
     """Critic verdicts against the tests (``None`` without a critic)."""
-    decisions: dict[str, Decision]
+    decisions: dict[str, DecisionCount]
     """pass / refine / redraft counts (empty without a critic)."""
     covered: Rate = field(default_factory=lambda: Rate(0, 0))
     """Attempts the critic gave a readable verdict on, of all: the attempts the matrix covers (not the
@@ -218,7 +218,7 @@ def build_report(store: Store, run_id: str | None = None, *, baseline: str | Non
     depth = max((max_iteration(group) for group in groups.values()), default=0)
     rows = tuple(_row(group, singles.get(group[0].actor), depth) for group in groups.values())
     problems = store.problems(run.id)
-    configs, repeats = len(store.configurations(run.id)), run.spec.repeats
+    configs, repeats = len(store.configurations(run.id)), run.repeats
     return Report(
         run=run,
         problems=len(problems),

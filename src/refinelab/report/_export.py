@@ -7,25 +7,56 @@ import io
 import json
 from dataclasses import asdict
 
+from refinelab.experiment import ExperimentSpec
 from refinelab.report._build import Report
+from refinelab.store import Failure, RunInfo
 
 
 def report_json(report: Report) -> str:
     """The report's numbers as JSON (one object per configuration, plus the run's header)."""
     data = {
-        "run": {**asdict(report.run), "spec": report.run.spec.to_json()},  # the spec as stored
+        "run": _run_json(report.run),
         "problems": report.problems,
         "hidden_tests": report.hidden_tests,
         "configurations": [row.to_json() for row in report.rows],
         "comparisons": [asdict(c) for c in report.comparisons],
         "equal_tokens": [{"configuration": a, "sampler": b, **asdict(e)} for a, b, e in report.equal_tokens],
-        "infrastructure_failures": [asdict(f) for f in report.failures],
+        "infrastructure_failures": [_failure_json(f) for f in report.failures],
         "pending": report.pending,
         "overview": [asdict(table) for table in report.overview],
         "selection": asdict(report.selection),
         "baseline": _baseline(report),
     }
     return json.dumps(data, indent=2, default=str) + "\n"
+
+
+def _run_json(run: RunInfo) -> dict[str, object]:
+    """The run as the JSON report has always shown it: its header's fields beside the others, the spec
+    read back as this refinelab reads it."""
+    header = run.header
+    return {
+        "id": run.id,
+        "name": run.name,
+        "created": run.created,
+        "spec": ExperimentSpec.from_json(run.spec).to_json(),
+        "versions": dict(header.versions),
+        "isolation": header.isolation,
+        "limits": dict(header.limits),
+        "status": run.status,
+        "finished": run.finished,
+        "note": run.note,
+        "process": None if run.process is None else asdict(run.process),
+    }
+
+
+def _failure_json(failure: Failure) -> dict[str, object]:
+    unit = failure.unit
+    return {
+        "unit": [unit.config, unit.problem, unit.repeat],
+        "kind": failure.kind,
+        "message": failure.message,
+        "resolved": failure.resolved,
+    }
 
 
 def _baseline(report: Report) -> dict[str, object] | None:

@@ -125,7 +125,7 @@ def _change_cell(value: Interval, change: Interval) -> str:
 
 def tables_html(report: Report) -> str:
     """Every table of the text report, as HTML tables."""
-    return "\n".join(_table(title, header, rows) for title, header, rows in tables(report))
+    return "\n".join(_table(table.title, table.header, table.body) for table in tables(report))
 
 
 def _table(title: str, header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:

@@ -11,8 +11,8 @@ from refinelab.problems import window_text
 from refinelab.report._baseline import Baseline, difference_text, paired_cells, unpaired_text
 from refinelab.report._build import Report, Row
 from refinelab.report._selection import selection_tables
+from refinelab.report._table import Table
 
-Table = tuple[str, list[str], list[list[str]]]
 """(title, header, rows)."""
 HEADLINE = "Pass@1 (%) on the hidden tests by iteration (change from the first attempt)"
 """The headline table's title: the text report, the HTML report and the viewer say the same."""
@@ -89,7 +89,7 @@ def _iterations(rows: Sequence[Row]) -> Table:
                 cost_cell,
             ]
         )
-    return (HEADLINE, header, body)
+    return Table(HEADLINE, header, body)
 
 
 def _with_change(value: float | None, start: float | None) -> str:
@@ -116,7 +116,7 @@ def _per_task(rows: Sequence[Row]) -> Table:
     ]
     title = "Per task: pass rate, model time, tokens, attempts, stated confidence, cost"
     title += "; problems with tests the model wrote"
-    return (title, header, body)
+    return Table(title, header, body)
 
 
 def _rates(rows: Sequence[Row]) -> Table:
@@ -137,7 +137,7 @@ def _rates(rows: Sequence[Row]) -> Table:
                 " ".join(b for b in briers if b) or "–",
             ]
         )
-    return ("Improvement (wrong -> right) and regression (right -> wrong), first to final attempt", header, body)
+    return Table("Improvement (wrong -> right) and regression (right -> wrong), first to final attempt", header, body)
 
 
 def _critics(rows: Sequence[Row]) -> Table:
@@ -165,7 +165,7 @@ def _critics(rows: Sequence[Row]) -> Table:
     title = (
         "Critic verdicts against the hidden tests (attempts judged: all but the one at the cap, unless critique_last)"
     )
-    return (title, header, body)
+    return Table(title, header, body)
 
 
 def _comparisons(report: Report) -> Table:
@@ -175,7 +175,7 @@ def _comparisons(report: Report) -> Table:
         diff = difference_text(c.difference)
         pairs = str(c.pairs) + (f" ({c.unpaired} unpaired)" if c.unpaired else "")
         body.append([c.label, c.baseline, pairs, str(c.only_baseline), str(c.only_this), f"{c.p_value:.3g}", diff])
-    return ("Paired against single pass with the same actor (exact McNemar; bootstrap interval)", header, body)
+    return Table("Paired against single pass with the same actor (exact McNemar; bootstrap interval)", header, body)
 
 
 def _equal_tokens(report: Report) -> Table:
@@ -192,10 +192,8 @@ def _equal_tokens(report: Report) -> Table:
         ]
         for a, b, e in report.equal_tokens
     ]
-    return (
-        "Refinement against sampling at the same tokens per problem (samples chosen by visible tests)",
-        header,
-        body,
+    return Table(
+        "Refinement against sampling at the same tokens per problem (samples chosen by visible tests)", header, body
     )
 
 
@@ -206,7 +204,7 @@ def _caps(rows: Sequence[Row]) -> Table:
         for row in rows
         for cap, value, tokens in row.refinement.caps
     ]
-    return ("As if the iteration cap were lower (re-scored from stored attempts, no new calls)", header, body)
+    return Table("As if the iteration cap were lower (re-scored from stored attempts, no new calls)", header, body)
 
 
 def _prompts(rows: Sequence[Row]) -> Table:
@@ -220,7 +218,7 @@ def _prompts(rows: Sequence[Row]) -> Table:
         ]
         for row in rows
     ]
-    return ("Actor prompt tokens per attempt (how the memory policy grows the prompt)", header, body)
+    return Table("Actor prompt tokens per attempt (how the memory policy grows the prompt)", header, body)
 
 
 def _baseline(report: Report, baseline: Baseline) -> Table:
@@ -244,20 +242,20 @@ def _baseline(report: Report, baseline: Baseline) -> Table:
     title = (
         f"Against baseline run {baseline.run}, paired by problem (exact McNemar; bootstrap interval of here - baseline)"
     )
-    return (title, header, body)
+    return Table(title, header, body)
 
 
 def header_lines(report: Report) -> list[str]:
     """What ran, where, and on which tests."""
-    run, limits = report.run, report.run.limits
+    run, header = report.run, report.run.header
+    limits, versions = header.limits, header.versions
     status = f"{run.status}: {run.note}" if run.note else run.status
     lines = [
-        f"run {run.id} ({status}) · refinelab {run.versions.get('refinelab', '?')} · Python "
-        f"{run.versions.get('python', '?')}",
-        f"sandbox: isolation {run.isolation} · {limits.get('cpu_seconds')} CPU s per test "
+        f"run {run.id} ({status}) · refinelab {versions.get('refinelab', '?')} · Python {versions.get('python', '?')}",
+        f"sandbox: isolation {header.isolation} · {limits.get('cpu_seconds')} CPU s per test "
         f"(wall x{limits.get('wall_factor')}) · memory {_mib(limits.get('memory_bytes'))}",
         f"{counted(report.problems, 'problem')}: {report.hidden_tests}",
-        *source_lines(run.spec),
+        *source_lines(ExperimentSpec.from_json(run.spec)),
     ]
     if report.pending:
         lines.append(
@@ -292,13 +290,13 @@ def failure_lines(report: Report) -> list[str]:
         f"Infrastructure failures (not counted as model failures): {len(report.failures)} recorded, "
         f"{len(report.failures) - len(open_)} since completed on a resume, {len(open_)} open"
     ]
-    lines += [f"  {f.unit[1]} [{f.unit[0]}] repeat {f.unit[2]}: {f.kind}: {f.message}" for f in open_[:20]]
+    lines += [f"  {f.unit.problem} [{f.unit.config}] repeat {f.unit.repeat}: {f.kind}: {f.message}" for f in open_[:20]]
     return lines
 
 
 def render_table(table: Table) -> str:
     """A plain aligned table with its title."""
-    title, header, rows = table
+    title, header, rows = table.title, table.header, table.body
     widths = [max(len(cell) for cell in column) for column in zip(header, *rows)]
     line = "  ".join("-" * w for w in widths)
     lines = [title, line, _cells(header, widths), line, *(_cells(row, widths) for row in rows), line]

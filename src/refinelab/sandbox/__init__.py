@@ -10,16 +10,18 @@ from refinelab.sandbox._compare import outputs_match, values_match
 from refinelab.sandbox._fake import FakeSandbox
 from refinelab.sandbox._judge import judge
 from refinelab.sandbox._limits import Limits
-from refinelab.sandbox._open import cluster_problem, open_sandbox
+from refinelab.sandbox._open import ISOLATION_MODES, SandboxSettings, cluster_problem, open_sandbox
 from refinelab.sandbox._outcome import IsolationLevel, RunResult, TestOutcome, Verdict
 from refinelab.sandbox._packed import Packed
 from refinelab.sandbox._pool import WorkerPool
 from refinelab.sandbox._protocol import Sandbox
 from refinelab.sandbox._reference import prepare_benchmark
+from refinelab.sandbox._scoring import run_scored
 from refinelab.sandbox._suite import Item, Suite, SuiteInputs
 from refinelab.sandbox._workers import IsolationMode, SandboxWarning, default_workers
 
 __all__ = [
+    "ISOLATION_MODES",
     "ClusterEvent",
     "ClusterOptions",
     "ClusterSandbox",
@@ -32,6 +34,7 @@ __all__ = [
     "Packed",
     "RunResult",
     "Sandbox",
+    "SandboxSettings",
     "SandboxWarning",
     "Suite",
     "SuiteInputs",
@@ -44,5 +47,6 @@ __all__ = [
     "open_sandbox",
     "outputs_match",
     "prepare_benchmark",
+    "run_scored",
     "values_match",
 ]

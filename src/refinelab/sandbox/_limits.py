@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from refinelab.sandbox._worker import protocol as wire
+
 MIB = 1 << 20
 
 
@@ -56,14 +58,14 @@ class Limits:
     def for_worker(self, test_count: int) -> dict[str, object]:
         """The limits as the worker protocol spells them."""
         return {
-            "cpu_seconds": self.cpu_seconds,
-            "wall_seconds": self.wall_seconds,
-            "cpu_total": int(self.cpu_seconds * max(test_count, 1) + 2),
-            "memory_bytes": self.memory_bytes,
-            "file_bytes": self.file_bytes,
-            "open_files": self.open_files,
-            "processes": self.processes,
-            "output_bytes": self.output_bytes,
-            "stdio_output_bytes": self.stdio_output_bytes,
-            "result_bytes": self.result_bytes,
+            wire.CPU_SECONDS: self.cpu_seconds,
+            wire.WALL_SECONDS: self.wall_seconds,
+            wire.CPU_TOTAL: int(self.cpu_seconds * max(test_count, 1) + 2),
+            wire.MEMORY_BYTES: self.memory_bytes,
+            wire.FILE_BYTES: self.file_bytes,
+            wire.OPEN_FILES: self.open_files,
+            wire.PROCESSES: self.processes,
+            wire.OUTPUT_BYTES: self.output_bytes,
+            wire.STDIO_OUTPUT_BYTES: self.stdio_output_bytes,
+            wire.RESULT_BYTES: self.result_bytes,
         }

@@ -186,20 +186,21 @@ class WorkerPool(Sandbox):
             suspects = [i for i, row in enumerate(rows) if _cpu_timeouts(row)]
             if not suspects:
                 return
-            again = await asyncio.gather(*(self._rerun(items[i], rows[i], limits) for i in suspects))
+            again = await asyncio.gather(*(self._rerun(*items[i], rows[i], limits) for i in suspects))
             for i, (row, output) in zip(suspects, again):
                 if row is not None:
                     rows[i], outputs[i] = row, output
 
-    async def _rerun(self, item: InputItem, row: list[object], limits: Limits) -> tuple[list[object] | None, str]:
-        """A new row for ``item`` if a second run stays within the CPU limit, else ``None``.
+    async def _rerun(
+        self, code: str, inputs: SuiteInputs, row: list[object], limits: Limits
+    ) -> tuple[list[object] | None, str]:
+        """A new row for program ``code`` if a second run stays within the CPU limit, else ``None``.
 
         A function program runs all its tests again (its tests share one process, and an earlier test may
         have warmed a cache a later one relies on); a stdio program only the tests that timed out.
         """
-        code, inputs = item
         if inputs.kind == "function":
-            (again,), (output,) = await self._raw_batch([item], limits, True)
+            (again,), (output,) = await self._raw_batch([(code, inputs)], limits, True)
             return (None, "") if _cpu_timeouts(again) else (again, output)
         timed_out = _cpu_timeouts(row)
         (again,), _ = await self._raw_batch([(code, inputs.subset(timed_out))], limits, True)

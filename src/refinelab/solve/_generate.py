@@ -6,7 +6,7 @@ result says the verdict rests on them.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from refinelab.models import GenerateConfig
 from refinelab.problems import as_value_test
@@ -37,18 +37,26 @@ def with_generation(trajectory: Trajectory, generation: TestGeneration | None) -
     return replace(trajectory, generations=(generation, *trajectory.generations))
 
 
-async def strategy_tests(
-    task: Task, trajectory: Trajectory, code: str | None, sandbox: Sandbox
-) -> tuple[tuple[GivenTest, ...], RunResult | None]:
+@dataclass(frozen=True)
+class StrategyTests:
+    """The tests a strategy wrote for itself beside the user's, and the returned code's results on them."""
+
+    tests: tuple[GivenTest, ...] = ()
+    """The strategy's own tests the user's do not repeat."""
+    result: RunResult | None = None
+    """The returned code's results on them (``None`` when there are none)."""
+
+
+async def strategy_tests(task: Task, trajectory: Trajectory, code: str | None, sandbox: Sandbox) -> StrategyTests:
     """The tests the strategy itself wrote (``verified``, ``codet``) that the user's do not repeat, and the
     returned code's results on them: which generated tests it agrees with. Nothing when there are no
     given tests (the generated ones are then the verdict's own tests) or no code."""
     if task.generated or code is None:
-        return (), None
+        return StrategyTests()
     given = {t.text for t in task.tests.tests}
     written = [as_value_test(t) for t in pooled([g.tests for g in trajectory.generations])]
     tests = [t for t in written if describe(t) not in given]
     if not tests:
-        return (), None
+        return StrategyTests()
     result = await sandbox.run(code, Suite.for_problem(task.problem, tests))
-    return tuple(GivenTest(t, "generated") for t in tests), result
+    return StrategyTests(tuple(GivenTest(t, "generated") for t in tests), result)

@@ -18,7 +18,7 @@ from refinelab.errors import UserError
 from refinelab.problems import AssertTest, CallTest, Problem, ProblemKind, StdioTest, prompt_examples
 from refinelab.sandbox import IsolationMode, Limits
 from refinelab.solve._progress import SolveProgress
-from refinelab.solve._tests import GivenTest, TestSet, called_names, describe, parse_tests
+from refinelab.solve._tests import GivenTest, TestSet, called_names, describe, parse_given_tests
 from refinelab.strategies import Budget
 
 # a ``def`` starting a line, or written inline in a one-line prompt ("Return ... def fib(n):", "`def fib(n)`")
@@ -116,7 +116,7 @@ def _given(tests: str | Sequence[str]) -> TestSet:
     sources = [tests] if isinstance(tests, str) else list(tests)
     found = TestSet()
     for index, source in enumerate(sources):
-        found = found.plus(parse_tests(source, f"test {index + 1}" if len(sources) > 1 else "tests"))
+        found = found.plus(parse_given_tests(source, f"test {index + 1}" if len(sources) > 1 else "tests"))
     return found
 
 

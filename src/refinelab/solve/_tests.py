@@ -79,7 +79,7 @@ def describe(test: Test) -> str:
     return test.code
 
 
-def parse_tests(source: str, where: str, origin: TestOrigin = "given") -> TestSet:
+def parse_given_tests(source: str, where: str, origin: TestOrigin = "given") -> TestSet:
     """Tests from Python: one expression (``fib(1) == [0]``), assert lines, or a pytest-style file
     (:mod:`._pytest_style`: test functions, parametrized cases, test classes) with its imports and
     helpers. ``where`` names the source in errors (a flag or a file)."""

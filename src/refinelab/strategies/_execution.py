@@ -181,7 +181,7 @@ async def exec_refine(  # noqa: PLR0913 - flat knobs map one to one onto ``exec-
                 return found.recorded(_finish(problem, spec, attempts, "max_iterations"))
             if not judged.visible_tests:
                 return found.recorded(_finish(problem, spec, attempts, "no_tests"))
-            messages, given = _refinement(judged, attempts, (feedback_format, memory), prompts)
+            messages, given = _refinement(judged, attempts, _Memory(feedback_format, memory), prompts)
             now = at_round(config, temperature_schedule, len(attempts), max_iters)
             request = _Request(
                 messages, now, "refine", len(attempts), given, ask_confidence=ask_confidence, prompts=prompts
@@ -227,11 +227,21 @@ def _outcome_text(problem: Problem, attempt: Attempt, style: FeedbackFormat) -> 
     return feedback(problem, attempt.visible, style)
 
 
+@dataclass(frozen=True)
+class _Memory:
+    """How earlier attempts reach the next request."""
+
+    style: FeedbackFormat
+    """How test results are written."""
+    policy: MemoryPolicy
+    """Which earlier attempts are shown."""
+
+
 def _refinement(
-    problem: Problem, attempts: list[Attempt], policy: tuple[FeedbackFormat, MemoryPolicy], prompts: Prompts
+    problem: Problem, attempts: list[Attempt], shown: _Memory, prompts: Prompts
 ) -> tuple[list[Message], str]:
     """The request for the next attempt under the memory policy, and the feedback it carries."""
-    style, memory = policy
+    style, memory = shown.style, shown.policy
     last = attempts[-1]
     given = _outcome_text(problem, last, style)
     messages = [Message.system(prompts.refine_system), Message.user(prompts.task(problem))]
@@ -268,23 +278,30 @@ async def sampling(  # noqa: PLR0913 - flat knobs map one to one onto ``sampling
     ]
     if select == "dual-agreement":
         plan = TestPlan(m, DEFAULT_TESTS_PER_SAMPLE, None, config)
-        return await sample_and_agree(env, problem, requests, plan, (spec, problem.visible_tests, "codet"))
+        return await sample_and_agree(env, problem, requests, plan, AgreementChoice(spec, problem.visible_tests))
     attempts, note = await concurrently(env, problem, requests)
     reason: StopReason = "sampled" if note is None else "budget"
     return _finish(problem, spec, attempts, reason, note=note, final=_select(attempts))
 
 
+@dataclass(frozen=True)
+class AgreementChoice:
+    """How a sampling strategy chooses its answer by dual agreement."""
+
+    strategy: str
+    """The trajectory's strategy name."""
+    visible: tuple[Test, ...] = ()
+    """The visible tests that join the generated ones."""
+    score: Score = "codet"
+    """The group score (see :func:`refinelab.verification.dual_agreement`)."""
+
+
 async def sample_and_agree(
-    env: Env,
-    problem: Problem,
-    requests: list[_Request],
-    plan: TestPlan,
-    how: tuple[str, tuple[Test, ...], Score],
+    env: Env, problem: Problem, requests: list[_Request], plan: TestPlan, how: AgreementChoice
 ) -> Trajectory:
-    """Programs and tests written concurrently; the answer chosen by dual agreement over ``visible`` plus
-    the generated tests (``how``: the trajectory's name and arguments, the visible tests to join, the
-    agreement score)."""
-    spec, visible, score = how
+    """Programs and tests written concurrently; the answer chosen by dual agreement over the visible tests
+    ``how`` joins plus the generated tests."""
+    spec, visible, score = how.strategy, how.visible, how.score
     (attempts, note), (generations, test_note) = await asyncio.gather(
         concurrently(env, problem, requests), write_tests(env, problem, plan)
     )

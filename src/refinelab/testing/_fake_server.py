@@ -16,7 +16,7 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import TextIO
+from typing import Any, TextIO
 
 ReplyWriter = Callable[[dict[str, object]], str]
 """Writes the answer to a request body."""
@@ -47,7 +47,8 @@ class FakeOpenAI(ThreadingHTTPServer):
         self.delay = 0.0
         self.slow_seconds = 2.0
         self.lock = threading.Lock()
-        self.log: list[tuple[dict[str, object], str]] = []
+        self.log: list[tuple[dict[str, Any], str]] = []
+        """Every request body (parsed JSON) and what was done with it."""
         self.answers: TextIO | None = None
         """Where to append each answer once it is sent (one JSON line: the request's last message)."""
 
@@ -68,12 +69,12 @@ class FakeOpenAI(ThreadingHTTPServer):
                 return self.random.choice(["429", "500", "malformed", "drop"])
             return "ok"
 
-    def record(self, body: dict[str, object], action: str) -> None:
+    def record(self, body: dict[str, Any], action: str) -> None:
         """Log a request and what was done with it."""
         with self.lock:
             self.log.append((body, action))
 
-    def sent(self, body: dict[str, object]) -> None:
+    def sent(self, body: dict[str, Any]) -> None:
         """Note in :attr:`answers` that a normal answer to ``body`` went out in full."""
         if self.answers is not None:
             messages = body["messages"]
@@ -82,7 +83,7 @@ class FakeOpenAI(ThreadingHTTPServer):
                 self.answers.write(json.dumps(messages[-1]["content"]) + "\n")
                 self.answers.flush()
 
-    def answered(self) -> list[dict[str, object]]:
+    def answered(self) -> list[dict[str, Any]]:
         """Bodies of the requests that got a normal answer."""
         return [body for body, action in self.log if action == "ok"]
 

@@ -14,7 +14,6 @@ import json
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
-from refinelab.experiment import AttemptDetail, ProblemInfo, RunInfo, Store, TrajectoryDetail
 from refinelab.metrics import (
     ScoredAttempt,
     ScoredTrajectory,
@@ -38,6 +37,7 @@ from refinelab.report import (
     report_json,
     tables_html,
 )
+from refinelab.store import AttemptDetail, ProblemInfo, RunInfo, Store, TrajectoryDetail
 
 
 def slug(text: str) -> str:
@@ -118,8 +118,8 @@ def runs_payload(store: Store, runs: Sequence[RunInfo]) -> dict[str, object]:
 def run_sides(store: Store, run: RunInfo) -> list[Side]:
     """The configurations of a run, as compare sides."""
     return [
-        Side(run.id, slug(run.id), key, i, configuration_label(f"{name}({params})" if params else name, actor, critic))
-        for i, (key, name, params, actor, critic) in enumerate(store.configurations(run.id))
+        Side(run.id, slug(run.id), c.key, i, configuration_label(c.written, c.actor, c.critic))
+        for i, c in enumerate(store.configurations(run.id))
     ]
 
 
@@ -148,7 +148,7 @@ def run_payload(
         "figures_note": note,
         "configs": [asdict(side) for side in run_sides(store, run)],
         "problems": [_problem_entry(p) for p in problems],
-        "trajectories": [asdict(summarize(t)) for t in trajectories],
+        "trajectories": [asdict(summarize_trajectory(t)) for t in trajectories],
         "disagreements": [[problem, repeat] for problem, repeat in disagreements(trajectories)],
     }
 
@@ -165,7 +165,7 @@ def _problem_entry(problem: ProblemInfo) -> dict[str, object]:
             "hidden_tests": problem.hidden_tests}  # fmt: skip
 
 
-def summarize(trajectory: ScoredTrajectory) -> TrajectorySummary:
+def summarize_trajectory(trajectory: ScoredTrajectory) -> TrajectorySummary:
     """The case list entry of a trajectory (its cases from the metrics' case functions)."""
     attempts = trajectory.attempts
     return TrajectorySummary(
@@ -198,7 +198,7 @@ def problem_payload(
     return {
         "problem": {**_problem_entry(problem), "prompt": problem.prompt, "metadata": problem.metadata},
         "trajectories": [_trajectory_entry(t) for t in details],
-        "summaries": [asdict(summarize(t)) for t in trajectories if t.problem == problem.key],
+        "summaries": [asdict(summarize_trajectory(t)) for t in trajectories if t.problem == problem.key],
     }
 
 

@@ -10,25 +10,39 @@ from __future__ import annotations
 
 import os
 import signal
+from dataclasses import dataclass
 
 from . import protocol as wire
 from .child import suite_of
-from .supervise import Key, Watch, spawn, sweep, watch_child
+from .protocol import Step
+from .supervise import Watch, spawn, sweep, watch_child
 
 Result = dict[str, object]
 
 
-def _run_child(job: dict[str, object], position: Key, stdin: bytes | None) -> tuple[Watch, dict[str, object]]:
+@dataclass(frozen=True)
+class Ended:
+    """How a child ended."""
+
+    status: int
+    """Its wait status."""
+    cpu: float
+    """CPU seconds it used."""
+    cpu_total: float
+    """Its CPU budget (the hard RLIMIT_CPU)."""
+
+
+def _run_child(job: dict[str, object], position: Step, stdin: bytes | None) -> tuple[Watch, Ended]:
     limits = job[wire.LIMITS]
     assert isinstance(limits, dict)
     pid, fds, nonce = spawn(job, position, stdin)
-    watch = Watch(nonce, limits, stdio=job["mode"] == "stdio")
+    watch = Watch(nonce, limits, stdio=job[wire.MODE] == wire.STDIO)
     status, cpu = watch_child(pid, fds, watch, limits)
     sweep(pid)
-    return watch, {"status": status, "cpu": cpu, "cpu_total": limits["cpu_total"]}
+    return watch, Ended(int(status), float(cpu), float(str(limits[wire.CPU_TOTAL])))
 
 
-def death(watch: Watch, info: dict[str, object]) -> Result:
+def death(watch: Watch, info: Ended) -> Result:
     """Describe why a child stopped without reporting the step it was on.
 
     A SIGKILL the worker did not send comes from the hard RLIMIT_CPU when the child used up its CPU
@@ -41,10 +55,10 @@ def death(watch: Watch, info: dict[str, object]) -> Result:
         return {wire.STATUS: wire.S_TIMEOUT, wire.MESSAGE: message, wire.LIMIT: wire.WALL_LIMIT}
     if watch.killed == "output_limit":
         return {wire.STATUS: wire.S_OUTPUT_LIMIT, wire.MESSAGE: "output limit exceeded"}
-    status = int(str(info["status"]))
+    status = info.status
     if os.WIFSIGNALED(status):
         number = os.WTERMSIG(status)
-        exhausted = float(str(info["cpu"])) >= float(str(info["cpu_total"])) - 0.5
+        exhausted = info.cpu >= info.cpu_total - 0.5
         if number == signal.SIGXCPU or (number == signal.SIGKILL and exhausted):
             message = f"killed by {signal.Signals(number).name} (CPU limit)"
             return {wire.STATUS: wire.S_TIMEOUT, wire.MESSAGE: message, wire.LIMIT: wire.CPU_LIMIT}
@@ -65,11 +79,11 @@ def run_function_job(job: dict[str, object]) -> dict[str, object]:
     assert isinstance(programs, list)
     results: list[list[Result | None]] = [[None] * _test_count(job, p) for p in range(len(programs))]
     outputs: list[str] = [""] * len(programs)
-    position: Key = (0, 0)
+    position = Step(0, 0)
     children, cpu = 0, 0.0
-    while position[0] < len(programs):
+    while position.program < len(programs):
         watch, info = _run_child(job, position, None)
-        children, cpu = children + 1, cpu + float(str(info["cpu"]))
+        children, cpu = children + 1, cpu + info.cpu
         watch.finish()
         for program, text in watch.outputs.items():
             if 0 <= program < len(outputs):
@@ -78,43 +92,41 @@ def run_function_job(job: dict[str, object]) -> dict[str, object]:
     return {wire.RESULTS: results, wire.OUTPUTS: outputs, wire.STATS: {"children": children, "child_cpu": cpu}}
 
 
-def _collect(watch: Watch, info: dict[str, object], results: list[list[Result | None]], position: Key) -> Key:
+def _collect(watch: Watch, info: Ended, results: list[list[Result | None]], position: Step) -> Step:
     """Store what one child reported, from ``position`` on; return where the next child starts."""
-    program, start = position
+    program, start = position.program, position.test
     while program < len(results):
         stopped_at = _collect_program(watch, info, results[program], program, start)
         if stopped_at is not None:
             return stopped_at
-        if (program, wire.END_INDEX) in watch.events:
-            return (program + 1, 0)
+        if Step(program, wire.END_INDEX) in watch.events:
+            return Step(program + 1, 0)
         program, start = program + 1, 0
-    return (program, 0)
+    return Step(program, 0)
 
 
-def _collect_program(
-    watch: Watch, info: dict[str, object], row: list[Result | None], program: int, start: int
-) -> Key | None:
+def _collect_program(watch: Watch, info: Ended, row: list[Result | None], program: int, start: int) -> Step | None:
     """Fill one program's row; return None if the child finished it and may have gone on."""
-    load = watch.events.get((program, wire.LOAD_INDEX))
+    load = watch.events.get(Step(program, wire.LOAD_INDEX))
     if load is None and program not in watch.started and watch.started:
-        return (program, start)  # the child ended between programs: start this one afresh
+        return Step(program, start)  # the child ended between programs: start this one afresh
     if load is None or load.get(wire.STATUS) != wire.S_OK:
         failure = _clean(load) if load is not None else death(watch, info)
         for index in range(start, len(row)):
             row[index] = dict(failure)
-        return None if load is not None else (program + 1, 0)
+        return None if load is not None else Step(program + 1, 0)
     index = start
-    while index < len(row) and (program, index) in watch.events:
-        row[index] = _clean(watch.events[program, index])
+    while index < len(row) and Step(program, index) in watch.events:
+        row[index] = _clean(watch.events[Step(program, index)])
         index += 1
     if index == len(row):
         return None
     row[index] = death(watch, info)
     if row[index][wire.STATUS] != wire.S_TIMEOUT:  # type: ignore[index]
-        return (program, index + 1) if index + 1 < len(row) else (program + 1, 0)
+        return Step(program, index + 1) if index + 1 < len(row) else Step(program + 1, 0)
     for later in range(index + 1, len(row)):
         row[later] = {wire.STATUS: wire.S_SKIPPED, wire.MESSAGE: "not run: an earlier test timed out"}
-    return (program + 1, 0)
+    return Step(program + 1, 0)
 
 
 def _test_count(job: dict[str, object], program: int) -> int:
@@ -123,19 +135,19 @@ def _test_count(job: dict[str, object], program: int) -> int:
     return len(tests)
 
 
-def _stdio_result(watch: Watch, info: dict[str, object]) -> Result:
+def _stdio_result(watch: Watch, info: Ended) -> Result:
     """How a whole program ended: its report, or, without one, what its exit says.
 
     A program that ends itself with ``os._exit(0)`` (fast-output templates do) has ended normally,
     as a judge running it would see; its output is judged like any other. Any other unreported end
     is a death.
     """
-    event = watch.events.get((0, 0))
+    event = watch.events.get(Step(0, 0))
     if watch.killed is not None:
         return death(watch, info)
     if event is not None:
         return _clean(event)
-    status = int(str(info["status"]))
+    status = info.status
     if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0 and 0 in watch.started:
         return {wire.STATUS: wire.S_DONE}
     return death(watch, info)
@@ -147,10 +159,10 @@ def run_stdio_job(job: dict[str, object]) -> dict[str, object]:
     assert isinstance(tests, list)
     row: list[Result] = []
     for test in tests:
-        watch, info = _run_child(job, (0, 0), str(test[wire.STDIN]).encode())
+        watch, info = _run_child(job, Step(0, 0), str(test[wire.STDIN]).encode())
         result = _stdio_result(watch, info)
         result[wire.STDOUT] = watch.out.decode("utf-8", "replace")
         result[wire.STDERR] = watch.err[-4096:].decode("utf-8", "replace")
-        result[wire.CPU] = info["cpu"]
+        result[wire.CPU] = info.cpu
         row.append(result)
     return {wire.RESULTS: [row], wire.OUTPUTS: [""]}

@@ -23,6 +23,7 @@ event lines (on its result pipe) add :data:`NONCE`, :data:`PROGRAM`, :data:`INDE
 from __future__ import annotations
 
 import struct
+from typing import NamedTuple
 
 HEADER = struct.Struct(">I")
 """The frame header: the length of the JSON body that follows."""
@@ -39,6 +40,18 @@ ISOLATE = "isolate"
 LIMITS = "limits"
 CWD = "cwd"
 """Added by the worker: the job's own scratch directory."""
+
+# Limit keys (under LIMITS)
+CPU_SECONDS = "cpu_seconds"
+WALL_SECONDS = "wall_seconds"
+CPU_TOTAL = "cpu_total"
+MEMORY_BYTES = "memory_bytes"
+FILE_BYTES = "file_bytes"
+OPEN_FILES = "open_files"
+PROCESSES = "processes"
+OUTPUT_BYTES = "output_bytes"
+STDIO_OUTPUT_BYTES = "stdio_output_bytes"
+RESULT_BYTES = "result_bytes"
 
 # Suite keys
 ENTRY_POINT = "entry_point"
@@ -90,6 +103,17 @@ END_INDEX = -2
 """The :data:`INDEX` of the event saying the child ends after this program (with :data:`TAINT`)."""
 EVENT_KEYS = (NONCE, PROGRAM, INDEX, NEXT)
 """Keys of an event that are not part of the test's report."""
+
+
+class Step(NamedTuple):
+    """Where a child is in a job: a program and one of its tests (:data:`LOAD_INDEX` for loading it,
+    :data:`END_INDEX` for the child's last word on it). A tuple, so events are keyed by it cheaply."""
+
+    program: int
+    """The program's index in the job."""
+    test: int
+    """The test's index in the program's suite."""
+
 
 # Statuses
 S_VALUE = "value"
