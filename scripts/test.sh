@@ -17,8 +17,10 @@ PY="$VENV/bin/python"
 # cache, a cluster runtime in the dev environment) is one more step here, before the checks.
 
 dev_python_tools() {
-  # the `dev` extra: ruff, mypy, pytest, playwright, nbclient, ipykernel, matplotlib, uv...
-  venv_install '.[dev]'
+  # the `dev` extra: ruff, mypy, pytest, playwright, nbclient, ipykernel, matplotlib, uv...; and the `ray`
+  # extra, for the cluster tests (tests/sandbox/test_cluster.py: a real Ray cluster, about 4 minutes on 2
+  # cores; without Ray they skip and say which extra to install)
+  venv_install '.[dev,ray]'
 }
 
 dev_system_tools() {
@@ -26,6 +28,11 @@ dev_system_tools() {
   # Python: that one needs its venv module.
   if [ "$(id -u)" -eq 0 ] && [ -x /usr/bin/python3 ] && ! /usr/bin/python3 -c "import ensurepip, venv" >/dev/null 2>&1; then
     apt_install python3-venv
+  fi
+  # `ip` (iproute2) brings up the loopback of the network namespace the cluster tests run Ray in; where
+  # such a namespace cannot be made, those tests skip and say why
+  if [ "$(id -u)" -eq 0 ] && ! PATH="/usr/sbin:/sbin:$PATH" command -v ip >/dev/null 2>&1; then
+    apt_install iproute2 || echo "$SCRIPT: iproute2 could not be installed; the cluster tests will skip" >&2
   fi
   # Debian's Chromium, driven by Playwright in the viewer's browser tests (Playwright never downloads
   # one); where it cannot be installed those tests skip and say why.

@@ -97,7 +97,7 @@ def test_the_test_command_installs_the_development_tools_before_the_checks(tmp_p
     done, log, _ = install(tmp_path, script="test.sh")
     assert done.returncode == 0, done.stderr
     calls = log.read_text().splitlines()
-    dev = calls.index("python3 -m pip install --quiet --disable-pip-version-check -e .[dev]")
+    dev = calls.index("python3 -m pip install --quiet --disable-pip-version-check -e .[dev,ray]")
     chromium = next(i for i, line in enumerate(calls) if line.endswith("install -y -qq chromium"))
     wheel = next(i for i, line in enumerate(calls) if "pip wheel" in line and "llama-cpp-python==" in line)
     local = next(i for i, line in enumerate(calls) if "--only-binary llama-cpp-python" in line)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import shutil
 import socket
+import subprocess
 
 
 def loopback_only() -> bool:
@@ -27,3 +28,15 @@ def in_loopback_namespace(argv: list[str]) -> list[str]:
     back = f"unshare --user --map-user={os.getuid()} --map-group={os.getgid()} --"
     script = f'{ip} link set lo up && exec {back} "$@"'
     return ["unshare", "--user", "--map-root-user", "--net", "--", "sh", "-c", script, "sh", *argv]
+
+
+def namespace_problem() -> str | None:
+    """Why a loopback-only network namespace cannot be made here (``None``: it can): no ``unshare`` or
+    ``ip``, or the kernel or container refuses the namespaces."""
+    for tool in ("unshare", "ip"):
+        if shutil.which(tool, path="/usr/sbin:/sbin:/usr/bin:/bin") is None:
+            return f"no `{tool}` here (util-linux / iproute2)"
+    probe = subprocess.run(in_loopback_namespace(["true"]), capture_output=True, text=True, timeout=60, check=False)
+    if probe.returncode != 0:
+        return f"cannot make a loopback-only network namespace: {probe.stderr.strip()[-300:]}"
+    return None

@@ -25,7 +25,7 @@ from refinelab.sandbox._cluster_node import NodeBatch
 from refinelab.sandbox._cluster_queue import BatchQueue, Call, chunks_of
 from refinelab.sandbox._pool import input_items
 from tests.sandbox.fake_ray import FakeNode, FakeRay
-from tests.sandbox.loopback import in_loopback_namespace
+from tests.sandbox.loopback import in_loopback_namespace, namespace_problem
 
 T = TypeVar("T")
 ROOT = Path(__file__).resolve().parents[2]
@@ -319,6 +319,8 @@ def test_on_a_real_ray_cluster_in_a_loopback_only_network_namespace() -> None:
     """``cluster_cases.py`` (a head and worker nodes started with ``ray.cluster_utils``) inside a network
     namespace with only ``lo``: no traffic leaves loopback. Its own output is shown when it fails."""
     pytest.importorskip("ray", reason="the cluster tests need Ray: pip install 'refinelab[ray]'")
+    if (problem := namespace_problem()) is not None:
+        pytest.skip(f"the cluster tests run Ray with no traffic leaving loopback, and {problem}")
     argv = [sys.executable, "-m", "pytest", "tests/sandbox/cluster_cases.py", "-p", "no:randomly"]
     argv += ["-p", "no:cacheprovider", "-q", "-x", "-rs"]
     temp = tempfile.mkdtemp(prefix="rl-ray-", dir="/tmp")  # short: Ray's socket paths must fit in 107 bytes
