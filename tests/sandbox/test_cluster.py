@@ -22,7 +22,7 @@ from refinelab.problems import CallTest, StdioTest
 from refinelab.sandbox import ClusterOptions, ClusterSandbox, Limits, Suite
 from refinelab.sandbox import _cluster as cluster_module
 from refinelab.sandbox._cluster_node import NodeBatch
-from refinelab.sandbox._cluster_queue import BatchQueue, Call, chunks_of
+from refinelab.sandbox._cluster_queue import BatchQueue, Call, RunKey, chunks_of
 from refinelab.sandbox._pool import input_items
 from tests.sandbox.fake_ray import FakeNode, FakeRay
 from tests.sandbox.loopback import in_loopback_namespace, namespace_problem
@@ -291,8 +291,8 @@ def test_the_queue_merges_neighbours_with_the_same_limits_up_to_the_batch() -> N
         queue = BatchQueue()
         call = Call(10, 10)
         inputs = input_items(squares(10))
-        strict = (Limits(cpu_seconds=1), False)
-        queue.put(chunks_of(call, inputs[:6], (Limits(), False), 2, 1))
+        strict = RunKey(Limits(cpu_seconds=1), False)
+        queue.put(chunks_of(call, inputs[:6], RunKey(Limits(), False), 2, 1))
         queue.put(chunks_of(call, inputs[6:], strict, 4, 1))
         return [[len(c.items) for c in queue.take(5)] for _ in range(3)]
 

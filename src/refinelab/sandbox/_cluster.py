@@ -22,7 +22,7 @@ from refinelab.errors import InfrastructureError, MissingDependency, RefinelabEr
 from refinelab.problems import CallTest
 from refinelab.sandbox._cluster_node import NodeBatch, NodeInfo, NodeRunner, NodeSetup
 from refinelab.sandbox._cluster_options import ClusterEvent, ClusterEventKind, ClusterOptions
-from refinelab.sandbox._cluster_queue import BatchQueue, Call, Chunk, Ran, chunks_of
+from refinelab.sandbox._cluster_queue import BatchQueue, Call, Chunk, Ran, RunKey, chunks_of
 from refinelab.sandbox._judge import ProgramReports, judged, value_or_outcome
 from refinelab.sandbox._limits import Limits
 from refinelab.sandbox._outcome import IsolationLevel, RunResult, TestOutcome
@@ -248,7 +248,7 @@ class ClusterSandbox(Sandbox):
         call = Call(len(items), sum(1 for _, inputs in items if inputs.tests))
         self._calls.add(call)
         try:
-            self._queue.put(chunks_of(call, items, (limits, isolate), self.batch_size, len(self._nodes)))
+            self._queue.put(chunks_of(call, items, RunKey(limits, isolate), self.batch_size, len(self._nodes)))
             self._changed.set()
             await call.done
         finally:
@@ -391,7 +391,7 @@ class ClusterSandbox(Sandbox):
     async def _run_on(self, node: _Node, chunks: list[Chunk]) -> list[ProgramReports] | _Lost:
         """The node's reports for the chunks' programs, or why the node is lost; raises what a bug raised."""
         items = [item for chunk in chunks for item in chunk.items]
-        limits, isolate = chunks[0].key
+        limits, isolate = chunks[0].key.limits, chunks[0].key.isolate
         batch = NodeBatch(tuple(p for p, _ in items), tuple(inputs for _, inputs in items), limits, isolate)
         errors = self._ray.exceptions
         try:

@@ -66,6 +66,16 @@ class Call:
         return list(self.found)
 
 
+@dataclass(frozen=True)
+class RunKey:
+    """How a batch's programs run: only chunks with the same key share a batch."""
+
+    limits: Limits
+    """The limits per test."""
+    isolate: bool
+    """Each program in a fresh process of its own."""
+
+
 @dataclass
 class Chunk:
     """Some programs of one call, with the same limits: the unit that is queued, batched and retried."""
@@ -76,13 +86,13 @@ class Chunk:
     """Their places in the call."""
     items: list[InputItem]
     """The programs and their suites' inputs."""
-    key: tuple[Limits, bool]
+    key: RunKey
     """Limits and ``isolate``: only chunks with the same key share a batch."""
     tries: int = field(default=0)
     """Times a node was lost while running it."""
 
 
-def chunks_of(call: Call, items: Sequence[InputItem], key: tuple[Limits, bool], size: int, nodes: int) -> list[Chunk]:
+def chunks_of(call: Call, items: Sequence[InputItem], key: RunKey, size: int, nodes: int) -> list[Chunk]:
     """``items`` (the programs with tests) in chunks of at most ``size``, at least one per node,
     interleaved: the samples of one slow problem spread over the chunks, so over the nodes (as
     :class:`WorkerPool` spreads them over its workers)."""
