@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
+import os
 from pathlib import Path
 from typing import TypeVar
 
@@ -12,7 +13,8 @@ import pytest
 from refinelab.sandbox import WorkerPool
 
 T = TypeVar("T")
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
+SHARED = Path(os.environ.get("REFINELAB_SHARED_DATA") or Path(__file__).resolve().parents[2] / "shared" / "data")
+"""``../shared/data`` beside the checkout, or ``$REFINELAB_SHARED_DATA`` (a checkout elsewhere, e.g. a worktree)."""
 
 
 @pytest.fixture

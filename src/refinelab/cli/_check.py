@@ -46,7 +46,16 @@ def add_parser(commands: Any, environ: Mapping[str, str]) -> None:
     parser.add_argument("--workers", type=int, default=default_workers(), help="sandbox workers (default: cores)")
     parser.add_argument("--out", type=Path, help="write one JSON line per sample with per-test outcomes")
     parser.add_argument(
-        "--timeout", type=float, help="CPU seconds per test (default: the benchmark's, 6 for livecodebench, else 4)"
+        "--timeout",
+        type=float,
+        help="CPU seconds for every test (default: the benchmark's rule: for humaneval-plus max(1, 4 x the "
+        "reference's time), evalplus's; 6 for livecodebench; else 4)",
+    )
+    parser.add_argument(
+        "--test-details",
+        action="store_true",
+        help="run every test of every program (default: a program's tests stop at its first failure, as "
+        "evalplus does; --out then marks the rest skipped)",
     )
     parser.add_argument("--self-test", action="store_true", help="run reference solutions and empty stubs")
     parser.add_argument(
@@ -120,8 +129,16 @@ def run(args: argparse.Namespace) -> int:
     return asyncio.run(_run(args))
 
 
+def check_limits(benchmark: str, timeout: float | None, test_details: bool) -> Limits:
+    """The limits ``check`` scores with: the benchmark's time rule unless a timeout is given, and every test
+    run only with ``test_details`` (else a program stops at its first failure)."""
+    chosen = BENCHMARKS[benchmark]
+    limits = Limits(cpu_seconds=timeout or chosen.cpu_seconds, stop_at_failure=not test_details)
+    return limits.following_reference() if timeout is None and chosen.follows_reference else limits
+
+
 async def _run(args: argparse.Namespace) -> int:
-    limits = Limits(cpu_seconds=args.timeout or BENCHMARKS[args.benchmark].cpu_seconds)
+    limits = check_limits(args.benchmark, args.timeout, args.test_details)
     packages = _packages(args.benchmark, args.allow_package)
     pool = WorkerPool(workers=args.workers, limits=limits, isolation=args.isolation, packages=packages)
     with ProgressDisplay(sys.stderr) as show:
@@ -267,4 +284,4 @@ def _self_test_summary(report: SelfTestReport) -> str:
 
 
 def _isolation(pool: WorkerPool) -> str:
-    return f"isolation: {pool.isolation}, {pool.limits.cpu_seconds:g} CPU s per test"
+    return f"isolation: {pool.isolation}, {pool.limits.rule()}"

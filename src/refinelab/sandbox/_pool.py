@@ -9,7 +9,7 @@ the caller decides whether to retry; the pool never raises because of what candi
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from refinelab.problems import CallTest
@@ -41,16 +41,42 @@ def _job(items: Sequence[Item], limits: Limits, isolate: bool, job_id: int) -> d
             index[id(suite)] = len(suites)
             suites.append(suite)
     kind = items[0][1].kind
-    test_count = 1 if kind == "stdio" else sum(len(suite.tests) for _, suite in items)
+    seconds = [suite.test_seconds(limits) for _, suite in items]
+    # A child's hard CPU limit: every limit it may spend (a stdio child runs one test).
+    cpu_total = max((max(s, default=0.0) for s in seconds), default=0.0) if kind == "stdio" else sum(map(sum, seconds))
     return {
         wire.JOB_ID: job_id,
         wire.MODE: kind,
         wire.PROGRAMS: [program for program, _ in items],
         wire.SUITE_OF: [index[id(suite)] for _, suite in items],
-        wire.SUITES: [suite.for_worker() for suite in suites],
+        wire.SUITES: [suite.for_worker(limits) for suite in suites],
         wire.ISOLATE: isolate or kind == "stdio",
-        wire.LIMITS: limits.for_worker(test_count),
+        wire.LIMITS: limits.for_worker(max(cpu_total, limits.cpu_seconds)),
     }
+
+
+def _backstop(items: Sequence[Item], limits: Limits) -> float:
+    """How long the host waits for a job's reply: every test's wall-clock backstop, and a margin."""
+    walls = (seconds * limits.wall_factor + 1.0 for _, suite in items for seconds in suite.test_seconds(limits))
+    return sum(walls) + 30.0
+
+
+def _judged_row(suite: Suite, row: list[object], limits: Limits) -> tuple[TestOutcome, ...]:
+    """Each test's outcome; a timeout records the limit it had."""
+    outcomes = [judge(test, report) for test, report in zip(suite.tests, row)]
+    if any(o.verdict == "timeout" for o in outcomes):
+        seconds = suite.test_seconds(limits)
+        outcomes = [replace(o, limit_seconds=s) if o.verdict == "timeout" else o for o, s in zip(outcomes, seconds)]
+    return tuple(outcomes)
+
+
+def _worth_confirming(outcomes: Sequence[TestOutcome], row: list[object], limits: Limits) -> bool:
+    """Whether running a program with a CPU timeout again can change what was asked for: always, unless
+    only the verdict is wanted and a test before its first timeout already failed."""
+    timeouts = _cpu_timeouts(row)
+    if not timeouts:
+        return False
+    return not limits.stop_at_failure or all(o.passed for o in outcomes[: timeouts[0]])
 
 
 class WorkerPool(Sandbox):
@@ -151,45 +177,56 @@ class WorkerPool(Sandbox):
 
     async def _run_batch(self, items: list[Item], limits: Limits, isolate: bool) -> list[RunResult]:
         rows, outputs = await self._raw_batch(items, limits, isolate)
-        await self._confirm_timeouts(items, rows, outputs, limits)
+        results = self._judged(items, rows, outputs, limits)
+        for _ in range(limits.timeout_reruns):
+            suspects = [i for i, r in enumerate(results) if _worth_confirming(r.outcomes, rows[i], limits)]
+            if not suspects:
+                break
+            await self._confirm_timeouts(items, rows, outputs, limits, suspects)
+            results = self._judged(items, rows, outputs, limits)
+        return results
+
+    def _judged(
+        self, items: list[Item], rows: list[list[object]], outputs: list[str], limits: Limits
+    ) -> list[RunResult]:
         return [
-            RunResult(tuple(judge(t, r) for t, r in zip(suite.tests, row)), self.isolation, output=out)
+            RunResult(_judged_row(suite, row, limits), self.isolation, output=out)
             for (_, suite), row, out in zip(items, rows, outputs)
         ]
 
     async def _confirm_timeouts(
-        self, items: list[Item], rows: list[list[object]], outputs: list[str], limits: Limits
+        self, items: list[Item], rows: list[list[object]], outputs: list[str], limits: Limits, suspects: list[int]
     ) -> None:
-        """Run each program that exceeded the CPU limit again, alone, before its timeout stands.
+        """Run each suspect (a program that exceeded a CPU limit) again, alone, before its timeout stands.
 
         The first run that stays within the limit replaces the report (in place): of two runs of the same
         program, the faster is the truer, since load only ever adds CPU time. See ``Limits.timeout_reruns``.
         """
-        for _ in range(limits.timeout_reruns):
-            suspects = [i for i, row in enumerate(rows) if _cpu_timeouts(row)]
-            if not suspects:
-                return
-            again = await asyncio.gather(*(self._rerun(items[i], rows[i], limits) for i in suspects))
-            for i, (row, output) in zip(suspects, again):
-                if row is not None:
-                    rows[i], outputs[i] = row, output
+        again = await asyncio.gather(*(self._rerun(items[i], rows[i], limits) for i in suspects))
+        for i, (row, output) in zip(suspects, again):
+            if row is not None:
+                rows[i], outputs[i] = row, output
 
     async def _rerun(self, item: Item, row: list[object], limits: Limits) -> tuple[list[object] | None, str]:
         """A new row for ``item`` if a second run stays within the CPU limit, else ``None``.
 
-        A function program runs all its tests again (its tests share one process, and an earlier test may
-        have warmed a cache a later one relies on); a stdio program only the tests that timed out.
+        A function program whose tests share one process runs all its tests again (an earlier test may
+        have warmed a cache a later one relies on); a stdio program, or a function program whose every
+        test gets its own verdict (``after_timeout="continue"``), only the tests that timed out (and,
+        when only the verdict is wanted, those skipped after them).
         """
         code, suite = item
-        if suite.kind == "function":
+        if suite.kind == "function" and limits.after_timeout == "skip":
             (again,), (output,) = await self._raw_batch([item], limits, True)
             return (None, "") if _cpu_timeouts(again) else (again, output)
         timed_out = _cpu_timeouts(row)
-        subset = replace(suite, tests=tuple(suite.tests[i] for i in timed_out))
-        (again,), _ = await self._raw_batch([(code, subset)], limits, True)
+        chosen = list(range(timed_out[0], len(row))) if limits.stop_at_failure else timed_out
+        (again,), _ = await self._raw_batch([(code, suite.subset(chosen))], limits, True)
+        if limits.stop_at_failure and _is_cpu_timeout(again[0]):
+            return None, ""
         merged = list(row)
-        for index, report in zip(timed_out, again):
-            if not _is_cpu_timeout(report):
+        for index, report in zip(chosen, again):
+            if limits.stop_at_failure or not _is_cpu_timeout(report):
                 merged[index] = report
         return (None, "") if merged == row else (merged, "")
 
@@ -197,9 +234,7 @@ class WorkerPool(Sandbox):
         self, items: list[Item], limits: Limits, isolate: bool
     ) -> tuple[list[list[object]], list[str]]:
         """The worker's reports, one row per program (a crashed worker yields ``crashed`` reports)."""
-        job = _job(items, limits, isolate, self._new_id())
-        backstop = limits.wall_seconds * sum(len(suite.tests) for _, suite in items) + 30.0
-        reply = await self._dispatch(job, backstop)
+        reply = await self._dispatch(lambda: _job(items, limits, isolate, self._new_id()), _backstop(items, limits))
         if reply is None:
             crash = crash_report("the sandbox worker stopped answering and was replaced")
             return [[crash] * len(suite.tests) for _, suite in items], [""] * len(items)
@@ -237,10 +272,12 @@ class WorkerPool(Sandbox):
         self._next_id += 1
         return self._next_id
 
-    async def _dispatch(self, job: dict[str, object], backstop: float) -> dict[str, object] | None:
+    async def _dispatch(self, job: Callable[[], dict[str, object]], backstop: float) -> dict[str, object] | None:
+        """Send a job to the next free worker; the job is built only then (jobs waiting for a worker hold
+        no copies of their suites)."""
         worker = await self._idle.get()
         try:
-            return await worker.call(job, backstop)
+            return await worker.call(job(), backstop)
         except (asyncio.TimeoutError, asyncio.IncompleteReadError, ConnectionError, ValueError):
             await worker.stop()
             await worker.start()

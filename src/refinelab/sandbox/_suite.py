@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from refinelab.problems import AssertTest, CallTest, Problem, ProblemKind, Test
+from refinelab.sandbox._limits import Limits
 from refinelab.sandbox._worker import protocol as wire
 
 
@@ -23,6 +24,12 @@ class Suite:
     """Code run after the program and before the tests."""
     prelude: str = ""
     """Code run in the program's namespace before the program (a benchmark harness's imports)."""
+    reference_seconds: tuple[float, ...] = ()
+    """CPU seconds the problem's reference solution took on each test, when measured (HumanEval+'s
+    hidden tests); a test's limit follows it under :attr:`Limits.reference_factor`. Empty: not known."""
+    seconds: tuple[float, ...] = ()
+    """CPU limit of each test, overriding the run's :class:`Limits` (dual agreement gives generated tests
+    a short limit of their own). Empty: the limits decide."""
 
     @classmethod
     def of(
@@ -44,8 +51,12 @@ class Suite:
 
     @classmethod
     def hidden(cls, problem: Problem) -> Suite:
-        """The problem's hidden tests: what scores an attempt (never shown to a strategy)."""
-        return cls.for_problem(problem, problem.hidden_tests)
+        """The problem's hidden tests: what scores an attempt (never shown to a strategy), with the
+        reference's time on each when it was measured."""
+        suite = cls.for_problem(problem, problem.hidden_tests)
+        if len(problem.hidden_seconds) == len(problem.hidden_tests):
+            return replace(suite, reference_seconds=problem.hidden_seconds)
+        return suite
 
     @classmethod
     def for_problem(cls, problem: Problem, tests: Sequence[Test]) -> Suite:
@@ -55,13 +66,40 @@ class Suite:
             tests, kind=problem.kind, entry_point=problem.entry_point, setup=problem.test_setup, prelude=problem.prelude
         )
 
-    def for_worker(self) -> dict[str, object]:
-        """What the worker gets: inputs only, never expected values or outputs."""
+    def subset(self, indices: Sequence[int]) -> Suite:
+        """The suite of some of these tests (each keeping its reference time and its own limit)."""
+
+        def pick(values: tuple[float, ...]) -> tuple[float, ...]:
+            return tuple(values[i] for i in indices) if len(values) == len(self.tests) else ()
+
+        return replace(
+            self,
+            tests=tuple(self.tests[i] for i in indices),
+            reference_seconds=pick(self.reference_seconds),
+            seconds=pick(self.seconds),
+        )
+
+    def test_seconds(self, limits: Limits) -> list[float]:
+        """The CPU limit of each test under ``limits`` (an explicit ``seconds`` wins; then the reference rule)."""
+        if len(self.seconds) == len(self.tests):
+            return list(self.seconds)
+        if len(self.reference_seconds) == len(self.tests) and limits.reference_factor is not None:
+            return [limits.test_seconds(t) for t in self.reference_seconds]
+        return [limits.cpu_seconds] * len(self.tests)
+
+    def for_worker(self, limits: Limits | None = None) -> dict[str, object]:
+        """What the worker gets: inputs (and each test's CPU limit where it is not the job's), never
+        expected values or outputs."""
+        tests = [_test_for_worker(t) for t in self.tests]
+        if limits is not None:
+            for test, seconds in zip(tests, self.test_seconds(limits)):
+                if seconds != limits.cpu_seconds:
+                    test[wire.TEST_LIMIT] = seconds
         return {
             wire.ENTRY_POINT: self.entry_point,
             wire.SETUP: self.setup,
             wire.PRELUDE: self.prelude,
-            wire.TESTS: [_test_for_worker(t) for t in self.tests],
+            wire.TESTS: tests,
         }
 
 

@@ -232,6 +232,8 @@ def _run_program(job: dict[str, object], program: int, start: int, report: Repor
     tests = suite["tests"]
     assert isinstance(codes, list) and isinstance(tests, list)
     indices = range(start, len(tests))  # before the program runs: it may rebind builtins
+    limits = job["limits"]
+    stop = isinstance(limits, dict) and limits.get("stop_at_failure") is True
     namespace: dict[str, object] = {"__name__": "__candidate__", "__builtins__": builtins}
     report.mark(program)
     report.send({"p": program, "i": -1, "b": time.process_time()})
@@ -250,6 +252,8 @@ def _run_program(job: dict[str, object], program: int, start: int, report: Repor
         report.send(previous)
         previous = {"p": program, "i": index, **_run_test(tests[index], scope)}
         _flush_stdout()
+        if stop and previous["s"] not in ("value", "ok"):
+            break  # its verdict is known: the worker reports the rest as skipped
     join_threads()  # within the last step: a thread that never ends times it out
     _flush_stdout()
     report.send(previous)
