@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
 import os
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TypeVar
 
