@@ -30,6 +30,7 @@ from refinelab.experiment import (
 )
 from refinelab.problems import BENCHMARKS, Problem
 from refinelab.sandbox import Limits, WorkerPool, default_workers, prepare_benchmark
+from refinelab.verification import AGREEMENT_SECONDS, agreement_limits
 
 
 def add_parser(commands: Any, environ: Mapping[str, str]) -> None:
@@ -94,7 +95,8 @@ def _add_selection_options(parser: argparse.ArgumentParser) -> None:
         type=float,
         default=CODET_TIMEOUT,
         metavar="S",
-        help=f"CPU seconds per generated test (default: {CODET_TIMEOUT:g}, CodeT's); --timeout stays for hidden tests",
+        help=f"CPU seconds per generated test (default: {CODET_TIMEOUT:g}, CodeT's); --timeout stays for hidden "
+        "and joined visible tests",
     )
     group.add_argument(
         "--tests-per-sample",
@@ -104,9 +106,8 @@ def _add_selection_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-CODET_TIMEOUT = 0.1
-"""CodeT's time per generated test (it is wall time there): a program looping on many tests costs
-little, and a test that needs more time fails here as it fails in CodeT."""
+CODET_TIMEOUT = AGREEMENT_SECONDS
+"""CodeT's time per generated test (see :data:`refinelab.verification.AGREEMENT_SECONDS`)."""
 
 
 def default_cache_dir(environ: Mapping[str, str]) -> Path:
@@ -201,7 +202,7 @@ def _selection_options(args: argparse.Namespace) -> SelectionOptions:
         score=args.agreement_score,
         visible=args.visible_tests,
         per_sample=args.tests_per_sample,
-        limits=Limits(cpu_seconds=args.agreement_timeout),
+        limits=agreement_limits(args.agreement_timeout),
     )
 
 

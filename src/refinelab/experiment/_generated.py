@@ -9,9 +9,9 @@ from dataclasses import asdict, dataclass, field, replace
 
 from refinelab.problems import Problem, Test
 from refinelab.records import Spend, Usage
-from refinelab.sandbox import Sandbox
+from refinelab.sandbox import Limits, Sandbox
 from refinelab.strategies import Decision, TestGeneration, Trajectory
-from refinelab.verification import test_accuracy
+from refinelab.verification import test_accuracy, test_key
 
 """The store migration that adds generated tests and decisions (and counts test-writing calls as model
 calls)."""
@@ -86,16 +86,26 @@ def generation_totals(db: sqlite3.Connection, run_id: str) -> dict[tuple[str, st
     return totals
 
 
-async def with_reference_verdicts(trajectory: Trajectory, problem: Problem, pool: Sandbox) -> Trajectory:
+async def with_reference_verdicts(
+    trajectory: Trajectory, problem: Problem, pool: Sandbox, limits: Limits | None = None
+) -> Trajectory:
     """The trajectory with each generated test judged by the problem's reference solution (unchanged
-    when the problem has none or no tests were written)."""
+    when the problem has none or no tests were written): every distinct test once, in one sandbox call,
+    under ``limits`` (the agreement's; see :func:`refinelab.verification.agreement_limits`)."""
     if problem.reference is None or not trajectory.generations:
         return trajectory
-    judged = []
+    distinct: dict[str, int] = {}
+    tests: list[Test] = []
     for generation in trajectory.generations:
-        accuracy = await test_accuracy(pool, generation.tests, problem)
-        correct = frozenset() if accuracy is None else accuracy.correct
-        judged.append(replace(generation, reference_passed=tuple(i in correct for i in range(len(generation.tests)))))
+        for test in generation.tests:
+            if distinct.setdefault(test_key(test), len(tests)) == len(tests):
+                tests.append(test)
+    accuracy = await test_accuracy(pool, tests, problem, limits=limits)
+    correct = frozenset() if accuracy is None else accuracy.correct
+    judged = [
+        replace(g, reference_passed=tuple(distinct[test_key(t)] in correct for t in g.tests))
+        for g in trajectory.generations
+    ]
     return replace(trajectory, generations=tuple(judged))
 
 

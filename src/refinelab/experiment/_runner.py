@@ -18,6 +18,7 @@ from pathlib import Path
 
 from refinelab import __version__
 from refinelab.errors import InfrastructureError, UserError
+from refinelab.experiment._batching import Batching, HiddenScoring, RunLimits
 from refinelab.experiment._generated import with_reference_verdicts
 from refinelab.experiment._samples import hidden_suite
 from refinelab.experiment._scoring import run_scored
@@ -102,15 +103,15 @@ def _packages(spec: ExperimentSpec) -> list[str]:
 async def run_experiment(spec: ExperimentSpec, settings: Settings, progress: Progress | None = None) -> RunSummary:
     """Run (or resume) ``spec``; see the module docstring."""
     progress = progress or Progress()
-    limits = Limits(cpu_seconds=spec.sandbox.timeout)
+    limits = RunLimits.of(spec.sandbox)
     workers = min(spec.sandbox.workers or default_workers(), default_workers())
-    pool = WorkerPool(workers=workers, limits=limits, isolation=spec.sandbox.isolation, packages=_packages(spec))
+    pool = WorkerPool(workers=workers, limits=limits.pool, isolation=spec.sandbox.isolation, packages=_packages(spec))
     async with pool:
         problems = await _problems(spec.benchmarks, pool, settings.cache_dir)  # bad input: nothing is written
         with Store(settings.store) as store:
-            resumed = _open_run(store, spec, pool, problems)
+            resumed = _open_run(store, spec, limits, pool, problems)
             try:
-                await _run_units(spec, settings, problems, (store, pool), progress)
+                await _run_units(spec, settings, problems, (store, pool, limits), progress)
             except (KeyboardInterrupt, asyncio.CancelledError):
                 store.finish_run(spec.run_id, "interrupted", "stopped by a signal (Ctrl-C or SIGTERM)")
                 raise
@@ -126,26 +127,34 @@ async def _run_units(
     spec: ExperimentSpec,
     settings: Settings,
     problems: Sequence[tuple[str, Problem]],
-    where: tuple[Store, WorkerPool],
+    where: tuple[Store, WorkerPool, RunLimits],
     progress: Progress,
 ) -> None:
-    """Every unit not stored yet, with the models (and their response cache) open around them."""
+    """Every unit not stored yet, with the models (and their response cache) open around them, and the
+    sandbox batching concurrent units' programs (``_batching.py``)."""
+    store, pool, limits = where
     cache = ResponseCache(settings.cache)
+    sandbox = Batching(pool)
     try:
         models = _Models(spec, settings, cache)
         try:
-            await _schedule(spec, problems, _Context(*where, models, spec), progress)
+            context = _Context(store, sandbox, models, spec, limits, HiddenScoring(sandbox, limits.hidden))
+            await _schedule(spec, problems, context, progress)
         finally:
             await models.aclose()
     finally:
+        await sandbox.aclose()
         cache.close()
 
 
-def _open_run(store: Store, spec: ExperimentSpec, pool: Sandbox, problems: Sequence[tuple[str, Problem]]) -> bool:
+def _open_run(
+    store: Store, spec: ExperimentSpec, limits: RunLimits, pool: Sandbox, problems: Sequence[tuple[str, Problem]]
+) -> bool:
     header = {
         "versions": {"refinelab": __version__, "python": platform.python_version()},
         "isolation": pool.isolation,
-        "limits": asdict(pool.limits),
+        "limits": asdict(limits.hidden),
+        "agreement_limits": asdict(limits.agreement),
     }
     created = store.open_run(spec.run_id, spec.to_json(), header)
     store.add_configurations(spec.run_id, spec.configurations())
@@ -237,6 +246,8 @@ class _Context:
     pool: Sandbox
     models: _Models
     spec: ExperimentSpec
+    limits: RunLimits
+    scoring: HiddenScoring
 
 
 async def _schedule(
@@ -290,16 +301,20 @@ async def _run_unit(
     models = context.models
     actor = models.get(configuration.actor)
     critic = models.get(configuration.critic, critic=True) if configuration.critic is not None else None
-    env = Env(actor, context.pool, critic=critic, budget=context.spec.budget, repeat=repeat)
-    trajectory = await with_reference_verdicts(await configuration.strategy.run(problem, env), problem, context.pool)
-    return trajectory, await score_attempts(trajectory, problem, context.pool)
+    agreement = context.limits.agreement
+    env = Env(actor, context.pool, critic=critic, budget=context.spec.budget, repeat=repeat, agreement=agreement)
+    strategy = await configuration.strategy.run(problem, env)
+    trajectory = await with_reference_verdicts(strategy, problem, context.pool, agreement)
+    return trajectory, await context.scoring.score(trajectory, problem)
 
 
-async def score_attempts(trajectory: Trajectory, problem: Problem, pool: Sandbox) -> list[RunResult | None]:
-    """Each attempt's result on the hidden tests (``None`` for an attempt without code); identical
-    programs are run once."""
+async def score_attempts(
+    trajectory: Trajectory, problem: Problem, pool: Sandbox, *, limits: Limits | None = None
+) -> list[RunResult | None]:
+    """Each attempt's result on the hidden tests (``None`` for an attempt without code), under ``limits``
+    (the pool's when None); identical programs are run once."""
     suite = hidden_suite(problem)
     programs = sorted({a.code for a in trajectory.attempts if a.code is not None})
-    results = await run_scored(pool, [(code, suite) for code in programs]) if programs else []
+    results = await run_scored(pool, [(code, suite) for code in programs], limits=limits) if programs else []
     by_code = dict(zip(programs, results))
     return [None if a.code is None else by_code[a.code] for a in trajectory.attempts]
