@@ -7,6 +7,8 @@ import hashlib
 import json
 from pathlib import Path
 
+import pytest
+
 from refinelab.experiment._samples import hidden_suite
 from refinelab.experiment._scoring import run_scored, split_suite
 from refinelab.problems import CallTest
@@ -111,6 +113,16 @@ def test_outputs_are_computed_in_small_replies_with_progress_then_read_from_the_
     seen.clear()
     (again,) = with_pool(body, workers=1)
     assert again.hidden_tests == problem.hidden_tests and seen == []  # from the cache: nothing computed
+    # Times measured on a machine ten times faster (its workload took a tenth): each limit grows with it.
+    cache.write_text(
+        json.dumps({**header, "calibration_seconds": header["calibration_seconds"] / 10})
+        + "\n"
+        + json.dumps(line)
+        + "\n"
+    )
+    (slower,) = with_pool(body, workers=1)
+    scale = slower.metadata["reference_time_scale"]
+    assert scale > 4 and slower.hidden_seconds == pytest.approx([t * scale for t in line["seconds"]], rel=1e-3)
 
     async def score(pool: object) -> list[object]:
         suite = hidden_suite(again)
