@@ -221,8 +221,8 @@ def _from_json(item: dict[str, object]) -> Output:
 
 
 async def _compute(source: Path, pool: Sandbox, progress: ProgressHook) -> list[Computed]:
-    """Every task's outputs and times, in the file's order, as many tasks at once as the pool has workers
-    (records are read as they are needed)."""
+    """Every task's outputs and times, in the file's order, two tasks at once per worker (records are read
+    as they are needed)."""
     total = 0
     for task in read_humanevalplus(source):
         task.reference()  # every record checked before any work: a missing solution is an error now
@@ -242,7 +242,8 @@ async def _compute(source: Path, pool: Sandbox, progress: ProgressHook) -> list[
             found[position] = (task.task_id, *await _reference_outputs(task, pool, advance))
 
     progress("computing expected outputs", 0, total)
-    await asyncio.gather(*(work() for _ in range(pool.size)))
+    # Two tasks per worker: while the host decodes and packs one chunk's values, the worker runs another's.
+    await asyncio.gather(*(work() for _ in range(2 * pool.size)))
     return [found[position] for position in sorted(found)]
 
 
