@@ -47,7 +47,7 @@ def lcb_inputs(shared: Path) -> tuple[list[str], list[dict[str, str]], list[list
     with gzip.open(shared / PROBLEMS, "rt") as handle:
         for line in handle:
             record = json.loads(line)
-            tests = record["public_tests"]
+            tests = record["public_tests"] or []  # one problem (abc350_c) has none
             entry = _method(str(record.get("starter_code", "")))
             functional = any(t["testtype"] == "functional" for t in tests)
             io = {"inputs": [t["input"] for t in tests], "outputs": [t["output"] for t in tests]}
