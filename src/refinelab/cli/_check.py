@@ -260,6 +260,8 @@ def _print_summary(scored: Sequence[ScoredSample], problems: Sequence[Problem], 
         print(f"pass@{k}: {value:.4f}")
     counts = ", ".join(f"{verdict} {count}" for verdict, count in sorted(summary.verdicts.items()))
     print(f"test outcomes: {counts}")
+    if pool.limits.stop_at_failure and summary.verdicts.get("skipped"):
+        print("  (a program's tests after its first failure are skipped; --test-details runs every one)")
 
 
 def _print_self_test(report: SelfTestReport, pool: WorkerPool) -> None:
