@@ -444,4 +444,12 @@ class _Reader:
             raise reader.error("test_details", "must be true or false")
         agreement = reader.number(table, "agreement_timeout") or SandboxChoice.agreement_timeout
         follow = given is None and any(BENCHMARKS[b].follows_reference for b in benchmarks)
-        return SandboxChoice(isolation, timeout, workers, packages, follow, details, agreement)  # type: ignore[arg-type]
+        return SandboxChoice(
+            isolation,  # type: ignore[arg-type]
+            timeout,
+            workers,
+            packages,
+            follow_reference=follow,
+            test_details=details,
+            agreement_timeout=agreement,
+        )
