@@ -26,7 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for tests.verifi
 
 from tests.verification.realdata import sample_rows, test_rows, write_jsonl
 
-from refinelab.experiment import (
+from refinelab.check import (
     SelectionOptions,
     read_any_samples,
     read_generated_tests,

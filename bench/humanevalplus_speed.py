@@ -36,8 +36,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _measure import Measured, measure, ratio
 from real_samples import DEFAULT_SHARED, rows
 
-from refinelab.experiment import read_samples
-from refinelab.problems import CallTest, Problem
+from refinelab.check import read_samples
+from refinelab.problems import AssertTest, CallTest, Problem
 from refinelab.sandbox import Limits, WorkerPool, prepare_benchmark, values_match
 from refinelab.sandbox._worker.child import entry_point as checked_entry  # the same wrapper refinelab's judge sees
 
@@ -120,7 +120,7 @@ def _floor_one(problem: Problem, seconds: list[float], program: str) -> bool:
                 value = eval(test.expr, scope)
                 if not values_match(value, test.expected, test.atol):
                     return False
-            else:
+            elif isinstance(test, AssertTest):
                 exec(test.code, scope)
     except BaseException:
         return False

@@ -50,7 +50,7 @@ def lcb_inputs(shared: Path) -> tuple[list[str], list[dict[str, str]], list[list
             tests = record["public_tests"] or []  # one problem (abc350_c) has none
             entry = _method(str(record.get("starter_code", "")))
             functional = any(t["testtype"] == "functional" for t in tests)
-            io = {"inputs": [t["input"] for t in tests], "outputs": [t["output"] for t in tests]}
+            io: dict[str, object] = {"inputs": [t["input"] for t in tests], "outputs": [t["output"] for t in tests]}
             if functional:
                 io["fn_name"] = entry
             ids.append(str(record["question_id"]))

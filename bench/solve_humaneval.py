@@ -22,6 +22,7 @@ import tempfile
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from refinelab.problems import Problem, load_humaneval, tests_from_statements
 from refinelab.sandbox import Suite, WorkerPool
@@ -33,7 +34,7 @@ TRAJECTORIES = DATA / "llm-outputs" / "refinement-trajectories" / "humaneval-cha
 GIVEN = DATA / "benchmarks" / "humaneval-visible-tests.jsonl.gz"
 
 
-def _records(path: Path) -> Iterator[dict[str, object]]:
+def _records(path: Path) -> Iterator[dict[str, Any]]:
     with gzip.open(path, "rt") as handle:
         for line in handle:
             yield json.loads(line)
@@ -88,11 +89,11 @@ async def passes_given(pool: WorkerPool, code: str | None, asserts: list[str], p
 
 async def main(limit: int, strategy: str) -> None:
     trajectories = {str(r["entry_point"]): r for r in _records(TRAJECTORIES)}
-    given = {str(r["task_id"]): [str(t) for t in r["given_tests"]] for r in _records(GIVEN)}  # type: ignore[attr-defined]
+    given = {str(r["task_id"]): [str(t) for t in r["given_tests"]] for r in _records(GIVEN)}
     problems = [p for p in load_humaneval() if p.entry_point in trajectories][:limit]
     programs = {
         str(p.entry_point): [str(c) for c in trajectories[str(p.entry_point)]["implementations"]] for p in problems
-    }  # type: ignore[attr-defined]
+    }
     replay = Replay(programs)
     counts = dict.fromkeys(
         ["tasks", "verified", "agree_docstring", "agree_llmdebugger", "first_hidden", "solve_hidden"], 0

@@ -58,7 +58,7 @@ def main(shared: Path, tasks: int, seed: int, width: int, keep: Path | None) -> 
 def _table(outcome: Outcome) -> dict[str, float]:
     finals: dict[str, float] = {}
     print(f"{'configuration':<58} {'pass@1':>7} {'tokens/task':>12}")
-    for row in outcome.report["configurations"]:  # type: ignore[attr-defined]
+    for row in outcome.report["configurations"]:
         label = str(row["label"]).split(" · ")[0]
         finals[label] = float(row["final"])
         print(f"{label:<58} {row['final']:>7.4f} {row['use']['tokens']:>12.0f}")
@@ -69,7 +69,7 @@ def _verdicts(outcome: Outcome, finals: dict[str, float]) -> list[bool]:
     single = finals["single-pass"]
     verdicts = []
     print("at equal tokens (sampling's samples cut at the tokens the strategy spent, chosen by visible tests):")
-    for entry in outcome.report["equal_tokens"]:  # type: ignore[attr-defined]
+    for entry in outcome.report["equal_tokens"]:
         mine, sampler = str(entry["configuration"]).split(" · ")[0], str(entry["sampler"]).split(" · ")[0]
         if not mine.startswith(("codet", "verified")):
             continue

@@ -15,11 +15,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from refinelab.experiment import Configuration, Store
+from refinelab.experiment import Configuration
 from refinelab.models import Usage
 from refinelab.problems import Problem, StdioTest
 from refinelab.report import build_overview, build_report, render_figures
 from refinelab.sandbox import RunResult, TestOutcome
+from refinelab.store import RunHeader, RunProblem, Store, Unit
 from refinelab.strategies import Attempt, CriticOutput, StrategySpec, Trajectory
 from refinelab.view import Source, write_site
 
@@ -61,20 +62,20 @@ def fill(path: Path, problems: int) -> str:
     rng = random.Random(0)
     tests = (StdioTest("1\n", "1\n"), StdioTest("2\n", "2\n"))
     chosen = [
-        (
+        RunProblem(
             f"livecodebench/q{i:04d}",
             Problem(f"q{i:04d}", "Print n.", "stdio", tests[:1], tests, metadata={"difficulty": LEVELS[i % 3]}),
         )
         for i in range(problems)
     ]
     with Store(path) as store:
-        store.open_run("bench-1", {"name": "bench"}, {"versions": {}, "isolation": "bwrap-uid", "limits": {}})
-        store.add_configurations("bench-1", CONFIGS)
+        store.open_run("bench-1", {"name": "bench"}, RunHeader(versions={}, isolation="bwrap-uid", limits={}))
+        store.add_configurations("bench-1", [c.stored() for c in CONFIGS])
         store.add_problems("bench-1", chosen)
         for config in CONFIGS:
-            for key, problem in chosen:
-                done, hidden = trajectory(config, problem, rng)
-                store.save("bench-1", (config.key, key, 0), done, hidden)
+            for entry in chosen:
+                done, hidden = trajectory(config, entry.problem, rng)
+                store.save("bench-1", Unit(config.key, entry.key, 0), done, hidden)
         store.finish_run("bench-1", "complete")
     return "bench-1"
 

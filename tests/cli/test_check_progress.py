@@ -144,3 +144,34 @@ def test_the_reflexion_file_as_is_gets_the_hint(shared_data: Path, capsys: pytes
         err.startswith("refinelab: hint: 132 of 164 programs do not parse")
         and "rename the field to `completion`" in err
     )
+
+
+def test_a_download_counts_bytes() -> None:
+    stream, clock = io.StringIO(), Clock()
+    show = ProgressDisplay(stream, tty=False, clock=clock)
+    show("downloading test5.jsonl", 0, 200_000_000)
+    for done in range(0, 200_000_001, 20_000_000):
+        clock.now += 1
+        show("downloading test5.jsonl", done, 200_000_000)
+    lines = stream.getvalue().splitlines()
+    # 20 MB a second after a 1 s start, quiet for 2 s, then a line per tenth
+    assert lines[0] == "downloading test5.jsonl: 20.0 MB/200.0 MB (10%) · 10.0 MB/s · ETA 18s"
+    assert lines[-1] == "downloading test5.jsonl: 200.0 MB/200.0 MB (100%) · 18.2 MB/s · ETA 0s"
+
+
+def test_a_download_of_unknown_size_shows_what_arrived() -> None:
+    stream, clock = io.StringIO(), Clock()
+    show = ProgressDisplay(stream, tty=False, clock=clock)
+    show("downloading x", 0, 0)
+    for _ in range(40):
+        clock.now += 1
+        show("downloading x", 1500, 0)
+    assert stream.getvalue().splitlines()[0] == "downloading x: 1.5 kB · 750 B/s"
+
+
+def test_a_terminal_download_bar_shows_sizes() -> None:
+    stream = io.StringIO()
+    with ProgressDisplay(stream, tty=True) as show:
+        show("downloading test.jsonl", 0, 3_000_000)
+        show("downloading test.jsonl", 3_000_000, 3_000_000)
+    assert "downloading test.jsonl" in stream.getvalue() and "3.0/3.0 MB" in stream.getvalue()

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from refinelab._project import find_config
 from refinelab.cli import main
 from refinelab.errors import UserError
-from refinelab.experiment import Store
+from refinelab.runtime import find_config
+from refinelab.store import Store
 from refinelab.testing import FakeOpenAI, serve
 from tests.experiment.fakes import reply, write_benchmark
 

@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 
 from refinelab.cli import main
-from refinelab.experiment import DraftPair, Store, draft_pairs, judge_drafts, read_judgement
+from refinelab.experiment import DraftPair, draft_pairs, judge_drafts, read_judgement
 from refinelab.models import GenerateConfig, Message
+from refinelab.store import RunHeader, Store
 from refinelab.testing import FunctionModel, serve
 from tests.experiment.fakes import write_benchmark
 
@@ -61,7 +62,7 @@ def test_recall_on_draft_is_judged_per_configuration_over_http(
     assert "0.0% (0/6)" in out  # after refine, nothing changed
     assert len(judged) == 12
     for body in judged:  # the judge saw the two programs and nothing else: no problem statement, no critique
-        content = "\n".join(str(m["content"]) for m in body["messages"])  # type: ignore[attr-defined]
+        content = "\n".join(str(m["content"]) for m in body["messages"])
         assert "Problem p" not in content and "look again" not in content and content.count("def f(x)") == 2
 
 
@@ -85,5 +86,5 @@ def test_unreadable_answers_are_counted_apart_never_guessed() -> None:
 
 def test_pairs_need_a_critic_suggestion_and_two_readable_programs(tmp_path: Path) -> None:
     with Store(tmp_path / "empty.sqlite") as store:
-        store.open_run("r1", {"name": "x"}, {"versions": {}, "isolation": "none", "limits": {}})
+        store.open_run("r1", {"name": "x"}, RunHeader(versions={}, isolation="none", limits={}))
         assert draft_pairs(store, "r1") == []

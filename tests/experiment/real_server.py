@@ -23,9 +23,10 @@ import threading
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+from refinelab.check import read_any_samples
 from refinelab.cli import main
-from refinelab.experiment import read_any_samples
 from refinelab.problems import Problem, load_humaneval
 from refinelab.strategies import DEFAULT_PROMPTS
 from refinelab.testing import FakeOpenAI, serve
@@ -102,7 +103,7 @@ def real_answers(shared: Path, tasks: list[str], *, width: int, seed: int = 1) -
 class Outcome:
     """What a run through the server produced."""
 
-    report: dict[str, object]
+    report: dict[str, Any]
     """``refinelab report --format json``."""
     server_calls: Counter[str]
     """Requests the server answered, by kind (``draft``, ``refine``, ``tests``)."""
@@ -114,6 +115,8 @@ class Outcome:
     """Every reply the server wrote."""
     stored_replies: Counter[str]
     """Every reply the store records as sent: actor responses, critic and test-writing raw replies."""
+    requests: tuple[dict[str, object], ...] = ()
+    """Every request body the server answered, in order."""
 
 
 SPEC = """name = "verified-e2e"
@@ -139,12 +142,13 @@ def run_through_server(answers: RealAnswers, strategies: list[str], folder: Path
     with serve(answers) as server:
         code = main(["run", str(spec), "--store", str(store), "--base-url", server.base_url, "--quiet"], {})
         assert code == 0, f"refinelab run exited {code}"
-        answered = len(server.answered())
+        requests = tuple(server.answered())
         assert isinstance(server, FakeOpenAI)
     assert main(["report", "--store", str(store), "--format", "json", "--out", str(out)], {}) == 0
     report = json.loads(out.read_text())
     sent = stored_replies(store)
-    return Outcome(report, Counter(answers.seen), stored_calls(store), answered, Counter(answers.replies), sent)
+    seen, replies = Counter(answers.seen), Counter(answers.replies)
+    return Outcome(report, seen, stored_calls(store), len(requests), replies, sent, requests)
 
 
 def stored_calls(store: Path) -> Counter[str]:

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from refinelab._location import Location
 from refinelab.problems import BENCHMARKS, Problem, load_livecodebench
 from refinelab.problems._humaneval import _problem as humaneval_problem
 from refinelab.problems._mbpp import _humaneval_form as mbpp_problem
@@ -66,7 +67,7 @@ async def disagreements(data: Path, pool: WorkerPool) -> tuple[int, int, list[tu
         build = humaneval_problem if name.startswith("humaneval") else mbpp_problem
         records = [json.loads(line) for line in gzip.open(path, "rt")]
         # Each record carries the test it was graded with: build the problem from it, so tests are equal.
-        problems = {r["task_id"]: build(r, (path, None)) for r in records}
+        problems = {r["task_id"]: build(r, Location(path)) for r in records}
         records = [r for r in records if build is humaneval_problem or not harness_defect(problems[r["task_id"]])]
         items = []
         for record in records:

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from refinelab.cli import main
-from refinelab.experiment import Store
+from refinelab.experiment import ExperimentSpec
+from refinelab.store import Store
 from refinelab.testing import FakeOpenAI, serve
 from tests.experiment.fakes import reply, write_benchmark
 
@@ -69,4 +70,4 @@ def test_a_deployment_tag_separates_runs_and_responses(
     with Store(store) as opened:
         untagged_run, tagged_run = opened.runs()
         assert untagged_run.id != tagged_run.id
-        assert tagged_run.spec.models.endpoints["fake"].deployment == "fp8-rev2"
+        assert ExperimentSpec.from_json(tagged_run.spec).models.endpoints["fake"].deployment == "fp8-rev2"

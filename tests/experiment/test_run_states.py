@@ -15,12 +15,12 @@ from pathlib import Path
 import pytest
 
 from refinelab.cli import main
-from refinelab.experiment import MIGRATIONS, ProcessId, Store
+from refinelab.store import MIGRATIONS, ProcessId, RunHeader, RunProblem, Store, Unit
 from refinelab.testing import FakeOpenAI, serve
 from tests.experiment.fakes import reply, write_benchmark
 from tests.experiment.test_kill_resume import _stored, command
-from tests.experiment.test_store import CONFIG, PROBLEM, open_run, passed, trajectory
-from tests.experiment.test_store import attempt as stored_attempt
+from tests.store.test_store import CONFIG, PROBLEM, open_run, passed, trajectory
+from tests.store.test_store import attempt as stored_attempt
 
 
 def _set_owner(path: Path, run_id: str, pid: int, started: str | None, host: str | None = None) -> None:
@@ -65,11 +65,11 @@ def test_finish_records_why_a_run_stopped(tmp_path: Path) -> None:
 def test_the_default_run_is_the_newest_with_results_and_the_listing_counts_units(tmp_path: Path) -> None:
     with Store(tmp_path / "s.sqlite") as store:
         open_run(store)
-        store.save("r1", (CONFIG.key, "jsonl/p", 0), trajectory(stored_attempt(0, "pass")), [passed(True)])
+        store.save("r1", Unit(CONFIG.key, "jsonl/p", 0), trajectory(stored_attempt(0, "pass")), [passed(True)])
         time.sleep(0.01)
-        store.open_run("r2", {"name": "empty", "repeats": 2}, {"versions": {}, "isolation": "none", "limits": {}})
-        store.add_configurations("r2", [CONFIG])
-        store.add_problems("r2", [("jsonl/p", PROBLEM), ("jsonl/q", PROBLEM)])
+        store.open_run("r2", {"name": "empty", "repeats": 2}, RunHeader(versions={}, isolation="none", limits={}))
+        store.add_configurations("r2", [CONFIG.stored()])
+        store.add_problems("r2", [RunProblem("jsonl/p", PROBLEM), RunProblem("jsonl/q", PROBLEM)])
         store.finish_run("r2", "failed", "UserError: bad key")
         assert store.run().id == "r1" and store.run("r2").id == "r2"
         listing = {found.info.id: (found.configurations, found.done, found.total) for found in store.listing()}

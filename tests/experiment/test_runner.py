@@ -11,8 +11,10 @@ from pathlib import Path
 import pytest
 
 from refinelab.cli import main
-from refinelab.experiment import BenchmarkChoice, ExperimentSpec, Settings, Store, run_experiment
+from refinelab.experiment import BenchmarkChoice, ExperimentSpec, run_experiment
 from refinelab.models import RetryPolicy
+from refinelab.runtime import Settings
+from refinelab.store import Store
 from refinelab.strategies import StrategySpec
 from refinelab.testing import FakeOpenAI, serve
 from tests.experiment.fakes import N_PROBLEMS, reply, write_benchmark
@@ -98,23 +100,27 @@ def test_a_fault_injecting_server_changes_no_result(tmp_path: Path) -> None:
 
 def test_infrastructure_failures_are_kept_apart_and_retried_on_resume(tmp_path: Path) -> None:
     data = write_benchmark(tmp_path / "problems.jsonl", n=2)
-    settings = Settings(tmp_path / "s.sqlite", tmp_path / "c.sqlite", retry=RetryPolicy(attempts=2, base_seconds=0.01))
+    settings = Settings(
+        store=tmp_path / "s.sqlite", cache=tmp_path / "c.sqlite", retry=RetryPolicy(attempts=2, base_seconds=0.01)
+    )
     with serve(reply) as server:
         benchmarks, strategies = (BenchmarkChoice("jsonl", str(data)),), (StrategySpec("single-pass"),)
         spec = ExperimentSpec(benchmarks, strategies, ("fake",), base_url=server.base_url, concurrency=1)
         server.faults.extend(["500", "500"])  # the first problem's only call fails twice: retries exhausted
         summary = asyncio.run(run_experiment(spec, settings))
+        run_id = summary.run_id  # the spec's, with the benchmark file's hash resolved into it
         assert (summary.progress.done, summary.progress.failed) == (1, 1)
         with Store(settings.store) as store:
-            (failure,) = store.failures(spec.run_id)
+            (failure,) = store.failures(run_id)
             assert failure.kind == "EndpointFailed" and not failure.resolved
-            assert len(store.trajectories(spec.run_id)) == 1  # the failure is not scored as a failed problem
-            assert store.run(spec.run_id).status == "incomplete"
+            assert len(store.trajectories(run_id)) == 1  # the failure is not scored as a failed problem
+            assert store.run(run_id).status == "incomplete"
         again = asyncio.run(run_experiment(spec, settings))
+        assert again.run_id == run_id
         assert (again.progress.skipped, again.progress.done, again.progress.failed) == (1, 1, 0)
     with Store(settings.store) as store:
-        assert [f.resolved for f in store.failures(spec.run_id)] == [True]
-        assert store.run(spec.run_id).status == "complete"
+        assert [f.resolved for f in store.failures(run_id)] == [True]
+        assert store.run(run_id).status == "complete"
 
 
 def test_progress_adds_up_what_the_stored_trajectories_spent(tmp_path: Path) -> None:
@@ -125,19 +131,19 @@ def test_progress_adds_up_what_the_stored_trajectories_spent(tmp_path: Path) -> 
     priced = ModelsConfig(endpoints={"priced": EndpointSettings(price=Price(input=1.0, output=2.0))})
     with serve(reply) as server:
         for actor, models in (("fake", ModelsConfig()), ("priced", priced)):
-            settings = Settings(tmp_path / f"{actor}.sqlite", tmp_path / f"{actor}-cache.sqlite")
+            settings = Settings(store=tmp_path / f"{actor}.sqlite", cache=tmp_path / f"{actor}-cache.sqlite")
             spec = ExperimentSpec((BenchmarkChoice("jsonl", str(data)),), strategies, (actor,), base_url=server.base_url,
                                   models=models)  # fmt: skip
-            progress = asyncio.run(run_experiment(spec, settings)).progress
+            summary = asyncio.run(run_experiment(spec, settings))
+            progress = summary.progress
             with Store(settings.store) as store:
-                stored = store.trajectories(spec.run_id)
+                stored = store.trajectories(summary.run_id)
             assert progress.tokens == sum(t.tokens for t in stored) > 0
             if actor == "fake":
                 assert progress.cost_usd is None  # no price: unknown, never $0
             else:
-                assert (
-                    progress.cost_usd == pytest.approx(sum(t.cost_usd or 0.0 for t in stored)) and progress.cost_usd > 0
-                )
+                assert progress.cost_usd is not None and progress.cost_usd > 0
+                assert progress.cost_usd == pytest.approx(sum(t.cost_usd or 0.0 for t in stored))
 
 
 @pytest.mark.parametrize(
@@ -187,6 +193,6 @@ def test_a_benchmark_with_no_problems_is_a_user_error_and_writes_nothing(
         'after = "2024-06-01"\n'
     )
     assert main(["run", str(spec), "--store", str(store), "--quiet"], {}) == 2
-    expected = "refinelab: error: jsonl: no problem is dated on or after 2024-06-01 (the spec's 'after')"
+    expected = "refinelab: error: jsonl: no problem is dated on or after 2024-06-01"
     assert capsys.readouterr().err.splitlines()[-1] == expected
     assert not store.exists()

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from refinelab.cli import main
-from refinelab.experiment import Store
 from refinelab.records import Spend, Usage
+from refinelab.store import Store
 from refinelab.testing import serve
 from tests.experiment.fakes import N_PROBLEMS, reply, write_benchmark
 
@@ -75,3 +75,27 @@ def test_selecting_strategies_store_their_tests_and_decisions(
     assert main(["report", "--store", str(store), "--format", "json"], {}) == 0
     section = json.loads(capsys.readouterr().out)["selection"]
     assert [row["test_accuracy"] for row in section["rows"]] == [{"count": 12, "of": 18}] * 2
+
+
+def test_export_names_each_configuration_and_says_which_attempts_are_refinements(tmp_path: Path) -> None:
+    """``config`` is a hash: ``config_label`` is the report's name for it; ``iteration`` is the attempt's index,
+    which for sampling, codet and verified counts samples: ``refinement`` is the refinement round, null there."""
+    data, store = benchmark(tmp_path / "problems.jsonl"), tmp_path / "s.sqlite"
+    strategies = ["sampling(n=2)", "exec-refine(max_iters=1)", "verified(k=2, m=1, max_rounds=1)"]
+    with serve(with_tests) as server:
+        command = ["run", "--benchmark", "jsonl", "--data", str(data), "--model", "fake", "--store", str(store)]
+        command += ["--base-url", server.base_url, "--quiet", *(f"--strategy={s}" for s in strategies)]
+        assert main(command, {}) == 0
+    assert main(["export", "--store", str(store), "--out", str(tmp_path / "a.jsonl")], {}) == 0
+    rows = [json.loads(line) for line in (tmp_path / "a.jsonl").read_text().splitlines()]
+    with Store(store) as opened:
+        labels = {t.config: t.label for t in opened.trajectories(opened.run().id)}
+    assert all(row["config_label"] == labels[row["config"]] for row in rows)
+    assert {row["config_label"] for row in rows} == {
+        f"{s} · fake" + (" / fake" if s.startswith("verified") else "") for s in strategies
+    }
+    for row in rows:
+        sampled = not row["strategy"].startswith("exec-refine")
+        assert row["refinement"] == (None if sampled else row["iteration"])
+    assert {row["iteration"] for row in rows if row["strategy"] == "sampling"} == {0, 1}
+    assert {row["refinement"] for row in rows if row["strategy"] == "exec-refine"} == {0}  # the drafts pass

@@ -104,7 +104,10 @@ def test_selection_filters_by_date_and_samples_keeping_the_difficulty_mix() -> N
     from refinelab.problems import Problem, StdioTest
 
     def problem(i: int) -> Problem:
-        metadata = {"difficulty": "easy" if i < 6 else "hard", "contest_date": f"2024-0{1 + i % 9}-15T00:00:00"}
+        metadata: dict[str, object] = {
+            "difficulty": "easy" if i < 6 else "hard",
+            "contest_date": f"2024-0{1 + i % 9}-15T00:00:00",
+        }
         return Problem(id=f"p{i}", prompt="", kind="stdio", visible_tests=(), hidden_tests=(StdioTest("", ""),),
                        metadata=metadata)  # fmt: skip
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from refinelab.metrics import (
@@ -20,6 +22,7 @@ from refinelab.metrics import (
     decisions,
     first_pass_iterations,
     improvement_rate,
+    judges_last,
     max_iteration,
     mcnemar,
     means,
@@ -47,8 +50,8 @@ def attempt(i: int, passed: bool, verdict: str | None = None, **kw: object) -> S
 def trajectory(problem: str, *attempts: ScoredAttempt, final: int | None = None, **kw: object) -> ScoredTrajectory:
     last = len(attempts) - 1 if final is None else final
     fields = {"config": "c", "strategy": "self-refine", "params": "", "actor": "a", "critic": "a", "repeat": 0}
-    fields.update(kw)
-    return ScoredTrajectory(problem=problem, attempts=attempts, final=last, stop_reason="accepted", **fields)  # type: ignore[arg-type]
+    fields.update({"stop_reason": "accepted", **kw})
+    return ScoredTrajectory(problem=problem, attempts=attempts, final=last, **fields)  # type: ignore[arg-type]
 
 
 # Four self-refine trajectories (P = passes hidden tests, verdicts after each attempt):
@@ -145,6 +148,30 @@ def test_counterfactual_cap_drops_later_attempts_without_new_calls() -> None:
     # capping every trajectory at i reproduces pass@1 after iteration i
     for cap in range(3):
         assert pass_final([capped(t, cap) for t in RUN]) == pass_at_iteration(RUN, cap)
+
+
+def test_a_lower_cap_ends_the_loop_without_judging_the_attempt_at_it() -> None:
+    """Self-Refine's loop does not ask the critic about the attempt at its cap: re-scored with a lower cap,
+    that attempt loses its critic call too (unless the configuration judged the last attempt)."""
+    judged = Spend(Usage(20, 5), 0.5)
+    first = replace(attempt(0, True, "refine", completion_tokens=10, cost_usd=1.0), critic_spend=judged,
+                    critic_latency_seconds=2.0, latency_seconds=3.0)  # fmt: skip
+    first = replace(first, spend=first.spend + judged)
+    second = attempt(1, False, completion_tokens=7, cost_usd=1.0)
+    costly = trajectory("p", first, second, stop_reason="max_iterations", critique_last=False)
+    cut = capped(costly, 0, judges_last=False)
+    assert (
+        cut.tokens == 10
+        and cut.cost_usd == 1.0
+        and cut.latency_seconds == 1.0
+        and cut.attempts[0].critic_verdict is None
+    )
+    assert capped(costly, 0).tokens == 35  # judged: the call stays
+    accepted = trajectory("q", replace(first, critic_verdict="pass"), critique_last=False)
+    assert capped(accepted, 0, judges_last=False).tokens == 10 and capped(accepted, 0) is accepted
+    assert not judges_last([costly]) and judges_last([replace(costly, critique_last=True)])
+    assert judges_last([replace(costly, critique_last=None)])  # runs from before the argument: always judged
+    assert not judges_last([trajectory("s", attempt(0, True), critic=None)])
 
 
 def test_confidence_brier_and_reliability() -> None:

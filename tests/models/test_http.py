@@ -131,7 +131,7 @@ def test_structured_output_is_requested_with_the_schema() -> None:
     with serve() as server:
         model_for(server).generate_sync(ASK, GenerateConfig.with_schema(schema))
         body = server.answered()[0]
-    assert body["response_format"]["json_schema"]["schema"] == schema  # type: ignore[index]
+    assert body["response_format"]["json_schema"]["schema"] == schema
 
 
 def test_the_cache_makes_repeats_free_and_keeps_samples_distinct(tmp_path: Path) -> None:
@@ -163,7 +163,7 @@ def test_twenty_percent_faults_nothing_lost_or_duplicated_and_a_rerun_is_free(tm
         server.fault_rate = 0.2
         model = model_for(server, cache=ResponseCache(tmp_path / "c.sqlite"), attempts=6)
         results = asyncio.run(run_all(model))
-        answered = [body["messages"][0]["content"] for body in server.answered()]  # type: ignore[index]
+        answered = [body["messages"][0]["content"] for body in server.answered()]
         requests_first = len(server.log)
         retried = requests_first - len(answered)
         rerun = asyncio.run(run_all(model_for(server, cache=ResponseCache(tmp_path / "c.sqlite"))))

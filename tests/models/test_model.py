@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import gc
+import weakref
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -132,10 +134,49 @@ def test_concurrency_is_capped_per_endpoint() -> None:
 
     async def run() -> None:
         first, second = Model(Slow(), concurrency=3), Model(Slow(), concurrency=3)
+        second.limits = first.limits  # as every model a runtime opens shares the runtime's
         await asyncio.gather(*(m.generate([Message.user(str(i))]) for i in range(12) for m in (first, second)))
 
     asyncio.run(run())
     assert Slow.peak == 3  # two Model objects, one endpoint, one limit
+
+
+class Contended:
+    """One endpoint that keeps two requests waiting on each other (the semaphore binds to its loop)."""
+
+    endpoint = "contended://"
+    model = "contended:m"
+
+    async def complete(self, messages: Sequence[Message], config: GenerateConfig, n: int) -> list[Reply]:
+        await asyncio.sleep(0)
+        return [Reply("ok", None, "stop")]
+
+
+def test_the_limits_keep_no_finished_event_loop_alive() -> None:
+    """200 ``asyncio.run`` calls on one model, each waiting on the cap: at most the last loop stays."""
+    model = Model(Contended(), concurrency=1)
+    loops: list[weakref.ref[asyncio.AbstractEventLoop]] = []
+
+    async def twice() -> None:
+        loops.append(weakref.ref(asyncio.get_running_loop()))
+        await asyncio.gather(*(model.generate([Message.user(str(i))]) for i in range(2)))
+
+    for _ in range(200):
+        asyncio.run(twice())
+    gc.collect()
+    assert sum(loop() is not None for loop in loops) <= 1
+
+
+def test_models_a_runtime_opens_share_one_cap_per_endpoint(tmp_path: Path) -> None:
+    from refinelab.runtime import Settings, open_runtime
+
+    async def run() -> tuple[Model, Model]:
+        settings = Settings(store=tmp_path / "s.sqlite", environ={})
+        async with open_runtime(settings) as runtime:
+            return runtime.model("vllm:a", base_url="http://h:1/v1"), runtime.model("vllm:b", base_url="http://h:1/v1")
+
+    first, second = asyncio.run(run())
+    assert first is not second and first.limits is second.limits
 
 
 def test_costs_use_the_price_table_and_are_none_when_unknown() -> None:

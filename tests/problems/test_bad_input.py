@@ -27,6 +27,10 @@ def test_malformed_json_names_file_and_line(tmp_path: Path) -> None:
         load_jsonl(path)
     assert (error.value.line, error.value.field) == (2, None)
     assert str(error.value).startswith(f"{path}:2: malformed JSON")
+    path = write(tmp_path / "q.jsonl", [GOOD, '{"id": "a'])
+    with pytest.raises(InputError) as error:
+        load_jsonl(path)
+    assert str(error.value) == f"{path}:2: malformed JSON (Unterminated string starting at column 8)"  # not "at at"
 
 
 def test_missing_field(tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ import pytest
 from refinelab.problems import (
     AssertTest,
     CallTest,
+    Problem,
     StdioTest,
     load_apps,
     load_codecontests,
@@ -87,7 +88,7 @@ def test_apps_and_codecontests(shared_data: Path) -> None:
 def test_humaneval_plus_computes_and_caches_expected_outputs(shared_data: Path, tmp_path: Path) -> None:
     from refinelab.sandbox import WorkerPool, prepare_benchmark
 
-    async def load() -> list:
+    async def load() -> list[Problem]:
         async with WorkerPool() as pool:
             return await prepare_benchmark(
                 "humaneval-plus",

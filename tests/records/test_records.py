@@ -4,6 +4,7 @@ stays unknown (never a false $0.00)."""
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 from refinelab.records import ScoredAttempt, ScoredTrajectory, Spend, Usage, total_cost
 
@@ -29,7 +30,14 @@ def test_an_unknown_price_stays_unknown_in_any_order() -> None:
 
 def test_a_trajectory_spends_its_attempts_and_its_test_writing_calls() -> None:
     attempts = (ScoredAttempt(0, "sample", True, spend=Spend(Usage(10, 2), 0.5)),)
-    fields = {"config": "c", "strategy": "codet", "params": "", "actor": "a", "critic": None, "problem": "p"}
+    fields: dict[str, Any] = {
+        "config": "c",
+        "strategy": "codet",
+        "params": "",
+        "actor": "a",
+        "critic": None,
+        "problem": "p",
+    }
     known = ScoredTrajectory(**fields, repeat=0, attempts=attempts, final=0, stop_reason="agreement",
                              test_spend=Spend(Usage(3, 1), 0.25))  # fmt: skip
     assert (known.tokens, known.test_tokens, known.cost_usd) == (16, 4, 0.75)

@@ -17,13 +17,13 @@ from pathlib import Path
 import pytest
 
 from refinelab.cli import main
-from refinelab.experiment import Configuration, Store
-from refinelab.experiment._runner import score_attempts
+from refinelab.experiment import Configuration, score_attempts
 from refinelab.metrics import pass_at_iteration, pass_final
 from refinelab.models import FunctionModel, GenerateConfig, Message
 from refinelab.problems import Problem, load_benchmark
 from refinelab.report import HEADLINE, build_report, render_html, render_text, report_csv, report_json
 from refinelab.sandbox import WorkerPool
+from refinelab.store import RunHeader, RunProblem, Store, Unit
 from refinelab.strategies import Env, StrategySpec
 from tests.experiment.fakes import write_benchmark
 
@@ -75,9 +75,9 @@ def critic(messages: Sequence[Message], config: GenerateConfig) -> str:
 
 
 async def _fill(store: Store, problems: list[Problem]) -> None:
-    store.open_run(RUN, {"name": "mixed", "repeats": 1}, {"versions": {}, "isolation": "?", "limits": {}})
-    store.add_configurations(RUN, [SINGLE, REFINE, SAMPLING])
-    store.add_problems(RUN, [(f"jsonl/{p.id}", p) for p in problems])
+    store.open_run(RUN, {"name": "mixed", "repeats": 1}, RunHeader(versions={}, isolation="?", limits={}))
+    store.add_configurations(RUN, [c.stored() for c in (SINGLE, REFINE, SAMPLING)])
+    store.add_problems(RUN, [RunProblem(f"jsonl/{p.id}", p) for p in problems])
     actor, critic_model = FunctionModel(Actor(), name="actor"), FunctionModel(critic, name="critic")
     async with WorkerPool(workers=2) as pool:
         for configuration in (SINGLE, REFINE, SAMPLING):
@@ -85,7 +85,7 @@ async def _fill(store: Store, problems: list[Problem]) -> None:
                 env = Env(actor, pool, critic=critic_model if configuration.critic else None)
                 trajectory = await configuration.strategy.run(problem, env)
                 hidden = await score_attempts(trajectory, problem, pool)
-                store.save(RUN, (configuration.key, f"jsonl/{problem.id}", 0), trajectory, hidden)
+                store.save(RUN, Unit(configuration.key, f"jsonl/{problem.id}", 0), trajectory, hidden)
 
 
 @pytest.fixture(scope="module")

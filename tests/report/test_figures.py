@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from refinelab.experiment import Store
 from refinelab.report import build_report, figure_titles, render_figure, render_figures, render_html
 from refinelab.report._figures import _draw
+from refinelab.store import RunHeader, RunProblem, Store, Unit
 from tests.report.test_report import SINGLE, fill
 
 pytest.importorskip("matplotlib", reason="figures need the view extra (matplotlib)")
@@ -74,9 +74,9 @@ def many_critics(
     configs.append(Configuration(StrategySpec("exec-refine", {"max_iters": 3}), configs[0].actor, None))
     names = [f"p{i}" for i in range(6)]
     with Store(path) as store:
-        store.open_run("many-1", {"name": "many", "repeats": 1}, {"versions": {}, "isolation": "x", "limits": {}})
-        store.add_configurations("many-1", configs)
-        store.add_problems("many-1", [(f"jsonl/{p}", problem(p)) for p in names])
+        store.open_run("many-1", {"name": "many", "repeats": 1}, RunHeader(versions={}, isolation="x", limits={}))
+        store.add_configurations("many-1", [c.stored() for c in configs])
+        store.add_problems("many-1", [RunProblem(f"jsonl/{p}", problem(p)) for p in names])
         for n, config in enumerate(configs):
             for i, name in enumerate(names):
                 oks = (truths[0],) if config.critic is None and n == 0 else truths
@@ -84,7 +84,7 @@ def many_critics(
                 oks = tuple(ok or (i + n) % 3 == 0 for ok in oks)  # some first attempts pass
                 steps = tuple(attempt(k, v, 100) for k, v in enumerate(verdicts))
                 done = Trajectory(name, config.strategy.name, {}, steps, len(steps) - 1, "accepted")
-                store.save("many-1", (config.key, f"jsonl/{name}", 0), done, [result(ok) for ok in oks])
+                store.save("many-1", Unit(config.key, f"jsonl/{name}", 0), done, [result(ok) for ok in oks])
         return build_report(store, "many-1")
 
 
@@ -102,7 +102,7 @@ def test_heat_maps_of_several_critics_keep_their_labels_apart(tmp_path: Path) ->
         assert all(c in panel.get_title(loc="left").replace("\n", "") for c in ("accepts", "false rejections"))
     whole = figure.bbox
     texts = [(i, box) for i, a in enumerate(panels)
-             for box in boxes(figure, [a.title, a._left_title, *a.get_xticklabels(), *a.get_yticklabels()])]  # fmt: skip
+             for box in boxes(figure, [a.title, _left_title(a), *a.get_xticklabels(), *a.get_yticklabels()])]  # fmt: skip
     for i, box in texts:
         assert whole.x0 - 1 <= box.x0 and box.x1 <= whole.x1 + 1 and box.y1 <= whole.y1 + 1  # nothing cut off
         for j, other in texts:
@@ -170,3 +170,8 @@ def test_legends_of_long_model_names_stay_whole_inside_the_figure(tmp_path: Path
     for critic in LONG_CRITICS:  # each model name is shown whole, on one line
         assert any(critic in line for t in legend.get_texts() for line in t.get_text().splitlines())
     assert len(set(shown)) == len(shown)
+
+
+def _left_title(axes: Any) -> Any:
+    """The left title's text artist (matplotlib keeps it as a private attribute; its bounds are checked)."""
+    return axes._left_title

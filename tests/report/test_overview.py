@@ -5,27 +5,29 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from refinelab.experiment import Store
 from refinelab.metrics import Interval
+from refinelab.problems import Problem
 from refinelab.report import build_report, report_json
+from refinelab.store import Store
 from tests.report.test_report import REFINE, SINGLE, fill, problem
 
 DIFFICULTY = {"p0": "easy", "p1": "easy", "p2": "hard", "p3": "hard"}
 
 
 @pytest.fixture
-def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Store:
-    def with_difficulty(name: str):  # type: ignore[no-untyped-def]
+def store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Store]:
+    def with_difficulty(name: str) -> Problem:
         return dataclasses.replace(problem(name), metadata={"difficulty": DIFFICULTY[name]})
 
     monkeypatch.setattr("tests.report.test_report.problem", with_difficulty)
     with Store(tmp_path / "store.sqlite") as opened:
         fill(opened)
-        yield opened  # type: ignore[misc]
+        yield opened
 
 
 def test_tables_for_all_problems_then_each_difficulty(store: Store) -> None:
@@ -58,9 +60,9 @@ def test_easy_problems_counted_by_hand(store: Store) -> None:
     assert refine.regression_errors == Interval(0.0, 0.0, 0.0)
     assert refine.refinements == Interval(0.5, 0.0, 1.0)
     # tokens: self-refine p0 135, p1 135 + 185; single pass 110 each
-    assert refine.cost_multiple == Interval(
-        pytest.approx(227.5 / 110), pytest.approx(135 / 110), pytest.approx(320 / 110)
-    )  # type: ignore[arg-type]
+    multiple = refine.cost_multiple
+    assert multiple is not None
+    assert (multiple.value, multiple.low, multiple.high) == pytest.approx((227.5 / 110, 135 / 110, 320 / 110))
     assert single.iterations == (Interval(0.5, 0.0, 1.0),) and single.changes == ()
     assert single.cost_multiple == Interval(1.0, 1.0, 1.0) and not single.sampled
 

@@ -5,27 +5,29 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from refinelab.cli import main
-from refinelab.experiment import Configuration, Store
+from refinelab.experiment import Configuration
 from refinelab.models import Usage
 from refinelab.problems import CallTest, Problem
 from refinelab.report import HEADLINE, build_report, overview_html, render_html, render_text, report_csv, report_json
 from refinelab.sandbox import RunResult
 from refinelab.sandbox import TestOutcome as Outcome
+from refinelab.store import RunHeader, RunProblem, Store, Unit
 from refinelab.strategies import Attempt, CriticOutput, StrategySpec, Trajectory
 
 SNAPSHOT = Path(__file__).parent / "snapshots" / "report.txt"
 SINGLE = Configuration(StrategySpec("single-pass"), "m", None)
 REFINE = Configuration(StrategySpec("self-refine", {"max_iters": 2}), "m", "small")
-HEADER = {
-    "versions": {"refinelab": "0.1.0", "python": "3.11.7"},
-    "isolation": "bwrap-uid",
-    "limits": {"cpu_seconds": 4.0, "wall_factor": 3.0, "memory_bytes": 2**30},
-}
+HEADER = RunHeader(
+    versions={"refinelab": "0.1.0", "python": "3.11.7"},
+    isolation="bwrap-uid",
+    limits={"cpu_seconds": 4.0, "wall_factor": 3.0, "memory_bytes": 2**30},
+)
 # hidden-test truth of each attempt, and the critic's verdict on it, per problem
 SINGLE_RUNS = {"p0": [True], "p1": [False], "p2": [True], "p3": [False]}
 REFINE_RUNS = {
@@ -53,22 +55,23 @@ def attempt(index: int, verdict: str | None, tokens: int) -> Attempt:
 
 def fill(store: Store) -> None:
     store.open_run("demo-1", {"name": "demo", "repeats": 1}, HEADER)
-    store.add_configurations("demo-1", [SINGLE, REFINE])
-    store.add_problems("demo-1", [(f"jsonl/{p}", problem(p)) for p in SINGLE_RUNS])
+    store.add_configurations("demo-1", [c.stored() for c in (SINGLE, REFINE)])
+    store.add_problems("demo-1", [RunProblem(f"jsonl/{p}", problem(p)) for p in SINGLE_RUNS])
     for name, truth in SINGLE_RUNS.items():
         trajectory = Trajectory(name, "single-pass", {}, (attempt(0, None, 100),), 0, "single_pass")
-        store.save("demo-1", (SINGLE.key, f"jsonl/{name}", 0), trajectory, [result(t) for t in truth])
+        store.save("demo-1", Unit(SINGLE.key, f"jsonl/{name}", 0), trajectory, [result(t) for t in truth])
     for name, steps in REFINE_RUNS.items():
         attempts = tuple(attempt(i, verdict, 100 + 50 * i) for i, (_, verdict) in enumerate(steps))
-        trajectory = Trajectory(name, "self-refine", {}, attempts, len(steps) - 1, "accepted")
-        store.save("demo-1", (REFINE.key, f"jsonl/{name}", 0), trajectory, [result(ok) for ok, _ in steps])
+        recorded: dict[str, object] = {"max_iters": 2, "critique_last": False}  # as the paper's loop records it
+        trajectory = Trajectory(name, "self-refine", recorded, attempts, len(steps) - 1, "accepted")
+        store.save("demo-1", Unit(REFINE.key, f"jsonl/{name}", 0), trajectory, [result(ok) for ok, _ in steps])
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Store:
+def store(tmp_path: Path) -> Iterator[Store]:
     with Store(tmp_path / "store.sqlite") as opened:
         fill(opened)
-        yield opened  # type: ignore[misc]
+        yield opened
 
 
 def test_text_report_matches_the_snapshot(store: Store) -> None:
@@ -93,7 +96,9 @@ def test_report_numbers_match_a_hand_count(store: Store) -> None:
     assert refine["use"]["cost_usd"] is None  # no price: unknown, never $0
     assert refine["confusion"] == {"true_accept": 2, "false_accept": 2, "true_reject": 2, "false_reject": 1}
     assert refine["improvement"] == {"count": 1, "of": 2} and refine["regression"] == {"count": 1, "of": 2}
-    assert refine["caps"] == [[0, 0.5, 135.0], [1, 0.5, (135 + 320 + 320 + 135) / 4]]
+    # as if capped lower, the loop ends at the new cap without asking the critic about that attempt
+    # (metrics.capped with judges_last=False: these trajectories never critiqued an attempt at their cap)
+    assert refine["caps"] == [[0, 0.5, 110.0], [1, 0.5, (135 + 295 + 295 + 135) / 4]]
     (comparison,) = data["comparisons"]
     assert (comparison["only_baseline"], comparison["only_this"], comparison["p_value"]) == (1, 1, 1.0)
 
@@ -110,14 +115,20 @@ def test_html_puts_the_headline_first_then_figures_and_needs_no_network(store: S
     assert "<script" not in page and "src='http" not in page and 'src="http' not in page
 
 
-def test_html_without_matplotlib_names_the_extra(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_html_without_matplotlib_has_every_table_and_names_the_extra(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import sys
 
     from refinelab.errors import MissingDependency
+    from refinelab.report import render_figures
 
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # import matplotlib now raises ImportError
+    page = render_html(build_report(store))
+    assert "Figures need matplotlib: pip install &#x27;refinelab[view]&#x27;" in page and "<img" not in page
+    assert "Critic verdicts against the hidden tests" in page  # every table is there
     with pytest.raises(MissingDependency, match=r"refinelab\[view\]"):
-        render_html(build_report(store))
+        render_figures(build_report(store))
 
 
 def test_csv_has_a_row_per_configuration(store: Store) -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from refinelab.errors import MissingDependency
-from refinelab.sandbox import Limits, WorkerPool, _bwrap
+from refinelab.sandbox import Limits, WorkerPool
 from refinelab.sandbox._bwrap import claim_uid_block, probe_bwrap, userns_advice
 
 UBUNTU_2404 = "bwrap: setting up uid map: Permission denied\n"
@@ -85,7 +85,7 @@ def fake_bwrap(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     script.write_text(f"#!/bin/sh\nprintf '%s' {UBUNTU_2404!r} >&2\nexit 1\n")
     script.chmod(0o755)
     monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
-    monkeypatch.setattr(_bwrap.os, "geteuid", lambda: 1000)
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)  # the os module _bwrap asks
 
 
 @pytest.mark.usefixtures("fake_bwrap")

@@ -11,18 +11,19 @@ import signal
 import socket
 import subprocess
 import uuid
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
-from refinelab.problems import AssertTest, CallTest, StdioTest
+from refinelab.problems import AssertTest, CallTest, StdioTest, Test
 from refinelab.sandbox import Limits, RunResult, Suite, WorkerPool
 from tests.conftest import with_pool
 
-RIGHT_ANSWER = [CallTest("f(2)", 4), AssertTest("assert f(3) == 9")]
+RIGHT_ANSWER: list[Test] = [CallTest("f(2)", 4), AssertTest("assert f(3) == 9")]
 
 
-def run_function(code: str, tests: list | None = None, limits: Limits | None = None) -> RunResult:
+def run_function(code: str, tests: Sequence[Test] | None = None, limits: Limits | None = None) -> RunResult:
     return with_pool(lambda pool: pool.run(code, Suite.of(tests or RIGHT_ANSWER, entry_point="f"), limits=limits))
 
 

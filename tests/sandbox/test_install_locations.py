@@ -138,7 +138,8 @@ def test_a_conda_style_prefix_with_a_real_interpreter_binary(tmp_path: Path) -> 
     shutil.copytree(stdlib, prefix / "lib" / real.name, ignore=shutil.ignore_patterns("test", "__pycache__"))
     report = probe(prefix / "bin" / real.name, {"PYTHONPATH": f"{SOURCE}:{DEPENDENCIES}"})
     assert report["prefix"] == str(prefix)
-    site_dirs = [Path(p) for p in report["site_dirs"]]  # type: ignore[union-attr]
+    assert isinstance(report["site_dirs"], list)
+    site_dirs = [Path(p) for p in report["site_dirs"]]
     inside = [p for p in site_dirs if prefix in p.parents]
     assert inside
     for directory in inside:

@@ -9,10 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from refinelab.experiment._samples import hidden_suite
-from refinelab.experiment._scoring import run_scored, split_suite
-from refinelab.problems import CallTest
-from refinelab.sandbox import Packed, Suite, judge, prepare_benchmark, values_match
+from refinelab.problems import CallTest, Problem
+from refinelab.sandbox import Packed, RunResult, Suite, WorkerPool, judge, prepare_benchmark, values_match
+from refinelab.sandbox._scoring import run_scored, split_suite
 from refinelab.sandbox._worker.codec import encode_expected
 from tests.conftest import with_pool
 
@@ -55,7 +54,7 @@ def test_suites_with_large_expected_values_run_in_pieces_and_are_put_back_togeth
     big = [CallTest(f"candidate({n})", packed("x" * n)) for n in (300_000, 10, 200_000, 250_000, 5)]
     suite = Suite.of(big, entry_point="f")
     pieces = split_suite(suite, part_bytes=500_000)
-    assert [[t.expr for t in piece.tests] for piece in pieces] == [
+    assert [[t.expr for t in piece.tests if isinstance(t, CallTest)] for piece in pieces] == [
         ["candidate(300000)", "candidate(10)"],
         ["candidate(200000)", "candidate(250000)", "candidate(5)"],
     ]
@@ -63,10 +62,10 @@ def test_suites_with_large_expected_values_run_in_pieces_and_are_put_back_togeth
     assert split_suite(small)[0] is small
     programs = ["def f(n):\n    return 'x' * n\n", "def f(n):\n    return 'x' * min(n, 100)\n"]
 
-    async def body(pool: object) -> list[object]:
-        return await run_scored(pool, [(p, suite) for p in programs], isolate=True)  # type: ignore[arg-type]
+    async def body(pool: WorkerPool) -> list[RunResult]:
+        return await run_scored(pool, [(p, suite) for p in programs], isolate=True)
 
-    right, wrong = with_pool(body, workers=2)  # type: ignore[misc]
+    right, wrong = with_pool(body, workers=2)
     assert [o.verdict for o in right.outcomes] == ["pass"] * 5
     assert [o.verdict for o in wrong.outcomes] == ["fail", "pass", "fail", "fail", "pass"]
 
@@ -86,20 +85,20 @@ def _write_plus(path: Path) -> Path:
 
 
 def test_outputs_are_computed_in_small_replies_with_progress_then_read_from_the_cache(tmp_path: Path) -> None:
-    data, seen = _write_plus(tmp_path / "plus.jsonl"), []
+    data, seen = _write_plus(tmp_path / "plus.jsonl"), list[tuple[object, ...]]()
     digest = hashlib.sha256(data.read_bytes()).hexdigest()[:16]
     old_formats = [tmp_path / f"humanevalplus-{digest}.json", tmp_path / f"humanevalplus-{digest}.v2.jsonl"]
     for old in old_formats:
         old.write_text("{}")  # caches in earlier formats: replaced, not left behind
 
-    async def body(pool: object) -> list[object]:
+    async def body(pool: WorkerPool) -> list[Problem]:
         return await prepare_benchmark(
             "humaneval-plus", data, pool=pool, cache_dir=tmp_path, progress=lambda *a: seen.append(a)
-        )  # type: ignore[arg-type]
+        )
 
     (problem,) = with_pool(body, workers=2)
-    tests = problem.hidden_tests
-    assert len(tests) == 302 and all(isinstance(t, CallTest) for t in tests)
+    tests = [t for t in problem.hidden_tests if isinstance(t, CallTest)]
+    assert len(tests) == len(problem.hidden_tests) == 302
     # 200 kB and 300 kB outputs: too large for a chunk's reply, computed again alone, kept packed
     assert isinstance(tests[299].expected, Packed) and tests[299].expected == "line\n" * 40_000
     assert isinstance(tests[301].expected, Packed) and tests[301].expected == "line\n" * 60_000
@@ -122,11 +121,15 @@ def test_outputs_are_computed_in_small_replies_with_progress_then_read_from_the_
     )
     (slower,) = with_pool(body, workers=1)
     scale = slower.metadata["reference_time_scale"]
-    assert scale > 4 and slower.hidden_seconds == pytest.approx([t * scale for t in line["seconds"]], rel=1e-3)
+    assert (
+        isinstance(scale, float)
+        and scale > 4
+        and slower.hidden_seconds == pytest.approx([t * scale for t in line["seconds"]], rel=1e-3)
+    )
 
-    async def score(pool: object) -> list[object]:
-        suite = hidden_suite(again)
-        return await run_scored(pool, [(again.reference or "", suite)], isolate=True)  # type: ignore[arg-type]
+    async def score(pool: WorkerPool) -> list[RunResult]:
+        suite = Suite.hidden(again)
+        return await run_scored(pool, [(again.reference or "", suite)], isolate=True)
 
     (result,) = with_pool(score, workers=2)
     assert result.passed and len(result.outcomes) == 302

@@ -3,18 +3,19 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from fractions import Fraction
 
 import pytest
 
-from refinelab.problems import AssertTest, CallTest, StdioTest
+from refinelab.problems import AssertTest, CallTest, StdioTest, Test
 from refinelab.sandbox import Item, Limits, RunResult, SandboxWarning, Suite, WorkerPool
 from tests.conftest import with_pool
 
 ADD = "def add(a, b):\n    return a + b\n"
 
 
-def run(code: str, tests: list, limits: Limits | None = None, **suite: object) -> RunResult:
+def run(code: str, tests: Sequence[Test], limits: Limits | None = None, **suite: object) -> RunResult:
     return with_pool(lambda pool: pool.run(code, Suite.of(tests, **suite), limits=limits))  # type: ignore[arg-type]
 
 

@@ -9,15 +9,20 @@ import gzip
 import json
 import resource
 import subprocess
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
 import pytest
 
+from refinelab._location import Location
 from refinelab.problems import Problem, StdioTest, load_livecodebench
 from refinelab.problems._humaneval import _problem as humaneval_problem
 from refinelab.problems._mbpp import _humaneval_form as mbpp_problem
 from refinelab.sandbox import Limits, Suite, WorkerPool, outputs_match
 from refinelab.sandbox._bwrap import base_interpreter
+
+T = TypeVar("T")
 
 pytestmark = pytest.mark.slow
 
@@ -86,7 +91,7 @@ def test_threaded_programs_get_the_same_verdict_every_time_and_the_real_interpre
         assert runs[0] == real_interpreter_passes(code, problems[task]), f"{task}: differs from python3"
 
 
-async def _with_pool(body, **options):  # type: ignore[no-untyped-def]
+async def _with_pool(body: Callable[[WorkerPool], Awaitable[T]], **options: Any) -> T:
     async with WorkerPool(**options) as pool:
         return await body(pool)
 
@@ -100,7 +105,7 @@ def single_pass_items(data: Path) -> list[tuple[str, Suite]]:
         build = humaneval_problem if path.name.startswith("humaneval") else mbpp_problem
         for line in gzip.open(path, "rt"):
             record = json.loads(line)
-            problem = build(record, (path, None))
+            problem = build(record, Location(path))
             solution = str(record["solution"])
             whole = not solution[:1].isspace() and f"def {problem.entry_point}" in solution
             code = solution if whole else problem.prompt + solution

@@ -305,7 +305,7 @@ def test_signature_and_token_budget(fib_server: FakeOpenAI, here: Path, capsys: 
     data = json.loads(capsys.readouterr().out)
     assert data["attempts"] == 1 and data["stop_reason"] == "budget" and data["verified"] is False
     (body,) = fib_server.answered()
-    prompt = body["messages"][-1]["content"]  # type: ignore[index]
+    prompt = body["messages"][-1]["content"]
     assert "Starter code:\n```python\ndef fibonacci(n: int) -> list[int]:" in prompt
 
 
@@ -353,3 +353,60 @@ def test_live_progress_on_a_terminal() -> None:
     shown = stream.getvalue()
     assert "attempt 2: testing · tests passing 3/3 (best 3) · 2,345 tokens · " in shown
     assert "\x1b[" in shown  # drawn in place with terminal control codes, not one line per update
+
+
+def test_a_solve_never_becomes_the_default_run(
+    fib_server: FakeOpenAI, here: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """After an experiment, a solve in the same store: report, report --html, export and view with no run
+    id still show the experiment; report --list shows the solve apart, and its id reaches it."""
+    from refinelab.store import Store
+    from tests.report.test_report import fill
+
+    store = here / "s.sqlite"
+    with Store(store) as opened:
+        fill(opened)  # the experiment "demo-1"
+    assert main(solve_cli(fib_server, FIB_PROMPT, "--test", "fibonacci(1) == [0]", "--json", store=store), {}) == 0
+    solve_id = json.loads(capsys.readouterr().out)["run_id"]
+    at = ["--store", str(store)]
+    assert main(["report", *at, "--html", str(here / "r.html")], {}) == 0
+    assert capsys.readouterr().out.startswith("run demo-1 ")
+    assert "demo-1" in (here / "r.html").read_text() and solve_id not in (here / "r.html").read_text()
+    assert main(["export", *at, "--out", str(here / "a.jsonl")], {}) == 0
+    assert "of run demo-1 ->" in capsys.readouterr().out
+    assert main(["view", *at, "--out", str(here / "site")], {}) == 0
+    assert solve_id not in (here / "site" / "data" / "runs.js").read_text()
+    assert main(["report", "--list", *at], {}) == 0
+    listing = capsys.readouterr().out
+    experiments, solves = listing.split("solves (1; `refinelab report ID` shows one):\n")
+    assert "demo-1" in experiments and solve_id not in experiments and solve_id in solves
+    assert main(["report", solve_id, *at], {}) == 0
+    assert capsys.readouterr().out.startswith(f"run {solve_id} ")
+
+
+def test_a_store_of_solves_only_has_no_default_run(
+    fib_server: FakeOpenAI, here: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    store = here / "s.sqlite"
+    assert main(solve_cli(fib_server, FIB_PROMPT, "--test", "fibonacci(1) == [0]", store=store), {}) == 0
+    capsys.readouterr()
+    for command in (["report"], ["export", "--out", str(here / "a.jsonl")], ["view", "--out", str(here / "site")]):
+        assert main([*command, "--store", str(store)], {}) == 2
+        assert "no experiment stored yet, only 1 solve: give a solve's id" in capsys.readouterr().err
+    assert not (here / "a.jsonl").exists() and not (here / "site").exists()
+
+
+@pytest.mark.slow
+def test_solve_with_a_local_model_in_a_terminal(tmp_path: Path, local_model_env: dict[str, str]) -> None:
+    """No server: the real Gemma 3 270M in-process; the evidence counts its own tokens, and a repeat is
+    answered from the response cache."""
+    args = [sys.executable, "-m", "refinelab", "solve", FIB_PROMPT, "--model", "local:gemma-3-270m"]
+    args += ["--test", "fibonacci(1) == [0]", "--strategy", "single-pass(max_tokens=48)"]
+    args += ["--store", str(tmp_path / "s.sqlite"), "--json", "--quiet"]
+    first = subprocess.run(args, env=local_model_env, capture_output=True, text=True, timeout=600)
+    assert first.returncode in (0, 1), first.stderr  # verified or not: a 270M base model may write anything
+    result = json.loads(first.stdout)
+    assert result["model"] == "local:gemma-3-270m" and result["attempts"] == 1
+    assert result["usage"]["completion_tokens"] > 0 and not result["usage"]["estimated"]
+    again = subprocess.run(args, env=local_model_env, capture_output=True, text=True, timeout=600)
+    assert json.loads(again.stdout)["code"] == result["code"] and json.loads(again.stdout)["cached"]

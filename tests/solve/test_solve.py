@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -11,9 +12,9 @@ import pytest
 
 from refinelab import solve
 from refinelab.errors import UserError
-from refinelab.experiment import Store
-from refinelab.models import Message
+from refinelab.models import GenerateConfig, Message
 from refinelab.solve import Solution, SolveOptions, SolveProgress, solve_async
+from refinelab.store import Store
 from refinelab.testing import FunctionModel, ScriptedModel, serve
 from tests.solve.conftest import (
     FIB_DRAFT,
@@ -213,7 +214,7 @@ def test_inside_a_running_event_loop(options: SolveOptions) -> None:
     assert asyncio.run(notebook_cell()).verified
 
 
-def _is_test_request(messages: list[Message]) -> bool:
+def _is_test_request(messages: Sequence[Message]) -> bool:
     return "write unit tests" in messages[0].content
 
 
@@ -271,7 +272,7 @@ def test_a_class_skeleton_signature_tests_its_method(options: SolveOptions) -> N
 
 
 def test_default_strategy_is_verified(tmp_path: Path) -> None:
-    def reply(messages: list[Message], config: object) -> str:
+    def reply(messages: Sequence[Message], config: GenerateConfig) -> str:
         return FIB_GENERATED if _is_test_request(list(messages)) else fenced(FIB_FIXED)
 
     options = SolveOptions(store=tmp_path / "store.sqlite", environ={})
@@ -305,3 +306,39 @@ def test_no_tests_at_all_is_unverified_and_says_why(options: SolveOptions) -> No
     assert not solution.verified and solution.evidence.tests == ()
     assert solution.verdict.startswith("UNVERIFIED: no tests to check it against")
     assert (solution.code or "").strip() == FIB_FIXED.strip()
+
+
+def test_the_summary_counts_attempts_and_never_says_an_unverified_result_was_verified() -> None:
+    from refinelab.cli._solve import _summary as terminal_summary
+    from refinelab.models import Usage
+    from refinelab.solve import Evidence, Solution
+    from refinelab.solve._render import _summary as notebook_summary
+    from refinelab.strategies import Trajectory
+
+    def solution(verified: bool, attempts: int, reason: str) -> Solution:
+        evidence = Evidence((), False, attempts, 0, Usage(10, 5), None, 1.0, reason, "m", "verified", False)
+        return Solution("x = 1\n", verified, "function", evidence, Trajectory("p", "verified", {}, (), 0, reason))  # type: ignore[arg-type]
+
+    for summary in (terminal_summary, notebook_summary):
+        unverified = summary(solution(False, 1, "verified"))
+        assert "1 attempt" in unverified and "1 attempts" not in unverified
+        assert "stopped: verified's stopping rule met, by its own check (not the verdict's tests)" in unverified
+        assert "stopped: verified's stopping rule met" in summary(solution(True, 3, "verified"))
+        assert "3 attempts" in summary(solution(True, 3, "verified"))
+        assert "stopped: interrupted" in summary(solution(False, 2, "interrupted"))
+
+
+def test_a_notebook_shows_code_and_diffs_in_monospace_with_diff_colours(options: SolveOptions) -> None:
+    """Inline styles (a notebook's CSS may set ``pre`` in its text font, and sanitizers drop style sheets)."""
+    from refinelab.solve._render import DIFF_STYLES, MONOSPACE, _diff_html
+
+    model = ScriptedModel([fenced(FIB_DRAFT), fenced(FIB_FIXED)])
+    shown = solve(FIB_PROMPT, model, tests=FIB_TESTS, options=options)._repr_html_()
+    assert shown.count(f'<pre style="{MONOSPACE}">') == 3  # the code, and each attempt's code or diff
+    assert f'<code style="{MONOSPACE}">' in shown
+    added = [line for line in shown.splitlines() if line.startswith(f'<span style="{DIFF_STYLES["+"]}">+')]
+    assert any("n == 1" in line for line in added)
+    assert f'<span style="{DIFF_STYLES["@"]}">@@' in shown
+    coloured = _diff_html("--- before\n+++ after\n@@ -1 +1 @@\n-x = 1\n+x = 2\n y = 3", first=False)
+    assert coloured.splitlines()[3] == f'<span style="{DIFF_STYLES["-"]}">-x = 1</span>'
+    assert coloured.splitlines()[:2] == ["--- before", "+++ after"] and coloured.splitlines()[5] == " y = 3"

@@ -3,16 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
 from refinelab.errors import InputError, UserError
-from refinelab.problems import AssertTest, CallTest, StdioTest
+from refinelab.problems import AssertTest, CallTest, StdioTest, Test, prompt_examples
 from refinelab.sandbox import Suite
-from refinelab.solve import parse_io_pair, parse_tests, read_io_file
-from refinelab.solve._examples import prompt_examples
+from refinelab.solve import parse_given_tests, parse_io_pair, read_io_file
 from refinelab.solve._task import build_task
+from refinelab.solve._tests import GivenTest, describe
 from refinelab.testing import FakeSandbox
 
 HUMANEVAL_STYLE = '''
@@ -26,65 +27,8 @@ def median(l: list):
 '''
 
 
-def _texts(tests: object) -> list[str]:
-    return [t.text for t in tests]  # type: ignore[attr-defined]
-
-
-def test_doctest_and_arrow_examples() -> None:
-    prompt = (
-        "def eat(a, b):\n"
-        '    """Examples:\n'
-        "    * eat(5, 6) -> [11, 4]\n"
-        "    For eat(1, 1) == [2, 0]\n"
-        "    eat(0, 0) returns true\n"
-        "    >>> round(eat(2, 2)[0], 1)\n"
-        "    4\n"
-        "    eat(x, 1) -> 3\n"
-        '    """\n'
-    )
-    assert _texts(prompt_examples(prompt, "eat")) == [
-        "round(eat(2, 2)[0], 1) == 4",
-        "eat(5, 6) == [11, 4]",
-        "eat(1, 1) == [2, 0]",
-        "eat(0, 0) == True",
-    ]
-
-
-def test_a_recurrence_is_not_an_example() -> None:
-    prompt = "def tri(n):\n    tri(1) = 3\n    tri(n) = 1 + n / 2, if n is even.\n    tri(3) == [1, 3, 2, 8]\n"
-    assert _texts(prompt_examples(prompt, "tri")) == ["tri(3) == [1, 3, 2, 8]"]
-    assert _texts(prompt_examples('def solve(s):\n    solve("ab") = "AB"\n', "solve")) == ["solve('ab') == 'AB'"]
-
-
-def test_examples_written_as_prose_and_as_input_output_blocks() -> None:
-    # the forms of HumanEval's 18 prompts whose examples were not read before, and LeetCode's
-    prompt = (
-        "def f(lst, k=0):\n"
-        "    For lst = [1,2,3], k = 2, the sum is 6 so the output should be 14.\n"
-        "    For lst = [], the result should be 0\n"
-        "    For x = [5] the output should be 1\n"
-        "    Example 1:\n        Input: lst = [4, 5], k = 1\n        Output: 9 # 4 + 5\n"
-        "    Example 2:\n        Input: [7]\n        Output: 7\n"
-        "    Example 3:\n        Input:\n            lst : [1]\n            k : 3\n        Output:\n            (1, 2)\n"
-        "    Example 4:\n        Input:\n            lst : [6]\n            bucket : 4\n        Output: 5\n"
-        "    Example 5:\n        Input: k = 1, data = [3]\n        Output: 4\n"
-        "    f([2])   # returns 'two'\n"
-        "    f([3]) # => 'No' (three is odd)\n"
-        "    f([4]) -> 19 - 5 - 6 = 8\n"
-        "    f([5]) ==> ('five')\n"
-    )
-    assert _texts(prompt_examples(prompt, "f")) == [
-        "f([2]) == 'two'",
-        "f([3]) == 'No'",
-        "f([4]) == 8",
-        "f([1, 2, 3], 2) == 14",
-        "f([]) == 0",
-        "f([4, 5], 1) == 9",
-        "f([7]) == 7",
-        "f([1], 3) == (1, 2)",
-        "f([6], 4) == 5",
-    ]  # x is not a parameter, nor is data, and k is out of place; ('five') is a string to Python and a
-    # tuple to its author: all left out
+def _texts(tests: Sequence[GivenTest | Test]) -> list[str]:
+    return [t.text if isinstance(t, GivenTest) else describe(t) for t in tests]
 
 
 def test_an_example_in_a_one_line_docstring_of_the_signature() -> None:
@@ -118,22 +62,22 @@ def test_a_given_test_overrides_a_wrong_docstring_example() -> None:
 
 
 def test_assertions_and_pytest_style_files(tmp_path: Path) -> None:
-    assert parse_tests("fib(1) == [0]", "--test").tests[0].test == CallTest("fib(1)", [0])
+    assert parse_given_tests("fib(1) == [0]", "--test").tests[0].test == CallTest("fib(1)", [0])
     source = (
         "import math\nimport pytest\nfrom solution import fib\n\n"
         "def helper():\n    return math.floor(1.5)\n\n"
         "assert fib(2) == [0, 1]\n\n"
         "def test_len():\n    assert len(fib(5)) == 5\n"
     )
-    found = parse_tests(source, "t.py")
+    found = parse_given_tests(source, "t.py")
     assert found.setup == "import math\ndef helper():\n    return math.floor(1.5)"
     assert found.tests[0].test == CallTest("fib(2)", [0, 1])
     assert found.tests[1].text == "def test_len():\n    assert len(fib(5)) == 5\ntest_len()"
     assert isinstance(found.tests[1].test, AssertTest) and "the left side is" in found.tests[1].test.code
     with pytest.raises(InputError, match=r"t\.py:2: not Python"):
-        parse_tests("x = 1\nassert (\n", "t.py")
+        parse_given_tests("x = 1\nassert (\n", "t.py")
     with pytest.raises(InputError, match="no tests found"):
-        parse_tests("x = 1\n", "t.py")
+        parse_given_tests("x = 1\n", "t.py")
 
 
 PYTEST_FILE = """
@@ -187,7 +131,7 @@ FIB = "def fib(n):\n    out, a, b = [], 0, 1\n    for _ in range(n):\n        ou
 
 
 def test_a_pytest_file_runs_without_pytest() -> None:
-    found = parse_tests(PYTEST_FILE, "test_fib.py")
+    found = parse_given_tests(PYTEST_FILE, "test_fib.py")
     assert [t.text.splitlines()[-1] for t in found.tests] == [
         "test_cases(n=3, expected=[0, 1, 1], scale=1)",
         "test_cases(n=4, expected=[0, 1, 1, 2], scale=1)",
@@ -205,9 +149,9 @@ def test_a_pytest_file_runs_without_pytest() -> None:
 
 def test_a_pytest_fixture_is_a_user_error_naming_the_line() -> None:
     with pytest.raises(InputError, match=r"t\.py:4: test_files takes tmp_path: pytest fixtures cannot be provided"):
-        parse_tests("import pytest\n\n\ndef test_files(tmp_path):\n    assert tmp_path\n", "t.py")
+        parse_given_tests("import pytest\n\n\ndef test_files(tmp_path):\n    assert tmp_path\n", "t.py")
     with pytest.raises(InputError, match=r"t\.py:1: parametrize's cases must be a list"):
-        parse_tests("@pytest.mark.parametrize('n', make())\ndef test_n(n):\n    assert n\n", "t.py")
+        parse_given_tests("@pytest.mark.parametrize('n', make())\ndef test_n(n):\n    assert n\n", "t.py")
 
 
 def test_io_pairs_and_files(tmp_path: Path) -> None:
@@ -241,3 +185,14 @@ def test_entry_point_from_the_tests_when_the_prompt_has_no_signature() -> None:
     task = build_task("Add two numbers.", ["add(1, 2) == 3"], (), None, None)
     assert task.problem.entry_point == "add"
     assert "The program must pass these tests:\nassert add(1, 2) == 3" in task.problem.prompt
+
+
+def test_an_mbpp_prompt_names_its_function_in_the_assert_it_shows() -> None:
+    prompt = (
+        "Write a function to find the minimum cost path.\nYour code should pass this test:\n"
+        "assert min_cost([[1, 2], [4, 8]], 1, 1) == 9\n"
+    )
+    task = build_task(prompt, (), (), None, None)
+    assert task.problem.entry_point == "min_cost"
+    assert [(t.text, t.origin) for t in task.tests.tests] == [("min_cost([[1, 2], [4, 8]], 1, 1) == 9", "docstring")]
+    assert build_task("Write f.\nassert (f(1)\n", (), (), None, None).problem.entry_point is None

@@ -39,7 +39,7 @@ from refinelab.strategies import STRATEGIES, Budget, Env, StrategySpec, Trajecto
 )
 def test_bad_arguments_are_user_errors_at_binding(text: str, message: str) -> None:
     with pytest.raises(UserError) as caught:
-        StrategySpec.parse(text).kwargs()
+        StrategySpec.parse(text).bind()
     assert message in str(caught.value) and "\n" not in str(caught.value)
 
 
@@ -49,7 +49,7 @@ def test_bad_arguments_are_user_errors_at_binding(text: str, message: str) -> No
      "sampling(n=4, temperature=0.8, top_p=1, max_tokens=512, seed=7)", "self-refine(structured=false)"],
 )  # fmt: skip
 def test_good_arguments_bind(text: str) -> None:
-    StrategySpec.parse(text).kwargs()
+    StrategySpec.parse(text).bind()
 
 
 @pytest.fixture
@@ -69,13 +69,13 @@ def registered() -> Iterator[str]:
 
 
 def test_a_new_strategy_is_checked_from_its_signature_alone(registered: str) -> None:
-    StrategySpec.parse(f"{registered}(voters=7, rule=unanimous)").kwargs()
+    StrategySpec.parse(f"{registered}(voters=7, rule=unanimous)").bind()
     with pytest.raises(UserError, match="voters=11: must be at most 9"):
-        StrategySpec.parse(f"{registered}(voters=11)").kwargs()
+        StrategySpec.parse(f"{registered}(voters=11)").bind()
     with pytest.raises(UserError, match="voters=1: must be at least 3"):
-        StrategySpec.parse(f"{registered}(voters=1)").kwargs()
+        StrategySpec.parse(f"{registered}(voters=1)").bind()
     with pytest.raises(UserError, match="rule=any: must be one of majority, unanimous"):
-        StrategySpec.parse(f"{registered}(rule=any)").kwargs()
+        StrategySpec.parse(f"{registered}(rule=any)").bind()
 
 
 @pytest.mark.parametrize(
@@ -139,12 +139,12 @@ def test_a_prompt_file_is_read_once_and_its_content_is_in_the_key(
     path.write_text('actor_system = "Short programs."\n', encoding="utf-8")
     reads: list[str] = []
     original = Prompts.load.__func__  # type: ignore[attr-defined]
-    monkeypatch.setattr(Prompts, "load", classmethod(lambda cls, p: reads.append(str(p)) or original(cls, p)))
+    monkeypatch.setattr(Prompts, "load", classmethod(lambda cls, p: _record(reads, str(p)) or original(cls, p)))
     text = f"single-pass(prompts={path})"
     spec = ExperimentSpec((BenchmarkChoice("jsonl"),), (StrategySpec.parse(text),), ("m",))
     first = spec.configurations()[0]
     assert [c.key for c in spec.configurations()] == [first.key] and spec.run_id
-    assert first.strategy.kwargs()["prompts"] == Prompts.load(path)
+    assert first.strategy.bind().arguments["prompts"] == Prompts.load(path)
     assert len(reads) == 2  # once for the configuration, once for the comparison just above
     path.write_text('actor_system = "Long programs."\n', encoding="utf-8")
     edited = ExperimentSpec((BenchmarkChoice("jsonl"),), (StrategySpec.parse(text),), ("m",))
@@ -158,7 +158,7 @@ def test_a_spec_file_reads_its_prompt_file_once(tmp_path: Path, monkeypatch: pyt
     prompts.write_text('actor_system = "Short programs."\n', encoding="utf-8")
     reads: list[str] = []
     original = Prompts.load.__func__  # type: ignore[attr-defined]
-    monkeypatch.setattr(Prompts, "load", classmethod(lambda cls, p: reads.append(str(p)) or original(cls, p)))
+    monkeypatch.setattr(Prompts, "load", classmethod(lambda cls, p: _record(reads, str(p)) or original(cls, p)))
     path = tmp_path / "spec.toml"
     path.write_text(SPEC.replace("sampling(n=0)", f"self-refine(prompts='{prompts}', actor=big)"), encoding="utf-8")
     spec = load_spec(path)  # checks every strategy as it reads it
@@ -178,7 +178,7 @@ def own_settings() -> Iterator[str]:
 
 def test_a_setting_binds_to_a_strategys_own_parameter_or_is_refused(own_settings: str) -> None:
     # a strategy with its own ``temperature`` gets it; one without ``config`` cannot take ``top_p``
-    assert StrategySpec.parse(f"{own_settings}(temperature=0.5)").kwargs() == {"temperature": 0.5}
+    assert StrategySpec.parse(f"{own_settings}(temperature=0.5)").bind().arguments == {"temperature": 0.5}
     with pytest.raises(UserError, match="strategy 'test-settings' has no parameter 'top_p'"):
         StrategySpec.parse(f"{own_settings}(top_p=0.9)").bind()
 
@@ -212,7 +212,7 @@ def test_trajectories_record_every_argument_from_the_binding(registered: str) ->
     try:
         problem = Problem(id="p", prompt="", kind="function", visible_tests=(), hidden_tests=(), entry_point="f")
         env = Env(ScriptedModel([]), None)  # type: ignore[arg-type]
-        bound = StrategySpec.parse("test-record(tone=terse)").bound
+        bound = StrategySpec.parse("test-record(tone=terse)").bind()
         trajectory = asyncio.run(bound.run(problem, env))
         assert (trajectory.strategy, trajectory.params) == ("test-record", {"rounds": 2, "tone": "terse"})
         assert bound.recorded == trajectory.params
@@ -236,6 +236,28 @@ def test_every_strategy_module_is_imported_so_it_registers() -> None:
 
 def test_settings_change_only_what_they_name_in_the_strategys_own_config() -> None:
     # sampling's own config is temperature 0.2, top_p 0.95: a new temperature keeps its top_p
-    config = StrategySpec.parse("sampling(temperature=1.0, max_tokens=64)").kwargs()["config"]
+    config = StrategySpec.parse("sampling(temperature=1.0, max_tokens=64)").bind().arguments["config"]
     assert config == GenerateConfig(temperature=1.0, top_p=0.95, max_tokens=64)
-    assert StrategySpec.parse("single-pass(seed=3)").kwargs()["config"] == GenerateConfig(temperature=0.0, seed=3)
+    assert StrategySpec.parse("single-pass(seed=3)").bind().arguments["config"] == GenerateConfig(
+        temperature=0.0, seed=3
+    )
+
+
+def test_one_registry_record_per_strategy_says_everything_the_registry_knows() -> None:
+    from refinelab.strategies import STRATEGIES, RegisteredStrategy, self_refine
+
+    assert all(isinstance(entry, RegisteredStrategy) and entry.name == name for name, entry in STRATEGIES.items())
+    assert STRATEGIES["self-refine"].function is self_refine
+    assert {name for name, entry in STRATEGIES.items() if entry.uses_critic} == {
+        "self-refine",
+        "self-redraft",
+        "verified",
+    }
+    spec = StrategySpec.parse("self-refine(max_iters=2, critic=small)")
+    assert spec.uses_critic and spec.bind() is spec.bind() is spec.without_models().bind()
+
+
+def _record(reads: list[str], path: str) -> bool:
+    """Note a read (False, so ``_record(...) or original(...)`` goes on to the real read)."""
+    reads.append(path)
+    return False

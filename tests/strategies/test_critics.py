@@ -6,12 +6,13 @@ import asyncio
 import json
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from refinelab.models import GenerateConfig, Message, Model
 from refinelab.models._openai import OpenAIBackend
 from refinelab.problems import Problem, load_livecodebench
 from refinelab.sandbox import WorkerPool
-from refinelab.strategies import Env, Trajectory, self_redraft, self_refine
+from refinelab.strategies import Attempt, Env, Strategy, Trajectory, self_redraft, self_refine
 from refinelab.testing import FunctionModel, ScriptedModel, serve
 from tests.strategies.test_execution import HANDS_CORRECT, RIGHT, SQUARE, WRONG
 
@@ -22,12 +23,17 @@ def is_critic(messages: Sequence[Message]) -> bool:
     return "senior code reviewer" in messages[0].content
 
 
-def run(problem: Problem, actor: Model, critic: Model, **params: object) -> Trajectory:
-    strategy = params.pop("strategy", self_refine)
+def _passed(attempt: Attempt | None) -> bool:
+    """The attempt passed its visible tests."""
+    return attempt is not None and attempt.visible is not None and attempt.visible.passed
+
+
+def run(problem: Problem, actor: Model, critic: Model, **params: Any) -> Trajectory:
+    strategy: Strategy[...] = params.pop("strategy", self_refine)
 
     async def main() -> Trajectory:
         async with WorkerPool() as pool:
-            return await strategy(problem, Env(actor, pool, critic=critic), **params)  # type: ignore[operator]
+            return await strategy(problem, Env(actor, pool, critic=critic), **params)
 
     return asyncio.run(main())
 
@@ -80,10 +86,8 @@ def test_counts_follow_the_critics_confusion_matrix() -> None:
     assert counts == {"actor": 6, "critic": 6}
     assert {c: len(t.attempts) for c, t in results.items()} == {"ta": 1, "fr": 2, "fa": 1, "tr": 2}
     assert all(t.stop_reason == "accepted" for t in results.values())
-    regressions = [c for c, t in results.items() if t.attempts[0].visible.passed and not t.final_attempt.visible.passed]  # type: ignore[union-attr]
-    improvements = [
-        c for c, t in results.items() if not t.attempts[0].visible.passed and t.final_attempt.visible.passed
-    ]  # type: ignore[union-attr]
+    regressions = [c for c, t in results.items() if _passed(t.attempts[0]) and not _passed(t.final_attempt)]
+    improvements = [c for c, t in results.items() if not _passed(t.attempts[0]) and _passed(t.final_attempt)]
     assert (regressions, improvements) == (["fr"], ["tr"])
 
 
@@ -96,8 +100,26 @@ def test_self_refine_stops_at_the_cap_and_on_an_unreadable_critic() -> None:
     assert unreadable.attempts[0].critic is not None and unreadable.attempts[0].critic.verdict is None
 
 
+def test_the_attempt_at_the_cap_is_not_critiqued_unless_asked() -> None:
+    """The Self-Refine paper's loop ends after the last refinement: a verdict on that attempt could change
+    nothing, so the call is not made (``critique_last=true`` keeps it, for the critic's confusion matrix)."""
+    for strategy, rejection in ((self_refine, '{"critique": "no", "passed": false}'),
+                                (self_redraft, "<critique>no</critique><suggestion>refine</suggestion>")):  # fmt: skip
+        critic = ScriptedModel(rules=[(is_critic, rejection)])
+        capped = run(SQUARE, ScriptedModel([WRONG] * 3), critic, max_iters=2, strategy=strategy)
+        assert len(capped.attempts) == 3 and capped.stop_reason == "max_iterations" and capped.final == 2
+        assert [a.critic is not None for a in capped.attempts] == [True, True, False]
+        assert len(critic.requests) == 2
+        critic = ScriptedModel(rules=[(is_critic, rejection)])
+        every = run(SQUARE, ScriptedModel([WRONG] * 3), critic, max_iters=2, strategy=strategy, critique_last=True)
+        assert [a.critic is not None for a in every.attempts] == [True, True, True] and len(critic.requests) == 3
+        assert every.stop_reason == "max_iterations" and every.final == 2  # the same answer
+    critic = ScriptedModel(rules=[(is_critic, '{"critique": "no", "passed": false}')])
+    assert len(run(SQUARE, ScriptedModel([WRONG]), critic, max_iters=0).attempts) == 1 and not critic.requests
+
+
 def test_the_critic_is_asked_for_structured_output() -> None:
-    schemas: list[dict[str, object] | None] = []
+    schemas: list[str | None] = []
 
     def critic_reply(messages: Sequence[Message], config: GenerateConfig) -> str:
         schemas.append(config.json_schema)
@@ -150,16 +172,12 @@ def test_a_real_server_sees_exactly_the_requests_the_trajectory_records() -> Non
     calls = [(a.response, a.critic.raw if a.critic else None) for a in trajectory.attempts]
     assert len(bodies) == len(calls) * 2 == 4  # one actor and one critic request per attempt, nothing more
     for attempt, critic_body in zip(trajectory.attempts, bodies[1::2]):
-        assert (attempt.code or "").split("\n")[-2].strip() in critic_body["messages"][-1]["content"]  # type: ignore[index]
-    assert "adds" in bodies[2]["messages"][-1]["content"]  # type: ignore[index]  # the critique reached the actor
+        assert (attempt.code or "").split("\n")[-2].strip() in critic_body["messages"][-1]["content"]
+    assert "adds" in bodies[2]["messages"][-1]["content"]  # the critique reached the actor
     assert "response_format" in bodies[1] and "response_format" not in bodies[0]
     assert trajectory.attempts[0].critic is not None and trajectory.attempts[0].critic.verdict == "refine"
     assert trajectory.stop_reason == "accepted" and trajectory.final == 1
-    assert trajectory.usage.prompt_tokens == sum(
-        len(str(m["content"]).split())
-        for b in bodies
-        for m in b["messages"]  # type: ignore[attr-defined]
-    )
+    assert trajectory.usage.prompt_tokens == sum(len(str(m["content"]).split()) for b in bodies for m in b["messages"])
 
 
 def test_confidence_is_asked_for_and_recorded_when_wanted() -> None:
@@ -180,7 +198,7 @@ def test_a_spec_with_a_critic_and_settings_runs_and_round_trips() -> None:
     spec = StrategySpec.parse("self-refine(max_iters=1, critic=ollama:qwen2.5-coder:7b, temperature=0.2)")
     assert spec.params == {"max_iters": 1, "critic": "ollama:qwen2.5-coder:7b", "temperature": 0.2}
     assert StrategySpec.parse(str(spec)) == spec
-    kwargs = spec.kwargs()
+    kwargs = spec.bind().arguments
     assert kwargs["max_iters"] == 1 and kwargs["config"] == GenerateConfig(temperature=0.2)
     actor = ScriptedModel([WRONG, RIGHT])
     critic = ScriptedModel(['{"critique": "adds", "passed": false}', '{"critique": "", "passed": true}'])
@@ -201,7 +219,7 @@ def test_unknown_spec_parameters_are_user_errors() -> None:
     from refinelab.strategies import StrategySpec
 
     with pytest.raises(UserError, match="has no parameter 'iterations'"):
-        StrategySpec.parse("exec-refine(iterations=3)").kwargs()
+        StrategySpec.parse("exec-refine(iterations=3)").bind()
     with pytest.raises(UserError, match="unknown strategy 'self-improve'"):
         StrategySpec.parse("self-improve")
 

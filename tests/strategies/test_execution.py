@@ -225,9 +225,9 @@ def test_a_temperature_schedule_rises_linearly_across_refinement_rounds() -> Non
 
 def test_a_temperature_schedule_is_written_as_a_strategy_argument() -> None:
     spec = StrategySpec.parse("exec-refine(max_iters=2, temperature_schedule=(0.2, 0.8), memory=last)")
-    assert spec.kwargs()["temperature_schedule"] == (0.2, 0.8) and spec.kwargs()["memory"] == "last"
+    assert spec.bind().arguments["temperature_schedule"] == (0.2, 0.8) and spec.bind().arguments["memory"] == "last"
     with pytest.raises(UserError, match=r"temperature_schedule=0.5: must be \(a number, a number\)"):
-        StrategySpec.parse("exec-refine(temperature_schedule=0.5)").kwargs()
+        StrategySpec.parse("exec-refine(temperature_schedule=0.5)").bind()
     model = ScriptedModel([WRONG])
     with pytest.raises(UserError, match="at least 0"):
         run(model, lambda env: exec_refine(SQUARE, env, temperature_schedule=(-1.0, 0.5)))

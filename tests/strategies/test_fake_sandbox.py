@@ -6,7 +6,7 @@ import asyncio
 
 from refinelab.problems import AssertTest, CallTest, Problem, StdioTest
 from refinelab.sandbox import Suite
-from refinelab.strategies import Env, exec_refine
+from refinelab.strategies import DEFAULT_PROMPTS, Env, exec_refine
 from refinelab.testing import FakeSandbox, ScriptedModel
 
 SQUARE = Problem(
@@ -59,3 +59,46 @@ def test_the_fake_sandbox_keeps_item_order_and_evaluates_values() -> None:
     values = asyncio.run(sandbox.values("def g(x):\n    return (x, [x])\n", ["g(1)", "g(1) / 0"], entry_point="g"))
     assert values[0] == (1, [1])
     assert getattr(values[1], "verdict", None) == "error"
+
+
+BLIND = Problem(
+    id="sq-blind",
+    prompt='def sq(x: int) -> int:\n    """Square x."""\n',
+    kind="function",
+    visible_tests=(),
+    hidden_tests=(CallTest("sq(4)", 16),),
+    entry_point="sq",
+)
+WRITTEN_TESTS = "```python\nassert sq(2) == 4\nassert sq(3) == 9\n```"
+
+
+def _texts(model: ScriptedModel) -> list[str]:
+    return [m.content for request in model.requests for m in request]
+
+
+def test_exec_refine_without_visible_tests_writes_tests_and_refines_against_them() -> None:
+    model, sandbox = ScriptedModel([WRITTEN_TESTS, WRONG, RIGHT]), FakeSandbox()
+    trajectory = asyncio.run(exec_refine(BLIND, Env(model, sandbox), max_iters=3))
+    assert "unit tests" in model.requests[0][0].content  # the test-writing call of refinelab.verification
+    assert model.requests[1] == DEFAULT_PROMPTS.draft(BLIND)  # the draft's request is single pass's
+    assert [len(g.tests) for g in trajectory.generations] == [2]
+    assert trajectory.decisions[0].kind == "tests" and "0 visible, 2 generated" in trajectory.decisions[0].reason
+    assert [a.visible.passed for a in trajectory.attempts if a.visible] == [False, True]
+    assert "sq(3): expected 9, got 6" in (trajectory.attempts[1].feedback or "")
+    assert trajectory.stop_reason == "visible_tests_passed" and trajectory.final == 1
+    assert not [text for text in _texts(model) if "no visible tests" in text]
+
+
+def test_exec_refine_without_visible_tests_can_stop_after_the_draft() -> None:
+    model = ScriptedModel([WRONG])
+    trajectory = asyncio.run(exec_refine(BLIND, Env(model, FakeSandbox()), when_no_tests="stop"))
+    assert len(model.requests) == 1 and len(trajectory.attempts) == 1
+    assert trajectory.stop_reason == "no_tests" and trajectory.final == 0 and not trajectory.generations
+
+
+def test_exec_refine_stops_when_the_written_tests_hold_none_it_can_run() -> None:
+    model = ScriptedModel(["I cannot write tests for this.", WRONG])
+    trajectory = asyncio.run(exec_refine(BLIND, Env(model, FakeSandbox())))
+    assert len(model.requests) == 2 and trajectory.stop_reason == "no_tests"
+    assert [len(g.tests) for g in trajectory.generations] == [0]  # the call is recorded: its tokens count
+    assert not [text for text in _texts(model) if "no visible tests" in text]

@@ -157,7 +157,7 @@ def test_budgets_count_test_writing_calls() -> None:
 
 def test_verified_parses_as_a_spec_with_its_knobs() -> None:
     spec = StrategySpec.parse("verified(k=3, m=2, hide_visible=true, temperature_schedule=(0.2, 0.8))")
-    assert spec.kwargs()["temperature_schedule"] == (0.2, 0.8) and spec.kwargs()["hide_visible"] is True
+    assert spec.bind().arguments["temperature_schedule"] == (0.2, 0.8) and spec.bind().arguments["hide_visible"] is True
 
 
 def test_a_real_server_sees_exactly_the_requests_the_trajectory_records() -> None:
@@ -180,7 +180,7 @@ def test_a_real_server_sees_exactly_the_requests_the_trajectory_records() -> Non
     recorded = sorted([a.response for a in trajectory.attempts] + [g.raw for g in trajectory.generations])
     assert len(answered) == len(recorded) == 2 + 2 + 2  # two samples, two test writers, two refinements
     assert sorted(reply(body) for body in answered) == recorded
-    contents = [str(m["content"]) for body in answered for m in body["messages"]]  # type: ignore[attr-defined]
+    contents = [str(m["content"]) for body in answered for m in body["messages"]]
     for attempt in trajectory.attempts[2:]:  # each refinement's recorded feedback is what the server was sent
         assert attempt.feedback and any(attempt.feedback in content for content in contents)
     assert trajectory.final == 2 and trajectory.stop_reason == "verified"
@@ -214,10 +214,11 @@ def test_codet_under_a_call_budget_keeps_what_it_got_and_says_which_budget() -> 
 
 
 def test_verified_follows_the_temperature_schedule_from_the_draft_to_the_last_round() -> None:
-    seen: list[tuple[str, float | None]] = []
+    seen: list[tuple[str, float]] = []
 
     def answer(messages: Sequence[Message], config: GenerateConfig) -> str:
         kind = "tests" if writes_tests(messages) else "refine" if "tests failed" in messages[-1].content else "draft"
+        assert config.temperature is not None  # the schedule sets one every round
         seen.append((kind, config.temperature))
         return TESTS if kind == "tests" else ONLY_SEVEN
 

@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 
 from refinelab.cli import main
-from refinelab.experiment import Store
 from refinelab.report import build_report, figure_titles
-from refinelab.view import Source, _site, serving
+from refinelab.store import Store
+from refinelab.view import Source, serving
 from refinelab.view._payload import slug
 from tests.report.test_report import fill
 from tests.view.demo import make_run
@@ -131,14 +131,14 @@ def slow_reports(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Sl
     with Store(path) as store:
         fill(store)
     slow = SlowReports(path, threading.Event(), threading.Event())
-    build = _site.build_report
+    build = build_report  # the function the site module calls, replaced there below
 
     def slow_report(store: Store, run_id: str) -> object:
         slow.started.set()
         slow.release.wait(60)
         return build(store, run_id)
 
-    monkeypatch.setattr(_site, "build_report", slow_report)
+    monkeypatch.setattr("refinelab.view._site.build_report", slow_report)
     try:
         yield slow
     finally:

@@ -15,8 +15,9 @@ import asyncio
 import json
 from pathlib import Path
 
-from refinelab.experiment import SAME, BenchmarkChoice, ExperimentSpec, Settings, run_experiment
+from refinelab.experiment import SAME, BenchmarkChoice, ExperimentSpec, run_experiment
 from refinelab.models import load_models_config
+from refinelab.runtime import Settings
 from refinelab.strategies import StrategySpec
 from refinelab.testing import serve
 from tests.strategies.test_critics import HANDS_BROKEN
@@ -124,7 +125,7 @@ def make_run(folder: Path, data: Path | None = None, strategies: tuple[str, ...]
     data = data or write_problems(folder / "livecodebench.jsonl")
     models = folder / "models.toml"
     models.write_text(MODELS_FILE, encoding="utf-8")
-    settings = Settings(folder / "store.sqlite", folder / "responses.sqlite")
+    settings = Settings(store=folder / "store.sqlite", cache=folder / "responses.sqlite")
     with serve(reply) as server:
         spec = ExperimentSpec(
             (BenchmarkChoice("livecodebench", str(data)),),

@@ -15,7 +15,7 @@ import json
 from pathlib import Path
 
 from refinelab.cli import main
-from refinelab.experiment import Store
+from refinelab.store import Store
 from refinelab.testing import serve
 from tests.experiment.fakes import write_benchmark
 

@@ -11,7 +11,6 @@ from urllib.parse import quote
 
 import pytest
 
-from refinelab.experiment import Store
 from refinelab.metrics import (
     critic_call_attempts,
     improved,
@@ -21,6 +20,7 @@ from refinelab.metrics import (
     worsened,
 )
 from refinelab.report import HEADLINE
+from refinelab.store import Store
 from refinelab.view._payload import slug
 from tests.view.conftest import ARTIFACTS, Demo
 from tests.view.demo import HALLUCINATED, SMALL_CRITIC
@@ -152,10 +152,11 @@ def test_figures_are_drawn_only_when_their_page_is_shown(page: Any, base: str, d
 
 
 def case_rows(page: Any) -> list[tuple[str, str, int | None]]:
-    return page.evaluate(
+    rows: list[tuple[str, str, int | None]] = page.evaluate(
         """() => [...document.querySelectorAll("#case-list tbody tr")].map((row) =>
              [row.dataset.problem, row.dataset.config, row.dataset.attempt === undefined ? null : Number(row.dataset.attempt)])"""
     )
+    return rows
 
 
 def test_the_regressions_filter_lists_exactly_the_counted_regression_errors(page: Any, base: str, demo: Demo) -> None:
@@ -296,9 +297,8 @@ def test_each_attempt_shows_its_failing_tests_expected_against_actual(page: Any,
     for attempt in trajectory.attempts:
         panel = page.locator(f"#attempt-{attempt.index} .tests-panel")
         failing = [(i, o) for i, o in enumerate(attempt.hidden.outcomes or ()) if o.verdict != "pass"]
-        assert panel.locator(".failure").count() == len(failing) + sum(
-            o.verdict != "pass" for o in (attempt.visible.outcomes or ()) if attempt.visible
-        )
+        visible = (attempt.visible.outcomes or ()) if attempt.visible is not None else ()
+        assert panel.locator(".failure").count() == len(failing) + sum(o.verdict != "pass" for o in visible)
         for i, outcome in failing:
             shown = panel.locator(f".failure[data-test='{i}']").first
             assert shown.locator("pre.expected").inner_text().strip() == (outcome.expected or "").strip()

@@ -10,7 +10,8 @@ from typing import Any
 
 import pytest
 
-from refinelab.experiment import Configuration, Store
+from refinelab.experiment import Configuration
+from refinelab.store import RunProblem, Store, Unit
 from refinelab.strategies import StrategySpec, Trajectory
 from refinelab.view import Source, serving, write_site
 from tests.report.test_report import HEADER, attempt, problem, result
@@ -44,14 +45,14 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
     with Store(path) as opened:
         for n, run in enumerate(RUNS):
             opened.open_run(run, {"name": run.rsplit("-", 1)[0], "repeats": 1}, HEADER)
-            opened.add_configurations(run, CONFIGS)
-            opened.add_problems(run, [(f"jsonl/{p}", problem(p)) for p in names])
+            opened.add_configurations(run, [c.stored() for c in CONFIGS])
+            opened.add_problems(run, [RunProblem(f"jsonl/{p}", problem(p)) for p in names])
             for config in CONFIGS:
                 for i, name in enumerate(names):
                     ok = (i + n) % 2 == 0
                     verdict = None if config.critic is None else "pass"
                     done = Trajectory(name, config.strategy.name, {}, (attempt(0, verdict, 100),), 0, "accepted")
-                    opened.save(run, (config.key, f"jsonl/{name}", 0), done, [result(ok)])
+                    opened.save(run, Unit(config.key, f"jsonl/{name}", 0), done, [result(ok)])
             opened.finish_run(run, "complete")
     return path
 

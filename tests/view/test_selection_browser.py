@@ -13,7 +13,7 @@ from urllib.parse import quote
 import pytest
 
 from refinelab.cli import main
-from refinelab.experiment import Store, TrajectoryDetail
+from refinelab.store import Store, TrajectoryDetail
 from refinelab.view import Source, serving
 from tests.view.conftest import ARTIFACTS
 from tests.view.selecting import make_selecting_run

@@ -12,24 +12,27 @@ from typing import Any
 
 from refinelab._files import write_atomically
 from refinelab._words import counted
-from refinelab.cli._progress import ProgressDisplay
-from refinelab.errors import UserError
-from refinelab.experiment import (
+from refinelab.check import (
+    CheckInputs,
+    CheckOptions,
     GeneratedTestSet,
     ScoredSample,
     Selection,
     SelectionOptions,
     SelfTestReport,
+    check_samples,
     format_hint,
     read_any_samples,
     read_generated_tests,
-    score_samples,
-    select_by_agreement,
     self_test,
     summarize,
 )
-from refinelab.problems import BENCHMARKS, Problem
-from refinelab.sandbox import Limits, WorkerPool, default_workers, prepare_benchmark
+from refinelab.cli import _options
+from refinelab.cli._progress import ProgressDisplay
+from refinelab.errors import UserError
+from refinelab.problems import BENCHMARKS, BenchmarkFiles, Problem, valid_date
+from refinelab.runtime import Runtime, open_runtime
+from refinelab.sandbox import Sandbox
 from refinelab.verification import AGREEMENT_SECONDS, agreement_limits
 
 
@@ -43,8 +46,8 @@ def add_parser(commands: Any, environ: Mapping[str, str]) -> None:
         help="JSONL with task_id and completion or solution (or CodeT's prompt and samples)",
     )
     parser.add_argument("--benchmark", required=True, choices=sorted(BENCHMARKS), help="which problems")
-    parser.add_argument("--data", type=Path, help="benchmark file (required for file-only benchmarks)")
-    parser.add_argument("--workers", type=int, default=default_workers(), help="sandbox workers (default: cores)")
+    add_benchmark_options(parser)
+    parser.add_argument("--workers", type=int, help="sandbox workers (default: cores)")
     parser.add_argument("--out", type=Path, help="write one JSON line per sample with per-test outcomes")
     parser.add_argument(
         "--timeout",
@@ -62,16 +65,41 @@ def add_parser(commands: Any, environ: Mapping[str, str]) -> None:
     parser.add_argument(
         "--allow-package", action="append", default=[], metavar="NAME", help="let candidates import NAME (e.g. numpy)"
     )
-    parser.add_argument("--isolation", choices=["auto", "bwrap", "none"], default="auto", help="sandbox mode")
+    _options.add_isolation(parser)
     parser.add_argument(
         "--cache-dir",
         type=Path,
-        default=default_cache_dir(environ),
-        help="where computed HumanEval+ outputs are kept (default: $REFINELAB_CACHE_DIR, else "
-        "$XDG_CACHE_HOME/refinelab, else ~/.cache/refinelab)",
+        help="where downloaded benchmarks and computed HumanEval+/MBPP+ outputs are kept (default: "
+        "$REFINELAB_CACHE_DIR, else $XDG_CACHE_HOME/refinelab, else ~/.cache/refinelab)",
     )
     _add_selection_options(parser)
-    parser.set_defaults(run=run)
+    parser.set_defaults(run=lambda args: run(args, environ))
+
+
+def add_benchmark_options(parser: Any) -> None:
+    """``--data``, ``--release``, ``--after`` and ``--before`` (``check`` and ``run`` share them)."""
+    parser.add_argument(
+        "--data", type=Path, help="benchmark file (default: the benchmark's pinned source, downloaded once and cached)"
+    )
+    parser.add_argument(
+        "--release",
+        help="release as upstream spells it: livecodebench release_v1..release_v6 (cumulative), v5 (one release), "
+        "v4_v5 (a range); apps introductory/interview/competition; mbpp test/train/validation/prompt/full",
+    )
+    parser.add_argument("--after", type=_date, metavar="YYYY-MM-DD", help="only problems dated on or after this day")
+    parser.add_argument("--before", type=_date, metavar="YYYY-MM-DD", help="only problems dated before this day")
+
+
+def _date(text: str) -> str:
+    if not valid_date(text):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a date written YYYY-MM-DD")
+    return text
+
+
+def describe_source(files: BenchmarkFiles) -> list[str]:
+    """What a benchmark was read from, in lines: the source, then every file with its hash."""
+    provenance = files.provenance
+    return [f"benchmark: {provenance.describe()}", *(f"  {line}" for line in provenance.file_lines())]
 
 
 def _add_selection_options(parser: argparse.ArgumentParser) -> None:
@@ -110,76 +138,88 @@ CODET_TIMEOUT = AGREEMENT_SECONDS
 """CodeT's time per generated test (see :data:`refinelab.verification.AGREEMENT_SECONDS`)."""
 
 
-def default_cache_dir(environ: Mapping[str, str]) -> Path:
-    """``$REFINELAB_CACHE_DIR``, else ``$XDG_CACHE_HOME/refinelab``, else ``~/.cache/refinelab``."""
-    if environ.get("REFINELAB_CACHE_DIR"):
-        return Path(environ["REFINELAB_CACHE_DIR"])
-    base = environ.get("XDG_CACHE_HOME") or str(Path(environ.get("HOME", "~")).expanduser() / ".cache")
-    return Path(base) / "refinelab"
-
-
-def run(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
     """Validate the arguments, then score or self-test."""
-    if args.workers < 1:
+    if args.workers is not None and args.workers < 1:
         raise UserError("--workers must be at least 1")
+    if args.after and args.before and args.after >= args.before:
+        raise UserError(f"--before ({args.before}) must be later than --after ({args.after})")
     if args.timeout is not None and args.timeout <= 0:
         raise UserError("--timeout must be positive")
     if not args.self_test and args.samples is None:
         raise UserError("give a SAMPLES file, or --self-test")
     _check_selection_args(args)
-    return asyncio.run(_run(args))
+    settings = _options.settings(args, environ, ("cache_dir", "workers"))
+    options = CheckOptions(
+        benchmark=args.benchmark,
+        data=args.data,
+        release=args.release,
+        after=args.after,
+        before=args.before,
+        timeout=args.timeout,
+        test_details=args.test_details,
+        isolation=args.isolation,
+        allow_packages=tuple(args.allow_package),
+    )
+    for package in options.missing_packages:
+        print(
+            f"refinelab: note: {args.benchmark}'s own grader lets programs import {package}, which is not "
+            f"installed here; programs that import it will fail (pip install {package})",
+            file=sys.stderr,
+        )
+
+    async def check() -> int:
+        async with open_runtime(settings) as runtime:
+            return await _check(args, options, runtime)
+
+    return asyncio.run(check())
 
 
-def check_limits(benchmark: str, timeout: float | None, test_details: bool) -> Limits:
-    """The limits ``check`` scores with: the benchmark's time rule unless a timeout is given, and every test
-    run only with ``test_details`` (else a program stops at its first failure)."""
-    chosen = BENCHMARKS[benchmark]
-    limits = Limits(cpu_seconds=timeout or chosen.cpu_seconds, stop_at_failure=not test_details)
-    return limits.following_reference() if timeout is None and chosen.follows_reference else limits
-
-
-async def _run(args: argparse.Namespace) -> int:
-    limits = check_limits(args.benchmark, args.timeout, args.test_details)
-    packages = _packages(args.benchmark, args.allow_package)
-    pool = WorkerPool(workers=args.workers, limits=limits, isolation=args.isolation, packages=packages)
+async def _check(args: argparse.Namespace, options: CheckOptions, runtime: Runtime) -> int:
     with ProgressDisplay(sys.stderr) as show:
-        async with pool:
-            problems = await prepare_benchmark(
-                args.benchmark, args.data, pool=pool, cache_dir=args.cache_dir, progress=show
-            )
-            if args.self_test:
-                report = await self_test(problems, pool, progress=show)
-                show.close()
-                _print_self_test(report, pool)
-                return 1 if report.discrepancies else 0
-            samples, unmatched = read_any_samples(args.samples, problems)
-            if unmatched:
-                print(
-                    f"refinelab: note: {len(unmatched)} samples records matched no task: {_listing(unmatched)}",
-                    file=sys.stderr,
-                )
-            tests = read_generated_tests(args.generated_tests, problems) if args.generated_tests else None
-            scored = await score_samples(samples, pool, progress=show)
-            if args.select:
-                options = _selection_options(args)
-                selections = await select_by_agreement(scored, tests or _NO_TESTS, pool, options, progress=show)
-                show.close()
-                _print_summary(scored, problems, pool)
-                _print_selection(selections, tests, args)
-                if args.out is not None:
-                    write_atomically(args.out, [json.dumps(item.to_json()) + "\n" for item in selections])
-                return 0
-    if args.out is not None:
-        write_atomically(args.out, [json.dumps(item.to_json()) + "\n" for item in scored])
-    _print_summary(scored, problems, pool)
-    hint = format_hint(samples)
+        files = options.files(runtime.settings.fetch_options(show))
+        show.close()
+        if files.provenance.revision is not None:  # downloaded: say which revision, release and bytes
+            print("\n".join(describe_source(files)), file=sys.stderr)
+        sandbox = await runtime.open_sandbox(options.sandbox())
+        problems = await options.problems(files, sandbox, runtime.settings.cache_dir, show)
+        if args.self_test:
+            report = await self_test(problems, sandbox, progress=show)
+            show.close()
+            _print_self_test(report, sandbox)
+            return 1 if report.discrepancies else 0
+        inputs = _inputs(args, problems)
+        result = await check_samples(inputs, sandbox, _selection_options(args) if args.select else None, show)
+        show.close()
+    if result.selections is not None:
+        _print_summary(result.scored, problems, sandbox)
+        _print_selection(result.selections, inputs.tests, args)
+        _write_out(args.out, result.selections)
+        return 0
+    _write_out(args.out, result.scored)
+    _print_summary(result.scored, problems, sandbox)
+    hint = format_hint(inputs.samples)
     if hint is not None:
         sys.stdout.flush()
         print(f"refinelab: hint: {hint}", file=sys.stderr)
     return 0
 
 
-_NO_TESTS = GeneratedTestSet({}, "plain")
+def _inputs(args: argparse.Namespace, problems: Sequence[Problem]) -> CheckInputs:
+    """The samples (with a note on CodeT records that matched no task), then the generated tests."""
+    samples, unmatched = read_any_samples(args.samples, problems)
+    if unmatched:
+        print(
+            f"refinelab: note: {len(unmatched)} samples records matched no task: {_listing(unmatched)}",
+            file=sys.stderr,
+        )
+    tests = read_generated_tests(args.generated_tests, problems) if args.generated_tests else None
+    return CheckInputs(samples, unmatched, tests)
+
+
+def _write_out(path: Path | None, lines: Sequence[ScoredSample] | Sequence[Selection]) -> None:
+    if path is not None:
+        write_atomically(path, [json.dumps(item.to_json()) + "\n" for item in lines])
 
 
 def _check_selection_args(args: argparse.Namespace) -> None:
@@ -241,19 +281,7 @@ def _listing(items: Sequence[str], limit: int = 10) -> str:
     return shown + (f" and {len(items) - limit} more" if len(items) > limit else "")
 
 
-def _packages(name: str, allowed: Sequence[str]) -> list[str]:
-    """What candidates may import: what the user allowed plus what the benchmark's grader offers."""
-    installed, missing = BENCHMARKS[name].offered_packages()
-    for package in missing:
-        print(
-            f"refinelab: note: {name}'s own grader lets programs import {package}, which is not installed "
-            f"here; programs that import it will fail (pip install {package})",
-            file=sys.stderr,
-        )
-    return sorted({*allowed, *installed})
-
-
-def _print_summary(scored: Sequence[ScoredSample], problems: Sequence[Problem], pool: WorkerPool) -> None:
+def _print_summary(scored: Sequence[ScoredSample], problems: Sequence[Problem], pool: Sandbox) -> None:
     summary = summarize(scored)
     print(f"{summary.samples} samples on {summary.problems} of {len(problems)} problems ({_isolation(pool)})")
     for k, value in summary.pass_at.items():
@@ -264,15 +292,17 @@ def _print_summary(scored: Sequence[ScoredSample], problems: Sequence[Problem], 
         print("  (a program's tests after its first failure are skipped; --test-details runs every one)")
 
 
-def _print_self_test(report: SelfTestReport, pool: WorkerPool) -> None:
+def _print_self_test(report: SelfTestReport, pool: Sandbox) -> None:
     print(f"self-test: {report.problems} problems, {report.references} with a reference solution ({_isolation(pool)})")
     for found in report.discrepancies:
         print(f"  {found.problem_id}: {found.which}: {found.detail}")
+    print(_visible_line(report))
     print(_self_test_summary(report))
 
 
 def _self_test_summary(report: SelfTestReport) -> str:
-    """What was checked, in words: stubs on every problem, references where there are any."""
+    """What was checked, in words: stubs on every problem, references where there are any, and references
+    on the visible tests where there are both."""
     stubs = report.problems - sum(d.which == "stub" for d in report.discrepancies)
     references = report.references - sum(d.which == "reference" for d in report.discrepancies)
     found = f"empty stubs fail on {stubs} of {counted(report.problems, 'problem')}"
@@ -283,8 +313,18 @@ def _self_test_summary(report: SelfTestReport) -> str:
         if report.references < report.problems:
             missing = report.problems - report.references
             found += f" ({counted(missing, 'problem')} {'has' if missing == 1 else 'have'} none)"
+        visible = report.visible_checked - sum(d.which == "visible" for d in report.discrepancies)
+        if report.visible_checked:
+            found += f", and their visible tests on {visible} of {report.visible_checked}"
     return f"{found}; {counted(len(report.discrepancies), 'discrepancy', 'discrepancies')}"
 
 
-def _isolation(pool: WorkerPool) -> str:
+def _visible_line(report: SelfTestReport) -> str:
+    """How many problems have no visible tests (a strategy that runs tests has nothing to run there)."""
+    some, none = report.problems - report.without_visible, report.without_visible
+    verb = "has" if none == 1 else "have"
+    return f"visible tests: {some} of {counted(report.problems, 'problem')} have some; {none} {verb} none"
+
+
+def _isolation(pool: Sandbox) -> str:
     return f"isolation: {pool.isolation}, {pool.limits.rule()}"

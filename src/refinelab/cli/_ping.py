@@ -3,36 +3,33 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
-from refinelab._project import find_config
-from refinelab.models import GenerateConfig, Message, ModelsConfig, load_models_config, open_model
+from refinelab.cli import _options
+from refinelab.models import Completion, GenerateConfig, LocalBackend, Message, Model, open_model
 
 
 def add_parser(commands: Any, environ: Mapping[str, str]) -> None:
     """Register ``ping``."""
     parser = commands.add_parser("ping", help="send one request to a model and report latency, usage and cost")
-    parser.add_argument("model", help="openai:NAME, vllm:NAME, ollama:NAME, llamacpp:NAME, or NAME with --base-url")
-    parser.add_argument("--base-url", help="any OpenAI-compatible server, e.g. http://localhost:8000/v1")
     parser.add_argument(
-        "--config", type=Path, help="project config with [models] (default: refinelab.toml here or in a parent)"
+        "model",
+        help="openai:NAME, vllm:NAME, ollama:NAME, llamacpp:NAME, NAME with --base-url, or local:... (in-process "
+        "llama.cpp: local:gemma-3-270m, local:PATH.gguf, local:OWNER/REPO/FILE.gguf)",
     )
+    parser.add_argument("--base-url", help="any OpenAI-compatible server, e.g. http://localhost:8000/v1")
+    _options.add_config(parser)
     parser.set_defaults(run=lambda args: run(args, environ))
-
-
-def project_models(given: Path | None, environ: Mapping[str, str]) -> ModelsConfig:
-    """The ``[models]`` table of the project config (``--config``, ``$REFINELAB_CONFIG``, or the nearest
-    ``refinelab.toml`` from the current directory up), or an empty one."""
-    path = find_config(Path.cwd(), environ, given)
-    return load_models_config(path) if path is not None else ModelsConfig()
 
 
 def run(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
     """One request; user errors (unreachable, no key, unknown model) propagate as one line, exit 2."""
-    config = project_models(args.config, environ)
+    config = _options.settings(args, environ, ("config",)).models
     model = open_model(args.model, environ, base_url=args.base_url, config=config)
+    if isinstance(model.backend, LocalBackend):
+        return _ping_local(model, model.backend)
     completion = model.generate_sync([Message.user("Reply with the single word: ok")], GenerateConfig(max_tokens=8))
     usage = completion.usage
     cost = "unknown" if completion.cost_usd is None else f"${completion.cost_usd:.6f}"
@@ -41,5 +38,26 @@ def run(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
     print(
         f"latency {completion.latency_seconds * 1000:.0f} ms, tokens {usage.prompt_tokens} in / "
         f"{usage.completion_tokens} out{estimated}, cost {cost}, retries {len(completion.retries)}"
+    )
+    return 0
+
+
+def _ping_local(model: Model, backend: LocalBackend) -> int:
+    """Load the model (timed), then generate up to 64 tokens greedily and report the model's speed."""
+
+    async def once() -> tuple[float, Completion]:
+        async with model:
+            loaded = await backend.load()
+            prompt = [Message.user("Count from 1 to 100, separated by spaces.")]
+            return loaded, await model.generate(prompt, GenerateConfig(temperature=0.0, max_tokens=64))
+
+    loaded, completion = asyncio.run(once())
+    usage, seconds = completion.usage, completion.latency_seconds
+    size = backend.file.path.stat().st_size / 1e6
+    print(f"{completion.model}: {completion.text.strip()[:60]!r}")
+    print(f"{backend.endpoint}, {size:.0f} MB, sha256 {backend.file.sha256[:12]}")
+    print(
+        f"loaded in {loaded:.2f} s; {usage.completion_tokens} tokens in {seconds:.2f} s = "
+        f"{usage.completion_tokens / seconds:.1f} tokens/s (prompt {usage.prompt_tokens} tokens)"
     )
     return 0

@@ -5,23 +5,14 @@ from __future__ import annotations
 import argparse
 import asyncio
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
-from refinelab.cli._ping import project_models
-from refinelab.cli._run import default_store
+from refinelab.cli import _options
 from refinelab.errors import UserError
-from refinelab.experiment import (
-    DraftPair,
-    Judgement,
-    RecallOnDraft,
-    Store,
-    draft_pairs,
-    judge_drafts,
-    recall_on_draft,
-)
+from refinelab.experiment import DraftPair, Judgement, RecallOnDraft, draft_pairs, judge_drafts, recall_on_draft
 from refinelab.metrics import Rate
 from refinelab.models import Model, open_model
+from refinelab.store import Store
 
 
 def add_parser(commands: Any, environ: Mapping[str, str]) -> None:
@@ -33,8 +24,8 @@ def add_parser(commands: Any, environ: Mapping[str, str]) -> None:
     parser.add_argument("run_id", nargs="?", metavar="RUN", help="run id or unique prefix (default: the newest)")
     parser.add_argument("--judge", required=True, metavar="MODEL", help="the auxiliary model that judges the pairs")
     parser.add_argument("--base-url", help="any OpenAI-compatible server for the judge")
-    parser.add_argument("--config", type=Path, help="project config with [models]")
-    parser.add_argument("--store", type=Path, default=default_store(environ), help="results database")
+    _options.add_config(parser, "project config with [models]")
+    _options.add_store(parser)
     parser.add_argument(
         "--with-refine", action="store_true", help="also judge pairs after 'refine' suggestions (for contrast)"
     )
@@ -43,10 +34,11 @@ def add_parser(commands: Any, environ: Mapping[str, str]) -> None:
 
 def run(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
     """Judge every pair of the run and print recall on draft per configuration."""
-    if not args.store.is_file():
-        raise UserError(f"{args.store}: no such store (run `refinelab run` first, or pass --store)")
-    model = open_model(args.judge, environ, base_url=args.base_url, config=project_models(args.config, environ))
-    with Store(args.store) as store:
+    settings = _options.settings(args, environ, ("config", "store"))
+    if not settings.store.is_file():
+        raise UserError(f"{settings.store}: no such store (run `refinelab run` first, or pass --store)")
+    model = open_model(args.judge, environ, base_url=args.base_url, config=settings.models)
+    with Store(settings.store) as store:
         run_id = store.run(args.run_id).id
         pairs = draft_pairs(store, run_id, suggestions=("redraft", "refine") if args.with_refine else ("redraft",))
         if not pairs:

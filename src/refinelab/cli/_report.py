@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -11,10 +12,18 @@ from typing import Any
 
 from refinelab._files import write_atomically
 from refinelab._words import counted
-from refinelab.cli._run import default_store
+from refinelab.cli import _options
 from refinelab.errors import UserError
-from refinelab.experiment import RunListing, Store
-from refinelab.report import build_report, render_html, render_text, report_csv, report_json, why_text
+from refinelab.report import (
+    build_report,
+    figures_missing,
+    render_html,
+    render_text,
+    report_csv,
+    report_json,
+    why_text,
+)
+from refinelab.store import RunListing, Store
 
 
 def add_parsers(commands: Any, environ: Mapping[str, str]) -> None:
@@ -23,7 +32,7 @@ def add_parsers(commands: Any, environ: Mapping[str, str]) -> None:
     report.add_argument(
         "runs", nargs="*", metavar="RUN", help="run ids or unique prefixes (default: the newest run with results)"
     )
-    report.add_argument("--store", type=Path, default=default_store(environ), help="results database")
+    _options.add_store(report)
     report.add_argument("--format", choices=["text", "csv", "json"], default="text", help="output format")
     report.add_argument("--out", type=Path, help="write to FILE instead of standard output")
     report.add_argument("--html", type=Path, metavar="FILE", help="also write a self-contained HTML page")
@@ -37,25 +46,26 @@ def add_parsers(commands: Any, environ: Mapping[str, str]) -> None:
         help="why each configuration returned what it did on PROBLEM (benchmark/id, or an id unique in the run): "
         "the decisions of codet and verified, in order",
     )
-    report.set_defaults(run=run_report)
+    report.set_defaults(run=lambda args: run_report(args, environ))
     export = commands.add_parser("export", help="one JSON line per attempt of a stored run")
     export.add_argument(
         "run_id", nargs="?", metavar="RUN", help="run id or unique prefix (default: the newest run with results)"
     )
-    export.add_argument("--store", type=Path, default=default_store(environ), help="results database")
+    _options.add_store(export)
     export.add_argument("--out", type=Path, required=True, help="FILE.jsonl")
-    export.set_defaults(run=run_export)
+    export.set_defaults(run=lambda args: run_export(args, environ))
 
 
-def _open(path: Path) -> Store:
+def _open(args: argparse.Namespace, environ: Mapping[str, str]) -> Store:
+    path = _options.settings(args, environ, ("store",)).store
     if not path.exists():
         raise UserError(f"{path}: no store here (run `refinelab run` first, or pass --store)")
     return Store(path)
 
 
-def run_report(args: argparse.Namespace) -> int:
+def run_report(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
     """Print (or write) the report of each run."""
-    with _open(args.store) as store:
+    with _open(args, environ) as store:
         if args.list:
             print(run_listing(store.listing()), end="")
             return 0
@@ -66,6 +76,8 @@ def run_report(args: argparse.Namespace) -> int:
     _emit(args, "\n".join(render(report) for report in reports))
     if args.html is not None:
         write_atomically(args.html, "\n".join(render_html(report) for report in reports))
+        if (missing := figures_missing()) is not None:
+            print(f"refinelab: {args.html}: every table, no figures: {missing}", file=sys.stderr)
     return 0
 
 
@@ -92,10 +104,19 @@ def _why(store: Store, runs: Sequence[str], problem: str) -> str:
 
 
 def run_listing(runs: Sequence[RunListing]) -> str:
-    """``report --list``: one line per run, oldest first (``report`` with no RUN shows the newest with
-    results)."""
+    """``report --list``: one line per run, oldest first, experiments then solves apart (``report`` with no
+    RUN shows the newest experiment with results; a solve is reached by its id)."""
     if not runs:
         return "no runs stored yet\n"
+    experiments = [r for r in runs if r.info.kind == "experiment"]
+    solves = [r for r in runs if r.info.kind == "solve"]
+    parts = [_listing_table(experiments)] if experiments else ["no experiments stored yet\n"]
+    if solves:
+        parts.append(f"solves ({len(solves)}; `refinelab report ID` shows one):\n" + _listing_table(solves))
+    return "\n".join(parts)
+
+
+def _listing_table(runs: Sequence[RunListing]) -> str:
     rows = [["run", "started", "status", "configurations", "units done", "name"]]
     for found in runs:
         info = found.info
@@ -107,9 +128,9 @@ def run_listing(runs: Sequence[RunListing]) -> str:
     return "".join("  ".join(cell.ljust(width) for cell, width in zip(row, widths)).rstrip() + "\n" for row in rows)
 
 
-def run_export(args: argparse.Namespace) -> int:
+def run_export(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
     """Write every attempt of a run as JSON lines."""
-    with _open(args.store) as store:
+    with _open(args, environ) as store:
         run = store.run(args.run_id)
         lines = [json.dumps(row) + "\n" for row in store.export_rows(run.id)]
     write_atomically(args.out, lines)

@@ -7,32 +7,47 @@ import asyncio
 import signal
 import sys
 import time
-from collections.abc import Coroutine, Mapping
+from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
 from refinelab._words import counted
-from refinelab.cli._check import default_cache_dir
-from refinelab.cli._ping import project_models
+from refinelab.cli import _options
+from refinelab.cli._check import add_benchmark_options
+from refinelab.cli._progress import ProgressDisplay
 from refinelab.errors import UserError
 from refinelab.experiment import (
     SAME,
     BenchmarkChoice,
     ExperimentSpec,
     Progress,
-    Settings,
-    Store,
     load_spec,
+    resolve_sources,
     run_experiment,
 )
 from refinelab.models import url_problem
 from refinelab.problems import BENCHMARKS
 from refinelab.report import build_report, render_text
+from refinelab.store import Store
 from refinelab.strategies import StrategySpec
 
 T = TypeVar("T")
-_ONE_OFF = ("benchmark", "data", "limit", "problems", "strategy", "param", "model", "critic", "repeats", "name")
+_ONE_OFF = (
+    "benchmark",
+    "data",
+    "release",
+    "after",
+    "before",
+    "limit",
+    "problems",
+    "strategy",
+    "param",
+    "model",
+    "critic",
+    "repeats",
+    "name",
+)
 
 
 def add_parser(commands: Any, environ: Mapping[str, str]) -> None:
@@ -41,7 +56,7 @@ def add_parser(commands: Any, environ: Mapping[str, str]) -> None:
     parser.add_argument("spec", nargs="?", type=Path, help="experiment spec (TOML); or use the flags below")
     one_off = parser.add_argument_group("one-off runs (instead of a spec file)")
     one_off.add_argument("--benchmark", choices=sorted(BENCHMARKS), help="which problems")
-    one_off.add_argument("--data", type=Path, help="benchmark file")
+    add_benchmark_options(one_off)
     one_off.add_argument("--limit", type=int, help="at most N problems")
     one_off.add_argument("--problems", help="only these task ids, comma-separated")
     one_off.add_argument("--strategy", action="append", help="e.g. 'self-refine(max_iters=3)' (repeatable)")
@@ -52,36 +67,30 @@ def add_parser(commands: Any, environ: Mapping[str, str]) -> None:
     one_off.add_argument("--name", help="a name for the run (part of its id)")
     parser.add_argument("--base-url", help="OpenAI-compatible server for the actor (vLLM, Ollama, llama.cpp...)")
     parser.add_argument("--critic-base-url", help="server for the critic (default: --base-url)")
-    parser.add_argument(
-        "--config", type=Path, help="project config with [models] (default: refinelab.toml here or in a parent)"
-    )
+    _options.add_config(parser)
     parser.add_argument("--concurrency", type=int, help="problems in flight (default 8)")
     parser.add_argument(
         "--timeout", type=float, help="CPU seconds per test (default: the benchmarks', 6 for livecodebench, else 4)"
     )
-    parser.add_argument("--isolation", choices=["auto", "bwrap", "none"], help="sandbox mode")
-    parser.add_argument("--store", type=Path, default=default_store(environ), help="results database")
-    parser.add_argument("--cache", type=Path, help="response cache (default: responses.sqlite beside the store)")
+    _options.add_isolation(parser, default=None)
+    _options.add_store(parser)
+    _options.add_cache(parser)
     parser.add_argument("--quiet", action="store_true", help="no progress line and no report at the end")
     parser.set_defaults(run=lambda args: run(args, environ))
-
-
-def default_store(environ: Mapping[str, str]) -> Path:
-    """``$REFINELAB_STORE``, else ``.refinelab/store.sqlite`` in the current directory (one per project)."""
-    return Path(environ.get("REFINELAB_STORE") or ".refinelab/store.sqlite")
 
 
 def run(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
     """Build the spec, run it, print the report; 1 when infrastructure failures are left to retry."""
     spec = _spec(args)
-    spec = replace(spec, models=project_models(args.config, environ).merge(spec.models))
-    cache = args.cache or args.store.with_name("responses.sqlite")
-    settings = Settings(args.store, cache, environ, cache_dir=default_cache_dir(environ))
+    settings = _options.settings(args, environ, ("config", "store", "cache"))
+    spec = replace(spec, models=settings.models.merge(spec.models))  # the spec's own table wins
+    with ProgressDisplay(sys.stderr) as show:
+        spec = resolve_sources(spec, settings, None if args.quiet else show)
     display = TerminalProgress(sys.stderr, quiet=args.quiet)
-    print(
-        f"run {spec.run_id}: {counted(len(spec.configurations()), 'configuration')} · store {args.store}",
-        file=sys.stderr,
-    )
+    display.note(f"run {spec.run_id}: {counted(len(spec.configurations()), 'configuration')} · store {settings.store}")
+    for choice in spec.benchmarks:
+        if choice.source is not None and not args.quiet:
+            display.note(f"benchmark: {choice.source.describe()}")
     try:
         summary = asyncio.run(_until_signal(run_experiment(spec, settings, Progress(on_update=display.update))))
     except (KeyboardInterrupt, asyncio.CancelledError) as exc:
@@ -90,7 +99,7 @@ def run(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
         print(f"refinelab: {what}; finished trajectories are stored: run the same command to resume", file=sys.stderr)
         return INTERRUPTED if isinstance(exc, KeyboardInterrupt) else TERMINATED
     display.finish()
-    with Store(args.store) as store:
+    with Store(settings.store) as store:
         report = build_report(store, summary.run_id)
     if not args.quiet:
         print(render_text(report), end="")
@@ -140,7 +149,17 @@ def _from_flags(args: argparse.Namespace) -> ExperimentSpec:
         strategy.bind()  # unknown arguments are errors now, not after the first problem
     problems = tuple(p.strip() for p in args.problems.split(",") if p.strip()) if args.problems else ()
     data = str(args.data.resolve()) if args.data else None
-    benchmark = BenchmarkChoice(args.benchmark, data, problems, limit=_positive(args.limit, "--limit"))
+    if args.after and args.before and args.after >= args.before:
+        raise UserError(f"--before ({args.before}) must be later than --after ({args.after})")
+    benchmark = BenchmarkChoice(
+        args.benchmark,
+        data,
+        problems,
+        after=args.after,
+        before=args.before,
+        release=args.release,
+        limit=_positive(args.limit, "--limit"),
+    )
     return ExperimentSpec(
         (benchmark,),
         tuple(strategies),
@@ -184,42 +203,52 @@ def _param(text: str) -> tuple[str, object]:
         raise UserError(f"--param {text!r}: expected KEY=VALUE") from None
 
 
-class TerminalProgress:
-    """done/total, ETA, tokens and cost so far: one rewritten line on a terminal, a line per 10% elsewhere."""
+Clock = Callable[[], float]
+"""Seconds, for rates and times left."""
 
-    def __init__(self, stream: TextIO, *, quiet: bool = False) -> None:
-        self.stream, self.quiet = stream, quiet
-        self.tty = stream.isatty()
-        self.started = time.monotonic()
-        self.shown = -1
-        self.wrote = False
+
+class TerminalProgress:
+    """A run's progress on standard error (:class:`ProgressDisplay`, the display ``check`` uses): a bar with
+    done/total, rate, time left, tokens and cost on a terminal; a line per tenth elsewhere. Cost says
+    ``unknown`` until a price is known (never a $0 before the first priced call)."""
+
+    PHASE = "trajectories"
+    """What the bar counts: units (configuration x problem x repeat)."""
+
+    def __init__(
+        self,
+        stream: TextIO,
+        *,
+        quiet: bool = False,
+        tty: bool | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.quiet = quiet
+        self.display = ProgressDisplay(stream, tty=tty, clock=clock)
 
     def update(self, progress: Progress) -> None:
         """Show the current state."""
         if self.quiet or progress.total == 0:
             return
         finished = progress.skipped + progress.done + progress.failed
-        decile = 10 * finished // progress.total
-        if not self.tty and decile == self.shown:
-            return
-        self.shown = decile
-        line = self._line(progress, finished)
-        self.stream.write(f"\r\033[K{line}" if self.tty else f"{line}\n")
-        self.stream.flush()
-        self.wrote = True
+        self.display(self.PHASE, finished, progress.total, run_detail(progress))
 
-    def _line(self, progress: Progress, finished: int) -> str:
-        elapsed = time.monotonic() - self.started
-        ran = progress.done + progress.failed
-        left = progress.total - finished
-        eta = f"{elapsed / ran * left:.0f} s" if ran else "?"
-        cost = "unknown" if progress.cost_usd is None else f"${progress.cost_usd:.4f}"
-        failed = f" · {progress.failed} infrastructure failures" if progress.failed else ""
-        resumed = f" ({progress.skipped} from before)" if progress.skipped else ""
-        return f"[{finished}/{progress.total}]{resumed} ETA {eta} · {progress.tokens:,} tokens · cost {cost}{failed}"
+    def note(self, text: str) -> None:
+        """A line of its own on the stream (see :meth:`ProgressDisplay.note`)."""
+        self.display.note(text)
 
     def finish(self) -> None:
-        """End the progress line."""
-        if self.tty and self.wrote:
-            self.stream.write("\n")
-            self.stream.flush()
+        """End the bar."""
+        self.display.close()
+
+
+def run_detail(progress: Progress) -> str:
+    """Tokens and cost so far (and units from before, infrastructure failures)."""
+    known = progress.cost_usd is not None and progress.tokens > 0
+    cost = f"${progress.cost_usd:.4f}" if known and progress.cost_usd is not None else "unknown"
+    parts = [f"{progress.tokens:,} tokens", f"cost {cost}"]
+    if progress.skipped:
+        parts.append(f"{progress.skipped} from before")
+    if progress.failed:
+        parts.append(f"{progress.failed} infrastructure failures")
+    return " · ".join(parts)

@@ -16,14 +16,17 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from refinelab._files import write_atomically
+from refinelab._words import counted
+from refinelab.cli import _options
 from refinelab.errors import UserError
+from refinelab.runtime import Settings
 from refinelab.sandbox import Limits
 from refinelab.solve import (
     Solution,
     SolveOptions,
     SolveProgress,
+    parse_given_tests,
     parse_io_pair,
-    parse_tests,
     read_io_file,
     solve_async,
 )
@@ -36,9 +39,9 @@ def add_parser(commands: Any, environ: Mapping[str, str]) -> None:
     """Register ``solve``."""
     parser = commands.add_parser("solve", help="write code for a prompt and verify it against tests")
     parser.add_argument("prompt", help="what the code should do: text, @FILE, or - for standard input")
-    parser.add_argument("--model", default=environ.get("REFINELAB_MODEL"), help="model (default: $REFINELAB_MODEL)")
+    parser.add_argument("--model", help="model (default: $REFINELAB_MODEL)")
     parser.add_argument("--base-url", help="any OpenAI-compatible server, e.g. http://localhost:8000/v1")
-    parser.add_argument("--config", type=Path, help="project config with [models] (default: refinelab.toml)")
+    _options.add_config(parser, "project config with [models] (default: refinelab.toml)")
     tests = parser.add_argument_group("tests (the prompt's own examples count too)")
     tests.add_argument("--test", action="append", default=[], metavar="ASSERT", help="e.g. 'fib(1) == [0]'")
     tests.add_argument("--tests", type=Path, action="append", default=[], metavar="FILE", help="asserts or test_*()")
@@ -52,28 +55,29 @@ def add_parser(commands: Any, environ: Mapping[str, str]) -> None:
     budget.add_argument("--max-cost", type=float, help="US dollars")
     parser.add_argument("--out", type=Path, help="also write the code to FILE")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead")
-    parser.add_argument("--store", type=Path, help="where the solve is recorded (default: as refinelab run)")
-    parser.add_argument("--cache", type=Path, help="response cache (default: responses.sqlite beside the store)")
+    _options.add_store(parser, "where the solve is recorded (default: as refinelab run)")
+    _options.add_cache(parser)
     parser.add_argument("--no-record", action="store_true", help="do not record the solve in the store")
     parser.add_argument("--timeout", type=float, default=Limits().cpu_seconds, help="CPU seconds per test")
-    parser.add_argument("--isolation", choices=["auto", "bwrap", "none"], default="auto", help="sandbox mode")
+    _options.add_isolation(parser)
     parser.add_argument("--quiet", action="store_true", help="no progress display")
     parser.set_defaults(run=lambda args: run(args, environ))
 
 
 def run(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
     """Solve, print the code and the evidence (or JSON), write ``--out``; the exit code says verified."""
-    if not args.model:
+    settings = _options.settings(args, environ, ("config", "store", "cache", "model"))
+    if not settings.model:
         raise UserError("give --model (or set $REFINELAB_MODEL), e.g. --model ollama:qwen2.5-coder:7b")
     prompt = _text(args.prompt, "PROMPT")
     for value in args.test:
-        parse_tests(value, f"--test {value!r}")  # a bad one is named before any model call
+        parse_given_tests(value, f"--test {value!r}")  # a bad one is named before any model call
     tests = [*args.test, *(_test_file(path) for path in args.tests)]
     io = [pair for value in args.io for pair in _io(value)]
     display = _Display(sys.stderr, quiet=args.quiet)
-    options = _options(args, environ, display)
+    options = _solve_options(args, settings, display)
     try:
-        solution = asyncio.run(solve_async(prompt, args.model, tests=tests, io=io, kind=args.kind, options=options))
+        solution = asyncio.run(solve_async(prompt, settings.model, tests=tests, io=io, kind=args.kind, options=options))
     finally:
         display.finish()
     if args.out is not None:
@@ -86,20 +90,21 @@ def run(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
     return VERIFIED if solution.verified else UNVERIFIED
 
 
-def _options(args: argparse.Namespace, environ: Mapping[str, str], display: _Display) -> SolveOptions:
+def _solve_options(args: argparse.Namespace, settings: Settings, display: _Display) -> SolveOptions:
+    """The options of the solve, its paths those of the settings resolved above."""
     budget = Budget(args.max_calls, args.max_tokens, args.max_cost)
     return SolveOptions(
         signature=_text(args.signature, "--signature") if args.signature else None,
         strategy=args.strategy,
         budget=budget,
         base_url=args.base_url,
-        config=args.config,
-        store=args.store,
+        config=settings.config,
+        store=settings.store,
         record=not args.no_record,
-        cache=args.cache,
+        cache=settings.responses,
         timeout=args.timeout,
         isolation=args.isolation,
-        environ=environ,
+        environ=settings.environ,
         on_progress=display.update,
     )
 
@@ -121,7 +126,7 @@ def _text(value: str, what: str) -> str:
 
 def _test_file(path: Path) -> str:
     text = _text(f"@{path}", "--tests")
-    parse_tests(text, str(path))  # a bad file is reported with its name and line, before any model call
+    parse_given_tests(text, str(path))  # a bad file is reported with its name and line, before any model call
     return text
 
 
@@ -160,9 +165,10 @@ def _summary(solution: Solution) -> str:
     generated = "; tests generated by the model (none were given)" if evidence.generated else ""
     cached = " (from the cache)" if evidence.cached else ""
     recorded = f"; recorded as run {evidence.run_id}" if evidence.run_id else ""
+    attempts = counted(evidence.attempts, "attempt")
     return (
-        f"{evidence.attempts} attempts, {evidence.usage.total_tokens:,} tokens{cached}, {evidence.seconds:.1f} s, "
-        f"cost {cost}; {evidence.strategy} with {evidence.model}, stopped: {evidence.stop_reason}{generated}{recorded}"
+        f"{attempts}, {evidence.usage.total_tokens:,} tokens{cached}, {evidence.seconds:.1f} s, "
+        f"cost {cost}; {evidence.strategy} with {evidence.model}, stopped: {solution.stopped}{generated}{recorded}"
     )
 
 

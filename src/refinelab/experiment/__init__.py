@@ -1,17 +1,11 @@
-"""Experiments: specs, the runner, the crash-safe store; scoring samples files and self-testing benchmarks."""
+"""Experiments: the spec (what runs) and the runner (running it, resumably, into the store).
 
-from refinelab.experiment._details import (
-    AttemptDetail,
-    CriticDetail,
-    ProblemInfo,
-    StoredConfiguration,
-    StoredProblem,
-    TestRun,
-    TrajectoryDetail,
-)
-from refinelab.experiment._generated import GeneratedTest, GenerationDetail
-from refinelab.experiment._migrations import MIGRATIONS
-from refinelab.experiment._process import ProcessId
+The store is :mod:`refinelab.store`; where things live and run comes from :mod:`refinelab.runtime`;
+scoring samples files and self-testing benchmarks is :mod:`refinelab.check`. Recall on draft, a judged
+follow-up over a stored run's trajectories, is here too.
+"""
+
+from refinelab.experiment._problems import choose_problems, resolve_sources, select
 from refinelab.experiment._recall import (
     DraftPair,
     Judgement,
@@ -21,25 +15,8 @@ from refinelab.experiment._recall import (
     read_judgement,
     recall_on_draft,
 )
-from refinelab.experiment._runner import Progress, RunSummary, Settings, run_experiment, score_attempts, select
-from refinelab.experiment._samples import (
-    Sample,
-    ScoredSample,
-    Summary,
-    format_hint,
-    read_samples,
-    score_samples,
-    summarize,
-)
-from refinelab.experiment._selection import (
-    GeneratedTestSet,
-    Selection,
-    SelectionOptions,
-    read_any_samples,
-    read_generated_tests,
-    select_by_agreement,
-)
-from refinelab.experiment._selftest import Discrepancy, SelfTestReport, self_test, stub_program
+from refinelab.experiment._record import begin_run
+from refinelab.experiment._runner import Progress, RunSummary, run_experiment, sandbox_settings
 from refinelab.experiment._spec import (
     SAME,
     BenchmarkChoice,
@@ -48,69 +25,30 @@ from refinelab.experiment._spec import (
     SandboxChoice,
     load_spec,
 )
-from refinelab.experiment._store import (
-    SCHEMA_VERSION,
-    Failure,
-    RunInfo,
-    RunListing,
-    RunStatus,
-    Store,
-    Unit,
-)
+from refinelab.experiment._units import ScoredRun, score_attempts
 
 __all__ = [
-    "MIGRATIONS",
     "SAME",
-    "SCHEMA_VERSION",
-    "AttemptDetail",
     "BenchmarkChoice",
     "Configuration",
-    "CriticDetail",
-    "Discrepancy",
     "DraftPair",
     "ExperimentSpec",
-    "Failure",
-    "GeneratedTest",
-    "GeneratedTestSet",
-    "GenerationDetail",
     "Judgement",
-    "ProblemInfo",
-    "ProcessId",
     "Progress",
     "RecallOnDraft",
-    "RunInfo",
-    "RunListing",
-    "RunStatus",
     "RunSummary",
-    "Sample",
     "SandboxChoice",
-    "ScoredSample",
-    "Selection",
-    "SelectionOptions",
-    "SelfTestReport",
-    "Settings",
-    "Store",
-    "StoredConfiguration",
-    "StoredProblem",
-    "Summary",
-    "TestRun",
-    "TrajectoryDetail",
-    "Unit",
+    "ScoredRun",
+    "begin_run",
+    "choose_problems",
     "draft_pairs",
-    "format_hint",
     "judge_drafts",
     "load_spec",
-    "read_any_samples",
-    "read_generated_tests",
     "read_judgement",
-    "read_samples",
     "recall_on_draft",
+    "resolve_sources",
     "run_experiment",
+    "sandbox_settings",
     "score_attempts",
-    "score_samples",
     "select",
-    "select_by_agreement",
-    "self_test",
-    "stub_program",
-    "summarize",
 ]

@@ -19,11 +19,9 @@ import asyncio
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-from refinelab.experiment._samples import hidden_suite
-from refinelab.experiment._scoring import run_scored
 from refinelab.experiment._spec import SandboxChoice
 from refinelab.problems import Problem
-from refinelab.sandbox import IsolationLevel, Item, Limits, RunResult, Sandbox, Suite, TestOutcome
+from refinelab.sandbox import IsolationLevel, Item, Limits, RunResult, Sandbox, Suite, TestOutcome, run_scored
 from refinelab.strategies import Trajectory
 from refinelab.verification import agreement_limits
 
@@ -175,7 +173,7 @@ class HiddenScoring:
         for code in new:
             self.results[(code, id(problem))] = loop.create_future()
         if new:
-            suite = self.suites.setdefault(id(problem), (problem, hidden_suite(problem)))[1]
+            suite = self.suites.setdefault(id(problem), (problem, Suite.hidden(problem)))[1]
             try:
                 found = await run_scored(self.sandbox, [(code, suite) for code in new], limits=self.limits)
             except BaseException as exc:

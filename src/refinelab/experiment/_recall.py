@@ -9,9 +9,9 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from refinelab.experiment._store import Store
 from refinelab.metrics import Rate, configuration_label
 from refinelab.models import GenerateConfig, Message, Model
+from refinelab.store import Store
 from refinelab.strategies import Suggestion
 
 JUDGE_SYSTEM = (
@@ -123,11 +123,11 @@ async def judge_drafts(
 def recall_on_draft(store: Store, run_id: str, judgements: Sequence[Judgement]) -> list[RecallOnDraft]:
     """Recall on draft per configuration that has judged pairs, in the run's configuration order."""
     found = []
-    for key, strategy, params, actor, critic in store.configurations(run_id):
-        mine = [j for j in judgements if j.pair.config == key]
+    for configuration in store.configurations(run_id):
+        mine = [j for j in judgements if j.pair.config == configuration.key]
         if not mine:
             continue
-        label = configuration_label(f"{strategy}({params})" if params else strategy, actor, critic)
+        label = configuration_label(configuration.written, configuration.actor, configuration.critic)
         found.append(RecallOnDraft(label, _rate(mine, "redraft"), _rate(mine, "refine"), _unreadable(mine)))
     return found
 

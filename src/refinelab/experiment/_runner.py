@@ -5,30 +5,31 @@ attempt scored on the hidden tests, and is stored in one transaction. Units alre
 skipped, so running the same spec again resumes; the response cache makes the calls of a unit that
 was cut short free the second time. Infrastructure failures are recorded and leave the unit to be
 retried; they never count as the model failing.
+
+Models, the sandbox and the store come from the runtime (:mod:`refinelab.runtime`), opened from the
+settings; the spec says what runs, the settings where. Concurrent units' programs reach the pool together
+(``_batching.py``), and each distinct program is scored on the hidden tests once per run.
 """
 
 from __future__ import annotations
 
 import asyncio
-import platform
-import random
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
-from pathlib import Path
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 
-from refinelab import __version__
-from refinelab.errors import InfrastructureError, UserError
+from refinelab.errors import InfrastructureError
 from refinelab.experiment._batching import Batching, HiddenScoring, RunLimits
-from refinelab.experiment._generated import with_reference_verdicts
-from refinelab.experiment._samples import hidden_suite
-from refinelab.experiment._scoring import run_scored
-from refinelab.experiment._spec import BenchmarkChoice, Configuration, ExperimentSpec
-from refinelab.experiment._store import Store, Unit
-from refinelab.models import Model, ResponseCache, RetryPolicy, open_model
-from refinelab.problems import Problem, benchmark, find_problem
+from refinelab.experiment._problems import choose_problems, resolve_sources
+from refinelab.experiment._record import begin_run
+from refinelab.experiment._spec import Configuration, ExperimentSpec
+from refinelab.experiment._units import Roles, WorkItem, run_unit, work_items
+from refinelab.models import Model
+from refinelab.problems import benchmark
 from refinelab.records import Spend
-from refinelab.sandbox import Limits, RunResult, Sandbox, WorkerPool, default_workers, prepare_benchmark
-from refinelab.strategies import Env, Trajectory
+from refinelab.runtime import Runtime, Settings, open_runtime
+from refinelab.sandbox import SandboxSettings, default_workers
+from refinelab.store import RunHeader, RunProblem, Store
+from refinelab.strategies import Trajectory
 
 
 @dataclass
@@ -67,22 +68,6 @@ class Progress:
 
 
 @dataclass(frozen=True)
-class Settings:
-    """Where things live and how to reach models; none of it changes results."""
-
-    store: Path
-    """The store file."""
-    cache: Path
-    """The response cache file."""
-    environ: Mapping[str, str] = field(default_factory=dict)
-    """Environment for API keys."""
-    retry: RetryPolicy = field(default_factory=RetryPolicy)
-    """Retries of model calls."""
-    cache_dir: Path | None = None
-    """Where computed benchmark outputs (HumanEval+) are cached."""
-
-
-@dataclass(frozen=True)
 class RunSummary:
     """What an invocation of the runner did."""
 
@@ -94,180 +79,89 @@ class RunSummary:
     """Counts."""
 
 
-def _packages(spec: ExperimentSpec) -> list[str]:
-    """What candidates may import: what the spec allows plus what each benchmark's grader offers."""
+def sandbox_settings(spec: ExperimentSpec) -> SandboxSettings:
+    """The sandbox a spec runs in: its isolation and time limits (:class:`RunLimits`: the visible tests');
+    its workers (never more than the cores); what candidates may import: what the spec allows plus what
+    each benchmark's grader offers."""
     offered = {name for choice in spec.benchmarks for name in benchmark(choice.name).offered_packages()[0]}
-    return sorted({*spec.sandbox.allow_packages, *offered})
+    chosen = spec.sandbox
+    return SandboxSettings(
+        isolation=chosen.isolation,
+        limits=RunLimits.of(chosen).pool,
+        workers=min(chosen.workers, default_workers()) if chosen.workers else None,
+        packages=tuple(sorted({*chosen.allow_packages, *offered})),
+    )
 
 
 async def run_experiment(spec: ExperimentSpec, settings: Settings, progress: Progress | None = None) -> RunSummary:
-    """Run (or resume) ``spec``; see the module docstring."""
+    """Run (or resume) ``spec`` with the models of its own ``[models]`` table; see the module docstring.
+    Benchmarks without a recorded source are resolved first (:func:`resolve_sources`), so the run id covers
+    the bytes it reads."""
     progress = progress or Progress()
+    if any(choice.source is None for choice in spec.benchmarks):
+        spec = await asyncio.to_thread(resolve_sources, spec, settings)
     limits = RunLimits.of(spec.sandbox)
-    workers = min(spec.sandbox.workers or default_workers(), default_workers())
-    pool = WorkerPool(workers=workers, limits=limits.pool, isolation=spec.sandbox.isolation, packages=_packages(spec))
-    async with pool:
-        problems = await _problems(spec.benchmarks, pool, settings.cache_dir)  # bad input: nothing is written
-        with Store(settings.store) as store:
-            resumed = _open_run(store, spec, limits, pool, problems)
-            try:
-                await _run_units(spec, settings, problems, (store, pool, limits), progress)
-            except (KeyboardInterrupt, asyncio.CancelledError):
-                store.finish_run(spec.run_id, "interrupted", "stopped by a signal (Ctrl-C or SIGTERM)")
-                raise
-            except BaseException as exc:
-                store.finish_run(spec.run_id, "failed", f"{type(exc).__name__}: {exc}".splitlines()[0])
-                raise
-            failed = {f.unit for f in store.failures(spec.run_id) if not f.resolved}
-            store.finish_run(spec.run_id, "incomplete" if failed else "complete")
-    return RunSummary(spec.run_id, resumed, progress)
-
-
-async def _run_units(
-    spec: ExperimentSpec,
-    settings: Settings,
-    problems: Sequence[tuple[str, Problem]],
-    where: tuple[Store, WorkerPool, RunLimits],
-    progress: Progress,
-) -> None:
-    """Every unit not stored yet, with the models (and their response cache) open around them, and the
-    sandbox batching concurrent units' programs (``_batching.py``)."""
-    store, pool, limits = where
-    cache = ResponseCache(settings.cache)
-    sandbox = Batching(pool)
-    try:
-        models = _Models(spec, settings, cache)
+    async with open_runtime(replace(settings, models=spec.models)) as runtime:
+        pool = await runtime.open_sandbox(sandbox_settings(spec))
+        fetch = settings.fetch_options()
+        problems = await choose_problems(spec.benchmarks, pool, fetch)  # bad input: nothing is written
+        store = runtime.open_store()
+        resumed = begin_run(store, spec, RunHeader.of(pool, limits=limits.hidden), problems)
+        sandbox = Batching(pool)
         try:
-            context = _Context(store, sandbox, models, spec, limits, HiddenScoring(sandbox, limits.hidden))
-            await _schedule(spec, problems, context, progress)
-        finally:
-            await models.aclose()
-    finally:
-        await sandbox.aclose()
-        cache.close()
-
-
-def _open_run(
-    store: Store, spec: ExperimentSpec, limits: RunLimits, pool: Sandbox, problems: Sequence[tuple[str, Problem]]
-) -> bool:
-    header = {
-        "versions": {"refinelab": __version__, "python": platform.python_version()},
-        "isolation": pool.isolation,
-        "limits": asdict(limits.hidden),
-        "agreement_limits": asdict(limits.agreement),
-    }
-    created = store.open_run(spec.run_id, spec.to_json(), header)
-    store.add_configurations(spec.run_id, spec.configurations())
-    store.add_problems(spec.run_id, problems)
-    return not created
-
-
-async def _problems(
-    choices: Sequence[BenchmarkChoice], pool: WorkerPool, cache_dir: Path | None
-) -> list[tuple[str, Problem]]:
-    """Every chosen problem as ``(benchmark/id, problem)``; a problem without hidden tests is an error."""
-    chosen = []
-    for choice in choices:
-        loaded = await prepare_benchmark(choice.name, choice.data, pool=pool, cache_dir=cache_dir)
-        selected = select(loaded, choice)
-        if not selected:  # only `after` can empty a non-empty benchmark: ids must exist, limits are >= 1
-            raise UserError(f"{choice.name}: no problem is dated on or after {choice.after} (the spec's 'after')")
-        for problem in selected:
-            if not problem.hidden_tests:
-                raise UserError(f"{choice.name}: problem {problem.id} has no hidden tests to score attempts on")
-            chosen.append((f"{choice.name}/{problem.id}", problem))
-    return chosen
-
-
-def select(problems: Sequence[Problem], choice: BenchmarkChoice) -> list[Problem]:
-    """The chosen problems, in benchmark order: named ids, then a seeded sample, then the limit."""
-    chosen = list(problems)
-    if choice.problems:
-        by_id = {p.id: p for p in problems}
-        found = [find_problem(by_id, task_id) for task_id in choice.problems]
-        missing = [t for t, p in zip(choice.problems, found) if p is None]
-        if missing:
-            raise UserError(f"{choice.name}: no problem {missing[0]!r}")
-        wanted = {p.id for p in found if p is not None}
-        chosen = [p for p in chosen if p.id in wanted]
-    if choice.after is not None:
-        chosen = [p for p in chosen if str(p.metadata.get("contest_date", ""))[:10] >= choice.after]
-    if choice.sample is not None and choice.sample < len(chosen):
-        keep = stratified_sample(chosen, choice.sample, choice.seed)
-        chosen = [chosen[i] for i in keep]
-    return chosen[: choice.limit] if choice.limit is not None else chosen
-
-
-def stratified_sample(problems: Sequence[Problem], size: int, seed: int) -> list[int]:
-    """Indices of a seeded random sample of ``size`` problems, in order, with each difficulty's share
-    kept (largest remainders get the rounding)."""
-    groups: dict[str, list[int]] = {}
-    for index, problem in enumerate(problems):
-        groups.setdefault(str(problem.metadata.get("difficulty", "")), []).append(index)
-    quotas = {key: size * len(members) / len(problems) for key, members in groups.items()}
-    counts = {key: int(quota) for key, quota in quotas.items()}
-    by_remainder = sorted(groups, key=lambda key: (counts[key] - quotas[key], key))
-    for key in by_remainder[: size - sum(counts.values())]:
-        counts[key] += 1
-    rng = random.Random(seed)  # noqa: S311 - sampling problems, not cryptography
-    return sorted(i for key in sorted(groups) for i in rng.sample(groups[key], counts[key]))
-
-
-class _Models:
-    """One :class:`Model` per (model string, server), shared by all units, with the response cache."""
-
-    def __init__(self, spec: ExperimentSpec, settings: Settings, cache: ResponseCache) -> None:
-        self.spec, self.settings, self.cache = spec, settings, cache
-        self.config = spec.models
-        self.open: dict[tuple[str, str | None], Model] = {}
-
-    def get(self, name: str, *, critic: bool = False) -> Model:
-        url = (self.spec.critic_base_url or self.spec.base_url) if critic else self.spec.base_url
-        key = (name, url)
-        if key not in self.open:
-            self.open[key] = open_model(
-                name,
-                self.settings.environ,
-                base_url=url,
-                config=self.config,
-                cache=self.cache,
-                retry=self.settings.retry,
+            await _schedule(
+                _Context(store, HiddenScoring(sandbox, limits.hidden), runtime, spec, limits), problems, progress
             )
-        return self.open[key]
-
-    async def aclose(self) -> None:
-        for model in self.open.values():
-            await model.aclose()
+        except (KeyboardInterrupt, asyncio.CancelledError):
+            store.finish_run(spec.run_id, "interrupted", "stopped by a signal (Ctrl-C or SIGTERM)")
+            raise
+        except BaseException as exc:
+            store.finish_run(spec.run_id, "failed", f"{type(exc).__name__}: {exc}".splitlines()[0])
+            raise
+        finally:
+            await sandbox.aclose()
+        failed = {f.unit for f in store.failures(spec.run_id) if not f.resolved}
+        store.finish_run(spec.run_id, "incomplete" if failed else "complete")
+    return RunSummary(spec.run_id, resumed, progress)
 
 
 @dataclass(frozen=True)
 class _Context:
+    """What every unit of one run shares."""
+
     store: Store
-    pool: Sandbox
-    models: _Models
-    spec: ExperimentSpec
-    limits: RunLimits
+    """Where units are stored."""
     scoring: HiddenScoring
+    """Scores attempts on hidden tests, each distinct program once; its sandbox (a :class:`Batching` in
+    front of the pool, see ``_batching.py``) is where every program of the run goes."""
+    runtime: Runtime
+    """Where models come from."""
+    spec: ExperimentSpec
+    """What runs."""
+    limits: RunLimits
+    """The run's limits: the visible tests', the hidden tests' and the agreement's."""
+
+    def roles(self, configuration: Configuration) -> Roles:
+        """The configuration's actor, and its critic (on the critic's server) for critic strategies."""
+        spec = self.spec
+        actor = self.runtime.model(configuration.actor, base_url=spec.base_url)
+        critic: Model | None = None
+        if configuration.critic is not None:
+            critic = self.runtime.model(configuration.critic, base_url=spec.critic_base_url or spec.base_url)
+        return Roles(actor, critic)
 
 
-async def _schedule(
-    spec: ExperimentSpec, problems: Sequence[tuple[str, Problem]], context: _Context, progress: Progress
-) -> None:
+async def _schedule(context: _Context, problems: list[RunProblem], progress: Progress) -> None:
     """Work through every unit not yet stored with ``spec.concurrency`` workers."""
-    configurations = spec.configurations()
-    units = [
-        (configuration, key, problem, repeat)
-        for configuration in configurations
-        for key, problem in problems
-        for repeat in range(spec.repeats)
-    ]
+    spec = context.spec
+    items = work_items(spec.configurations(), problems, spec.repeats)
     done = context.store.done(spec.run_id)
-    todo = [u for u in units if (u[0].key, u[1], u[3]) not in done]
-    progress.total, progress.skipped = len(units), len(units) - len(todo)
+    todo = [item for item in items if item.unit not in done]
+    progress.total, progress.skipped = len(items), len(items) - len(todo)
     progress.on_update(progress)
-    queue: asyncio.Queue[tuple[Configuration, str, Problem, int]] = asyncio.Queue()
-    for unit in todo:
-        queue.put_nowait(unit)
+    queue: asyncio.Queue[WorkItem] = asyncio.Queue()
+    for item in todo:
+        queue.put_nowait(item)
     workers = [asyncio.create_task(_work(queue, context, progress)) for _ in range(min(spec.concurrency, len(todo)))]
     try:
         await asyncio.gather(*workers)
@@ -277,44 +171,17 @@ async def _schedule(
         await asyncio.gather(*workers, return_exceptions=True)
 
 
-async def _work(
-    queue: asyncio.Queue[tuple[Configuration, str, Problem, int]], context: _Context, progress: Progress
-) -> None:
+async def _work(queue: asyncio.Queue[WorkItem], context: _Context, progress: Progress) -> None:
+    run_id = context.spec.run_id
     while not queue.empty():
-        configuration, key, problem, repeat = queue.get_nowait()
-        unit: Unit = (configuration.key, key, repeat)
+        item = queue.get_nowait()
         try:
-            trajectory, hidden = await _run_unit(configuration, problem, repeat, context)
+            roles = context.roles(item.configuration)
+            scored = await run_unit(item, roles, context.scoring, context.spec.budget, context.limits)
         except InfrastructureError as exc:
-            context.store.record_failure(context.spec.run_id, unit, type(exc).__name__, str(exc))
+            context.store.record_failure(run_id, item.unit, type(exc).__name__, str(exc))
             progress.failed += 1
             progress.on_update(progress)
             continue
-        context.store.save(context.spec.run_id, unit, trajectory, hidden)
-        progress.add(trajectory)
-
-
-async def _run_unit(
-    configuration: Configuration, problem: Problem, repeat: int, context: _Context
-) -> tuple[Trajectory, list[RunResult | None]]:
-    """Run the strategy, then score every attempt on the hidden tests."""
-    models = context.models
-    actor = models.get(configuration.actor)
-    critic = models.get(configuration.critic, critic=True) if configuration.critic is not None else None
-    agreement = context.limits.agreement
-    env = Env(actor, context.pool, critic=critic, budget=context.spec.budget, repeat=repeat, agreement=agreement)
-    strategy = await configuration.strategy.run(problem, env)
-    trajectory = await with_reference_verdicts(strategy, problem, context.pool, agreement)
-    return trajectory, await context.scoring.score(trajectory, problem)
-
-
-async def score_attempts(
-    trajectory: Trajectory, problem: Problem, pool: Sandbox, *, limits: Limits | None = None
-) -> list[RunResult | None]:
-    """Each attempt's result on the hidden tests (``None`` for an attempt without code), under ``limits``
-    (the pool's when None); identical programs are run once."""
-    suite = hidden_suite(problem)
-    programs = sorted({a.code for a in trajectory.attempts if a.code is not None})
-    results = await run_scored(pool, [(code, suite) for code in programs], limits=limits) if programs else []
-    by_code = dict(zip(programs, results))
-    return [None if a.code is None else by_code[a.code] for a in trajectory.attempts]
+        context.store.save(run_id, item.unit, scored.trajectory, scored.hidden)
+        progress.add(scored.trajectory)

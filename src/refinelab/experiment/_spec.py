@@ -12,20 +12,20 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields, is_dataclass
+from dataclasses import dataclass, field, fields, is_dataclass, replace
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, TypeVar
 
 from refinelab._toml import located, read_toml
 from refinelab.errors import InputError, UserError
-from refinelab.models import EndpointSettings, ModelsConfig, Price, load_models_config, url_problem
-from refinelab.problems import BENCHMARKS
+from refinelab.models import EndpointSettings, ModelsConfig, Price, load_models_config, local_identity, url_problem
+from refinelab.problems import BENCHMARKS, Provenance, valid_date
 from refinelab.records import configuration_label
-from refinelab.sandbox import Limits
-from refinelab.strategies import CRITIC_STRATEGIES, Budget, StrategySpec
+from refinelab.sandbox import ISOLATION_MODES, IsolationMode, Limits
+from refinelab.store import StoredConfiguration
+from refinelab.strategies import Budget, StrategySpec
 
 SAME = "same"
 """In ``critics``: the actor critiques itself."""
@@ -38,12 +38,17 @@ class BenchmarkChoice:
     name: str
     """Registered benchmark name."""
     data: str | None = None
-    """Benchmark file, when it has no default source."""
+    """Benchmark file (instead of the benchmark's default source)."""
     problems: tuple[str, ...] = ()
     """Only these task ids (empty: all)."""
     after: str | None = None
     """Only problems published on or after this date (``YYYY-MM-DD``; LiveCodeBench's ``contest_date``),
     to stay past a model's training cut-off."""
+    before: str | None = None
+    """Only problems published before this date (``YYYY-MM-DD``), with ``after`` a date window."""
+    release: str | None = None
+    """The release as upstream spells it (``release_v5``, ``v5``, ``v4_v5``; APPS ``interview``; MBPP
+    ``test``); None: the benchmark's default."""
     sample: int | None = None
     """A seeded random subset of this many problems (after ``problems`` and ``after``), keeping the
     difficulty mix when the problems have a difficulty."""
@@ -51,13 +56,16 @@ class BenchmarkChoice:
     """Seed of that subset."""
     limit: int | None = None
     """At most this many problems (the first ones, after ``problems`` and ``sample``)."""
+    source: Provenance | None = None
+    """What the problems were read from (source, revision, every file's hash), filled in when the run
+    resolves its benchmarks; part of the run id, so other bytes make another run."""
 
 
 @dataclass(frozen=True)
 class SandboxChoice:
     """How generated code runs."""
 
-    isolation: Literal["auto", "bwrap", "none"] = "auto"
+    isolation: IsolationMode = "auto"
     """``auto``, ``bwrap`` or ``none``."""
     timeout: float = Limits().cpu_seconds
     """CPU seconds per test."""
@@ -92,7 +100,7 @@ class Configuration:
         """A stable short id: the strategy's arguments as written, the models, and the content of its
         prompt file when it has one (a configuration without one keeps the key it always had)."""
         fields: list[object] = [self.strategy.name, _plain(self.strategy.params), self.actor, self.critic]
-        digest = self.strategy.bound.prompts_digest
+        digest = self.strategy.bind().prompts_digest
         if digest is not None:
             fields.append(digest)
         return hashlib.sha256(json.dumps(fields).encode()).hexdigest()[:10]
@@ -101,6 +109,13 @@ class Configuration:
     def label(self) -> str:
         """``strategy(args) · actor / critic``."""
         return configuration_label(str(self.strategy), self.actor, self.critic)
+
+    def stored(self) -> StoredConfiguration:
+        """This configuration as its run stores it."""
+        strategy = self.strategy
+        return StoredConfiguration(
+            key=self.key, strategy=strategy.name, params=strategy.arguments, actor=self.actor, critic=self.critic
+        )
 
 
 @dataclass(frozen=True)
@@ -154,7 +169,7 @@ class ExperimentSpec:
         return (str(strategy.params["actor"]),) if "actor" in strategy.params else self.actors
 
     def _critics_for(self, strategy: StrategySpec, actor: str) -> list[str | None]:
-        if strategy.name not in CRITIC_STRATEGIES:
+        if not strategy.uses_critic:
             return [None]
         if "critic" in strategy.params:
             return [str(strategy.params["critic"])]
@@ -167,7 +182,7 @@ class ExperimentSpec:
         no longer registered, and prompt files are not reread."""
         known = {f.name for f in fields(cls)}
         values: dict[str, Any] = {k: v for k, v in data.items() if k in known}
-        values["benchmarks"] = tuple(_record(BenchmarkChoice, b) for b in _list(data.get("benchmarks")))
+        values["benchmarks"] = tuple(_benchmark_choice(b) for b in _list(data.get("benchmarks")))
         values["strategies"] = tuple(
             StrategySpec.parse(str(s), registered=False) for s in _list(data.get("strategies"))
         )
@@ -183,9 +198,15 @@ class ExperimentSpec:
         return cls(**values)
 
     def to_json(self) -> dict[str, object]:
-        """The spec as plain data (stored with the run). Sandbox settings added after runs were first
-        stored are left out at their defaults, so a spec stored before them reads back as it was stored."""
+        """The spec as plain data (stored with the run). Keys added since runs were first stored are left
+        out while unset (benchmark keys) or at their defaults (sandbox settings), so a spec that does not use
+        them reads, and hashes, as it always did."""
         data = {f.name: _plain(getattr(self, f.name)) for f in fields(self)}
+        for choice in _list(data["benchmarks"]):
+            assert isinstance(choice, dict)
+            for key in _NEWER_BENCHMARK_KEYS:
+                if choice.get(key) is None:
+                    del choice[key]
         sandbox = data["sandbox"]
         assert isinstance(sandbox, dict)
         for key, default in _LATER_SANDBOX_DEFAULTS.items():
@@ -212,19 +233,30 @@ class ExperimentSpec:
         return f"{_slug(self.name)}-{digest}"
 
     def model_identities(self) -> dict[str, list[str]]:
-        """For each actor and critic written as an alias or tagged with a deployment: the model string
-        it stands for and its deployment tag ("" for none)."""
+        """For each actor and critic written as an alias, tagged with a deployment or naming a local file:
+        the model string it stands for, its deployment tag ("" for none) and, for a local file, its hash."""
         configurations = self.configurations()
         written = {c.actor for c in configurations} | {c.critic for c in configurations if c.critic is not None}
         found = {}
         for name in sorted(written):
             model, tag = self.models.model(name), self.models.settings(name).deployment or ""
-            if model != name or tag:
-                found[name] = [model, tag]
+            local = local_identity(model)  # a local file's hash: another file at that path is another model
+            if model != name or tag or local:
+                found[name] = [model, tag, *([local] if local else [])]
         return found
 
 
+_NEWER_BENCHMARK_KEYS = ("before", "release", "source")
+"""Benchmark keys added after runs were first stored: left out of the stored spec (and the run id) when unset."""
+
 R = TypeVar("R")
+
+
+def _benchmark_choice(table: object) -> BenchmarkChoice:
+    assert isinstance(table, dict), table
+    source = table.get("source")
+    choice = _record(BenchmarkChoice, {k: v for k, v in table.items() if k != "source"})
+    return replace(choice, source=Provenance.from_json(source)) if isinstance(source, dict) else choice
 
 
 def _record(kind: type[R], table: object) -> R:
@@ -278,7 +310,7 @@ _TOP = {
     "sandbox",
     "models",
 }
-_BENCHMARK = {"name", "data", "problems", "after", "sample", "seed", "limit"}
+_BENCHMARK = {"name", "data", "problems", "after", "before", "release", "sample", "seed", "limit"}
 _LATER_SANDBOX_DEFAULTS: dict[str, object] = {
     "follow_reference": False,
     "test_details": False,
@@ -363,6 +395,12 @@ class _Reader:
             raise self.error(key, "must be a string")
         return value
 
+    def date(self, table: dict[str, object], key: str) -> str | None:
+        value = self.string(table, key)
+        if value is not None and not valid_date(value):
+            raise self.error(key, "must be a date written YYYY-MM-DD")
+        return value
+
     def url(self, table: dict[str, object], key: str) -> str | None:
         value = self.string(table, key)
         problem = None if value is None else url_problem(value)
@@ -405,14 +443,16 @@ class _Reader:
         data = reader.string(table, "data")
         if data is not None and not Path(data).is_absolute():
             data = str((self.path.parent / data).resolve())
-        after = reader.string(table, "after")
-        if after is not None and not re.fullmatch(r"\d{4}-\d{2}-\d{2}", after):
-            raise reader.error("after", "must be a date written YYYY-MM-DD")
+        after, before = reader.date(table, "after"), reader.date(table, "before")
+        if after is not None and before is not None and after >= before:
+            raise reader.error("before", f"must be later than after ({after})")
         return BenchmarkChoice(
             name,
             data=data,
             problems=tuple(reader.strings(table, "problems")),
             after=after,
+            before=before,
+            release=reader.string(table, "release"),
             sample=reader.optional_integer(table, "sample"),
             seed=reader.integer(table, "seed", 0, minimum=0),
             limit=reader.optional_integer(table, "limit"),
@@ -433,8 +473,8 @@ class _Reader:
         _known(self.path, table, _SANDBOX, "sandbox.")
         reader = _Reader(self.path, "sandbox.")
         isolation = reader.string(table, "isolation") or "auto"
-        if isolation not in ("auto", "bwrap", "none"):
-            raise reader.error("isolation", "must be auto, bwrap or none")
+        if isolation not in ISOLATION_MODES:
+            raise reader.error("isolation", f"must be {', '.join(ISOLATION_MODES[:-1])} or {ISOLATION_MODES[-1]}")
         given = reader.number(table, "timeout")
         timeout = given or max((BENCHMARKS[b].cpu_seconds for b in benchmarks), default=Limits().cpu_seconds)
         packages = tuple(reader.strings(table, "allow_packages"))
@@ -445,7 +485,7 @@ class _Reader:
         agreement = reader.number(table, "agreement_timeout") or SandboxChoice.agreement_timeout
         follow = given is None and any(BENCHMARKS[b].follows_reference for b in benchmarks)
         return SandboxChoice(
-            isolation,  # type: ignore[arg-type]
+            isolation,
             timeout,
             workers,
             packages,

@@ -15,7 +15,9 @@ from refinelab.metrics._compare import (
     EqualTokens,
     Means,
     Paired,
+    PairedComparison,
     bootstrap_difference,
+    compare_paired,
     mcnemar,
     means,
     multiple,
@@ -23,7 +25,7 @@ from refinelab.metrics._compare import (
     sampling_at_equal_tokens,
     trajectories_pass_at_k,
 )
-from refinelab.metrics._critic import ConfusionMatrix, Decision, confusion_matrix, decisions
+from refinelab.metrics._critic import ConfusionMatrix, DecisionCount, confusion_matrix, critic_coverage, decisions
 from refinelab.metrics._intervals import Bootstrap, Interval, PerProblem
 from refinelab.metrics._passk import mean_pass_at_k, pass_at_k
 from refinelab.metrics._refinement import (
@@ -35,6 +37,7 @@ from refinelab.metrics._refinement import (
     first_pass_iterations,
     improvement_rate,
     iterates,
+    judges_last,
     max_iteration,
     pass_at_iteration,
     pass_by_iteration,
@@ -50,6 +53,7 @@ from refinelab.metrics._selection import (
     generated_test_accuracy,
     refinement_at_equal_tokens,
     selection_accuracy,
+    tests_generated,
 )
 from refinelab.records import ScoredAttempt, ScoredTrajectory, Spend, Usage, configuration_label, total_cost
 
@@ -59,11 +63,12 @@ __all__ = [
     "Bootstrap",
     "ConfusionMatrix",
     "CriticCall",
-    "Decision",
+    "DecisionCount",
     "EqualTokens",
     "Interval",
     "Means",
     "Paired",
+    "PairedComparison",
     "PerProblem",
     "Rate",
     "ScoredAttempt",
@@ -77,11 +82,13 @@ __all__ = [
     "bootstrap_difference",
     "brier",
     "capped",
+    "compare_paired",
     "configuration_label",
     "confusion_matrix",
     "critic_call",
     "critic_call_attempts",
     "critic_confidence",
+    "critic_coverage",
     "decisions",
     "disagreements",
     "first_pass_iterations",
@@ -89,6 +96,7 @@ __all__ = [
     "improved",
     "improvement_rate",
     "iterates",
+    "judges_last",
     "max_iteration",
     "mcnemar",
     "mean_pass_at_k",
@@ -110,6 +118,7 @@ __all__ = [
     "sampling_at_equal_tokens",
     "selection_accuracy",
     "step_rates",
+    "tests_generated",
     "total_cost",
     "trajectories_pass_at_k",
     "worsened",

@@ -83,6 +83,75 @@ def bootstrap_difference(
     return sum(diffs) / n, low, high
 
 
+@dataclass(frozen=True)
+class PairedComparison:
+    """Two configurations (of one run or two) on the (problem, repeat) pairs both ran, A against B: the
+    numbers ``refinelab report`` (against single pass, and ``--baseline``) and the viewer's Compare page
+    show, computed once here."""
+
+    pairs: int
+    """Pairs both ran."""
+    pass_a: float | None
+    """A's pass rate over the pairs (``None`` without pairs)."""
+    pass_b: float | None
+    """B's pass rate over the pairs."""
+    both: int
+    """Pairs both solved."""
+    neither: int
+    """Pairs neither solved."""
+    only_a: int
+    """Pairs only A solved."""
+    only_b: int
+    """Pairs only B solved."""
+    p_value: float
+    """Exact two-sided McNemar p-value (:func:`mcnemar`)."""
+    difference: tuple[float, float, float] | None
+    """B - A over the pairs with its 95% paired bootstrap interval (:func:`bootstrap_difference`)."""
+    only_a_keys: tuple[tuple[str, int], ...]
+    """The pairs only A solved."""
+    only_b_keys: tuple[tuple[str, int], ...]
+    """The pairs only B solved."""
+    unpaired_a: tuple[tuple[str, int], ...]
+    """(problem, repeat) only A ran: left out of every number above."""
+    unpaired_b: tuple[tuple[str, int], ...]
+    """(problem, repeat) only B ran: left out of every number above."""
+    tokens_a: float | None = None
+    """A's mean tokens per pair."""
+    tokens_b: float | None = None
+    """B's mean tokens per pair."""
+
+
+def compare_paired(a: Sequence[ScoredTrajectory], b: Sequence[ScoredTrajectory]) -> PairedComparison:
+    """A against B, paired by (problem, repeat): what each solved, the exact McNemar test, B - A with its
+    bootstrap interval, and the problems only one side ran (kept out of the numbers)."""
+    pairs = paired(a, b)
+    keys_a, keys_b = {(t.problem, t.repeat) for t in a}, {(t.problem, t.repeat) for t in b}
+    n = len(pairs.a)
+    shared = set(pairs.keys)
+    return PairedComparison(
+        pairs=n,
+        pass_a=sum(pairs.a) / n if n else None,
+        pass_b=sum(pairs.b) / n if n else None,
+        both=pairs.both,
+        neither=pairs.neither,
+        only_a=pairs.only_a,
+        only_b=pairs.only_b,
+        p_value=mcnemar(pairs),
+        difference=bootstrap_difference(pairs),
+        only_a_keys=tuple(pairs.only("a")),
+        only_b_keys=tuple(pairs.only("b")),
+        unpaired_a=tuple(sorted(keys_a - keys_b)),
+        unpaired_b=tuple(sorted(keys_b - keys_a)),
+        tokens_a=_mean_tokens(a, shared),
+        tokens_b=_mean_tokens(b, shared),
+    )
+
+
+def _mean_tokens(trajectories: Sequence[ScoredTrajectory], keys: set[tuple[str, int]]) -> float | None:
+    used = [t.tokens for t in trajectories if (t.problem, t.repeat) in keys]
+    return sum(used) / len(used) if used else None
+
+
 def trajectories_pass_at_k(trajectories: Sequence[ScoredTrajectory], k: int) -> float | None:
     """Unbiased pass@k: over a sampling strategy's samples of each problem, or else over the repeats'
     returned answers; None when some problem has fewer than ``k``."""

@@ -56,8 +56,17 @@ def confusion_matrix(trajectories: Sequence[ScoredTrajectory]) -> ConfusionMatri
     return ConfusionMatrix(counts["true_accept"], counts["false_accept"], counts["true_reject"], counts["false_reject"])
 
 
+def critic_coverage(trajectories: Sequence[ScoredTrajectory]) -> Rate:
+    """Attempts with a readable critic verdict, of all attempts: which attempts the confusion matrix
+    covers. Self-Refine and Self-Redraft do not ask about the attempt at the iteration cap (nothing could
+    follow the verdict) unless told to (``critique_last``), and a trajectory stopped by an unreadable
+    verdict or the budget has an attempt without one."""
+    attempts = [a for t in trajectories for a in t.attempts]
+    return Rate(sum(a.critic_verdict is not None for a in attempts), len(attempts))
+
+
 @dataclass(frozen=True)
-class Decision:
+class DecisionCount:
     """How often the critic made one decision, and how often it led to passing code."""
 
     count: int
@@ -66,7 +75,7 @@ class Decision:
     """For pass: the accepted attempt passes; for refine or redraft: the next attempt passes."""
 
 
-def decisions(trajectories: Sequence[ScoredTrajectory]) -> dict[str, Decision]:
+def decisions(trajectories: Sequence[ScoredTrajectory]) -> dict[str, DecisionCount]:
     """pass / refine / redraft counts and their outcomes (a decision with no next attempt, because a
     budget ended the run, counts as not leading to a pass)."""
     found: dict[str, list[int]] = {"pass": [0, 0], "refine": [0, 0], "redraft": [0, 0]}
@@ -79,4 +88,4 @@ def decisions(trajectories: Sequence[ScoredTrajectory]) -> dict[str, Decision]:
             judged = attempt if verdict == "pass" else (attempts[i + 1] if i + 1 < len(attempts) else None)
             found[verdict][0] += 1
             found[verdict][1] += judged is not None and judged.hidden_passed
-    return {verdict: Decision(count, passed) for verdict, (count, passed) in found.items()}
+    return {verdict: DecisionCount(count, passed) for verdict, (count, passed) in found.items()}

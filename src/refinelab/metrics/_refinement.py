@@ -134,14 +134,29 @@ def first_pass_iterations(trajectories: Sequence[ScoredTrajectory]) -> Counter[i
     return found
 
 
-def capped(trajectory: ScoredTrajectory, cap: int) -> ScoredTrajectory:
+def capped(trajectory: ScoredTrajectory, cap: int, *, judges_last: bool = True) -> ScoredTrajectory:
     """The trajectory as it would have been with at most ``cap`` refinements: no new model calls,
-    the attempts after the cap dropped (their calls and tokens with them)."""
+    the attempts after the cap dropped (their calls and tokens with them). ``judges_last=False`` (a critic
+    strategy that does not ask about the attempt at its cap: :func:`judges_last`) drops the critic's call
+    on the attempt at the new cap too, wherever a trajectory reached it: the loop would have ended there."""
     if sampled(trajectory):
         raise ValueError("an iteration cap does not apply to sampling; compare sample counts with pass@k")
-    if len(trajectory.attempts) <= cap + 1:
+    reached = len(trajectory.attempts) > cap  # an attempt at the new cap: the loop ends there
+    if not reached or (len(trajectory.attempts) == cap + 1 and judges_last):
         return trajectory
-    return replace(trajectory, attempts=trajectory.attempts[: cap + 1], final=cap, stop_reason="max_iterations")
+    kept = trajectory.attempts[: cap + 1]
+    if not judges_last:
+        kept = (*kept[:-1], kept[-1].without_critic())
+    return replace(trajectory, attempts=kept, final=cap, stop_reason="max_iterations")
+
+
+def judges_last(trajectories: Sequence[ScoredTrajectory]) -> bool:
+    """Whether a configuration's critic was asked about the attempt at the iteration cap: as recorded
+    (``critique_last``), and always in runs made before Self-Refine's loop ended at the last refinement
+    (they recorded nothing). False without a critic."""
+    if not trajectories or trajectories[0].critic is None:
+        return False
+    return all(t.critique_last is not False for t in trajectories)
 
 
 def prompt_tokens_by_round(trajectories: Sequence[ScoredTrajectory]) -> list[float]:

@@ -17,6 +17,12 @@ def generated_test_accuracy(trajectories: Sequence[ScoredTrajectory]) -> Rate:
     return Rate(sum(t.generated_correct or 0 for t in judged), sum(t.generated_tests for t in judged))
 
 
+def tests_generated(trajectories: Sequence[ScoredTrajectory]) -> Rate:
+    """Trajectories in which the strategy wrote at least one test, of all: every one for ``codet`` and
+    ``verified``; for ``exec-refine``, the problems that had no visible tests (``when_no_tests="generate"``)."""
+    return Rate(sum(t.generated_tests > 0 for t in trajectories), len(trajectories))
+
+
 def selection_accuracy(trajectories: Sequence[ScoredTrajectory]) -> Rate:
     """Trajectories whose chosen program passes the hidden tests, of those where any candidate does:
     how well the strategy picks when there is something right to pick."""

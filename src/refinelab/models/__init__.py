@@ -1,10 +1,14 @@
-"""The model layer: any OpenAI-compatible endpoint, with concurrency, retries, usage and cost, a
-response cache, and model test doubles (every double, the fake server included: :mod:`refinelab.testing`).
+"""The model layer: any OpenAI-compatible endpoint or a GGUF model run in-process (``local:``), with
+concurrency, retries, usage and cost, a response cache, and model test doubles (every double, the fake
+server included: :mod:`refinelab.testing`).
 Strategies call ``await model.generate(messages, config)``."""
 
 from refinelab.errors import CacheMiss, EndpointError, EndpointFailed, NotSupported, TransientError
 from refinelab.models._cache import CacheMode, ResponseCache, cache_key
 from refinelab.models._doubles import FunctionModel, ScriptedModel
+from refinelab.models._limits import EndpointLimits
+from refinelab.models._local import LocalBackend, LocalOptions
+from refinelab.models._local_files import LOCAL_MODELS, LocalFile, local_identity
 from refinelab.models._model import Accounting, Backend, Model, RetryPolicy
 from refinelab.models._prices import DEFAULT_PRICES, Price, PriceTable
 from refinelab.models._resolve import (
@@ -21,6 +25,7 @@ from refinelab.models._types import Completion, GenerateConfig, Message, Reply, 
 
 __all__ = [
     "DEFAULT_PRICES",
+    "LOCAL_MODELS",
     "PROVIDERS",
     "Accounting",
     "Backend",
@@ -29,9 +34,13 @@ __all__ = [
     "Completion",
     "EndpointError",
     "EndpointFailed",
+    "EndpointLimits",
     "EndpointSettings",
     "FunctionModel",
     "GenerateConfig",
+    "LocalBackend",
+    "LocalFile",
+    "LocalOptions",
     "Message",
     "Model",
     "ModelSpec",
@@ -48,6 +57,7 @@ __all__ = [
     "Usage",
     "cache_key",
     "load_models_config",
+    "local_identity",
     "open_model",
     "resolve",
     "url_problem",

@@ -11,6 +11,7 @@ from typing import Protocol
 
 from refinelab.errors import CacheMiss, EndpointError, EndpointFailed, NotSupported, TransientError
 from refinelab.models._cache import ResponseCache, cache_key
+from refinelab.models._limits import EndpointLimits
 from refinelab.models._prices import PriceTable
 from refinelab.models._tokens import estimate_usage
 from refinelab.models._types import Completion, GenerateConfig, Message, Reply, Retry, Usage
@@ -25,9 +26,10 @@ class Backend(Protocol):
     """
 
     endpoint: str
-    """Identity of the server (its base URL); concurrency limits and the cache are per endpoint."""
+    """Identity of the server (its base URL); concurrency limits are per endpoint."""
     model: str
-    """``provider:name``."""
+    """``provider:name``. A backend may also have an ``identity`` attribute: what determines its replies when
+    the name does not (the local backend's file hash); the response cache then keys on it instead."""
 
     async def complete(self, messages: Sequence[Message], config: GenerateConfig, n: int) -> list[Reply]:
         """``n`` replies to ``messages``."""
@@ -52,17 +54,6 @@ class RetryPolicy:
             return min(max(retry_after, 0.0), self.max_seconds)
         delay: float = min(self.max_seconds, self.base_seconds * 2.0 ** (attempt - 1))
         return delay * (1.0 + self.jitter * random.random())  # noqa: S311 - jitter, not cryptography
-
-
-_LIMITERS: dict[tuple[int, str], asyncio.Semaphore] = {}
-
-
-def _limiter(endpoint: str, limit: int) -> asyncio.Semaphore:
-    """One semaphore per endpoint (and event loop), shared by every Model in the process."""
-    key = (id(asyncio.get_running_loop()), endpoint)
-    if key not in _LIMITERS:
-        _LIMITERS[key] = asyncio.Semaphore(limit)
-    return _LIMITERS[key]
 
 
 @dataclass
@@ -107,9 +98,16 @@ class Model:
     ) -> None:
         self.backend = backend
         self.name = backend.model
+        self.identity: str = getattr(backend, "identity", None) or backend.model
+        """What the response cache keys on with the deployment tag: the model string, or what the backend
+        says determines its replies (a local model's file hash, never its path)."""
         self.deployment = deployment
         """A tag separating deployments of one model name in the response cache ("" for none)."""
         self.concurrency = concurrency
+        """Requests in flight to this model's endpoint, at most."""
+        self.limits = EndpointLimits()
+        """Where the cap on requests in flight is kept: models holding one object share it (a runtime gives
+        every model it opens its own, so two models of one endpoint keep one cap)."""
         self.retry = retry or RetryPolicy()
         self.cache = cache
         self.prices = prices or PriceTable()
@@ -129,7 +127,7 @@ class Model:
         if self.cache is None or self.cache.mode != "rw":
             (completion,) = await self.generate_n(messages, config, n=1, first_sample=sample)
             return completion
-        key = cache_key(self.deployment, self.name, messages, config or GenerateConfig(), sample)
+        key = cache_key(self.deployment, self.identity, messages, config or GenerateConfig(), sample)
         while (leader := self._in_flight.get(key)) is not None:
             await asyncio.wait([leader])  # its outcome is in the cache (or it failed and we ask ourselves)
         self._in_flight[key] = done = asyncio.get_running_loop().create_future()
@@ -176,7 +174,7 @@ class Model:
     def _cached(self, messages: Sequence[Message], config: GenerateConfig, sample: int) -> Completion | None:
         if self.cache is None or self.cache.mode == "off":
             return None
-        found = self.cache.lookup(cache_key(self.deployment, self.name, messages, config, sample))
+        found = self.cache.lookup(cache_key(self.deployment, self.identity, messages, config, sample))
         if found is None:
             if self.cache.mode == "ro":
                 raise CacheMiss(f"replay mode: no cached response for a request to {self.name} (sample {sample})")
@@ -200,13 +198,13 @@ class Model:
         self, messages: Sequence[Message], config: GenerateConfig, n: int, samples: list[int]
     ) -> list[Completion]:
         retries: list[Retry] = []
-        async with _limiter(self.backend.endpoint, self.concurrency):
+        async with self.limits.slot(self.backend.endpoint, self.concurrency):
             replies, latency = await self._attempts(messages, config, n, retries)
         completions = []
         for sample, reply in zip(samples, replies):
             if self.cache is not None:
                 self.cache.put(
-                    cache_key(self.deployment, self.name, messages, config, sample),
+                    cache_key(self.deployment, self.identity, messages, config, sample),
                     self.backend.endpoint,
                     self.name,
                     reply,

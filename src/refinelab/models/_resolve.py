@@ -2,7 +2,8 @@
 
 ``openai:gpt-4.1-mini``, ``vllm:Qwen/Qwen2.5-Coder-7B-Instruct`` (http://localhost:8000/v1),
 ``ollama:qwen2.5-coder:7b`` (http://localhost:11434/v1), ``llamacpp:NAME`` (http://localhost:8080/v1),
-or any ``NAME`` with an explicit ``base_url``. Keys come from the environment; aliases and per-endpoint
+or any ``NAME`` with an explicit ``base_url``; ``local:...`` runs a GGUF file in this process (no server:
+see :mod:`refinelab.models._local_files`). Keys come from the environment; aliases and per-endpoint
 settings from the project config (``[models]`` in ``refinelab.toml``).
 """
 
@@ -13,7 +14,7 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from refinelab._toml import read_toml
+from refinelab._toml import located, read_toml
 from refinelab.errors import InputError, UserError
 from refinelab.models._cache import ResponseCache
 from refinelab.models._model import Model, RetryPolicy
@@ -128,7 +129,7 @@ def load_models_config(path: str | Path) -> ModelsConfig:
 def _only(table: dict[str, object], allowed: set[str], path: str | Path, where: str) -> None:
     unknown = sorted(set(table) - allowed)
     if unknown:
-        raise InputError(path, None, f"{where}.{unknown[0]}", "unknown key")
+        raise located(Path(path), f"{where}.{unknown[0]}", "unknown key")
 
 
 def _endpoint(table: object, path: str | Path, where: str) -> EndpointSettings:
@@ -208,13 +209,38 @@ def open_model(
     cache: ResponseCache | None = None,
     retry: RetryPolicy | None = None,
 ) -> Model:
-    """A :class:`Model` for a model string, with the config's concurrency and prices applied."""
+    """A :class:`Model` for a model string, with the config's concurrency and prices applied; ``local:...``
+    runs the model in this process (its file is fetched into the cache on first use)."""
     from refinelab.models._openai import OpenAIBackend
 
     config = config or ModelsConfig()
+    if config.model(text).startswith("local:"):
+        return _open_local(text, environ, base_url, config, cache, retry)
     spec = resolve(text, environ, base_url=base_url, config=config)
     settings = config.settings(text)
     prices = PriceTable({spec.model: settings.price} if settings.price else None)
     backend = OpenAIBackend(spec.model, spec.base_url, spec.api_key)
+    concurrency, deployment = settings.concurrency or 16, settings.deployment or ""
+    return Model(backend, concurrency=concurrency, retry=retry, cache=cache, prices=prices, deployment=deployment)
+
+
+def _open_local(
+    text: str,
+    environ: Mapping[str, str],
+    base_url: str | None,
+    config: ModelsConfig,
+    cache: ResponseCache | None,
+    retry: RetryPolicy | None,
+) -> Model:
+    """A :class:`Model` over the in-process llama.cpp backend."""
+    from refinelab.models._local import LocalBackend, LocalOptions
+    from refinelab.models._local_files import resolve_local
+
+    model = config.model(text)
+    if base_url is not None:
+        raise UserError(f"model {model!r} runs in this process: --base-url does not apply to it")
+    settings = config.settings(text)
+    backend = LocalBackend(model, resolve_local(model.partition(":")[2], environ), LocalOptions.from_environ(environ))
+    prices = PriceTable({model: settings.price} if settings.price else None)
     concurrency, deployment = settings.concurrency or 16, settings.deployment or ""
     return Model(backend, concurrency=concurrency, retry=retry, cache=cache, prices=prices, deployment=deployment)

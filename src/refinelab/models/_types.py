@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import Annotated, Literal
 
@@ -69,7 +70,7 @@ class GenerateConfig:
         return {f.name: getattr(self, f.name) for f in fields(self)}
 
     @classmethod
-    def with_schema(cls, schema: dict[str, object], **settings: object) -> GenerateConfig:
+    def with_schema(cls, schema: Mapping[str, object], **settings: object) -> GenerateConfig:
         """Settings asking for output that follows ``schema``."""
         return cls(json_schema=json.dumps(schema, sort_keys=True), **settings)  # type: ignore[arg-type]
 

@@ -80,6 +80,16 @@ def tests_from_statements(source: str) -> list[Test] | None:
     return [t for s in module.body if isinstance(s, ast.Assert) and (t := test_from_assert(s)) is not None]
 
 
+def as_value_test(test: Test) -> Test:
+    """``assert f(1) == 2`` as the value test ``f(1) == 2`` (judged outside the candidate, so a failure
+    says what it returned); any other test as it is."""
+    if isinstance(test, AssertTest):
+        converted = tests_from_statements(test.code)
+        if converted is not None and len(converted) == 1:
+            return converted[0]
+    return test
+
+
 def tests_from_check(test_source: str) -> list[Test] | None:
     """Tests from a human-eval style ``def check(candidate): assert ...`` whose body is only asserts.
 

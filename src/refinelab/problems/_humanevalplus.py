@@ -13,15 +13,15 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
-from refinelab.errors import InputError
+from refinelab._location import Location
+from refinelab.problems._asserts import tests_from_statements
 from refinelab.problems._humaneval import docstring_tests
 from refinelab.problems._io import field as required
 from refinelab.problems._io import optional, read_jsonl
 from refinelab.problems._literal import call_source, to_source
 from refinelab.problems._model import AssertTest, CallTest, Problem, Test
-
-Where = tuple[Path, "int | None"]
 
 
 @dataclass(frozen=True)
@@ -38,16 +38,18 @@ class HumanEvalPlusTask:
     """The record's float tolerance (0: none given)."""
     record: dict[str, object] = field(repr=False, compare=False)
     """The record as read (prompt, canonical solution, ...)."""
-    where: Where = field(repr=False, compare=False)
+    where: Location = field(repr=False, compare=False)
     """File and line, for error messages."""
+    kind: Literal["humanevalplus", "mbppplus"] = "humanevalplus"
+    """Which evalplus release the task is from (MBPP+ prompts are a docstring with one example assert)."""
 
     @classmethod
-    def of(cls, record: dict[str, object], where: Where) -> HumanEvalPlusTask:
+    def of(cls, record: dict[str, object], where: Location) -> HumanEvalPlusTask:
         """A task from a record, or an :class:`InputError` naming the file, line and field."""
         inputs = required(record, "base_input", list, where) + optional(record, "plus_input", list, where, [])
         for value in inputs:
             if not isinstance(value, list):
-                raise InputError(where[0], where[1], "plus_input", "each input must be a list of arguments")
+                raise where.error("plus_input", "each input must be a list of arguments")
         return cls(
             task_id=required(record, "task_id", str, where),
             entry_point=required(record, "entry_point", str, where),
@@ -82,22 +84,35 @@ class HumanEvalPlusTask:
     def problem(self, hidden: Sequence[Test], dropped: int) -> Problem:
         """The problem, with its hidden tests (``dropped``: inputs the reference gave no output for)."""
         prompt = required(self.record, "prompt", str, self.where)
+        metadata: dict[str, object] = {"source": self.kind, "inputs_without_reference_output": dropped}
+        if self.kind == "mbppplus":
+            number = self.task_id.rsplit("/", 1)[-1]
+            metadata["aliases"] = [number, f"MBPP/{number}"]
+            visible = _asserts_in(prompt)
+        else:
+            visible = docstring_tests(prompt, self.entry_point, self.task_id)
         return Problem(
             id=self.task_id,
             prompt=prompt,
             kind="function",
-            visible_tests=tuple(docstring_tests(prompt, self.entry_point)),
+            visible_tests=tuple(visible),
             hidden_tests=tuple(hidden),
             entry_point=self.entry_point,
             starter_code=prompt,
             reference=prompt + optional(self.record, "canonical_solution", str, self.where, ""),
             completion_prefix=prompt,
-            metadata={"source": "humanevalplus", "inputs_without_reference_output": dropped},
+            metadata=metadata,
         )
+
+
+def _asserts_in(prompt: str) -> list[Test]:
+    """The example asserts an MBPP+ prompt shows (one per line)."""
+    lines = [line.strip() for line in prompt.splitlines() if line.strip().startswith("assert ")]
+    return [test for line in lines for test in tests_from_statements(line) or []]
 
 
 def read_humanevalplus(path: str | Path) -> Iterator[HumanEvalPlusTask]:
     """The tasks of an evalplus release file (``.jsonl`` or ``.jsonl.gz``), read one at a time."""
     source = Path(path)
     for line, record in read_jsonl(source):
-        yield HumanEvalPlusTask.of(record, (source, line))
+        yield HumanEvalPlusTask.of(record, Location(source, line))

@@ -17,11 +17,11 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from refinelab._location import Location
 from refinelab.errors import InputError
 from refinelab.problems._io import field, optional, read_jsonl
 from refinelab.problems._model import AssertTest, CallTest, Problem, StdioTest, Test
 
-Where = tuple[Path, "int | None"]
 _KNOWN = {
     "id",
     "kind",
@@ -39,7 +39,7 @@ _KNOWN = {
 def load_jsonl(path: str | Path) -> list[Problem]:
     """Load problems in refinelab's JSON Lines format."""
     source = Path(path)
-    problems = [_problem(record, (source, line)) for line, record in read_jsonl(source)]
+    problems = [_problem(record, Location(source, line)) for line, record in read_jsonl(source)]
     seen: set[str] = set()
     for problem in problems:
         if problem.id in seen:
@@ -48,16 +48,16 @@ def load_jsonl(path: str | Path) -> list[Problem]:
     return problems
 
 
-def _problem(record: dict[str, object], where: Where) -> Problem:
+def _problem(record: dict[str, object], where: Location) -> Problem:
     unknown = sorted(set(record) - _KNOWN)
     if unknown:
-        raise InputError(where[0], where[1], unknown[0], "unknown field")
+        raise where.error(unknown[0], "unknown field")
     kind = field(record, "kind", str, where)
     if kind not in ("function", "stdio"):
-        raise InputError(where[0], where[1], "kind", f"must be 'function' or 'stdio', not {kind!r}")
+        raise where.error("kind", f"must be 'function' or 'stdio', not {kind!r}")
     hidden = _tests(field(record, "hidden_tests", list, where), "hidden_tests", where)
     if not hidden:
-        raise InputError(where[0], where[1], "hidden_tests", "empty: a problem needs at least one hidden test")
+        raise where.error("hidden_tests", "empty: a problem needs at least one hidden test")
     return Problem(
         id=field(record, "id", str, where),
         prompt=field(record, "prompt", str, where),
@@ -72,43 +72,43 @@ def _problem(record: dict[str, object], where: Where) -> Problem:
     )
 
 
-def _tests(items: list[object], name: str, where: Where) -> list[Test]:
+def _tests(items: list[object], name: str, where: Location) -> list[Test]:
     return [_test(item, f"{name}[{index}]", where) for index, item in enumerate(items)]
 
 
-def _test(item: object, name: str, where: Where) -> Test:
+def _test(item: object, name: str, where: Location) -> Test:
     if not isinstance(item, dict):
-        raise InputError(where[0], where[1], name, "a test must be an object")
+        raise where.error(name, "a test must be an object")
     if "assert" in item:
         return AssertTest(_string(item, "assert", name, where))
     if "stdin" in item:
         return StdioTest(_string(item, "stdin", name, where), _string(item, "stdout", name, where))
     if "call" in item:
         return CallTest(_string(item, "call", name, where), _expected(item, name, where), _atol(item, name, where))
-    raise InputError(where[0], where[1], name, "unknown test type: needs 'assert', 'call' or 'stdin'")
+    raise where.error(name, "unknown test type: needs 'assert', 'call' or 'stdin'")
 
 
-def _string(item: dict[str, object], key: str, name: str, where: Where) -> str:
+def _string(item: dict[str, object], key: str, name: str, where: Location) -> str:
     value = item.get(key)
     if not isinstance(value, str):
-        raise InputError(where[0], where[1], f"{name}.{key}", "missing or not a string")
+        raise where.error(f"{name}.{key}", "missing or not a string")
     return value
 
 
-def _expected(item: dict[str, object], name: str, where: Where) -> object:
+def _expected(item: dict[str, object], name: str, where: Location) -> object:
     if "expected" in item:
         return item["expected"]
     text = _string(item, "expected_repr", name, where)
     try:
         return ast.literal_eval(text)
     except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
-        raise InputError(where[0], where[1], f"{name}.expected_repr", "not a Python literal") from None
+        raise where.error(f"{name}.expected_repr", "not a Python literal") from None
 
 
-def _atol(item: dict[str, object], name: str, where: Where) -> float | None:
+def _atol(item: dict[str, object], name: str, where: Location) -> float | None:
     value = item.get("atol")
     if value is None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-        raise InputError(where[0], where[1], f"{name}.atol", "must be a non-negative number")
+        raise where.error(f"{name}.atol", "must be a non-negative number")
     return float(value)

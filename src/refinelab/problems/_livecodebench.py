@@ -1,5 +1,6 @@
-"""LiveCodeBench: JSON Lines with public and (optionally) private tests, or Hugging Face
-``livecodebench/code_generation_lite`` when ``datasets`` is installed.
+"""LiveCodeBench: JSON Lines with public and (optionally) private tests, in the form of Hugging Face
+``livecodebench/code_generation_lite``'s release files (which refinelab downloads, see ``_manifest``)
+or with the tests as plain lists.
 
 ``stdin`` tests make a stdio problem; ``functional`` tests make a function problem whose entry point is
 the starter code's ``Solution.method``, each input line being one JSON argument. Private tests are
@@ -23,13 +24,12 @@ import pickle
 import zlib
 from pathlib import Path
 
-from refinelab.errors import InputError, MissingDependency, UserError
+from refinelab._files import json_problem
+from refinelab._location import Location
 from refinelab.problems._io import field, optional, read_records
 from refinelab.problems._literal import call_source
 from refinelab.problems._model import CallTest, Problem, StdioTest, Test
 from refinelab.problems._stdio_sources import entry_point_from_starter
-
-Where = tuple[Path, "int | None"]
 
 PRELUDE_MODULES = (
     "string", "re", "datetime", "collections", "heapq", "bisect", "copy", "math", "random", "statistics",
@@ -45,15 +45,13 @@ PRELUDE = (
 """The code run before every LiveCodeBench program, as its grader runs it."""
 
 
-def load_livecodebench(path: str | Path | None = None) -> list[Problem]:
-    """Load LiveCodeBench problems from a file, or from Hugging Face when ``path`` is None."""
-    if path is None:
-        return _from_hugging_face()
+def load_livecodebench(path: str | Path) -> list[Problem]:
+    """Load LiveCodeBench problems from a file (one release file, or any file in that form)."""
     source = Path(path)
-    return [_problem(record, (source, line)) for line, record in read_records(source)]
+    return [_problem(record, Location(source, line)) for line, record in read_records(source)]
 
 
-def _problem(record: dict[str, object], where: Where) -> Problem:
+def _problem(record: dict[str, object], where: Location) -> Problem:
     public = _cases(record.get("public_tests", record.get("public_test_cases")), "public_tests", where)
     private = _cases(record.get("private_tests", record.get("private_test_cases")), "private_tests", where)
     starter = optional(record, "starter_code", str, where, "")
@@ -81,25 +79,25 @@ def _problem(record: dict[str, object], where: Where) -> Problem:
     )
 
 
-def _cases(raw: object, name: str, where: Where) -> list[dict[str, str]]:
+def _cases(raw: object, name: str, where: Location) -> list[dict[str, str]]:
     if raw is None or raw == "":
         return []
     if isinstance(raw, str):
         raw = _decode_cases(raw, name, where)
     if not isinstance(raw, list):
-        raise InputError(where[0], where[1], name, f"expected a list of tests, got {type(raw).__name__}")
+        raise where.error(name, f"expected a list of tests, got {type(raw).__name__}")
     cases = []
     for case in raw:
         if not isinstance(case, dict) or not all(isinstance(case.get(k), str) for k in ("input", "output")):
-            raise InputError(where[0], where[1], name, "each test needs string 'input' and 'output'")
+            raise where.error(name, "each test needs string 'input' and 'output'")
         kind = case.get("testtype", "stdin")
         if kind not in ("stdin", "functional"):
-            raise InputError(where[0], where[1], name, f"unknown test type {kind!r} (expected stdin or functional)")
+            raise where.error(name, f"unknown test type {kind!r} (expected stdin or functional)")
         cases.append({"input": case["input"], "output": case["output"], "testtype": str(kind)})
     return cases
 
 
-def _decode_cases(text: str, name: str, where: Where) -> object:
+def _decode_cases(text: str, name: str, where: Location) -> object:
     try:
         return json.loads(text)
     except json.JSONDecodeError:
@@ -108,9 +106,7 @@ def _decode_cases(text: str, name: str, where: Where) -> object:
         data = _SafeUnpickler(io.BytesIO(zlib.decompress(base64.b64decode(text)))).load()
         return json.loads(data) if isinstance(data, (str, bytes)) else data
     except Exception as exc:  # noqa: BLE001 - any decoding failure is the same input error
-        raise InputError(
-            where[0], where[1], name, f"neither JSON nor LiveCodeBench's compressed form ({exc})"
-        ) from None
+        raise where.error(name, f"neither JSON nor LiveCodeBench's compressed form ({exc})") from None
 
 
 class _SafeUnpickler(pickle.Unpickler):
@@ -120,7 +116,7 @@ class _SafeUnpickler(pickle.Unpickler):
         raise pickle.UnpicklingError(f"refusing to load {module}.{name}")
 
 
-def _entry_point(record: dict[str, object], starter: str, where: Where) -> str:
+def _entry_point(record: dict[str, object], starter: str, where: Location) -> str:
     meta = record.get("metadata")
     if isinstance(meta, str) and meta.strip().startswith("{"):
         meta = json.loads(meta)
@@ -131,7 +127,7 @@ def _entry_point(record: dict[str, object], starter: str, where: Where) -> str:
     if isinstance(name, str):
         return name
     if from_starter is None:
-        raise InputError(where[0], where[1], "starter_code", "functional tests need a starter with a function")
+        raise where.error("starter_code", "functional tests need a starter with a function")
     return from_starter
 
 
@@ -139,25 +135,11 @@ def _stdio_test(case: dict[str, str]) -> Test:
     return StdioTest(case["input"], case["output"])
 
 
-def _call_test(case: dict[str, str], where: Where) -> Test:
+def _call_test(case: dict[str, str], where: Location) -> Test:
     try:
         args = [json.loads(line) for line in case["input"].split("\n") if line.strip()]
         expected = json.loads(case["output"])
     except json.JSONDecodeError as exc:
-        raise InputError(where[0], where[1], "public_tests", f"functional test is not JSON ({exc.msg})") from None
+        problem = f"functional test is not JSON ({json_problem(exc)})"
+        raise where.error("public_tests", problem) from None
     return CallTest(call_source(args), expected)
-
-
-def _from_hugging_face() -> list[Problem]:
-    try:
-        import datasets  # type: ignore[import-not-found]
-    except ImportError:
-        raise MissingDependency(
-            "LiveCodeBench needs --data FILE or the Hugging Face datasets package: pip install datasets"
-        ) from None
-    try:
-        rows = datasets.load_dataset("livecodebench/code_generation_lite", split="test", trust_remote_code=True)
-    except Exception as exc:  # noqa: BLE001 - any hub failure means the same thing to the user
-        raise UserError(f"could not load LiveCodeBench from Hugging Face ({exc}); pass --data FILE instead") from None
-    where: Where = (Path("hf:livecodebench/code_generation_lite"), None)
-    return [_problem(dict(row), where) for row in rows]

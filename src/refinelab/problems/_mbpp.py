@@ -1,5 +1,5 @@
-"""MBPP: the full set (974, JSON Lines), the sanitized set (427, one JSON list), the 500-problem
-HumanEval-form file with visible/hidden tests, or Hugging Face ``mbpp`` when ``datasets`` is installed.
+"""MBPP: the full set (974, JSON Lines), the sanitized set (427, one JSON list), or the 500-problem
+HumanEval-form file with visible/hidden tests.
 
 The format is recognised per record. Visible test: the first assert; hidden tests: all of them.
 """
@@ -9,39 +9,37 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from refinelab.errors import InputError, MissingDependency, UserError
+from refinelab._location import Location
 from refinelab.problems._asserts import tests_from_statements
 from refinelab.problems._humaneval import check_tests
 from refinelab.problems._io import field, optional, read_records
 from refinelab.problems._model import AssertTest, Problem, Test
 
-Where = tuple[Path, "int | None"]
 
-
-def load_mbpp(path: str | Path | None = None, *, sanitized: bool = False) -> list[Problem]:
-    """Load MBPP from ``path``, or from Hugging Face when ``path`` is None."""
-    if path is None:
-        return _from_hugging_face(sanitized)
+def load_mbpp(path: str | Path, *, sanitized: bool = False) -> list[Problem]:
+    """Load MBPP from ``path`` (any of the three forms; ``sanitized`` is accepted for symmetry, the form
+    is recognised per record)."""
+    del sanitized
     source = Path(path)
-    return [_problem(record, (source, line)) for line, record in read_records(source)]
+    return [_problem(record, Location(source, line)) for line, record in read_records(source)]
 
 
-def _problem(record: dict[str, object], where: Where) -> Problem:
+def _problem(record: dict[str, object], where: Location) -> Problem:
     if "test_list" in record:
         return _mbpp_record(record, where)
     if "given_tests" in record or "test" in record:
         return _humaneval_form(record, where)
-    raise InputError(where[0], where[1], "test_list", "missing (not an MBPP record)")
+    raise where.error("test_list", "missing (not an MBPP record)")
 
 
-def _mbpp_record(record: dict[str, object], where: Where) -> Problem:
+def _mbpp_record(record: dict[str, object], where: Location) -> Problem:
     number = field(record, "task_id", int, where)
     asserts = [str(item) for item in field(record, "test_list", list, where)]
     if not asserts:
-        raise InputError(where[0], where[1], "test_list", "empty")
+        raise where.error("test_list", "empty")
     text = record.get("text", record.get("prompt"))
     if not isinstance(text, str):
-        raise InputError(where[0], where[1], "text", "missing")
+        raise where.error("text", "missing")
     imports = optional(record, "test_imports", list, where, [])
     setup = "\n".join([*map(str, imports), optional(record, "test_setup_code", str, where, "")]).strip()
     tests = [_assert_test(item) for item in asserts]
@@ -78,7 +76,7 @@ def _called_function(assertion: str) -> str | None:
 _WRAPPERS = {"set", "sorted", "list", "tuple", "abs", "round", "len", "str", "int", "float", "frozenset", "isclose"}
 
 
-def _humaneval_form(record: dict[str, object], where: Where) -> Problem:
+def _humaneval_form(record: dict[str, object], where: Location) -> Problem:
     task_id = field(record, "task_id", str, where)
     hidden, setup = check_tests(_without_check_call(field(record, "test", str, where)))
     given = [str(item) for item in optional(record, "given_tests", list, where, [])]
@@ -101,19 +99,3 @@ def _without_check_call(test: str) -> str:
     """Drop module-level ``check(...)`` calls: the sandbox runs the tests itself."""
     kept = [line for line in test.splitlines() if not line.startswith("check(")]
     return "\n".join(kept) + "\n"
-
-
-def _from_hugging_face(sanitized: bool) -> list[Problem]:
-    try:
-        import datasets  # type: ignore[import-not-found]
-    except ImportError:
-        raise MissingDependency(
-            "MBPP needs --data FILE (mbpp.jsonl or sanitized-mbpp.json) or the Hugging Face datasets package: "
-            "pip install datasets"
-        ) from None
-    try:
-        rows = datasets.load_dataset("mbpp", "sanitized" if sanitized else "full", split="test")
-    except Exception as exc:  # noqa: BLE001 - any hub failure means the same thing to the user
-        raise UserError(f"could not load MBPP from Hugging Face ({exc}); pass --data FILE instead") from None
-    where: Where = (Path("hf:mbpp"), None)
-    return [_problem(dict(row), where) for row in rows]

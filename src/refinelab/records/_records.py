@@ -9,7 +9,7 @@ report says "unknown", never a false ``$0.00`` (STYLE.md practice 8).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import KW_ONLY, dataclass, field
+from dataclasses import KW_ONLY, dataclass, field, replace
 from typing import Literal
 
 Origin = Literal["draft", "refine", "redraft", "sample"]
@@ -27,11 +27,13 @@ StopReason = Literal[
     "agreement",
     "verified",
     "interrupted",
+    "no_tests",
 ]
 """Why a trajectory ended (``critic_unreadable``: the critic's reply could not be parsed; never guessed;
 ``agreement``: chosen by dual execution agreement; ``verified``: a candidate met ``verified``'s stopping
 rule; ``interrupted``: cancelled or Ctrl-C, with the attempts made until then, as ``refinelab solve``
-keeps them)."""
+keeps them); ``no_tests``: ``exec-refine`` had no visible tests and wrote none it could run (or was
+told not to write any), so its draft is the answer)."""
 
 
 @dataclass(frozen=True)
@@ -53,6 +55,15 @@ class Usage:
             self.completion_tokens + other.completion_tokens,
             self.cached_tokens + other.cached_tokens,
             self.estimated or other.estimated,
+        )
+
+    def __sub__(self, other: Usage) -> Usage:
+        """What is left of these tokens without ``other``'s (a part of them)."""
+        return Usage(
+            self.prompt_tokens - other.prompt_tokens,
+            self.completion_tokens - other.completion_tokens,
+            self.cached_tokens - other.cached_tokens,
+            self.estimated,
         )
 
     @property
@@ -77,6 +88,11 @@ class Spend:
     def __add__(self, other: Spend) -> Spend:
         cost = None if self.cost_usd is None or other.cost_usd is None else self.cost_usd + other.cost_usd
         return Spend(self.usage + other.usage, cost)
+
+    def __sub__(self, other: Spend) -> Spend:
+        """What is left without ``other`` (a part of this spend); dollars stay unknown if either is."""
+        cost = None if self.cost_usd is None or other.cost_usd is None else self.cost_usd - other.cost_usd
+        return Spend(self.usage - other.usage, cost)
 
     @staticmethod
     def total(spends: Iterable[Spend]) -> Spend:
@@ -119,6 +135,22 @@ class ScoredAttempt:
     """The actor's stated confidence."""
     critic_confidence: float | None = None
     """The critic's stated confidence in its verdict."""
+    critic_spend: Spend = field(default_factory=Spend)
+    """The critic call's part of :attr:`spend` (nothing without a critic call)."""
+    critic_latency_seconds: float = 0.0
+    """The critic call's part of :attr:`latency_seconds`."""
+
+    def without_critic(self) -> ScoredAttempt:
+        """This attempt as if the critic had not been asked about it (its call, verdict and time gone)."""
+        return replace(
+            self,
+            critic_verdict=None,
+            critic_confidence=None,
+            spend=self.spend - self.critic_spend,
+            critic_spend=Spend(),
+            latency_seconds=self.latency_seconds - self.critic_latency_seconds,
+            critic_latency_seconds=0.0,
+        )
 
     @property
     def prompt_tokens(self) -> int:
@@ -172,6 +204,10 @@ class ScoredTrajectory:
     """Tests the model wrote (valid, distinct within each reply)."""
     generated_correct: int | None = None
     """How many of them the problem's reference solution passes; ``None`` without a reference."""
+    critique_last: bool | None = None
+    """Whether a critic strategy asked its critic about the attempt at the iteration cap, as it recorded
+    it; ``None`` when it recorded nothing (not a critic strategy, or a run from before Self-Refine's loop
+    ended at the last refinement, which always asked)."""
 
     @property
     def passed(self) -> bool:

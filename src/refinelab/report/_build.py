@@ -6,10 +6,9 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 
-from refinelab.experiment import Failure, RunInfo, Store, StoredProblem
 from refinelab.metrics import (
     ConfusionMatrix,
-    Decision,
+    DecisionCount,
     EqualTokens,
     Means,
     Rate,
@@ -17,19 +16,19 @@ from refinelab.metrics import (
     actor_confidence,
     average_attempts,
     average_refinements,
-    bootstrap_difference,
     brier,
     capped,
+    compare_paired,
     confusion_matrix,
     critic_confidence,
+    critic_coverage,
     decisions,
     first_pass_iterations,
     improvement_rate,
+    judges_last,
     max_iteration,
-    mcnemar,
     means,
     multiple,
-    paired,
     pass_by_iteration,
     pass_final,
     prompt_tokens_by_round,
@@ -37,10 +36,13 @@ from refinelab.metrics import (
     regression_rate,
     sampled,
     sampling_at_equal_tokens,
+    tests_generated,
     trajectories_pass_at_k,
 )
+from refinelab.report._baseline import Baseline, baseline_rows
 from refinelab.report._overview import OverviewTable, build_overview
 from refinelab.report._selection import SelectionSection, selection_section
+from refinelab.store import Failure, RunInfo, Store, StoredProblem
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -85,8 +87,11 @@ class CriticNumbers:
 
     confusion: ConfusionMatrix | None
     """Critic verdicts against the tests (``None`` without a critic)."""
-    decisions: dict[str, Decision]
+    decisions: dict[str, DecisionCount]
     """pass / refine / redraft counts (empty without a critic)."""
+    covered: Rate = field(default_factory=lambda: Rate(0, 0))
+    """Attempts the critic gave a readable verdict on, of all: the attempts the matrix covers (not the
+    one at the iteration cap, unless ``critique_last``)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -127,6 +132,9 @@ class Row:
     """The critic's verdicts against the tests."""
     confidence: Confidence
     """Stated confidence and its calibration."""
+    tests_generated: Rate = field(default_factory=lambda: Rate(0, 0))
+    """Problems (x repeats) on which the strategy wrote tests: all for ``codet`` and ``verified``; for
+    ``exec-refine``, those without visible tests."""
 
     def to_json(self) -> dict[str, object]:
         """The numbers as one flat object, as reports have always exported them."""
@@ -139,16 +147,19 @@ class Row:
             "vs_single": None if self.vs_single is None else asdict(self.vs_single),
             "improvement": asdict(refinement.improvement), "regression": asdict(refinement.regression),
             "confusion": None if judged.confusion is None else asdict(judged.confusion),
+            "critic_covered": None if judged.confusion is None else asdict(judged.covered),
             "decisions": {k: asdict(v) for k, v in judged.decisions.items()}, "confidence": confidence.stated,
             "brier_actor": confidence.brier_actor, "brier_critic": confidence.brier_critic,
             "pass_at": passes.pass_at, "prompt_by_round": list(refinement.prompt_by_round),
             "first_pass": passes.first_pass, "caps": [list(c) for c in refinement.caps],
+            "tests_generated": asdict(self.tests_generated),
         }  # fmt: skip
 
 
 @dataclass(frozen=True)
 class Comparison:
-    """A configuration against single pass with the same actor, on the same problems."""
+    """A configuration against single pass with the same actor, paired by problem (the numbers of
+    :func:`refinelab.metrics.compare_paired`)."""
 
     label: str
     """The configuration."""
@@ -164,6 +175,8 @@ class Comparison:
     """Exact McNemar."""
     difference: tuple[float, float, float] | None
     """Pass-rate difference and its 95% bootstrap interval."""
+    unpaired: int = 0
+    """Problems (x repeats) only one of the two ran (an unfinished run), left out of the numbers."""
 
 
 @dataclass(frozen=True)
@@ -186,8 +199,8 @@ class Report:
     """Infrastructure failures (kept out of every number above)."""
     pending: int = 0
     """Units not stored (still to run, or failed for infrastructure reasons)."""
-    baseline: Report | None = field(default=None, repr=False)
-    """Another run to show differences against."""
+    baseline: Baseline | None = None
+    """Each configuration against the same one in another run, paired by problem (``--baseline``)."""
     overview: tuple[OverviewTable, ...] = ()
     """The headline table with 95% bootstrap intervals: all problems, per benchmark, per difficulty."""
     selection: SelectionSection = field(default_factory=SelectionSection)
@@ -205,7 +218,7 @@ def build_report(store: Store, run_id: str | None = None, *, baseline: str | Non
     depth = max((max_iteration(group) for group in groups.values()), default=0)
     rows = tuple(_row(group, singles.get(group[0].actor), depth) for group in groups.values())
     problems = store.problems(run.id)
-    configs, repeats = len(store.configurations(run.id)), run.spec.repeats
+    configs, repeats = len(store.configurations(run.id)), run.repeats
     return Report(
         run=run,
         problems=len(problems),
@@ -215,7 +228,7 @@ def build_report(store: Store, run_id: str | None = None, *, baseline: str | Non
         equal_tokens=_equal_tokens(groups),
         failures=tuple(store.failures(run.id)),
         pending=configs * len(problems) * repeats - len(trajectories),
-        baseline=build_report(store, baseline) if baseline is not None else None,
+        baseline=_against(store, groups, baseline),
         overview=build_overview(trajectories, store.problem_details(run.id)),
         selection=selection_section(groups),
     )
@@ -242,6 +255,7 @@ def _row(group: Sequence[ScoredTrajectory], single: Sequence[ScoredTrajectory] |
         vs_single=_multiples(use, single),
         judged=_judged(group),
         confidence=_confidence(group),
+        tests_generated=tests_generated(group),
     )
 
 
@@ -265,7 +279,7 @@ def _confidence(group: Sequence[ScoredTrajectory]) -> Confidence:
 def _judged(group: Sequence[ScoredTrajectory]) -> CriticNumbers:
     if group[0].critic is None:
         return CriticNumbers(confusion=None, decisions={})
-    return CriticNumbers(confusion=confusion_matrix(group), decisions=decisions(group))
+    return CriticNumbers(confusion=confusion_matrix(group), decisions=decisions(group), covered=critic_coverage(group))
 
 
 def _multiples(use: Means, single: Sequence[ScoredTrajectory] | None) -> Means | None:
@@ -305,8 +319,9 @@ def _caps(group: Sequence[ScoredTrajectory], top: int) -> tuple[tuple[int, float
     if any(sampled(t) for t in group) or top == 0:
         return ()
     rows = []
+    last = judges_last(group)
     for cap in range(top):
-        trimmed = [capped(t, cap) for t in group]
+        trimmed = [capped(t, cap, judges_last=last) for t in group]
         use = means(trimmed)
         rows.append((cap, pass_final(trimmed) or 0.0, use.tokens if use else 0.0))
     return tuple(rows)
@@ -320,19 +335,31 @@ def _comparisons(
         single = singles.get(group[0].actor)
         if single is None or group is single:
             continue
-        pairs = paired(single, group)
+        pairs = compare_paired(single, group)
         found.append(
             Comparison(
                 label=group[0].label,
                 baseline=single[0].label,
-                pairs=len(pairs.a),
+                pairs=pairs.pairs,
                 only_baseline=pairs.only_a,
                 only_this=pairs.only_b,
-                p_value=mcnemar(pairs),
-                difference=bootstrap_difference(pairs),
+                p_value=pairs.p_value,
+                difference=pairs.difference,
+                unpaired=len(pairs.unpaired_a) + len(pairs.unpaired_b),
             )
         )
     return tuple(found)
+
+
+def _against(store: Store, groups: dict[str, list[ScoredTrajectory]], baseline: str | None) -> Baseline | None:
+    """This run's configurations against the baseline run's, paired by problem."""
+    if baseline is None:
+        return None
+    other = store.run(baseline)
+    theirs: dict[str, list[ScoredTrajectory]] = {}
+    for trajectory in store.trajectories(other.id):
+        theirs.setdefault(trajectory.config, []).append(trajectory)
+    return baseline_rows(groups, theirs, other.id)
 
 
 def _equal_tokens(groups: dict[str, list[ScoredTrajectory]]) -> tuple[tuple[str, str, EqualTokens], ...]:

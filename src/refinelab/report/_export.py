@@ -7,24 +7,68 @@ import io
 import json
 from dataclasses import asdict
 
+from refinelab.experiment import ExperimentSpec
 from refinelab.report._build import Report
+from refinelab.store import Failure, RunInfo
 
 
 def report_json(report: Report) -> str:
     """The report's numbers as JSON (one object per configuration, plus the run's header)."""
     data = {
-        "run": {**asdict(report.run), "spec": report.run.spec.to_json()},  # the spec as stored
+        "run": _run_json(report.run),
         "problems": report.problems,
         "hidden_tests": report.hidden_tests,
         "configurations": [row.to_json() for row in report.rows],
         "comparisons": [asdict(c) for c in report.comparisons],
         "equal_tokens": [{"configuration": a, "sampler": b, **asdict(e)} for a, b, e in report.equal_tokens],
-        "infrastructure_failures": [asdict(f) for f in report.failures],
+        "infrastructure_failures": [_failure_json(f) for f in report.failures],
         "pending": report.pending,
         "overview": [asdict(table) for table in report.overview],
         "selection": asdict(report.selection),
+        "baseline": _baseline(report),
     }
     return json.dumps(data, indent=2, default=str) + "\n"
+
+
+def _run_json(run: RunInfo) -> dict[str, object]:
+    """The run as the JSON report has always shown it: its header's fields beside the others, the spec
+    read back as this refinelab reads it."""
+    header = run.header
+    return {
+        "id": run.id,
+        "name": run.name,
+        "created": run.created,
+        "spec": ExperimentSpec.from_json(run.spec).to_json(),
+        "versions": dict(header.versions),
+        "isolation": header.isolation,
+        "limits": dict(header.limits),
+        "status": run.status,
+        "finished": run.finished,
+        "note": run.note,
+        "process": None if run.process is None else asdict(run.process),
+    }
+
+
+def _failure_json(failure: Failure) -> dict[str, object]:
+    unit = failure.unit
+    return {
+        "unit": [unit.config, unit.problem, unit.repeat],
+        "kind": failure.kind,
+        "message": failure.message,
+        "resolved": failure.resolved,
+    }
+
+
+def _baseline(report: Report) -> dict[str, object] | None:
+    """``--baseline``: each configuration against the baseline run's (A) on the problems both ran."""
+    if report.baseline is None:
+        return None
+    rows = [{"label": row.label, **(asdict(row.paired) if row.paired else {})} for row in report.baseline.rows]
+    return {
+        "run": report.baseline.run,
+        "configurations": rows,
+        "only_in_baseline": list(report.baseline.only_in_baseline),
+    }
 
 
 def report_csv(report: Report) -> str:
@@ -35,7 +79,7 @@ def report_csv(report: Report) -> str:
     header += [f"pass_it{i}" for i in range(depth)]
     header += ["pass_final", "regression_errors", "avg_refinements", "avg_attempts", "tokens_per_task"]
     header += ["seconds_per_task", "cost_per_task_usd", "tokens_x_single", "cost_x_single", "improvement_rate"]
-    header += ["regression_rate", "false_accepts", "false_rejects"]
+    header += ["regression_rate", "false_accepts", "false_rejects", "critic_attempts_judged", "tests_generated_on"]
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(header)
@@ -64,6 +108,8 @@ def report_csv(report: Report) -> str:
                 _blank(r.refinement.regression.value),
                 _blank(r.judged.confusion and r.judged.confusion.false_accept),
                 _blank(r.judged.confusion and r.judged.confusion.false_reject),
+                _blank(r.judged.confusion and r.judged.covered.count),
+                r.tests_generated.count,
             ]
         )
     return out.getvalue()

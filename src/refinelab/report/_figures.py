@@ -148,11 +148,23 @@ def _style_of(index: int) -> _Style:
     return _Style(index + 1, COLORS[index % len(COLORS)], MARKERS[index % len(MARKERS)])
 
 
-def _require() -> None:
+FIGURES_NEED = "figures need matplotlib: pip install 'refinelab[view]' (or the dev extra)"
+"""What to say where figures cannot be drawn."""
+
+
+def figures_missing() -> str | None:
+    """:data:`FIGURES_NEED` when matplotlib cannot be imported (pages are written without figures and say
+    so), else ``None``."""
     try:
         import matplotlib  # noqa: F401
     except ImportError:
-        raise MissingDependency("figures need matplotlib: pip install 'refinelab[view]' (or the dev extra)") from None
+        return FIGURES_NEED
+    return None
+
+
+def _require() -> None:
+    if figures_missing() is not None:
+        raise MissingDependency(FIGURES_NEED)
 
 
 @contextmanager

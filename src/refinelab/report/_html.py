@@ -14,7 +14,7 @@ from html import escape
 from refinelab._words import counted
 from refinelab.metrics import Interval
 from refinelab.report._build import Report
-from refinelab.report._figures import Figure, render_figures
+from refinelab.report._figures import Figure, figures_missing, render_figures
 from refinelab.report._overview import OverviewRow, OverviewTable
 from refinelab.report._text import HEADLINE, HEADLINE_TAIL, failure_lines, header_lines, iteration_columns, tables
 
@@ -43,9 +43,10 @@ h2 { margin-top: 1.6em; }
 
 
 def render_html(report: Report) -> str:
-    """The report as one HTML document with every figure of :func:`figure_titles` (figures need the
-    ``view`` extra: matplotlib)."""
-    figures = render_figures(report)
+    """The report as one HTML document with every figure of :func:`figure_titles`; without matplotlib (the
+    ``view`` extra) the page has every table and says that figures need it."""
+    missing = figures_missing()
+    figures = () if missing else render_figures(report)
     parts = [
         "<!doctype html><html lang='en'><head><meta charset='utf-8'>",
         f"<title>refinelab report {escape(report.run.id)}</title><style>{_PAGE_CSS}{REPORT_CSS}</style></head><body>",
@@ -55,6 +56,7 @@ def render_html(report: Report) -> str:
         *(overview_html(table) for table in report.overview),
         "<h2>Figures</h2>",
         *(_figure(figure) for figure in figures),
+        *([f"<p class='rl-missing'>{escape(missing[0].upper() + missing[1:])}.</p>"] if missing else []),
         "<h2>Every table</h2>",
         tables_html(report),
         *(f"<p>{escape(line)}</p>" for line in failure_lines(report)),
@@ -123,7 +125,7 @@ def _change_cell(value: Interval, change: Interval) -> str:
 
 def tables_html(report: Report) -> str:
     """Every table of the text report, as HTML tables."""
-    return "\n".join(_table(title, header, rows) for title, header, rows in tables(report))
+    return "\n".join(_table(table.title, table.header, table.body) for table in tables(report))
 
 
 def _table(title: str, header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:

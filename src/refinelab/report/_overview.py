@@ -13,7 +13,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from refinelab.experiment import ProblemInfo
 from refinelab.metrics import (
     Bootstrap,
     Interval,
@@ -24,6 +23,7 @@ from refinelab.metrics import (
     regression_error_attempts,
     sampled,
 )
+from refinelab.store import ProblemInfo
 
 SliceKind = Literal["all", "benchmark", "difficulty"]
 """How a table's problems were chosen."""

@@ -15,6 +15,7 @@ from refinelab.metrics import (
     refinement_at_equal_tokens,
     selection_accuracy,
 )
+from refinelab.report._table import Table
 
 SELECTING = ("codet", "verified")
 """Strategies that write tests and choose among candidates."""
@@ -67,9 +68,9 @@ def _rate(rate: Rate) -> str:
     return "–" if rate.value is None else f"{100 * rate.value:.1f}% ({rate.count}/{rate.of})"
 
 
-def selection_tables(section: SelectionSection) -> list[tuple[str, list[str], list[list[str]]]]:
+def selection_tables(section: SelectionSection) -> list[Table]:
     """The section as terminal tables (none when there is nothing to show)."""
-    found = []
+    found: list[Table] = []
     if section.rows:
         header = ["configuration", "tests/problem", "test accuracy", "selection accuracy"]
         body = [
@@ -77,7 +78,7 @@ def selection_tables(section: SelectionSection) -> list[tuple[str, list[str], li
             for r in section.rows
         ]
         title = "Generated tests (share the reference passes) and selection (chosen passes, where any candidate does)"
-        found.append((title, header, body))
+        found.append(Table(title, header, body))
     if section.against:
         header = ["verified", "refinement", "problems", "verified pass", "refinement pass", "tokens", "its tokens"]
         body = [
@@ -85,5 +86,5 @@ def selection_tables(section: SelectionSection) -> list[tuple[str, list[str], li
              f"{e.reference_tokens:.0f}", f"{e.other_tokens:.0f}"]
             for a, b, e in section.against
         ]  # fmt: skip
-        found.append(("verified against iterative refinement cut at the same tokens per problem", header, body))
+        found.append(Table("verified against iterative refinement cut at the same tokens per problem", header, body))
     return found

@@ -5,11 +5,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from refinelab._words import counted
+from refinelab.experiment import ExperimentSpec
 from refinelab.metrics import Rate
+from refinelab.problems import window_text
+from refinelab.report._baseline import Baseline, difference_text, paired_cells, unpaired_text
 from refinelab.report._build import Report, Row
 from refinelab.report._selection import selection_tables
+from refinelab.report._table import Table
 
-Table = tuple[str, list[str], list[list[str]]]
 """(title, header, rows)."""
 HEADLINE = "Pass@1 (%) on the hidden tests by iteration (change from the first attempt)"
 """The headline table's title: the text report, the HTML report and the viewer say the same."""
@@ -86,7 +89,7 @@ def _iterations(rows: Sequence[Row]) -> Table:
                 cost_cell,
             ]
         )
-    return (HEADLINE, header, body)
+    return Table(HEADLINE, header, body)
 
 
 def _with_change(value: float | None, start: float | None) -> str:
@@ -97,6 +100,7 @@ def _with_change(value: float | None, start: float | None) -> str:
 
 def _per_task(rows: Sequence[Row]) -> Table:
     header = ["configuration", "pass", "time/task", "tokens/task", "attempts", "confidence", "cost/task"]
+    header.append("tests generated")
     body = [
         [
             row.label,
@@ -106,10 +110,13 @@ def _per_task(rows: Sequence[Row]) -> Table:
             f"{row.refinement.attempts:.2f}",
             "–" if row.confidence.stated is None else f"{row.confidence.stated:.2f}",
             dollars(row.use.cost_usd),
+            f"{row.tests_generated.count}/{row.tests_generated.of}",
         ]
         for row in rows
     ]
-    return ("Per task: pass rate, model time, tokens, attempts, stated confidence, cost", header, body)
+    title = "Per task: pass rate, model time, tokens, attempts, stated confidence, cost"
+    title += "; problems with tests the model wrote"
+    return Table(title, header, body)
 
 
 def _rates(rows: Sequence[Row]) -> Table:
@@ -130,12 +137,12 @@ def _rates(rows: Sequence[Row]) -> Table:
                 " ".join(b for b in briers if b) or "–",
             ]
         )
-    return ("Improvement (wrong -> right) and regression (right -> wrong), first to final attempt", header, body)
+    return Table("Improvement (wrong -> right) and regression (right -> wrong), first to final attempt", header, body)
 
 
 def _critics(rows: Sequence[Row]) -> Table:
-    header = ["configuration", "true acc.", "false acc.", "true rej.", "false rej.", "accepts", "false rej. rate"]
-    header.append("decisions (led to a pass)")
+    header = ["configuration", "attempts judged", "true acc.", "false acc.", "true rej.", "false rej.", "accepts"]
+    header += ["false rej. rate", "decisions (led to a pass)"]
     body = []
     for row in rows:
         if row.judged.confusion is None:
@@ -145,6 +152,7 @@ def _critics(rows: Sequence[Row]) -> Table:
         body.append(
             [
                 row.label,
+                f"{row.judged.covered.count}/{row.judged.covered.of}",
                 str(m.true_accept),
                 str(m.false_accept),
                 str(m.true_reject),
@@ -154,18 +162,20 @@ def _critics(rows: Sequence[Row]) -> Table:
                 said or "–",
             ]
         )
-    return ("Critic verdicts against the hidden tests", header, body)
+    title = (
+        "Critic verdicts against the hidden tests (attempts judged: all but the one at the cap, unless critique_last)"
+    )
+    return Table(title, header, body)
 
 
 def _comparisons(report: Report) -> Table:
     header = ["configuration", "vs", "pairs", "only single", "only this", "McNemar p", "difference [95% CI]"]
     body = []
     for c in report.comparisons:
-        diff = "–" if c.difference is None else "{:+.1f} [{:+.1f}, {:+.1f}]".format(*(100 * x for x in c.difference))
-        body.append(
-            [c.label, c.baseline, str(c.pairs), str(c.only_baseline), str(c.only_this), f"{c.p_value:.3g}", diff]
-        )
-    return ("Paired against single pass with the same actor (exact McNemar; bootstrap interval)", header, body)
+        diff = difference_text(c.difference)
+        pairs = str(c.pairs) + (f" ({c.unpaired} unpaired)" if c.unpaired else "")
+        body.append([c.label, c.baseline, pairs, str(c.only_baseline), str(c.only_this), f"{c.p_value:.3g}", diff])
+    return Table("Paired against single pass with the same actor (exact McNemar; bootstrap interval)", header, body)
 
 
 def _equal_tokens(report: Report) -> Table:
@@ -182,10 +192,8 @@ def _equal_tokens(report: Report) -> Table:
         ]
         for a, b, e in report.equal_tokens
     ]
-    return (
-        "Refinement against sampling at the same tokens per problem (samples chosen by visible tests)",
-        header,
-        body,
+    return Table(
+        "Refinement against sampling at the same tokens per problem (samples chosen by visible tests)", header, body
     )
 
 
@@ -196,7 +204,7 @@ def _caps(rows: Sequence[Row]) -> Table:
         for row in rows
         for cap, value, tokens in row.refinement.caps
     ]
-    return ("As if the iteration cap were lower (re-scored from stored attempts, no new calls)", header, body)
+    return Table("As if the iteration cap were lower (re-scored from stored attempts, no new calls)", header, body)
 
 
 def _prompts(rows: Sequence[Row]) -> Table:
@@ -210,29 +218,31 @@ def _prompts(rows: Sequence[Row]) -> Table:
         ]
         for row in rows
     ]
-    return ("Actor prompt tokens per attempt (how the memory policy grows the prompt)", header, body)
+    return Table("Actor prompt tokens per attempt (how the memory policy grows the prompt)", header, body)
 
 
-def _baseline(report: Report, baseline: Report) -> Table:
-    theirs = {row.label: row for row in baseline.rows}
-    header = ["configuration", "pass", f"pass in {baseline.run.id}", "difference", "tokens/task difference"]
+def _baseline(report: Report, baseline: Baseline) -> Table:
+    """This run (B) against the baseline run (A), configuration by configuration, on the problems both ran."""
+    header = ["configuration", "pairs", f"pass in {baseline.run}", "pass here", f"only {baseline.run}"]
+    header += ["only here", "McNemar p", "difference [95% CI]", "tokens/task difference", "ran only there / here"]
     body = []
-    for row in report.rows:
-        other = theirs.get(row.label)
-        if other is None:
-            body.append([row.label, percent(row.passes.final), "–", "–", "–"])
+    for row in baseline.rows:
+        if row.paired is None:
+            body.append([row.label, "–", "not run", *(["–"] * 7)])
             continue
-        change = f"{100 * (row.passes.final - other.passes.final):+.1f}"
-        body.append(
-            [
-                row.label,
-                percent(row.passes.final),
-                percent(other.passes.final),
-                change,
-                f"{row.use.tokens - other.use.tokens:+,.0f}",
-            ]
+        cells, paired = paired_cells(row.paired), row.paired
+        tokens = (
+            "–" if paired.tokens_a is None or paired.tokens_b is None else f"{paired.tokens_b - paired.tokens_a:+,.0f}"
         )
-    return (f"Against baseline run {baseline.run.id}", header, body)
+        unpaired = f"{cells['unpaired_a']} / {cells['unpaired_b']}"
+        body.append([row.label, cells["pairs"], cells["pass_a"], cells["pass_b"], cells["only_a"], cells["only_b"],
+                     cells["p_value"], cells["difference"], tokens, unpaired])  # fmt: skip
+    for label in baseline.only_in_baseline:
+        body.append([label, "–", "ran", "not run", *(["–"] * 6)])
+    title = (
+        f"Against baseline run {baseline.run}, paired by problem (exact McNemar; bootstrap interval of here - baseline)"
+    )
+    return Table(title, header, body)
 
 
 def _time_rule(limits: Mapping[str, object]) -> str:
@@ -248,20 +258,33 @@ def _time_rule(limits: Mapping[str, object]) -> str:
 
 def header_lines(report: Report) -> list[str]:
     """What ran, where, and on which tests."""
-    run, limits = report.run, report.run.limits
+    run, header = report.run, report.run.header
+    limits, versions = header.limits, header.versions
     status = f"{run.status}: {run.note}" if run.note else run.status
     lines = [
-        f"run {run.id} ({status}) · refinelab {run.versions.get('refinelab', '?')} · Python "
-        f"{run.versions.get('python', '?')}",
-        f"sandbox: isolation {run.isolation} · {_time_rule(limits)} "
+        f"run {run.id} ({status}) · refinelab {versions.get('refinelab', '?')} · Python {versions.get('python', '?')}",
+        f"sandbox: isolation {header.isolation} · {_time_rule(limits)} "
         f"(wall x{limits.get('wall_factor')}) · memory {_mib(limits.get('memory_bytes'))}",
         f"{counted(report.problems, 'problem')}: {report.hidden_tests}",
+        *source_lines(ExperimentSpec.from_json(run.spec)),
     ]
     if report.pending:
         lines.append(
             f"{counted(report.pending, 'trajectory', 'trajectories')} not stored yet: run the same command again to "
             "finish them"
         )
+    return lines
+
+
+def source_lines(spec: ExperimentSpec) -> list[str]:
+    """What each benchmark was read from (runs stored before refinelab recorded it show nothing)."""
+    lines = []
+    for choice in spec.benchmarks:
+        if choice.source is None:
+            continue
+        window = window_text(choice.after, choice.before)
+        lines.append(f"benchmark: {choice.source.describe()}" + (f" · problems dated {window}" if window else ""))
+        lines += [f"  {line}" for line in choice.source.file_lines()]
     return lines
 
 
@@ -278,13 +301,13 @@ def failure_lines(report: Report) -> list[str]:
         f"Infrastructure failures (not counted as model failures): {len(report.failures)} recorded, "
         f"{len(report.failures) - len(open_)} since completed on a resume, {len(open_)} open"
     ]
-    lines += [f"  {f.unit[1]} [{f.unit[0]}] repeat {f.unit[2]}: {f.kind}: {f.message}" for f in open_[:20]]
+    lines += [f"  {f.unit.problem} [{f.unit.config}] repeat {f.unit.repeat}: {f.kind}: {f.message}" for f in open_[:20]]
     return lines
 
 
 def render_table(table: Table) -> str:
     """A plain aligned table with its title."""
-    title, header, rows = table
+    title, header, rows = table.title, table.header, table.body
     widths = [max(len(cell) for cell in column) for column in zip(header, *rows)]
     line = "  ".join("-" * w for w in widths)
     lines = [title, line, _cells(header, widths), line, *(_cells(row, widths) for row in rows), line]
@@ -304,4 +327,19 @@ def render_text(report: Report) -> str:
     failures = failure_lines(report)
     if failures:
         parts.append("\n".join(failures))
+    unpaired = baseline_lines(report)
+    if unpaired:
+        parts.append("\n".join(unpaired))
     return "\n\n".join(parts) + "\n"
+
+
+def baseline_lines(report: Report) -> list[str]:
+    """The problems only one run ran, per configuration compared with the baseline (left out of its numbers)."""
+    if report.baseline is None:
+        return []
+    found = [
+        (row.label, unpaired_text(row.paired, report.baseline.run, report.run.id))
+        for row in report.baseline.rows
+        if row.paired
+    ]
+    return [f"Not paired ({label}): {text}" for label, text in found if text]

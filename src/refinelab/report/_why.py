@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from refinelab.experiment import StoredConfiguration, TrajectoryDetail
 from refinelab.records import configuration_label
+from refinelab.store import StoredConfiguration, TrajectoryDetail
 from refinelab.strategies import Decision
 
 

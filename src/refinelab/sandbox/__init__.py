@@ -7,15 +7,18 @@ from refinelab.sandbox._compare import outputs_match, values_match
 from refinelab.sandbox._fake import FakeSandbox
 from refinelab.sandbox._judge import judge
 from refinelab.sandbox._limits import Limits
+from refinelab.sandbox._open import ISOLATION_MODES, SandboxSettings, open_sandbox
 from refinelab.sandbox._outcome import IsolationLevel, RunResult, TestOutcome, Verdict
 from refinelab.sandbox._packed import Packed
 from refinelab.sandbox._pool import WorkerPool
 from refinelab.sandbox._protocol import Sandbox
 from refinelab.sandbox._reference import prepare_benchmark
+from refinelab.sandbox._scoring import run_scored
 from refinelab.sandbox._suite import Item, Suite
 from refinelab.sandbox._workers import IsolationMode, SandboxWarning, default_workers
 
 __all__ = [
+    "ISOLATION_MODES",
     "FakeSandbox",
     "IsolationLevel",
     "IsolationMode",
@@ -24,6 +27,7 @@ __all__ = [
     "Packed",
     "RunResult",
     "Sandbox",
+    "SandboxSettings",
     "SandboxWarning",
     "Suite",
     "TestOutcome",
@@ -31,7 +35,9 @@ __all__ = [
     "WorkerPool",
     "default_workers",
     "judge",
+    "open_sandbox",
     "outputs_match",
     "prepare_benchmark",
+    "run_scored",
     "values_match",
 ]

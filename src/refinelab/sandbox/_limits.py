@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Literal
 
+from refinelab.sandbox._worker import protocol as wire
+
 MIB = 1 << 20
 EVALPLUS_FACTOR = 4.0
 """evalplus's ``gt_time_limit_factor``: a test may take this many times the reference solution's time."""
@@ -100,16 +102,16 @@ class Limits:
     def for_worker(self, cpu_total: float) -> dict[str, object]:
         """The limits as the worker protocol spells them; ``cpu_total``: every CPU limit a child may spend."""
         return {
-            "cpu_seconds": self.cpu_seconds,
-            "wall_factor": self.wall_factor,
-            "cpu_total": int(cpu_total + 2),
-            "stop_at_failure": self.stop_at_failure,
-            "after_timeout": self.after_timeout,
-            "memory_bytes": self.memory_bytes,
-            "file_bytes": self.file_bytes,
-            "open_files": self.open_files,
-            "processes": self.processes,
-            "output_bytes": self.output_bytes,
-            "stdio_output_bytes": self.stdio_output_bytes,
-            "result_bytes": self.result_bytes,
+            wire.CPU_SECONDS: self.cpu_seconds,
+            wire.WALL_FACTOR: self.wall_factor,
+            wire.CPU_TOTAL: int(cpu_total + 2),
+            wire.STOP_AT_FAILURE: self.stop_at_failure,
+            wire.AFTER_TIMEOUT: self.after_timeout,
+            wire.MEMORY_BYTES: self.memory_bytes,
+            wire.FILE_BYTES: self.file_bytes,
+            wire.OPEN_FILES: self.open_files,
+            wire.PROCESSES: self.processes,
+            wire.OUTPUT_BYTES: self.output_bytes,
+            wire.STDIO_OUTPUT_BYTES: self.stdio_output_bytes,
+            wire.RESULT_BYTES: self.result_bytes,
         }

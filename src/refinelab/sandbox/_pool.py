@@ -202,22 +202,23 @@ class WorkerPool(Sandbox):
         The first run that stays within the limit replaces the report (in place): of two runs of the same
         program, the faster is the truer, since load only ever adds CPU time. See ``Limits.timeout_reruns``.
         """
-        again = await asyncio.gather(*(self._rerun(items[i], rows[i], limits) for i in suspects))
+        again = await asyncio.gather(*(self._rerun(*items[i], rows[i], limits) for i in suspects))
         for i, (row, output) in zip(suspects, again):
             if row is not None:
                 rows[i], outputs[i] = row, output
 
-    async def _rerun(self, item: Item, row: list[object], limits: Limits) -> tuple[list[object] | None, str]:
-        """A new row for ``item`` if a second run stays within the CPU limit, else ``None``.
+    async def _rerun(
+        self, code: str, suite: Suite, row: list[object], limits: Limits
+    ) -> tuple[list[object] | None, str]:
+        """A new row for program ``code`` if a second run stays within the CPU limit, else ``None``.
 
         A function program whose tests share one process runs all its tests again (an earlier test may
         have warmed a cache a later one relies on); a stdio program, or a function program whose every
         test gets its own verdict (``after_timeout="continue"``), only the tests that timed out (and,
         when only the verdict is wanted, those skipped after them).
         """
-        code, suite = item
         if suite.kind == "function" and limits.after_timeout == "skip":
-            (again,), (output,) = await self._raw_batch([item], limits, True)
+            (again,), (output,) = await self._raw_batch([(code, suite)], limits, True)
             return (None, "") if _cpu_timeouts(again) else (again, output)
         timed_out = _cpu_timeouts(row)
         chosen = list(range(timed_out[0], len(row))) if limits.stop_at_failure else timed_out

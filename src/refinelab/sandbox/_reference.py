@@ -1,6 +1,6 @@
-"""Preparing benchmarks whose sources ship no expected outputs: HumanEval+ (a step before scoring).
+"""Preparing benchmarks whose sources ship no expected outputs: HumanEval+ and MBPP+ (a step before scoring).
 
-HumanEval+'s release ships inputs, not outputs (``problems`` reads the tasks as data): expected outputs
+evalplus's releases ship inputs, not outputs (``problems`` reads the tasks as data): expected outputs
 come from running the canonical solution on every input in the sandbox, once, and are cached (keyed by
 the file's hash) so later loads are instant. The canonical solution's CPU time on each input is
 measured and cached with them: a test's time limit may follow it (evalplus's rule,
@@ -18,14 +18,25 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import os
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
 
 from refinelab._progress import ProgressHook
 from refinelab.errors import InfrastructureError, UserError
-from refinelab.problems import BENCHMARKS, HumanEvalPlusTask, Problem, Test, load_benchmark, read_humanevalplus
+from refinelab.problems import (
+    BenchmarkFiles,
+    FetchOptions,
+    HumanEvalPlusTask,
+    Problem,
+    Test,
+    open_benchmark,
+    read_benchmark,
+    read_humanevalplus,
+    read_mbppplus,
+)
 from refinelab.sandbox._compare import DEFAULT_FLOAT_ATOL, holds_float
 from refinelab.sandbox._limits import Limits
 from refinelab.sandbox._outcome import TestOutcome
@@ -92,7 +103,7 @@ CALIBRATION_RUNS = 5
 
 
 async def prepare_benchmark(
-    name: str,
+    benchmark: str | BenchmarkFiles,
     path: str | Path | None = None,
     *,
     pool: Sandbox,
@@ -101,43 +112,58 @@ async def prepare_benchmark(
 ) -> list[Problem]:
     """Load a benchmark's problems, computing in ``pool`` whatever its source does not ship.
 
-    HumanEval+'s expected outputs are computed the first time (``progress`` is told how far it got) and
-    kept in ``cache_dir``; every other benchmark is read as :func:`refinelab.problems.load_benchmark`
+    ``benchmark`` is a name (its files are ``path``, or its default source downloaded into
+    ``cache_dir``; see :func:`refinelab.problems.open_benchmark`) or files already opened. HumanEval+'s
+    and MBPP+'s expected outputs are computed the first time (``progress`` is told how far it got) and
+    kept in ``cache_dir``; every other benchmark is read as :func:`refinelab.problems.read_benchmark`
     reads it.
     """
-    if name != "humaneval-plus":
-        return await load_benchmark(name, path)
+    if isinstance(benchmark, str):
+        options = FetchOptions(cache_dir, os.environ, progress) if cache_dir is not None else None
+        benchmark = open_benchmark(benchmark, path, options=options)
+    reader = _READERS.get(benchmark.benchmark)
+    if reader is None:
+        return read_benchmark(benchmark)
     if cache_dir is None:
-        raise UserError("humaneval-plus needs a sandbox pool and a cache directory to compute expected outputs")
-    if path is None:
-        raise UserError(f"benchmark {name!r} needs --data FILE ({BENCHMARKS[name].source})")
-    return await load_humanevalplus(path, pool, cache_dir, progress)
+        raise UserError(f"{benchmark.benchmark} needs a sandbox pool and a cache directory to compute expected outputs")
+    return await load_humanevalplus(benchmark.paths[0], pool, cache_dir, progress, reader=reader)
+
+
+Reader = Callable[[Path], Iterator[HumanEvalPlusTask]]
+"""Reads the tasks of an evalplus release file."""
+_READERS: dict[str, Reader] = {"humaneval-plus": read_humanevalplus, "mbpp-plus": read_mbppplus}
 
 
 async def load_humanevalplus(
-    path: str | Path, pool: Sandbox, cache_dir: Path, progress: ProgressHook | None = None
+    path: str | Path,
+    pool: Sandbox,
+    cache_dir: Path,
+    progress: ProgressHook | None = None,
+    *,
+    reader: Reader = read_humanevalplus,
 ) -> list[Problem]:
-    """Load HumanEval+ from an evalplus release file, computing expected outputs (and the reference's time
-    on each input) in ``pool`` the first time.
+    """Load HumanEval+ (or, with ``reader=read_mbppplus``, MBPP+) from an evalplus release file, computing
+    expected outputs (and the reference's time on each input) in ``pool`` the first time.
 
-    The outputs are cached in ``cache_dir`` as ``humanevalplus-<file hash>.v3.jsonl``: a header line (the
-    calibration), then one line per task in the file's order; problems are built from the source and the
-    cache read side by side, one task at a time, so memory holds the problems and little else. The
-    reference's times are scaled by how fast this machine runs the calibration workload now against
-    when they were measured (see the module docstring).
+    The outputs are cached in ``cache_dir`` as ``humanevalplus-<file hash>.v3.jsonl`` (``mbppplus-...``):
+    a header line (the calibration), then one line per task in the file's order; problems are built from
+    the source and the cache read side by side, one task at a time, so memory holds the problems and little
+    else. The reference's times are scaled by how fast this machine runs the calibration workload now
+    against when they were measured (see the module docstring).
     """
     source = Path(path)
-    if next(read_humanevalplus(source), None) is None:
-        raise UserError(f"{source}: no humaneval-plus problems in the file")
+    first = next(reader(source), None)
+    if first is None:
+        raise UserError(f"{source}: no {'mbpp' if reader is read_mbppplus else 'humaneval'}-plus problems in the file")
     digest = _digest(source)
-    cache = cache_dir / f"humanevalplus-{digest}.v{CACHE_FORMAT}.jsonl"
+    cache = cache_dir / f"{first.kind}-{digest}.v{CACHE_FORMAT}.jsonl"
     now = await calibrate(pool)
-    problems = _from_cache(source, cache, now)
+    problems = _from_cache(source, cache, reader, now)
     if problems is None:
-        _write_cache(cache, now, await _compute(source, pool, progress or _quiet))
-        for old in (f"humanevalplus-{digest}.json", f"humanevalplus-{digest}.v2.jsonl"):  # earlier formats
+        _write_cache(cache, now, await _compute(source, pool, progress or _quiet, reader))
+        for old in (f"{first.kind}-{digest}.json", f"{first.kind}-{digest}.v2.jsonl"):  # earlier formats
             (cache_dir / old).unlink(missing_ok=True)
-        problems = _from_cache(source, cache, now)
+        problems = _from_cache(source, cache, reader, now)
         if problems is None:
             raise UserError(f"{cache}: the cache just written cannot be read back; is {cache_dir} writable?")
     return problems
@@ -155,7 +181,7 @@ Computed = tuple[str, list[Output], list["float | None"]]
 """A task's id, its outputs and the reference's CPU seconds on each input."""
 
 
-def _from_cache(source: Path, cache: Path, calibration: float) -> list[Problem] | None:
+def _from_cache(source: Path, cache: Path, reader: Reader, calibration: float) -> list[Problem] | None:
     """The problems, with their outputs (and the reference's times, scaled to ``calibration``) from the
     cache; None when the cache is missing, unreadable or not this file's."""
     try:
@@ -168,7 +194,7 @@ def _from_cache(source: Path, cache: Path, calibration: float) -> list[Problem] 
         if measured is None:
             return None
         scale = calibration / measured
-        for task in read_humanevalplus(source):
+        for task in reader(source):
             cached = _cached_line(handle.readline())
             if cached is None or cached[0] != task.task_id:
                 return None
@@ -220,11 +246,11 @@ def _from_json(item: dict[str, object]) -> Output:
     return Packed.from_json(item) if "packed" in item else item
 
 
-async def _compute(source: Path, pool: Sandbox, progress: ProgressHook) -> list[Computed]:
+async def _compute(source: Path, pool: Sandbox, progress: ProgressHook, reader: Reader) -> list[Computed]:
     """Every task's outputs and times, in the file's order, two tasks at once per worker (records are read
     as they are needed)."""
     total = 0
-    for task in read_humanevalplus(source):
+    for task in reader(source):
         task.reference()  # every record checked before any work: a missing solution is an error now
         total += len(task.inputs)
     done = 0
@@ -235,7 +261,7 @@ async def _compute(source: Path, pool: Sandbox, progress: ProgressHook) -> list[
         progress("computing expected outputs", done, total)
 
     found: dict[int, Computed] = {}
-    pending = enumerate(read_humanevalplus(source))
+    pending = enumerate(reader(source))
 
     async def work() -> None:
         for position, task in pending:  # shared: each task goes to the first free worker

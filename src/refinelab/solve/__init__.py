@@ -16,7 +16,7 @@ from refinelab.solve._facade import solve
 from refinelab.solve._progress import SolveProgress
 from refinelab.solve._solution import Evidence, Solution, TestCheck
 from refinelab.solve._task import SolveOptions
-from refinelab.solve._tests import GivenTest, TestOrigin, TestSet, parse_io_pair, parse_tests, read_io_file
+from refinelab.solve._tests import GivenTest, TestOrigin, TestSet, parse_given_tests, parse_io_pair, read_io_file
 
 __all__ = [
     "Evidence",
@@ -27,8 +27,8 @@ __all__ = [
     "TestCheck",
     "TestOrigin",
     "TestSet",
+    "parse_given_tests",
     "parse_io_pair",
-    "parse_tests",
     "read_io_file",
     "solve",
     "solve_async",

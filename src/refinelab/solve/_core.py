@@ -10,26 +10,27 @@ from __future__ import annotations
 import asyncio
 import os
 import time
-from collections.abc import Mapping, Sequence
-from contextlib import AsyncExitStack
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from refinelab._project import find_config
 from refinelab.errors import UserError
-from refinelab.experiment import score_attempts
-from refinelab.models import Model, ModelsConfig, ResponseCache, load_models_config, open_model
+from refinelab.experiment import ScoredRun, score_attempts
+from refinelab.models import Model
 from refinelab.problems import Problem, ProblemKind
-from refinelab.sandbox import Limits, RunResult, TestOutcome, WorkerPool, default_workers
-from refinelab.solve._generate import generated_tests, strategy_tests, with_generation
+from refinelab.runtime import NOT_GIVEN, Flags, Settings, open_runtime, resolve_settings
+from refinelab.sandbox import Limits, RunResult, Sandbox, SandboxSettings, TestOutcome, default_workers
+from refinelab.solve._generate import StrategyTests, generated_tests, strategy_tests, with_generation
 from refinelab.solve._progress import WatchedEnv
-from refinelab.solve._record import record
+from refinelab.solve._record import SolveRun, record
 from refinelab.solve._solution import Evidence, Solution, TestCheck
 from refinelab.solve._task import SolveOptions, Task, build_task
 from refinelab.solve._tests import GivenTest, completed_body
+from refinelab.store import RunHeader
 from refinelab.strategies import STRATEGIES, Attempt, StrategySpec, Trajectory
 
 _WORKERS = 2
+"""Sandbox workers of a solve unless the settings name a count: one program at a time, and its tests."""
 
 
 async def solve_async(
@@ -60,12 +61,11 @@ async def solve_async(
     options = options or SolveOptions()
     task = build_task(prompt, tests, io, kind, options.signature)
     spec = bind_strategy(options.strategy)
-    environ = os.environ if options.environ is None else options.environ
-    store = Path(options.store) if options.store is not None else default_store(environ)
+    settings = solve_settings(options)
     started = time.monotonic()
-    async with AsyncExitStack() as stack:
-        actor = await _open_model(model, options, (environ, store), stack)
-        pool = await stack.enter_async_context(_pool(options))
+    async with open_runtime(settings) as runtime:
+        actor = model if isinstance(model, Model) else runtime.model(model, base_url=options.base_url)
+        pool = await runtime.open_sandbox(_sandbox(options, settings))
         entry = task.problem.entry_point
         env = WatchedEnv(
             actor,
@@ -84,18 +84,24 @@ async def solve_async(
         code = None if chosen is None else trajectory.attempts[chosen].code
         agreement = await strategy_tests(task, trajectory, code, pool)
         trajectory = with_generation(trajectory, generation)
-    meta = _Meta(actor.name, str(spec), time.monotonic() - started)
-    solution = conclude(task, (trajectory, hidden), agreement, meta)
-    if options.record:
-        header = {"isolation": pool.isolation, "limits": pool.limits}
-        run_id = record(store, (task, spec, meta.model), solution, hidden, header)
-        solution = replace(solution, evidence=replace(solution.evidence, run_id=run_id))
+        meta = _Meta(actor.name, str(spec), time.monotonic() - started)
+        solution = conclude(task, ScoredRun(trajectory, hidden), agreement, meta)
+        if options.record:
+            run = SolveRun(task=task, strategy=spec, model=meta.model, header=RunHeader.of(pool))
+            run_id = record(runtime.open_store(), run, solution, hidden)
+            solution = replace(solution, evidence=replace(solution.evidence, run_id=run_id))
     return solution
 
 
-def default_store(environ: Mapping[str, str]) -> Path:
-    """``$REFINELAB_STORE``, else ``.refinelab/store.sqlite`` in the current directory (as ``refinelab run``)."""
-    return Path(environ.get("REFINELAB_STORE") or ".refinelab/store.sqlite")
+def solve_settings(options: SolveOptions) -> Settings:
+    """The settings of a solve: its options over ``REFINELAB_*``, the project config, and the defaults."""
+    environ = os.environ if options.environ is None else options.environ
+    flags = Flags(
+        config=NOT_GIVEN if options.config is None else options.config,
+        store=NOT_GIVEN if options.store is None else Path(options.store),
+        cache=NOT_GIVEN if options.cache is None else Path(options.cache),
+    )
+    return resolve_settings(flags, environ, Path.cwd())
 
 
 def bind_strategy(text: str) -> StrategySpec:
@@ -105,35 +111,19 @@ def bind_strategy(text: str) -> StrategySpec:
         choices = ", ".join(sorted(STRATEGIES))
         raise UserError(f"strategy {name!r} is not available in this refinelab; choose one of: {choices}")
     spec = StrategySpec.parse(text)
-    spec.kwargs()
+    spec.bind()
     return spec
 
 
-async def _open_model(
-    model: str | Model, options: SolveOptions, where: tuple[Mapping[str, str], Path], stack: AsyncExitStack
-) -> Model:
-    """The model, with the response cache and the project's aliases for a model string."""
-    if isinstance(model, Model):
-        return model
-    environ, store = where
-    path = find_config(Path.cwd(), environ, options.config)
-    config = load_models_config(path) if path is not None else ModelsConfig()
-    cache = ResponseCache(options.cache or store.with_name("responses.sqlite"))
-    stack.callback(cache.close)
-    opened = open_model(model, environ, base_url=options.base_url, config=config, cache=cache)
-    stack.push_async_callback(opened.aclose)
-    return opened
-
-
-def _pool(options: SolveOptions) -> WorkerPool:
+def _sandbox(options: SolveOptions, settings: Settings) -> SandboxSettings:
     if options.timeout <= 0:
         raise UserError(f"timeout must be positive, not {options.timeout}")
-    limits = Limits(cpu_seconds=options.timeout)
-    return WorkerPool(workers=min(_WORKERS, default_workers()), limits=limits, isolation=options.isolation)
+    workers = settings.workers or min(_WORKERS, default_workers())
+    return SandboxSettings(isolation=options.isolation, limits=Limits(cpu_seconds=options.timeout), workers=workers)
 
 
 async def _run(
-    spec: StrategySpec, task: Task, env: WatchedEnv, pool: WorkerPool
+    spec: StrategySpec, task: Task, env: WatchedEnv, pool: Sandbox
 ) -> tuple[Trajectory, list[RunResult | None]]:
     """The strategy's trajectory and every attempt's results on the tests; what was done so far when
     cancelled (re-raised when nothing was)."""
@@ -187,23 +177,17 @@ class _Meta:
     seconds: float
 
 
-def conclude(
-    task: Task,
-    scored: tuple[Trajectory, Sequence[RunResult | None]],
-    agreement: tuple[tuple[GivenTest, ...], RunResult | None],
-    meta: _Meta,
-) -> Solution:
+def conclude(task: Task, scored: ScoredRun, agreement: StrategyTests, meta: _Meta) -> Solution:
     """The solution: the strategy's answer when it passes every test, else the attempt passing the most;
     verified when it passes every test of the task (``agreement``: the strategy's own generated tests
     beside given ones, shown but not part of the verdict)."""
-    trajectory, hidden = scored
+    trajectory, hidden = scored.trajectory, scored.hidden
     chosen = choose(trajectory, hidden)
     result = None if chosen is None else hidden[chosen]
     outcomes = result.outcomes if result is not None else ()
     checks = _checks(task.tests.tests, outcomes)
     verified = result is not None and result.passed and len(outcomes) == len(checks)
-    extra, extra_result = agreement
-    checks += _checks(extra, extra_result.outcomes if extra_result is not None else ())
+    checks += _checks(agreement.tests, agreement.result.outcomes if agreement.result is not None else ())
     attempts = trajectory.attempts
     evidence = Evidence(
         tests=checks,

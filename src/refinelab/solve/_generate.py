@@ -6,10 +6,10 @@ result says the verdict rests on them.
 
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from refinelab.models import GenerateConfig
-from refinelab.problems import AssertTest, Test, tests_from_statements
+from refinelab.problems import as_value_test
 from refinelab.sandbox import RunResult, Sandbox, Suite
 from refinelab.solve._task import Task
 from refinelab.solve._tests import GivenTest, TestSet, describe
@@ -30,16 +30,6 @@ async def generated_tests(task: Task, env: Env) -> tuple[TestSet, TestGeneration
     return TestSet(tuple(GivenTest(t, "generated") for t in generation.tests)), generation
 
 
-def _as_value_test(test: Test) -> Test:
-    """``assert f(1) == 2`` as a value test (judged outside the candidate, and comparable with the
-    user's own); anything else as it is."""
-    if isinstance(test, AssertTest):
-        converted = tests_from_statements(test.code)
-        if converted is not None and len(converted) == 1:
-            return converted[0]
-    return test
-
-
 def with_generation(trajectory: Trajectory, generation: TestGeneration | None) -> Trajectory:
     """The trajectory with solve's own test-writing call first among its generations (its tokens count)."""
     if generation is None:
@@ -47,18 +37,26 @@ def with_generation(trajectory: Trajectory, generation: TestGeneration | None) -
     return replace(trajectory, generations=(generation, *trajectory.generations))
 
 
-async def strategy_tests(
-    task: Task, trajectory: Trajectory, code: str | None, sandbox: Sandbox
-) -> tuple[tuple[GivenTest, ...], RunResult | None]:
+@dataclass(frozen=True)
+class StrategyTests:
+    """The tests a strategy wrote for itself beside the user's, and the returned code's results on them."""
+
+    tests: tuple[GivenTest, ...] = ()
+    """The strategy's own tests the user's do not repeat."""
+    result: RunResult | None = None
+    """The returned code's results on them (``None`` when there are none)."""
+
+
+async def strategy_tests(task: Task, trajectory: Trajectory, code: str | None, sandbox: Sandbox) -> StrategyTests:
     """The tests the strategy itself wrote (``verified``, ``codet``) that the user's do not repeat, and the
     returned code's results on them: which generated tests it agrees with. Nothing when there are no
     given tests (the generated ones are then the verdict's own tests) or no code."""
     if task.generated or code is None:
-        return (), None
+        return StrategyTests()
     given = {t.text for t in task.tests.tests}
-    written = [_as_value_test(t) for t in pooled([g.tests for g in trajectory.generations])]
+    written = [as_value_test(t) for t in pooled([g.tests for g in trajectory.generations])]
     tests = [t for t in written if describe(t) not in given]
     if not tests:
-        return (), None
+        return StrategyTests()
     result = await sandbox.run(code, Suite.for_problem(task.problem, tests))
-    return tuple(GivenTest(t, "generated") for t in tests), result
+    return StrategyTests(tuple(GivenTest(t, "generated") for t in tests), result)

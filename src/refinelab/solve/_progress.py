@@ -13,7 +13,7 @@ from typing import Literal
 
 from refinelab.models import Completion, GenerateConfig, Message, Model, Usage
 from refinelab.problems import Problem
-from refinelab.sandbox import RunResult, WorkerPool
+from refinelab.sandbox import RunResult, Sandbox
 from refinelab.strategies import DEFAULT_PROMPTS, Budget, Env, Origin
 
 Phase = Literal["generating", "testing", "writing tests", "done"]
@@ -62,7 +62,7 @@ class WatchedEnv(Env):
     def __init__(
         self,
         actor: Model,
-        sandbox: WorkerPool,
+        sandbox: Sandbox,
         *,
         budget: Budget,
         on_progress: Callable[[SolveProgress], None] | None = None,

@@ -44,6 +44,23 @@ class TestCheck:
         return data
 
 
+STOPPED = {
+    "accepted": "the critic accepted it",
+    "visible_tests_passed": "the tests passed",
+    "max_iterations": "iteration cap reached",
+    "single_pass": "single pass",
+    "sampled": "every sample drawn",
+    "budget": "budget spent",
+    "critic_unreadable": "the critic's reply could not be read",
+    "agreement": "chosen by agreement",
+    "verified": "verified's stopping rule met",
+    "interrupted": "interrupted",
+    "no_tests": "no tests to refine against",
+}
+"""Why a strategy stopped (its ``stop_reason``), in words."""
+_OWN_CHECKS = frozenset({"accepted", "visible_tests_passed", "agreement", "verified"})
+
+
 @dataclass(frozen=True)
 class Evidence:
     """Why the result is, or is not, verified, and what it cost."""
@@ -118,6 +135,17 @@ class Solution:
         if agreeing:
             counts += f"; agrees with {sum(c.passed for c in agreeing)} of {len(agreeing)} generated tests"
         return f"{'VERIFIED' if self.verified else 'UNVERIFIED'}: {counts}"
+
+    @property
+    def stopped(self) -> str:
+        """Why the strategy stopped, in words that agree with the verdict: a strategy that stopped because
+        its own check passed (``verified``'s stopping rule, the tests it ran, a critic) says so, and an
+        unverified result says that check was not this verdict's tests."""
+        reason = self.evidence.stop_reason
+        words = STOPPED.get(reason, reason)
+        if not self.verified and reason in _OWN_CHECKS:
+            return f"{words}, by its own check (not the verdict's tests)"
+        return words
 
     def to_json(self) -> dict[str, object]:
         """The ``--json`` object: code, verified, kind, tests, attempts, usage, cost_usd, seconds, and more."""

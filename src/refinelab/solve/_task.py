@@ -7,6 +7,7 @@ standard input, else ``function``.
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -14,11 +15,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from refinelab.errors import UserError
-from refinelab.problems import Problem, ProblemKind, StdioTest
+from refinelab.problems import AssertTest, CallTest, Problem, ProblemKind, StdioTest, prompt_examples
 from refinelab.sandbox import IsolationMode, Limits
-from refinelab.solve._examples import prompt_examples
 from refinelab.solve._progress import SolveProgress
-from refinelab.solve._tests import GivenTest, TestSet, called_names, describe, parse_tests
+from refinelab.solve._tests import GivenTest, TestSet, called_names, describe, parse_given_tests
 from refinelab.strategies import Budget
 
 # a ``def`` starting a line, or written inline in a one-line prompt ("Return ... def fib(n):", "`def fib(n)`")
@@ -26,6 +26,7 @@ _DEF = re.compile(r"(?:^|(?<=[\s`]))def[ \t]+([A-Za-z_]\w*)[ \t]*\(", re.MULTILI
 _CLASS = re.compile(r"^([ \t]*)class[ \t]+([A-Za-z_]\w*)", re.MULTILINE)
 _STDIN_WORDS = re.compile(r"\b(stdin|standard input|reads? (?:from )?input|input format)\b", re.IGNORECASE)
 _SHOWN_TESTS = 10
+_ASSERT = re.compile(r"^[ \t]*(assert\b.*)$", re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -98,8 +99,9 @@ def build_task(
     if pairs:
         raise UserError("stdin/stdout pairs (--io) need kind 'stdio'; a function is tested with assertions (--test)")
     entry = _entry_point(prompt, signature, given)
-    examples = prompt_examples(f"{prompt}\n{signature or ''}", entry, given.tests)
-    found = given.plus(TestSet(tuple(examples)))
+    settled = {t.test.expr for t in given.tests if isinstance(t.test, CallTest)}
+    examples = prompt_examples(f"{prompt}\n{signature or ''}", entry, settled)
+    found = given.plus(TestSet(tuple(GivenTest(t, "docstring") for t in examples)))
     return Task(_problem(prompt, found, "function", entry, signature), found)
 
 
@@ -111,7 +113,7 @@ def _given(tests: str | Sequence[str]) -> TestSet:
     sources = [tests] if isinstance(tests, str) else list(tests)
     found = TestSet()
     for index, source in enumerate(sources):
-        found = found.plus(parse_tests(source, f"test {index + 1}" if len(sources) > 1 else "tests"))
+        found = found.plus(parse_given_tests(source, f"test {index + 1}" if len(sources) > 1 else "tests"))
     return found
 
 
@@ -149,13 +151,27 @@ def _problem(prompt: str, found: TestSet, kind: ProblemKind, entry: str | None, 
 
 def _entry_point(prompt: str, signature: str | None, given: TestSet) -> str | None:
     """The function the tests call: the signature's, else the prompt's last ``def``, else the first
-    function the tests call. A method of a class skeleton is ``Class.method`` (LeetCode's ``Solution``)."""
+    function the tests call, else the first the prompt's own asserts call (MBPP's prompts show one:
+    ``Your code should pass this test: assert f(1) == 2``). A method of a class skeleton is
+    ``Class.method`` (LeetCode's ``Solution``)."""
     for text in (signature or "", prompt):
         found = _last_def(text)
         if found is not None:
             return found
-    called = called_names(given.tests)
+    called = called_names(given.tests) or called_names(_shown_asserts(prompt))
     return called[0] if called else None
+
+
+def _shown_asserts(prompt: str) -> list[GivenTest]:
+    """The assert lines the prompt shows that are Python."""
+    found = []
+    for line in _ASSERT.findall(prompt):
+        try:
+            ast.parse(line)
+        except SyntaxError:
+            continue
+        found.append(GivenTest(AssertTest(line), "docstring"))
+    return found
 
 
 def _last_def(text: str) -> str | None:

@@ -1,5 +1,6 @@
 """The tests a user gives ``solve``: assertions, files of asserts or pytest-style test functions, and
-stdin/stdout pairs (the examples written in the prompt itself are read by :mod:`._examples`).
+stdin/stdout pairs (the examples written in the prompt itself are read by
+:func:`refinelab.problems.prompt_examples`).
 
 Each becomes a test as data (:mod:`refinelab.problems`) with where it came from, so the result can say
 which of the user's tests the code passes and which tests were generated.
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from refinelab._files import json_problem
 from refinelab.errors import InputError, UserError
 from refinelab.problems import CallTest, StdioTest, Test, tests_from_statements
 from refinelab.solve._pytest_style import (
@@ -77,7 +79,7 @@ def describe(test: Test) -> str:
     return test.code
 
 
-def parse_tests(source: str, where: str, origin: TestOrigin = "given") -> TestSet:
+def parse_given_tests(source: str, where: str, origin: TestOrigin = "given") -> TestSet:
     """Tests from Python: one expression (``fib(1) == [0]``), assert lines, or a pytest-style file
     (:mod:`._pytest_style`: test functions, parametrized cases, test classes) with its imports and
     helpers. ``where`` names the source in errors (a flag or a file)."""
@@ -182,7 +184,7 @@ def _json_records(text: str, path: Path) -> list[tuple[int | None, object]]:
         try:
             records = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise InputError(path, exc.lineno, None, f"malformed JSON ({exc.msg})") from None
+            raise InputError(path, exc.lineno, None, f"malformed JSON ({json_problem(exc)})") from None
         return [(None, record) for record in records] if isinstance(records, list) else [(None, records)]
     found: list[tuple[int | None, object]] = []
     for number, line in enumerate(text.splitlines(), start=1):
@@ -190,7 +192,7 @@ def _json_records(text: str, path: Path) -> list[tuple[int | None, object]]:
             try:
                 found.append((number, json.loads(line)))
             except json.JSONDecodeError as exc:
-                raise InputError(path, number, None, f"malformed JSON ({exc.msg})") from None
+                raise InputError(path, number, None, f"malformed JSON ({json_problem(exc)})") from None
     return found
 
 

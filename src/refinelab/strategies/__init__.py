@@ -27,9 +27,9 @@ from refinelab.strategies._parsing import (
 )
 from refinelab.strategies._prompts import DEFAULT_PROMPTS, Prompts
 from refinelab.strategies._registry import (
-    CRITIC_STRATEGIES,
     STRATEGIES,
     BoundStrategy,
+    RegisteredStrategy,
     Strategy,
     StrategySpec,
     strategy,
@@ -48,7 +48,6 @@ from refinelab.strategies._trajectory import (
 from refinelab.strategies._verified import verified
 
 __all__ = [
-    "CRITIC_STRATEGIES",
     "DEFAULT_PROMPTS",
     "STRATEGIES",
     "Attempt",
@@ -66,6 +65,7 @@ __all__ = [
     "Parsed",
     "Prompts",
     "RedraftCritique",
+    "RegisteredStrategy",
     "StopReason",
     "Strategy",
     "StrategySpec",

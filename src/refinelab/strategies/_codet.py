@@ -10,7 +10,7 @@ from annotated_types import Ge
 from refinelab.models import GenerateConfig
 from refinelab.problems import Problem
 from refinelab.strategies._env import Env
-from refinelab.strategies._execution import LIVECODEBENCH_CONFIG, _Request, sample_and_agree
+from refinelab.strategies._execution import LIVECODEBENCH_CONFIG, AgreementChoice, _Request, sample_and_agree
 from refinelab.strategies._prompts import DEFAULT_PROMPTS, Prompts
 from refinelab.strategies._registry import strategy
 from refinelab.strategies._tests import TestPlan, hidden_view
@@ -44,4 +44,4 @@ async def codet(  # noqa: PLR0913 - flat knobs map one to one onto ``codet(key=v
     requests = [_Request(prompts.draft(seen), config, "sample", i, sample=i, prompts=prompts) for i in range(n)]
     plan = TestPlan(m, tests_per_sample, test_limit, config)
     visible = seen.visible_tests if use_visible else ()
-    return await sample_and_agree(env, seen, requests, plan, ("codet", visible, score))
+    return await sample_and_agree(env, seen, requests, plan, AgreementChoice("codet", visible, score))

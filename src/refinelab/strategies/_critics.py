@@ -63,14 +63,18 @@ async def self_refine(  # noqa: PLR0913 - flat knobs map one to one onto ``self-
     ask_confidence: bool = False,
     prompts: Prompts = DEFAULT_PROMPTS,
     temperature_schedule: TemperatureSchedule | None = None,
+    critique_last: bool = False,
 ) -> Trajectory:
     """Actor drafts; the critic answers ``{"critique", "passed"}``; stop when it passes, else the actor
     rewrites from the problem, its previous code and the critique; at most ``max_iters`` refinements.
 
-    The critic may be a different (e.g. smaller) model: give :class:`Env` a ``critic``. ``structured``
-    asks for the verdict with a JSON Schema (servers that cannot do it get plain text, then parsed).
-    ``temperature_schedule`` ``(first, last)`` moves the actor's temperature linearly across rounds (the
-    critic keeps ``config``'s).
+    As in the Self-Refine paper's loop, the attempt of the last allowed refinement is not critiqued: no
+    verdict on it could change the answer, so the call would only add cost. ``critique_last=True`` asks
+    the critic about it too (the critic's verdict on every attempt, for its confusion matrix; the answer
+    is the same). The critic may be a different (e.g. smaller) model: give :class:`Env` a ``critic``.
+    ``structured`` asks for the verdict with a JSON Schema (servers that cannot do it get plain text, then
+    parsed). ``temperature_schedule`` ``(first, last)`` moves the actor's temperature linearly across
+    rounds (the critic keeps ``config``'s).
     """
     check_schedule(temperature_schedule)
     schema = critic_schema(ask_confidence)
@@ -84,6 +88,7 @@ async def self_refine(  # noqa: PLR0913 - flat knobs map one to one onto ``self-
         next_messages=lambda attempts: _refine_messages(problem, attempts, prompts),
         prompts=prompts,
         schedule=temperature_schedule,
+        critique_last=critique_last,
     )
     return await _critic_loop(problem, env, "self-refine", loop)
 
@@ -111,6 +116,7 @@ class _CriticLoop:
     next_messages: Callable[[list[Attempt]], list[Message]]
     prompts: Prompts = DEFAULT_PROMPTS
     schedule: TemperatureSchedule | None = None
+    critique_last: bool = False
 
     def actor_config(self, round_: int) -> GenerateConfig:
         """The actor's settings for round ``round_`` (0 = the draft)."""
@@ -118,7 +124,8 @@ class _CriticLoop:
 
 
 async def _critic_loop(problem: Problem, env: Env, spec: str, loop: _CriticLoop) -> Trajectory:
-    """Draft; then critique, stop or regenerate, until the critic passes, the cap, or the budget."""
+    """Draft; then critique, stop or regenerate, until the critic passes, the cap, or the budget. The
+    attempt at the cap is critiqued only with ``critique_last``."""
     attempts: list[Attempt] = []
     try:
         draft = _Request(
@@ -131,6 +138,8 @@ async def _critic_loop(problem: Problem, env: Env, spec: str, loop: _CriticLoop)
         )
         attempts.append(await _attempt(env, problem, draft))
         while True:
+            if len(attempts) > loop.max_iters and not loop.critique_last:  # nothing can follow a verdict here
+                return _finish(problem, spec, attempts, "max_iterations")
             attempts[-1] = await _critique(env, problem, attempts[-1], loop)
             critic = attempts[-1].critic
             assert critic is not None
@@ -172,10 +181,12 @@ async def self_redraft(  # noqa: PLR0913 - flat knobs map one to one onto ``self
     ask_confidence: bool = False,
     prompts: Prompts = DEFAULT_PROMPTS,
     temperature_schedule: TemperatureSchedule | None = None,
+    critique_last: bool = False,
 ) -> Trajectory:
     """Actor drafts; the critic says pass, refine or redraft; regeneration sees the trajectory
     ``(y0, c0, ..., yi, ci)`` (or the last round, or a digest: ``memory``); at most ``max_iters`` rounds.
-    ``temperature_schedule`` ``(first, last)`` moves the actor's temperature linearly across rounds."""
+    ``temperature_schedule`` ``(first, last)`` moves the actor's temperature linearly across rounds. The
+    attempt of the last round is not critiqued unless ``critique_last`` (as in ``self-refine``)."""
     check_schedule(temperature_schedule)
     loop = _CriticLoop(
         config,
@@ -186,6 +197,7 @@ async def self_redraft(  # noqa: PLR0913 - flat knobs map one to one onto ``self
         next_messages=lambda attempts: _redraft_messages(problem, attempts, memory, prompts),
         prompts=prompts,
         schedule=temperature_schedule,
+        critique_last=critique_last,
     )
     return await _critic_loop(problem, env, "self-redraft", loop)
 

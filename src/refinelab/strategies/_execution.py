@@ -10,7 +10,7 @@ from typing import Annotated, Literal
 from annotated_types import Ge
 
 from refinelab.models import GenerateConfig, Message
-from refinelab.problems import Problem, Test
+from refinelab.problems import Problem, Test, as_value_test
 from refinelab.strategies._env import BudgetExhausted, Env
 from refinelab.strategies._feedback import FeedbackFormat, MemoryPolicy, compress, feedback
 from refinelab.strategies._parsing import extract_code, extract_confidence
@@ -25,7 +25,7 @@ from refinelab.strategies._tests import (
     tests_decision,
     write_tests,
 )
-from refinelab.strategies._trajectory import Attempt, Origin, StopReason, Trajectory
+from refinelab.strategies._trajectory import Attempt, Origin, StopReason, TestGeneration, Trajectory
 from refinelab.verification import Score
 
 DEFAULT_CONFIG = GenerateConfig(temperature=0.0)
@@ -136,6 +136,12 @@ async def single_pass(
     return _finish(problem, spec, [first], "single_pass")
 
 
+NoTestsPolicy = Literal["generate", "stop"]
+"""What ``exec-refine`` does on a problem without visible tests: ``generate`` them with the actor (one
+test-writing call through :mod:`refinelab.verification`, as execution-feedback tools do: tests "given or
+generated"), or ``stop`` after the draft. It never refines with nothing to run."""
+
+
 @strategy("exec-refine")
 async def exec_refine(  # noqa: PLR0913 - flat knobs map one to one onto ``exec-refine(key=value)`` specs
     problem: Problem,
@@ -148,31 +154,66 @@ async def exec_refine(  # noqa: PLR0913 - flat knobs map one to one onto ``exec-
     ask_confidence: bool = False,
     prompts: Prompts = DEFAULT_PROMPTS,
     temperature_schedule: TemperatureSchedule | None = None,
+    when_no_tests: NoTestsPolicy = "generate",
 ) -> Trajectory:
     """Generate, run the visible tests, stop when all pass, else feed the failures back and refine.
 
     ``max_iters`` counts refinements (so at most ``max_iters + 1`` attempts). ``temperature_schedule``
     ``(first, last)`` moves the actor's temperature linearly from the draft to the last allowed round.
+    ``when_no_tests`` (see :data:`NoTestsPolicy`): where the problem has no visible tests, the tests the
+    actor writes take their place (recorded in the trajectory's ``generations`` and its ``tests``
+    decision; the draft's prompt is the same either way), or the draft is the answer (stop reason
+    ``no_tests``, also when the written tests hold none that can be run).
     """
     check_schedule(temperature_schedule)
     spec = "exec-refine"
     attempts: list[Attempt] = []
+    found = _Tests()
     try:
+        if not problem.visible_tests and max_iters > 0 and when_no_tests == "generate":
+            found = await _generated_tests(env, problem, config)
+        judged = replace(problem, visible_tests=found.tests) if found.tests else problem
         first = at_round(config, temperature_schedule, 0, max_iters)
         draft = _Request(prompts.draft(problem), first, "draft", 0, ask_confidence=ask_confidence, prompts=prompts)
-        attempts.append(await _attempt(env, problem, draft))
+        attempts.append(await _attempt(env, judged, draft))
         while not _passes(attempts[-1]):
             if len(attempts) > max_iters:
-                return _finish(problem, spec, attempts, "max_iterations")
-            messages, given = _refinement(problem, attempts, (feedback_format, memory), prompts)
+                return found.recorded(_finish(problem, spec, attempts, "max_iterations"))
+            if not judged.visible_tests:
+                return found.recorded(_finish(problem, spec, attempts, "no_tests"))
+            messages, given = _refinement(judged, attempts, _Memory(feedback_format, memory), prompts)
             now = at_round(config, temperature_schedule, len(attempts), max_iters)
             request = _Request(
                 messages, now, "refine", len(attempts), given, ask_confidence=ask_confidence, prompts=prompts
             )
-            attempts.append(await _attempt(env, problem, request))
+            attempts.append(await _attempt(env, judged, request))
     except BudgetExhausted as exc:
-        return _finish(problem, spec, attempts, "budget", note=exc.reason)
-    return _finish(problem, spec, attempts, "visible_tests_passed")
+        return found.recorded(_finish(problem, spec, attempts, "budget", note=exc.reason))
+    return found.recorded(_finish(problem, spec, attempts, "visible_tests_passed"))
+
+
+@dataclass(frozen=True)
+class _Tests:
+    """Tests ``exec-refine`` wrote for a problem without visible ones, and the calls that wrote them."""
+
+    tests: tuple[Test, ...] = ()
+    generations: tuple[TestGeneration, ...] = ()
+
+    def recorded(self, trajectory: Trajectory) -> Trajectory:
+        """The trajectory with the test-writing calls and the ``tests`` decision (unchanged without)."""
+        if not self.generations:
+            return trajectory
+        decision = tests_decision(0, len(self.tests))
+        return replace(trajectory, generations=self.generations, decisions=(decision, *trajectory.decisions))
+
+
+async def _generated_tests(env: Env, problem: Problem, config: GenerateConfig) -> _Tests:
+    """One test-writing call by the actor (its tokens count in the budget; a refused call is raised)."""
+    plan = TestPlan(1, DEFAULT_TESTS_PER_SAMPLE, None, config)
+    generations, refused = await write_tests(env, problem, plan)
+    if refused is not None:
+        raise BudgetExhausted(refused)
+    return _Tests(tuple(as_value_test(t) for t in generated_pool(generations, None)), tuple(generations))
 
 
 def _passes(attempt: Attempt) -> bool:
@@ -182,16 +223,25 @@ def _passes(attempt: Attempt) -> bool:
 def _outcome_text(problem: Problem, attempt: Attempt, style: FeedbackFormat) -> str:
     if attempt.code is None:
         return f"No program could be read from the reply ({attempt.parse_error}). Give the code in a ```python block."
-    if attempt.visible is None:
-        return "The problem has no visible tests to run."
+    assert attempt.visible is not None, "exec-refine refines only where it has tests to run"
     return feedback(problem, attempt.visible, style)
 
 
+@dataclass(frozen=True)
+class _Memory:
+    """How earlier attempts reach the next request."""
+
+    style: FeedbackFormat
+    """How test results are written."""
+    policy: MemoryPolicy
+    """Which earlier attempts are shown."""
+
+
 def _refinement(
-    problem: Problem, attempts: list[Attempt], policy: tuple[FeedbackFormat, MemoryPolicy], prompts: Prompts
+    problem: Problem, attempts: list[Attempt], shown: _Memory, prompts: Prompts
 ) -> tuple[list[Message], str]:
     """The request for the next attempt under the memory policy, and the feedback it carries."""
-    style, memory = policy
+    style, memory = shown.style, shown.policy
     last = attempts[-1]
     given = _outcome_text(problem, last, style)
     messages = [Message.system(prompts.refine_system), Message.user(prompts.task(problem))]
@@ -228,28 +278,35 @@ async def sampling(  # noqa: PLR0913 - flat knobs map one to one onto ``sampling
     ]
     if select == "dual-agreement":
         plan = TestPlan(m, DEFAULT_TESTS_PER_SAMPLE, None, config)
-        return await sample_and_agree(env, problem, requests, plan, (spec, problem.visible_tests, "codet"))
+        return await sample_and_agree(env, problem, requests, plan, AgreementChoice(spec, problem.visible_tests))
     attempts, note = await concurrently(env, problem, requests)
     reason: StopReason = "sampled" if note is None else "budget"
     return _finish(problem, spec, attempts, reason, note=note, final=_select(attempts))
 
 
+@dataclass(frozen=True)
+class AgreementChoice:
+    """How a sampling strategy chooses its answer by dual agreement."""
+
+    strategy: str
+    """The trajectory's strategy name."""
+    visible: tuple[Test, ...] = ()
+    """The visible tests that join the generated ones."""
+    score: Score = "codet"
+    """The group score (see :func:`refinelab.verification.dual_agreement`)."""
+
+
 async def sample_and_agree(
-    env: Env,
-    problem: Problem,
-    requests: list[_Request],
-    plan: TestPlan,
-    how: tuple[str, tuple[Test, ...], Score],
+    env: Env, problem: Problem, requests: list[_Request], plan: TestPlan, how: AgreementChoice
 ) -> Trajectory:
-    """Programs and tests written concurrently; the answer chosen by dual agreement over ``visible`` plus
-    the generated tests (``how``: the trajectory's name and arguments, the visible tests to join, the
-    agreement score)."""
-    spec, visible, score = how
+    """Programs and tests written concurrently; the answer chosen by dual agreement over the visible tests
+    ``how`` joins plus the generated tests."""
+    spec, visible, score = how.strategy, how.visible, how.score
     (attempts, note), (generations, test_note) = await asyncio.gather(
         concurrently(env, problem, requests), write_tests(env, problem, plan)
     )
     tests = visible + generated_pool(generations, plan.limit)
-    final, decisions = await agreement_choice(env, problem, attempts, tests, (len(visible), score))
+    final, decisions = await agreement_choice(env, problem, attempts, tests, visible=len(visible), score=score)
     note = note or test_note
     trajectory = _finish(problem, spec, attempts, "budget" if note else "agreement", note=note, final=final)
     steps = (tests_decision(len(visible), len(tests)), *decisions)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import functools
 import inspect
-from collections.abc import Awaitable, Callable, Hashable, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Hashable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any, Concatenate, ParamSpec, Protocol, cast
@@ -27,7 +27,9 @@ class Strategy(Protocol[P]):
 
     __name__: str
 
-    def __call__(self, problem: Problem, env: Env, /, *args: P.args, **kwargs: P.kwargs) -> Awaitable[Trajectory]:
+    def __call__(
+        self, problem: Problem, env: Env, /, *args: P.args, **kwargs: P.kwargs
+    ) -> Coroutine[Any, Any, Trajectory]:
         """Run on one problem."""
         ...
 
@@ -35,13 +37,73 @@ class Strategy(Protocol[P]):
 StrategyFunction = Callable[Concatenate[Problem, Env, P], Awaitable[Trajectory]]
 """What ``@strategy`` decorates: ``async def name(problem, env, *, option=default, ...) -> Trajectory``."""
 
-STRATEGIES: dict[str, Strategy[...]] = {}
-"""Every registered strategy by name."""
-CRITIC_STRATEGIES: set[str] = set()
-"""Strategies that consult a critic (the runner pairs them with each critic model)."""
 RUNNER_KEYS = ("actor", "critic")
 """Spec keys that choose models: the experiment runner builds the :class:`Env` from them."""
 _SETTINGS = ("temperature", "top_p", "max_tokens", "seed")
+
+
+@dataclass(frozen=True)
+class RegisteredStrategy:
+    """Everything the registry knows about one strategy: its name, its function, whether it asks a
+    critic, and the one way its arguments are checked and bound (:meth:`bind`)."""
+
+    name: str
+    """The name it is registered and written under."""
+    function: Strategy[...]
+    """The registered function (it records its arguments on every trajectory)."""
+    uses_critic: bool = False
+    """It consults a critic model (the runner pairs it with each critic)."""
+
+    @cached_property
+    def signature(self) -> inspect.Signature:
+        """The function's signature."""
+        return inspect.signature(self.function)
+
+    def recorded(self, given: Mapping[str, object]) -> dict[str, object]:
+        """Every keyword parameter with the value it runs with, as stored with a trajectory: settings as
+        their key, a prompt set as its label (``default`` or ``file#digest``)."""
+        return recorded_arguments(self.signature, given)
+
+    def bind(self, params: Mapping[str, object]) -> BoundStrategy:
+        """Check every argument as written and bind them (see :meth:`StrategySpec.bind`)."""
+        accepted = set(self.signature.parameters) - {"problem", "env"}
+        as_config = {k for k in _SETTINGS if k not in accepted} if "config" in accepted else set()
+        settings = {k: v for k, v in params.items() if k in as_config}
+        kwargs = {k: v for k, v in params.items() if k not in as_config and k not in RUNNER_KEYS}
+        unknown = sorted(set(kwargs) - accepted)
+        if unknown:
+            raise UserError(
+                f"strategy {self.name!r} has no parameter {unknown[0]!r} (it takes: {', '.join(sorted(accepted))})"
+            )
+        self._check_models(params)
+        self._check(params, settings, type_hints(GenerateConfig))
+        if settings:  # on top of the strategy's own defaults: sampling(temperature=1) keeps its top_p
+            kwargs["config"] = replace(_default_config(self.function), **settings)  # type: ignore[arg-type]
+        digest = None
+        if isinstance(kwargs.get("prompts"), str):
+            kwargs["prompts"] = prompts = Prompts.load(str(kwargs["prompts"]))
+            digest = prompts.digest
+        self._check(params, kwargs, type_hints(cast(Hashable, self.function)))
+        return BoundStrategy(self, kwargs, digest)
+
+    def _check_models(self, params: Mapping[str, object]) -> None:
+        if "critic" in params and not self.uses_critic:
+            raise UserError(
+                f"strategy {self.name!r} asks no critic: critic={_shown(params['critic'])} would not be used"
+            )
+        for key in RUNNER_KEYS:
+            if key in params and not (isinstance(params[key], str) and params[key]):
+                raise UserError(f"strategy {self.name!r}: {key}={_shown(params[key])}: must be a model string")
+
+    def _check(self, params: Mapping[str, object], arguments: dict[str, object], hints: dict[str, Any]) -> None:
+        for key, value in arguments.items():
+            problem = problem_with(value, hints[key]) if key in hints else None
+            if problem is not None:
+                raise UserError(f"strategy {self.name!r}: {key}={_shown(params.get(key, value))}: {problem}")
+
+
+STRATEGIES: dict[str, RegisteredStrategy] = {}
+"""Every registered strategy by name."""
 
 
 def strategy(name: str, *, uses_critic: bool = False) -> Callable[[StrategyFunction[P]], Strategy[P]]:
@@ -59,9 +121,7 @@ def strategy(name: str, *, uses_critic: bool = False) -> Callable[[StrategyFunct
             trajectory = await function(problem, env, *args, **kwargs)
             return replace(trajectory, strategy=name, params=recorded_arguments(signature, kwargs))
 
-        STRATEGIES[name] = recorded
-        if uses_critic:
-            CRITIC_STRATEGIES.add(name)
+        STRATEGIES[name] = RegisteredStrategy(name, recorded, uses_critic)
         return recorded
 
     return register
@@ -91,8 +151,8 @@ def _recorded(value: object) -> object:
 class BoundStrategy:
     """A strategy spec checked once: the keyword arguments its function gets, ready to run on any problem."""
 
-    name: str
-    """Registered name."""
+    registered: RegisteredStrategy
+    """The strategy."""
     arguments: Mapping[str, object]
     """Keyword arguments for the function (settings as a :class:`GenerateConfig`, a prompt file loaded)."""
     prompts_digest: str | None = None
@@ -102,11 +162,11 @@ class BoundStrategy:
     @property
     def recorded(self) -> dict[str, object]:
         """The arguments a trajectory of this strategy records."""
-        return recorded_arguments(inspect.signature(STRATEGIES[self.name]), self.arguments)
+        return self.registered.recorded(self.arguments)
 
     async def run(self, problem: Problem, env: Env) -> Trajectory:
         """Run on one problem."""
-        return await STRATEGIES[self.name](problem, env, **self.arguments)
+        return await self.registered.function(problem, env, **self.arguments)
 
 
 @dataclass(frozen=True)
@@ -126,15 +186,16 @@ class StrategySpec:
         """The arguments as written: ``max_iters=3, feedback_format=diff``."""
         return ", ".join(f"{k}={v}" for k, v in self.params.items())
 
+    @property
+    def uses_critic(self) -> bool:
+        """The strategy consults a critic model (False for one no longer registered)."""
+        registered = STRATEGIES.get(self.name)
+        return registered is not None and registered.uses_critic
+
     @staticmethod
     def argument(text: str) -> tuple[str, object]:
         """One ``key=value`` (a Python literal, true/false, or a bare word)."""
         return _argument(text, text)
-
-    @cached_property
-    def bound(self) -> BoundStrategy:
-        """This spec checked and bound, once (see :meth:`bind`)."""
-        return self._bind()
 
     def bind(self) -> BoundStrategy:
         """Check every argument and bind them, once per spec (a prompt file is read once, however often
@@ -149,59 +210,22 @@ class StrategySpec:
         A key the function cannot take (a setting included, when it has no ``config``) is an error, and
         ``critic=`` on a strategy that asks no critic is one too, not silently ignored.
         """
-        return self.bound
+        return self._bound
+
+    @cached_property
+    def _bound(self) -> BoundStrategy:
+        return STRATEGIES[self.name].bind(self.params)
 
     def without_models(self) -> StrategySpec:
         """This spec without its model choices (``actor``, ``critic``), sharing its binding: they are the
         runner's, never the strategy function's, so the bound arguments (and a loaded prompt file) stay."""
         plain = StrategySpec(self.name, {k: v for k, v in self.params.items() if k not in RUNNER_KEYS})
-        plain.__dict__["bound"] = self.bound  # the cached_property's slot: bound once, not again
+        plain.__dict__["_bound"] = self.bind()  # the cached_property's slot: bound once, not again
         return plain
-
-    def _bind(self) -> BoundStrategy:
-        function = STRATEGIES[self.name]
-        accepted = set(inspect.signature(function).parameters) - {"problem", "env"}
-        as_config = {k for k in _SETTINGS if k not in accepted} if "config" in accepted else set()
-        settings = {k: v for k, v in self.params.items() if k in as_config}
-        kwargs = {k: v for k, v in self.params.items() if k not in as_config and k not in RUNNER_KEYS}
-        unknown = sorted(set(kwargs) - accepted)
-        if unknown:
-            raise UserError(
-                f"strategy {self.name!r} has no parameter {unknown[0]!r} (it takes: {', '.join(sorted(accepted))})"
-            )
-        self._check_models()
-        self._check(settings, type_hints(GenerateConfig))
-        if settings:  # on top of the strategy's own defaults: sampling(temperature=1) keeps its top_p
-            kwargs["config"] = replace(_default_config(function), **settings)  # type: ignore[arg-type]
-        digest = None
-        if isinstance(kwargs.get("prompts"), str):
-            kwargs["prompts"] = prompts = Prompts.load(str(kwargs["prompts"]))
-            digest = prompts.digest
-        self._check(kwargs, type_hints(cast(Hashable, function)))
-        return BoundStrategy(self.name, kwargs, digest)
-
-    def kwargs(self) -> dict[str, object]:
-        """The strategy function's keyword arguments, checked (see :meth:`bind`)."""
-        return dict(self.bound.arguments)
-
-    def _check_models(self) -> None:
-        if "critic" in self.params and self.name not in CRITIC_STRATEGIES:
-            raise UserError(
-                f"strategy {self.name!r} asks no critic: critic={_shown(self.params['critic'])} would not be used"
-            )
-        for key in RUNNER_KEYS:
-            if key in self.params and not (isinstance(self.params[key], str) and self.params[key]):
-                raise UserError(f"strategy {self.name!r}: {key}={_shown(self.params[key])}: must be a model string")
-
-    def _check(self, arguments: dict[str, object], hints: dict[str, Any]) -> None:
-        for key, value in arguments.items():
-            problem = problem_with(value, hints[key]) if key in hints else None
-            if problem is not None:
-                raise UserError(f"strategy {self.name!r}: {key}={_shown(self.params.get(key, value))}: {problem}")
 
     async def run(self, problem: Problem, env: Env) -> Trajectory:
         """Run this strategy with its arguments (bound once per spec) on one problem."""
-        return await self.bound.run(problem, env)
+        return await self.bind().run(problem, env)
 
     @classmethod
     def parse(cls, text: str, *, registered: bool = True) -> StrategySpec:

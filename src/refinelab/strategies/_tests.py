@@ -91,12 +91,11 @@ async def pass_matrix(
 
 
 async def agreement_choice(
-    env: Env, problem: Problem, attempts: list[Attempt], tests: tuple[Test, ...], how: tuple[int, Score]
+    env: Env, problem: Problem, attempts: list[Attempt], tests: tuple[Test, ...], *, visible: int, score: Score
 ) -> tuple[int | None, list[Decision]]:
-    """Run every attempt on every test (``how``: how many of the tests are visible ones, first; the
-    score); the earliest member of the best dual-agreement group, and the ``group`` and ``choose``
-    decisions that say why."""
-    visible, score = how
+    """Run every attempt on every test (the first ``visible`` of them the problem's own); the earliest
+    member of the best dual-agreement group (by ``score``), and the ``group`` and ``choose`` decisions
+    that say why."""
     passed = await pass_matrix(env, [a.code for a in attempts], tests, visible, problem)
     agreement = dual_agreement(passed, score=score)
     decisions = group_decisions(agreement, len(tests))

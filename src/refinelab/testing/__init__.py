@@ -5,10 +5,23 @@
   strategy tests need no bubblewrap pool.
 - :class:`FakeOpenAI` and :func:`serve`: a real OpenAI-compatible HTTP server on 127.0.0.1, with fault
   injection, for testing the model layer (or a setup) end to end without a model.
+- :class:`StandInHub` and :func:`serve_standin`: the Hugging Face Hub and GitHub on 127.0.0.1, serving a
+  folder of benchmark files, with fault injection, for testing downloads without the network.
 """
 
 from refinelab.models import FunctionModel, ScriptedModel
 from refinelab.sandbox import FakeSandbox
 from refinelab.testing._fake_server import FakeOpenAI, ReplyWriter, echo, serve
+from refinelab.testing._standin import StandInHub, serve_standin
 
-__all__ = ["FakeOpenAI", "FakeSandbox", "FunctionModel", "ReplyWriter", "ScriptedModel", "echo", "serve"]
+__all__ = [
+    "FakeOpenAI",
+    "FakeSandbox",
+    "FunctionModel",
+    "ReplyWriter",
+    "ScriptedModel",
+    "StandInHub",
+    "echo",
+    "serve",
+    "serve_standin",
+]

@@ -16,6 +16,7 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
 
 ReplyWriter = Callable[[dict[str, object]], str]
 """Writes the answer to a request body."""
@@ -46,7 +47,8 @@ class FakeOpenAI(ThreadingHTTPServer):
         self.delay = 0.0
         self.slow_seconds = 2.0
         self.lock = threading.Lock()
-        self.log: list[tuple[dict[str, object], str]] = []
+        self.log: list[tuple[dict[str, Any], str]] = []
+        """Every request body (parsed JSON) and what was done with it."""
 
     def handle_error(self, request: object, client_address: object) -> None:
         """Quiet: clients that go away (timeouts under test) are expected here."""
@@ -65,12 +67,12 @@ class FakeOpenAI(ThreadingHTTPServer):
                 return self.random.choice(["429", "500", "malformed", "drop"])
             return "ok"
 
-    def record(self, body: dict[str, object], action: str) -> None:
+    def record(self, body: dict[str, Any], action: str) -> None:
         """Log a request and what was done with it."""
         with self.lock:
             self.log.append((body, action))
 
-    def answered(self) -> list[dict[str, object]]:
+    def answered(self) -> list[dict[str, Any]]:
         """Bodies of the requests that got a normal answer."""
         return [body for body, action in self.log if action == "ok"]
 

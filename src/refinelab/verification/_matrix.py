@@ -84,7 +84,7 @@ async def run_matrices(
     pending = [(row, tests) for row, tests in pending if tests]
     suites: dict[tuple[int, tuple[int, ...]], Suite] = {}
     while pending:
-        items = [(jobs[j].programs[i] or "", _suite(jobs[j], tests, suites, (j, limits))) for (j, i), tests in pending]
+        items = [(jobs[j].programs[i] or "", _suite(jobs[j], j, tests, suites, limits)) for (j, i), tests in pending]
         results = await _run(sandbox, items, limits, progress)
         pending = _record(pending, results, passed)
     return [
@@ -127,11 +127,11 @@ async def _run(
 
 
 def _suite(
-    job: MatrixJob, indices: Sequence[int], cache: dict[tuple[int, tuple[int, ...]], Suite], key: tuple[int, Limits]
+    job: MatrixJob, number: int, indices: Sequence[int], cache: dict[tuple[int, tuple[int, ...]], Suite], limits: Limits
 ) -> Suite:
-    """The suite of some of a job's tests, each with its CPU limit; one object per distinct test list, so
-    the sandbox sends each suite once per batch however many programs share it."""
-    number, limits = key
+    """The suite of some of job ``number``'s tests, each with its CPU limit (its own, else ``limits``'); one
+    object per distinct test list, so the sandbox sends each suite once per batch however many programs
+    share it."""
     found = cache.get((number, tuple(indices)))
     if found is None:
         own: list[float | None] = list(job.seconds) if len(job.seconds) == len(job.tests) else [None] * len(job.tests)

@@ -14,18 +14,15 @@ import json
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
-from refinelab.experiment import AttemptDetail, ProblemInfo, RunInfo, Store, TrajectoryDetail
 from refinelab.metrics import (
     ScoredAttempt,
     ScoredTrajectory,
-    bootstrap_difference,
+    compare_paired,
     configuration_label,
     critic_call,
     critic_call_attempts,
     disagreements,
     improved,
-    mcnemar,
-    paired,
     regression_error_attempts,
     worsened,
 )
@@ -33,11 +30,14 @@ from refinelab.report import (
     HEADLINE,
     Report,
     failure_lines,
+    figures_missing,
     header_lines,
     overview_html,
+    paired_cells,
     report_json,
     tables_html,
 )
+from refinelab.store import AttemptDetail, ProblemInfo, RunInfo, Store, TrajectoryDetail
 
 
 def slug(text: str) -> str:
@@ -118,8 +118,8 @@ def runs_payload(store: Store, runs: Sequence[RunInfo]) -> dict[str, object]:
 def run_sides(store: Store, run: RunInfo) -> list[Side]:
     """The configurations of a run, as compare sides."""
     return [
-        Side(run.id, slug(run.id), key, i, configuration_label(f"{name}({params})" if params else name, actor, critic))
-        for i, (key, name, params, actor, critic) in enumerate(store.configurations(run.id))
+        Side(run.id, slug(run.id), c.key, i, configuration_label(c.written, c.actor, c.critic))
+        for i, c in enumerate(store.configurations(run.id))
     ]
 
 
@@ -131,10 +131,11 @@ def run_payload(
     store: Store, report: Report, figures: Sequence[tuple[str, str]], trajectories: Sequence[ScoredTrajectory]
 ) -> dict[str, object]:
     """One run's overview (the report's numbers and tables), its problems and every trajectory's
-    summary; ``figures`` are (name, title) of the report's figures, ``trajectories`` the run's (read in
-    the same snapshot of the store as ``report``)."""
+    summary; ``figures`` are (name, title) of the report's figures (none, and ``figures_note`` saying why,
+    without matplotlib), ``trajectories`` the run's (read in the same snapshot of the store as ``report``)."""
     run = report.run
     problems = store.problem_details(run.id)
+    note = figures_missing()
     return {
         "run": _run_header(run),
         "report": json.loads(report_json(report)),
@@ -143,10 +144,11 @@ def run_payload(
         "failures": failure_lines(report),
         "overview_html": [overview_html(table) for table in report.overview],
         "tables_html": tables_html(report),
-        "figures": [{"name": name, "title": title} for name, title in figures],
+        "figures": [] if note else [{"name": name, "title": title} for name, title in figures],
+        "figures_note": note,
         "configs": [asdict(side) for side in run_sides(store, run)],
         "problems": [_problem_entry(p) for p in problems],
-        "trajectories": [asdict(summarize(t)) for t in trajectories],
+        "trajectories": [asdict(summarize_trajectory(t)) for t in trajectories],
         "disagreements": [[problem, repeat] for problem, repeat in disagreements(trajectories)],
     }
 
@@ -163,7 +165,7 @@ def _problem_entry(problem: ProblemInfo) -> dict[str, object]:
             "hidden_tests": problem.hidden_tests}  # fmt: skip
 
 
-def summarize(trajectory: ScoredTrajectory) -> TrajectorySummary:
+def summarize_trajectory(trajectory: ScoredTrajectory) -> TrajectorySummary:
     """The case list entry of a trajectory (its cases from the metrics' case functions)."""
     attempts = trajectory.attempts
     return TrajectorySummary(
@@ -196,7 +198,7 @@ def problem_payload(
     return {
         "problem": {**_problem_entry(problem), "prompt": problem.prompt, "metadata": problem.metadata},
         "trajectories": [_trajectory_entry(t) for t in details],
-        "summaries": [asdict(summarize(t)) for t in trajectories if t.problem == problem.key],
+        "summaries": [asdict(summarize_trajectory(t)) for t in trajectories if t.problem == problem.key],
     }
 
 
@@ -228,34 +230,21 @@ def compare_payload(
     a: Side, b: Side, first: Sequence[ScoredTrajectory], second: Sequence[ScoredTrajectory]
 ) -> dict[str, object]:
     """Two configurations (of one run or two; ``first`` and ``second`` are their runs' trajectories) on
-    the problems both ran, A against B in this order: the exact McNemar test, the pass-rate difference
-    B - A with its paired bootstrap interval, the pairs both, neither or only one side solved. Every
-    number is the metrics' (as ``refinelab report`` computes them) and ``shown`` holds each as the page
-    prints it (as the text report prints it), so the page computes nothing."""
-    pairs = paired([t for t in first if t.config == a.config], [t for t in second if t.config == b.config])
-    n, p_value, difference = len(pairs.a), mcnemar(pairs), bootstrap_difference(pairs)
-    numbers: dict[str, object] = {
-        "pairs": n,
-        "pass_a": sum(pairs.a) / n if n else None,
-        "pass_b": sum(pairs.b) / n if n else None,
-        "both": pairs.both,
-        "neither": pairs.neither,
-        "only_a": pairs.only_a,
-        "only_b": pairs.only_b,
-        "p_value": p_value,
-        "difference": difference,
+    the problems both ran, A against B in this order: :func:`refinelab.metrics.compare_paired`'s numbers
+    (the ones ``refinelab report`` shows against single pass and ``--baseline``), the pairs only one side
+    solved and the problems only one side ran, and ``shown``, each number as the page and the text report
+    print it (:func:`refinelab.report.paired_cells`), so the page computes nothing."""
+    found = compare_paired([t for t in first if t.config == a.config], [t for t in second if t.config == b.config])
+    numbers = {key: getattr(found, key) for key in COMPARED}
+    keys = {
+        "only_a_keys": [list(k) for k in found.only_a_keys],
+        "only_b_keys": [list(k) for k in found.only_b_keys],
+        "unpaired_a_keys": [list(k) for k in found.unpaired_a],
+        "unpaired_b_keys": [list(k) for k in found.unpaired_b],
     }
-    shown = {key: str(value) for key, value in numbers.items() if isinstance(value, int)}
-    shown |= {key: _percent(numbers[key]) for key in ("pass_a", "pass_b")}
-    shown |= {"p_value": f"{p_value:.3g}", "difference": _difference(difference)}
-    keys = {"only_a_keys": [list(k) for k in pairs.only("a")], "only_b_keys": [list(k) for k in pairs.only("b")]}
-    return {"a": asdict(a), "b": asdict(b), **numbers, **keys, "shown": shown}
+    counts = {"unpaired_a": len(found.unpaired_a), "unpaired_b": len(found.unpaired_b)}
+    return {"a": asdict(a), "b": asdict(b), **numbers, **counts, **keys, "shown": paired_cells(found)}
 
 
-def _percent(value: object) -> str:
-    return "–" if not isinstance(value, float) else f"{100 * value:.1f}%"
-
-
-def _difference(value: tuple[float, float, float] | None) -> str:
-    """As the text report's comparison table: ``+25.0 [-25.0, +75.0]``."""
-    return "–" if value is None else "{:+.1f} [{:+.1f}, {:+.1f}]".format(*(100 * x for x in value))
+COMPARED = ("pairs", "pass_a", "pass_b", "both", "neither", "only_a", "only_b", "p_value", "difference")
+"""The numbers of a comparison the page shows."""

@@ -27,6 +27,49 @@ import traceback
 import types
 
 from . import codec
+from .protocol import (
+    BEGIN,
+    CALL,
+    CODE,
+    CPU_TOTAL,
+    CWD,
+    END_INDEX,
+    ENTRY_POINT,
+    ERROR_TYPE,
+    EXPR,
+    FILE_BYTES,
+    INDEX,
+    ISOLATE,
+    LIMITS,
+    LOAD_INDEX,
+    MEMORY_BYTES,
+    MESSAGE,
+    MODE,
+    NEXT,
+    NONCE,
+    OPEN_FILES,
+    PRELUDE,
+    PROCESSES,
+    PROGRAM,
+    PROGRAMS,
+    S_DONE,
+    S_ERROR,
+    S_MEMORY,
+    S_OK,
+    S_VALUE,
+    SETUP,
+    STATUS,
+    STDIO,
+    STOP_AT_FAILURE,
+    SUITE_OF,
+    SUITES,
+    TAINT,
+    TEST_KIND,
+    TESTS,
+    TRACEBACK,
+    VALUE,
+    Step,
+)
 from .state import Snapshot
 
 CANDIDATE_FILE = "<candidate>"
@@ -52,7 +95,7 @@ class Reporter:
 
     def send(self, message: dict[str, object]) -> None:
         """Write one event."""
-        message["n"] = self._nonce
+        message[NONCE] = self._nonce
         view = memoryview((self._dumps(message) + "\n").encode())
         while view:
             view = view[self._write(self._fd, view) :]
@@ -83,14 +126,19 @@ def program_mark(nonce: str, program: int) -> bytes:
 def error_message(exc: BaseException) -> dict[str, object]:
     """Describe an exception, with the traceback trimmed to the candidate's own lines."""
     if isinstance(exc, MemoryError):
-        return {"s": "memory", "t": "MemoryError", "m": _safe_str(exc)[:2000]}
+        return {STATUS: S_MEMORY, ERROR_TYPE: "MemoryError", MESSAGE: _safe_str(exc)[:2000]}
     frames = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename == CANDIDATE_FILE]
     lines = "".join(traceback.format_list(frames[-8:]))
     try:
         text = "".join(traceback.format_exception_only(type(exc), exc))
     except BaseException:  # noqa: BLE001 - a candidate's exception may fail to format
         text = type(exc).__name__ + "\n"
-    return {"s": "error", "t": type(exc).__name__, "m": _safe_str(exc)[:2000], "tb": (lines + text)[-4000:]}
+    return {
+        STATUS: S_ERROR,
+        ERROR_TYPE: type(exc).__name__,
+        MESSAGE: _safe_str(exc)[:2000],
+        TRACEBACK: (lines + text)[-4000:],
+    }
 
 
 def _safe_str(exc: BaseException) -> str:
@@ -141,7 +189,7 @@ def _compiled(source: str, filename: str, mode: str) -> object:
 
 def suite_of(job: dict[str, object], program: int) -> dict[str, object]:
     """The suite (tests, entry point, setup) program ``program`` of the job runs against."""
-    suites, index = job["suites"], job["suite_of"]
+    suites, index = job[SUITES], job[SUITE_OF]
     assert isinstance(suites, list) and isinstance(index, list)
     suite = suites[index[program]]
     assert isinstance(suite, dict)
@@ -154,7 +202,7 @@ def run_source(suite: dict[str, object], source: str, namespace: dict[str, objec
     Compiled with ``dont_inherit``: this module's ``from __future__ import annotations`` must not
     leak into the program (it would let annotations name things the program never imported).
     """
-    prelude = suite.get("prelude")
+    prelude = suite.get(PRELUDE)
     if prelude:
         exec(_compiled(str(prelude), "<prelude>", "exec"), namespace)  # type: ignore[arg-type]  # noqa: S102
     exec(compile(source, CANDIDATE_FILE, "exec", dont_inherit=True), namespace)  # noqa: S102 - sandboxed
@@ -163,12 +211,12 @@ def run_source(suite: dict[str, object], source: str, namespace: dict[str, objec
 def _test_scope(suite: dict[str, object], namespace: dict[str, object]) -> dict[str, object]:
     scope = dict(namespace)
     scope.update(inf=float("inf"), nan=float("nan"))
-    entry = suite.get("entry_point")
+    entry = suite.get(ENTRY_POINT)
     if isinstance(entry, str) and entry:
         scope["candidate"] = entry_point(namespace, entry)
         if "." not in entry:
             scope[entry] = scope["candidate"]
-    setup = suite.get("setup")
+    setup = suite.get(SETUP)
     if setup:
         exec(_compiled(str(setup), "<tests>", "exec"), scope)  # type: ignore[arg-type]  # noqa: S102
     return scope
@@ -176,11 +224,11 @@ def _test_scope(suite: dict[str, object], namespace: dict[str, object]) -> dict[
 
 def _run_test(test: dict[str, object], scope: dict[str, object]) -> dict[str, object]:
     try:
-        if test["k"] == "call":
-            value = eval(_compiled(str(test["expr"]), "<test>", "eval"), scope)  # type: ignore[arg-type]  # noqa: S307
-            return {"s": "value", "v": codec.encode(value)}
-        exec(_compiled(str(test["code"]), "<test>", "exec"), scope)  # type: ignore[arg-type]  # noqa: S102
-        return {"s": "ok"}
+        if test[TEST_KIND] == CALL:
+            value = eval(_compiled(str(test[EXPR]), "<test>", "eval"), scope)  # type: ignore[arg-type]  # noqa: S307
+            return {STATUS: S_VALUE, VALUE: codec.encode(value)}
+        exec(_compiled(str(test[CODE]), "<test>", "exec"), scope)  # type: ignore[arg-type]  # noqa: S102
+        return {STATUS: S_OK}
     except BaseException as exc:  # noqa: BLE001 - candidate code may raise anything
         return error_message(exc)
 
@@ -228,31 +276,31 @@ def _flush_stdout() -> None:
 
 def _run_program(job: dict[str, object], program: int, start: int, report: Reporter) -> dict[str, object]:
     """Load one program and run its tests from ``start``; every step is reported. Returns its namespace."""
-    codes, suite = job["programs"], suite_of(job, program)
-    tests = suite["tests"]
+    codes, suite = job[PROGRAMS], suite_of(job, program)
+    tests = suite[TESTS]
     assert isinstance(codes, list) and isinstance(tests, list)
     indices = range(start, len(tests))  # before the program runs: it may rebind builtins
-    limits = job["limits"]
-    stop = isinstance(limits, dict) and limits.get("stop_at_failure") is True
+    limits = job[LIMITS]
+    stop = isinstance(limits, dict) and limits.get(STOP_AT_FAILURE) is True
     namespace: dict[str, object] = {"__name__": "__candidate__", "__builtins__": builtins}
     report.mark(program)
-    report.send({"p": program, "i": -1, "b": time.process_time()})
+    report.send({PROGRAM: program, INDEX: LOAD_INDEX, BEGIN: time.process_time()})
     try:
         run_source(suite, str(codes[program]), namespace)
         scope = _test_scope(suite, namespace)
     except BaseException as exc:  # noqa: BLE001 - candidate code may raise anything
         join_threads()
         _flush_stdout()
-        report.send({"p": program, "i": -1, **error_message(exc)})
+        report.send({PROGRAM: program, INDEX: LOAD_INDEX, **error_message(exc)})
         return namespace
     # Each report also announces the next step ("next"), so a step costs one write, not two.
-    previous: dict[str, object] = {"p": program, "i": -1, "s": "ok"}
+    previous: dict[str, object] = {PROGRAM: program, INDEX: LOAD_INDEX, STATUS: S_OK}
     for index in indices:
-        previous["next"] = [program, index, time.process_time()]
+        previous[NEXT] = [program, index, time.process_time()]
         report.send(previous)
-        previous = {"p": program, "i": index, **_run_test(tests[index], scope)}
+        previous = {PROGRAM: program, INDEX: index, **_run_test(tests[index], scope)}
         _flush_stdout()
-        if stop and previous["s"] not in ("value", "ok"):
+        if stop and previous[STATUS] not in (S_VALUE, S_OK):
             break  # its verdict is known: the worker reports the rest as skipped
     join_threads()  # within the last step: a thread that never ends times it out
     _flush_stdout()
@@ -262,7 +310,7 @@ def _run_program(job: dict[str, object], program: int, start: int, report: Repor
 
 def run_function_child(job: dict[str, object], first: int, start: int, report: Reporter) -> None:
     """Run programs from ``first`` (its tests from ``start``) until done, isolated, or tainted."""
-    codes = job["programs"]
+    codes = job[PROGRAMS]
     assert isinstance(codes, list)
     snapshot = SNAPSHOT
     if snapshot is None:
@@ -271,8 +319,8 @@ def run_function_child(job: dict[str, object], first: int, start: int, report: R
     for program in range(first, len(codes)):
         namespace = _run_program(job, program, start if program == first else 0, report)
         reason = snapshot.restore(namespace)
-        if job.get("isolate") or reason:
-            report.send({"p": program, "i": -2, "taint": reason or "isolated"})
+        if job.get(ISOLATE) or reason:
+            report.send({PROGRAM: program, INDEX: END_INDEX, TAINT: reason or "isolated"})
             return
 
 
@@ -283,21 +331,21 @@ def run_stdio_child(job: dict[str, object], report: Reporter) -> None:
     sys.stderr = open(2, "w", encoding="utf-8", closefd=False, buffering=1)  # noqa: SIM115
     for name in ("stdin", "stdout", "stderr"):  # programs that use sys.__stdout__ get the same streams
         setattr(sys, f"__{name}__", getattr(sys, name))
-    codes = job["programs"]
+    codes = job[PROGRAMS]
     assert isinstance(codes, list)
     namespace = _main_module(str(codes[0]))
     atexit._clear()  # only the program's own exit functions run when it ends
-    report.send({"p": 0, "i": 0, "b": time.process_time()})
-    outcome: dict[str, object] = {"s": "done"}
+    report.send({PROGRAM: 0, INDEX: 0, BEGIN: time.process_time()})
+    outcome: dict[str, object] = {STATUS: S_DONE}
     try:
         run_source(suite_of(job, 0), str(codes[0]), namespace)
     except SystemExit as exc:
         if exc.code not in (None, 0):
-            outcome = {"s": "error", "t": "SystemExit", "m": f"exit status {exc.code!r}", "tb": ""}
+            outcome = {STATUS: S_ERROR, ERROR_TYPE: "SystemExit", MESSAGE: f"exit status {exc.code!r}", TRACEBACK: ""}
     except BaseException as exc:  # noqa: BLE001 - candidate code may raise anything
         outcome = error_message(exc)
     _finish_program()
-    report.send({"p": 0, "i": 0, **outcome})
+    report.send({PROGRAM: 0, INDEX: 0, **outcome})
 
 
 STDIO_ARGV = ["main.py"]
@@ -324,28 +372,28 @@ def _main_module(source: str) -> dict[str, object]:
     return module.__dict__
 
 
-def child_main(job: dict[str, object], position: tuple[int, int], fds: dict[str, int], nonce: str) -> None:
+def child_main(job: dict[str, object], position: Step, fds: dict[str, int], nonce: str) -> None:
     """Entry of the forked child; never returns."""
     try:
         _prepare(job, fds)
         report = Reporter(3, nonce)
-        if job["mode"] == "stdio":
+        if job[MODE] == STDIO:
             run_stdio_child(job, report)
         else:
-            run_function_child(job, position[0], position[1], report)
+            run_function_child(job, position.program, position.test, report)
     finally:
         os._exit(0)
 
 
 def _prepare(job: dict[str, object], fds: dict[str, int]) -> None:
     os.setsid()
-    for target, source in ((0, fds["stdin"]), (1, fds["out"]), (2, fds["err"]), (3, fds["res"])):
+    for target, source in ((0, fds["input"]), (1, fds["out"]), (2, fds["err"]), (3, fds["res"])):
         os.dup2(source, target)
     os.closerange(4, 1 << 16)
-    limits = job["limits"]
+    limits = job[LIMITS]
     assert isinstance(limits, dict)
     set_limits(limits)
-    os.chdir(str(job["cwd"]))
+    os.chdir(str(job[CWD]))
     signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     gc.enable()
@@ -360,10 +408,10 @@ def set_limits(limits: dict[str, object]) -> None:
 
     with open("/proc/self/statm", "rb") as handle:
         vm_bytes = int(handle.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
-    cap(resource.RLIMIT_AS, vm_bytes + int(str(limits["memory_bytes"])))  # on top of what exists
-    cap(resource.RLIMIT_CPU, limits["cpu_total"])
-    cap(resource.RLIMIT_FSIZE, limits["file_bytes"])
-    cap(resource.RLIMIT_NOFILE, limits["open_files"])
+    cap(resource.RLIMIT_AS, vm_bytes + int(str(limits[MEMORY_BYTES])))  # on top of what exists
+    cap(resource.RLIMIT_CPU, limits[CPU_TOTAL])
+    cap(resource.RLIMIT_FSIZE, limits[FILE_BYTES])
+    cap(resource.RLIMIT_NOFILE, limits[OPEN_FILES])
     cap(resource.RLIMIT_CORE, 0)
-    if limits.get("processes"):
-        cap(resource.RLIMIT_NPROC, limits["processes"])
+    if limits.get(PROCESSES):
+        cap(resource.RLIMIT_NPROC, limits[PROCESSES])

@@ -4,7 +4,7 @@ A function job runs one or more programs against the same tests, in as few child
 child goes on to the next program unless the job asks for isolation or the previous program tainted
 it. When a child dies on a test, the worker records why and starts a new child at the next test (or,
 after a timeout, skips the program's remaining tests unless the job asks for every test's verdict,
-:data:`~protocol.L_AFTER_TIMEOUT`). When the job only needs verdicts (:data:`~protocol.L_STOP`), a
+:data:`~protocol.AFTER_TIMEOUT`). When the job only needs verdicts (:data:`~protocol.STOP_AT_FAILURE`), a
 program's tests after one that ended in a failure status are skipped. A stdio job forks one child per
 (program, test). Each test is judged on its own CPU limit (:data:`~protocol.TEST_LIMIT`) when it has one.
 """
@@ -13,14 +13,32 @@ from __future__ import annotations
 
 import os
 import signal
+from dataclasses import dataclass
 
 from . import protocol as wire
 from .child import suite_of
-from .supervise import Key, Watch, spawn, sweep, watch_child
+from .protocol import Step
+from .supervise import Watch, spawn, sweep, watch_child
 
 Result = dict[str, object]
 SKIPPED_AFTER_TIMEOUT: Result = {wire.STATUS: wire.S_SKIPPED, wire.MESSAGE: "not run: an earlier test timed out"}
 SKIPPED_AFTER_FAILURE: Result = {wire.STATUS: wire.S_SKIPPED, wire.MESSAGE: "not run: an earlier test failed"}
+
+
+@dataclass(frozen=True)
+class Ended:
+    """How a child ended."""
+
+    status: int
+    """Its wait status."""
+    cpu: float
+    """CPU seconds it used."""
+    cpu_total: float
+    """Its CPU budget (the hard RLIMIT_CPU)."""
+    stop_at_failure: bool = False
+    """The job only needs verdicts (:data:`~protocol.STOP_AT_FAILURE`)."""
+    continue_after_timeout: bool = False
+    """The job wants every test's verdict after a timeout (:data:`~protocol.AFTER_TIMEOUT`)."""
 
 
 def _limits(job: dict[str, object]) -> dict[str, object]:
@@ -29,43 +47,42 @@ def _limits(job: dict[str, object]) -> dict[str, object]:
     return limits
 
 
-def test_seconds(job: dict[str, object], key: Key) -> float:
-    """The CPU limit of step ``key`` (program, test): the test's own, else the job's (a load uses the job's)."""
-    default = float(str(_limits(job)[wire.L_CPU]))
-    program, index = key
-    if index < 0:
+def test_seconds(job: dict[str, object], key: Step) -> float:
+    """The CPU limit of step ``key``: the test's own, else the job's (a load uses the job's)."""
+    default = float(str(_limits(job)[wire.CPU_SECONDS]))
+    if key.test < 0:
         return default
-    tests = suite_of(job, program)[wire.TESTS]
+    tests = suite_of(job, key.program)[wire.TESTS]
     assert isinstance(tests, list)
-    if index >= len(tests) or not isinstance(tests[index], dict):
+    if key.test >= len(tests) or not isinstance(tests[key.test], dict):
         return default
-    own = tests[index].get(wire.TEST_LIMIT)
+    own = tests[key.test].get(wire.TEST_LIMIT)
     return float(own) if isinstance(own, (int, float)) else default
 
 
 def _run_child(
-    job: dict[str, object], position: Key, stdin: bytes | None, test: int | None = None
-) -> tuple[Watch, dict[str, object]]:
+    job: dict[str, object], position: Step, stdin: bytes | None, test: int | None = None
+) -> tuple[Watch, Ended]:
     """Fork a child at ``position`` and follow it; ``test``: a stdio child's test (its limit applies)."""
     limits = _limits(job)
     pid, fds, nonce = spawn(job, position, stdin)
 
-    def seconds(key: Key) -> float:
-        return test_seconds(job, (key[0], test if test is not None else key[1]))
+    def seconds(key: Step) -> float:
+        return test_seconds(job, Step(key.program, test if test is not None else key.test))
 
-    watch = Watch(nonce, limits, stdio=job["mode"] == "stdio", seconds=seconds)
+    watch = Watch(nonce, limits, stdio=job[wire.MODE] == wire.STDIO, seconds=seconds)
     status, cpu = watch_child(pid, fds, watch)
     sweep(pid)
-    return watch, {
-        "status": status,
-        "cpu": cpu,
-        "cpu_total": limits[wire.L_CPU_TOTAL],
-        wire.L_STOP: limits.get(wire.L_STOP),
-        wire.L_AFTER_TIMEOUT: limits.get(wire.L_AFTER_TIMEOUT),
-    }
+    return watch, Ended(
+        int(status),
+        float(cpu),
+        float(str(limits[wire.CPU_TOTAL])),
+        stop_at_failure=limits.get(wire.STOP_AT_FAILURE) is True,
+        continue_after_timeout=limits.get(wire.AFTER_TIMEOUT) == wire.CONTINUE,
+    )
 
 
-def death(watch: Watch, info: dict[str, object]) -> Result:
+def death(watch: Watch, info: Ended) -> Result:
     """Describe why a child stopped without reporting the step it was on.
 
     A SIGKILL the worker did not send comes from the hard RLIMIT_CPU when the child used up its CPU
@@ -78,10 +95,10 @@ def death(watch: Watch, info: dict[str, object]) -> Result:
         return {wire.STATUS: wire.S_TIMEOUT, wire.MESSAGE: message, wire.LIMIT: wire.WALL_LIMIT}
     if watch.killed == "output_limit":
         return {wire.STATUS: wire.S_OUTPUT_LIMIT, wire.MESSAGE: "output limit exceeded"}
-    status = int(str(info["status"]))
+    status = info.status
     if os.WIFSIGNALED(status):
         number = os.WTERMSIG(status)
-        exhausted = float(str(info["cpu"])) >= float(str(info["cpu_total"])) - 0.5
+        exhausted = info.cpu >= info.cpu_total - 0.5
         if number == signal.SIGXCPU or (number == signal.SIGKILL and exhausted):
             message = f"killed by {signal.Signals(number).name} (CPU limit)"
             return {wire.STATUS: wire.S_TIMEOUT, wire.MESSAGE: message, wire.LIMIT: wire.CPU_LIMIT}
@@ -102,11 +119,11 @@ def run_function_job(job: dict[str, object]) -> dict[str, object]:
     assert isinstance(programs, list)
     results: list[list[Result | None]] = [[None] * _test_count(job, p) for p in range(len(programs))]
     outputs: list[str] = [""] * len(programs)
-    position: Key = (0, 0)
+    position = Step(0, 0)
     children, cpu = 0, 0.0
-    while position[0] < len(programs):
+    while position.program < len(programs):
         watch, info = _run_child(job, position, None)
-        children, cpu = children + 1, cpu + float(str(info["cpu"]))
+        children, cpu = children + 1, cpu + info.cpu
         watch.finish()
         for program, text in watch.outputs.items():
             if 0 <= program < len(outputs):
@@ -115,54 +132,51 @@ def run_function_job(job: dict[str, object]) -> dict[str, object]:
     return {wire.RESULTS: results, wire.OUTPUTS: outputs, wire.STATS: {"children": children, "child_cpu": cpu}}
 
 
-def _collect(watch: Watch, info: dict[str, object], results: list[list[Result | None]], position: Key) -> Key:
+def _collect(watch: Watch, info: Ended, results: list[list[Result | None]], position: Step) -> Step:
     """Store what one child reported, from ``position`` on; return where the next child starts."""
-    program, start = position
+    program, start = position.program, position.test
     while program < len(results):
         stopped_at = _collect_program(watch, info, results[program], program, start)
         if stopped_at is not None:
             return stopped_at
-        if (program, wire.END_INDEX) in watch.events:
-            return (program + 1, 0)
+        if Step(program, wire.END_INDEX) in watch.events:
+            return Step(program + 1, 0)
         program, start = program + 1, 0
-    return (program, 0)
+    return Step(program, 0)
 
 
-def _collect_program(
-    watch: Watch, info: dict[str, object], row: list[Result | None], program: int, start: int
-) -> Key | None:
+def _collect_program(watch: Watch, info: Ended, row: list[Result | None], program: int, start: int) -> Step | None:
     """Fill one program's row; return None if the child finished it and may have gone on."""
-    load = watch.events.get((program, wire.LOAD_INDEX))
+    load = watch.events.get(Step(program, wire.LOAD_INDEX))
     if load is None and program not in watch.started and watch.started:
-        return (program, start)  # the child ended between programs: start this one afresh
+        return Step(program, start)  # the child ended between programs: start this one afresh
     if load is None or load.get(wire.STATUS) != wire.S_OK:
         failure = _clean(load) if load is not None else death(watch, info)
         for index in range(start, len(row)):
             row[index] = dict(failure)
-        return None if load is not None else (program + 1, 0)
+        return None if load is not None else Step(program + 1, 0)
     index = start
-    while index < len(row) and (program, index) in watch.events:
-        row[index] = _clean(watch.events[program, index])
+    while index < len(row) and Step(program, index) in watch.events:
+        row[index] = _clean(watch.events[Step(program, index)])
         index += 1
     if index == len(row):
         return None
-    stop = bool(info.get(wire.L_STOP))
-    if stop and index > start and _failed(row[index - 1]):
+    if info.stop_at_failure and index > start and _failed(row[index - 1]):
         return _skip_rest(row, index, SKIPPED_AFTER_FAILURE, None)  # the child stopped here on purpose
     row[index] = death(watch, info)
     timed_out = row[index][wire.STATUS] == wire.S_TIMEOUT  # type: ignore[index]
-    if timed_out and info.get(wire.L_AFTER_TIMEOUT) != wire.CONTINUE:
-        return _skip_rest(row, index + 1, SKIPPED_AFTER_TIMEOUT, (program + 1, 0))
-    if stop and not timed_out:
-        return _skip_rest(row, index + 1, SKIPPED_AFTER_FAILURE, (program + 1, 0))
-    return (program, index + 1) if index + 1 < len(row) else (program + 1, 0)
+    if timed_out and not info.continue_after_timeout:
+        return _skip_rest(row, index + 1, SKIPPED_AFTER_TIMEOUT, Step(program + 1, 0))
+    if info.stop_at_failure and not timed_out:
+        return _skip_rest(row, index + 1, SKIPPED_AFTER_FAILURE, Step(program + 1, 0))
+    return Step(program, index + 1) if index + 1 < len(row) else Step(program + 1, 0)
 
 
 def _failed(report: Result | None) -> bool:
     return report is not None and report.get(wire.STATUS) in wire.FAILURE_STATUSES
 
 
-def _skip_rest(row: list[Result | None], start: int, skipped: Result, then: Key | None) -> Key | None:
+def _skip_rest(row: list[Result | None], start: int, skipped: Result, then: Step | None) -> Step | None:
     for later in range(start, len(row)):
         row[later] = dict(skipped)
     return then
@@ -174,19 +188,19 @@ def _test_count(job: dict[str, object], program: int) -> int:
     return len(tests)
 
 
-def _stdio_result(watch: Watch, info: dict[str, object]) -> Result:
+def _stdio_result(watch: Watch, info: Ended) -> Result:
     """How a whole program ended: its report, or, without one, what its exit says.
 
     A program that ends itself with ``os._exit(0)`` (fast-output templates do) has ended normally,
     as a judge running it would see; its output is judged like any other. Any other unreported end
     is a death.
     """
-    event = watch.events.get((0, 0))
+    event = watch.events.get(Step(0, 0))
     if watch.killed is not None:
         return death(watch, info)
     if event is not None:
         return _clean(event)
-    status = int(str(info["status"]))
+    status = info.status
     if os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0 and 0 in watch.started:
         return {wire.STATUS: wire.S_DONE}
     return death(watch, info)
@@ -200,7 +214,7 @@ def run_stdio_job(job: dict[str, object]) -> dict[str, object]:
     """
     tests = suite_of(job, 0)[wire.TESTS]
     assert isinstance(tests, list)
-    stop = bool(_limits(job).get(wire.L_STOP))
+    stop = _limits(job).get(wire.STOP_AT_FAILURE) is True
     row: list[Result] = []
     cpu = 0.0
     for index, test in enumerate(tests):
@@ -208,12 +222,12 @@ def run_stdio_job(job: dict[str, object]) -> dict[str, object]:
             skipped = SKIPPED_AFTER_TIMEOUT if row[-1].get(wire.STATUS) == wire.S_TIMEOUT else SKIPPED_AFTER_FAILURE
             row += [dict(skipped) for _ in range(index, len(tests))]
             break
-        watch, info = _run_child(job, (0, 0), str(test[wire.STDIN]).encode(), test=index)
+        watch, info = _run_child(job, Step(0, 0), str(test[wire.STDIN]).encode(), test=index)
         result = _stdio_result(watch, info)
         result[wire.STDOUT] = watch.out.decode("utf-8", "replace")
         result[wire.STDERR] = watch.err[-4096:].decode("utf-8", "replace")
-        result[wire.CPU] = info["cpu"]
-        cpu += float(str(info["cpu"]))
+        result[wire.CPU] = info.cpu
+        cpu += info.cpu
         row.append(result)
     children = sum(wire.CPU in result for result in row)
     return {wire.RESULTS: [row], wire.OUTPUTS: [""], wire.STATS: {"children": children, "child_cpu": cpu}}

@@ -8,7 +8,7 @@ Framing: a 4-byte big-endian length, then a JSON object, in both directions. The
 
 A job (host to worker) holds :data:`JOB_ID`, :data:`MODE`, :data:`PROGRAMS`, :data:`SUITES`,
 :data:`SUITE_OF` (the suite each program runs against), :data:`ISOLATE` and :data:`LIMITS` (the
-``L_*`` keys); a suite holds :data:`ENTRY_POINT`, :data:`SETUP`, :data:`PRELUDE` and :data:`TESTS`; a
+limit keys); a suite holds :data:`ENTRY_POINT`, :data:`SETUP`, :data:`PRELUDE` and :data:`TESTS`; a
 test holds :data:`TEST_KIND`, its input (:data:`EXPR`, :data:`CODE` or :data:`STDIN`) and, when it has
 a CPU limit of its own, :data:`TEST_LIMIT`; never the expected value. A reply (worker to host) holds
 :data:`RESULTS` (one row of reports per program), :data:`OUTPUTS` (what each program printed) and
@@ -24,6 +24,7 @@ event lines (on its result pipe) add :data:`NONCE`, :data:`PROGRAM`, :data:`INDE
 from __future__ import annotations
 
 import struct
+from typing import NamedTuple
 
 HEADER = struct.Struct(">I")
 """The frame header: the length of the JSON body that follows."""
@@ -41,21 +42,28 @@ LIMITS = "limits"
 CWD = "cwd"
 """Added by the worker: the job's own scratch directory."""
 
-# Limits keys (under LIMITS)
-L_CPU = "cpu_seconds"
+# Limit keys (under LIMITS)
+CPU_SECONDS = "cpu_seconds"
 """CPU seconds per test, for a test without a :data:`TEST_LIMIT` of its own (and a program's load)."""
-L_WALL_FACTOR = "wall_factor"
+WALL_FACTOR = "wall_factor"
 """The wall-clock backstop of a test, as a multiple of its CPU limit (plus one second)."""
-L_CPU_TOTAL = "cpu_total"
+CPU_TOTAL = "cpu_total"
 """The hard RLIMIT_CPU of a child: every CPU limit it may spend, summed (a backstop for the backstop)."""
-L_STOP = "stop_at_failure"
+STOP_AT_FAILURE = "stop_at_failure"
 """True: a program's remaining tests are not run once one of them ended in a failure status (its
 verdict is already known); they are reported :data:`S_SKIPPED`."""
-L_AFTER_TIMEOUT = "after_timeout"
+AFTER_TIMEOUT = "after_timeout"
 """What follows a test that timed out: :data:`SKIP_REST` (the program's remaining tests are skipped) or
 :data:`CONTINUE` (a fresh child runs the next test; every test gets its own verdict)."""
 SKIP_REST = "skip"
 CONTINUE = "continue"
+MEMORY_BYTES = "memory_bytes"
+FILE_BYTES = "file_bytes"
+OPEN_FILES = "open_files"
+PROCESSES = "processes"
+OUTPUT_BYTES = "output_bytes"
+STDIO_OUTPUT_BYTES = "stdio_output_bytes"
+RESULT_BYTES = "result_bytes"
 
 # Suite keys
 ENTRY_POINT = "entry_point"
@@ -66,7 +74,7 @@ TESTS = "tests"
 # Test keys and kinds
 TEST_KIND = "k"
 TEST_LIMIT = "l"
-"""CPU seconds this test may take (instead of the job's :data:`L_CPU`)."""
+"""CPU seconds this test may take (instead of the job's :data:`CPU_SECONDS`)."""
 EXPR = "expr"
 CODE = "code"
 STDIN = "stdin"
@@ -109,6 +117,17 @@ END_INDEX = -2
 """The :data:`INDEX` of the event saying the child ends after this program (with :data:`TAINT`)."""
 EVENT_KEYS = (NONCE, PROGRAM, INDEX, NEXT)
 """Keys of an event that are not part of the test's report."""
+
+
+class Step(NamedTuple):
+    """Where a child is in a job: a program and one of its tests (:data:`LOAD_INDEX` for loading it,
+    :data:`END_INDEX` for the child's last word on it). A tuple, so events are keyed by it cheaply."""
+
+    program: int
+    """The program's index in the job."""
+    test: int
+    """The test's index in the program's suite."""
+
 
 # Statuses
 S_VALUE = "value"

@@ -23,15 +23,13 @@ from collections.abc import Callable
 
 from . import protocol as wire
 from .child import child_main, program_mark
+from .protocol import Step
 
 _CLK_TCK = os.sysconf("SC_CLK_TCK")
 _CHUNK = 65536
 _TICK = 0.02
 _WALL_CEILING = 10.0
 _MARK_DIGITS = 20
-
-Key = tuple[int, int]
-"""(program, test); test -1 is loading the program, -2 a taint report."""
 
 
 class Watch:
@@ -43,30 +41,30 @@ class Watch:
         limits: dict[str, object],
         *,
         stdio: bool = False,
-        seconds: Callable[[Key], float] | None = None,
+        seconds: Callable[[Step], float] | None = None,
     ) -> None:
         self.nonce = nonce
         self.stdio = stdio
-        default = float(str(limits.get(wire.L_CPU, 4.0)))
-        self.seconds: Callable[[Key], float] = seconds or (lambda key: default)
+        default = float(str(limits.get(wire.CPU_SECONDS, 4.0)))
+        self.seconds: Callable[[Step], float] = seconds or (lambda key: default)
         """The CPU limit of a step: a test's own limit, else the job's."""
-        self.wall_factor = float(str(limits.get(wire.L_WALL_FACTOR, 3.0)))
+        self.wall_factor = float(str(limits.get(wire.WALL_FACTOR, 3.0)))
         self._mark = program_mark(nonce, 0)[:-2]  # up to the program number
         self._carry: dict[str, bytes] = {}
         self._stream_program: dict[str, int | None] = {"out": None, "err": None}
         self._tails: dict[tuple[str, int], bytes] = {}
-        self.output_cap = int(str(limits["output_bytes"]))
-        self.stdout_cap = int(str(limits.get("stdio_output_bytes", self.output_cap))) if stdio else self.output_cap
+        self.output_cap = int(str(limits[wire.OUTPUT_BYTES]))
+        self.stdout_cap = int(str(limits.get(wire.STDIO_OUTPUT_BYTES, self.output_cap))) if stdio else self.output_cap
         """A stdio program's standard output is its answer, and may be large; anything else stays small."""
-        self.result_cap = int(str(limits["result_bytes"]))
+        self.result_cap = int(str(limits[wire.RESULT_BYTES]))
         self.out = bytearray()
         self.err = bytearray()
         self.res = bytearray()
         self.res_received = 0
         """Bytes read from the result pipe so far (``res`` only holds the unparsed tail)."""
         self.outputs: dict[int, bytes] = {}
-        self.events: dict[Key, dict[str, object]] = {}
-        self.current: Key | None = None
+        self.events: dict[Step, dict[str, object]] = {}
+        self.current: Step | None = None
         self.program: int | None = None
         self.started: set[int] = set()
         self.begin_wall = time.monotonic()
@@ -90,24 +88,24 @@ class Watch:
             message = json.loads(line)
         except ValueError:
             return
-        if not isinstance(message, dict) or message.get("n") != self.nonce:
+        if not isinstance(message, dict) or message.get(wire.NONCE) != self.nonce:
             return
-        program, index = message.get("p"), message.get("i")
+        program, index = message.get(wire.PROGRAM), message.get(wire.INDEX)
         if not isinstance(program, int) or not isinstance(index, int):
             return
-        if "b" in message:
-            self._begin((program, index), message["b"])
+        if wire.BEGIN in message:
+            self._begin(Step(program, index), message[wire.BEGIN])
             return
-        if (program, index) not in self.events:
-            self.events[program, index] = message
+        if Step(program, index) not in self.events:
+            self.events[Step(program, index)] = message
             self.current = None
-        following = message.get("next")
+        following = message.get(wire.NEXT)
         if isinstance(following, list) and len(following) == 3 and all(isinstance(x, (int, float)) for x in following):
-            self._begin((int(following[0]), int(following[1])), following[2])
+            self._begin(Step(int(following[0]), int(following[1])), following[2])
 
-    def _begin(self, key: Key, cpu: object) -> None:
-        self.program = key[0]
-        self.started.add(key[0])
+    def _begin(self, key: Step, cpu: object) -> None:
+        self.program = key.program
+        self.started.add(key.program)
         self.current = key
         self.begin_wall = time.monotonic()
         self.begin_cpu = float(cpu) if isinstance(cpu, (int, float)) else 0.0
@@ -185,7 +183,7 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / _CLK_TCK
 
 
-def spawn(job: dict[str, object], position: Key, stdin_data: bytes | None) -> tuple[int, dict[str, int], str]:
+def spawn(job: dict[str, object], position: Step, stdin_data: bytes | None) -> tuple[int, dict[str, int], str]:
     """Fork a child for ``job`` starting at ``position``; return its pid, our pipe ends and the nonce."""
     nonce = os.urandom(16).hex()
     child_fds: dict[str, int] = {}
@@ -193,7 +191,7 @@ def spawn(job: dict[str, object], position: Key, stdin_data: bytes | None) -> tu
     for name in ("out", "err", "res"):
         read_end, write_end = os.pipe()
         child_fds[name], parent_fds[name] = write_end, read_end
-    child_fds["stdin"] = _stdin_fd(stdin_data)
+    child_fds["input"] = _stdin_fd(stdin_data)
     pid = os.fork()
     if pid == 0:
         child_main(job, position, child_fds, nonce)

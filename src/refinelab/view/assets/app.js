@@ -196,7 +196,7 @@ async function overviewPage(runId) {
     el("h2", {}, "Figures"),
     data.figures.length ? el("p", { id: "figure-links" }, "Drawn when you open them: ", data.figures.map((f, i) =>
       [i ? " · " : "", el("a", { href: hash("run", runId, "figures") }, f.title)]))
-      : el("p", { class: "muted" }, "No figures yet: no trajectory of this run is stored."),
+      : el("p", { class: "muted", id: "figures-note" }, noFigures(data)),
     el("h2", {}, "Every table of the report"),
     el("details", {}, el("summary", {}, "show the report's tables"), trusted(data.tables_html)),
     ...data.failures.map((line) => el("p", { class: "meta" }, line)),
@@ -213,6 +213,9 @@ function linkLabels(box, runId) {
   return box;
 }
 
+// Why a run shows no figures: matplotlib is missing (refinelab says what to install), or nothing is stored yet.
+const noFigures = (data) => data.figures_note ? `No figures: ${data.figures_note}. Every table is here.` : "No figures yet: no trajectory of this run is stored.";
+
 // Figures have their own page, so the overview never waits for matplotlib (figures are drawn on request).
 async function figuresPage(runId) {
   const data = await runData(runId, LIVE);
@@ -223,7 +226,7 @@ async function figuresPage(runId) {
     el("p", { class: "note" }, "Every configuration keeps one colour, marker and number across the figures. Download each as " +
       "SVG (text stays text) or PNG (200 dpi). The same figures as refinelab report --html."),
     data.figures.length ? el("div", { class: "figures" }, data.figures.map((f) => figure(data.run.slug, f)))
-      : el("p", { class: "muted" }, "No figures yet: no trajectory of this run is stored."),
+      : el("p", { class: "muted", id: "figures-note" }, noFigures(data)),
   );
   await Promise.all([...document.images].map((image) => image.decode().catch(() => null)));
   liveRefresh(data.run);
@@ -592,9 +595,23 @@ function compareBody(r) {
         row("only A solves", "only-a", shown.only_a),
         row("only B solves", "only-b", shown.only_b),
         row("McNemar exact p (two-sided)", "p", shown.p_value),
-        row("B − A pass rate (points), 95% paired bootstrap interval", "difference", shown.difference))),
+        row("B − A pass rate (points), 95% paired bootstrap interval", "difference", shown.difference),
+        row("problems only A ran (not paired, left out above)", "unpaired-a", shown.unpaired_a),
+        row("problems only B ran (not paired, left out above)", "unpaired-b", shown.unpaired_b))),
     el("div", { class: "sidebyside" }, onlyList("Only A solved", r.only_a_keys, A, B, "only-a"), onlyList("Only B solved", r.only_b_keys, A, B, "only-b")),
+    ...unpairedLists(r, A, B),
   ];
+}
+
+// The problems only one side ran, when there are any (runs over different problem sets).
+function unpairedLists(r, A, B) {
+  const list = (title, keys, S, id) => el("div", {}, el("h2", {}, `${title} (${keys.length})`),
+    keys.length ? el("table", { class: "list", id }, el("thead", {}, el("tr", {}, el("th", {}, "problem"), el("th", {}, "repeat"), el("th", {}, "trajectory"))),
+      el("tbody", {}, keys.map(([problem, repeat]) => el("tr", {}, el("td", {}, problem), el("td", { class: "num" }, repeat),
+        el("td", {}, el("a", { href: trajectoryLink(S.run, S.config, problem, repeat) }, "trajectory"))))))
+      : el("p", { class: "muted" }, "none"));
+  if (!r.unpaired_a_keys.length && !r.unpaired_b_keys.length) return [];
+  return [el("div", { class: "sidebyside" }, list("Only A ran", r.unpaired_a_keys, A, "unpaired-a-list"), list("Only B ran", r.unpaired_b_keys, B, "unpaired-b-list"))];
 }
 
 function onlyList(title, keys, A, B, id) {

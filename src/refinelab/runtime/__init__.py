@@ -1,0 +1,32 @@
+"""The runtime: settings resolved once (flag > ``REFINELAB_*`` environment > ``refinelab.toml`` > default)
+and the one builder that opens models, the response cache, the sandbox and the store from them, for
+``run``, ``check``, ``solve`` and ``view`` alike. See docs/design/runtime.md for where a new model
+backend, a new sandbox or a new setting goes."""
+
+from refinelab.runtime._project import CONFIG_NAME, find_config
+from refinelab.runtime._runtime import Runtime, open_runtime
+from refinelab.runtime._settings import (
+    DEFAULT_STORE,
+    NOT_GIVEN,
+    SETTINGS,
+    Flags,
+    NotGiven,
+    Setting,
+    Settings,
+    resolve_settings,
+)
+
+__all__ = [
+    "CONFIG_NAME",
+    "DEFAULT_STORE",
+    "NOT_GIVEN",
+    "SETTINGS",
+    "Flags",
+    "NotGiven",
+    "Runtime",
+    "Setting",
+    "Settings",
+    "find_config",
+    "open_runtime",
+    "resolve_settings",
+]

