@@ -111,3 +111,36 @@ def test_the_runtime_applies_the_settings_workers_and_closes_what_it_opened(tmp_
     with pytest.warns(UserWarning, match="UNSANDBOXED"):
         size, cache_opened = asyncio.run(run())
     assert size == 1 and cache_opened  # the response cache sits beside the store
+
+
+def test_the_cache_folder_setting_reaches_the_model_layer(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``cache_dir`` (flag, variable or file) is where local model files are kept, as benchmark files are."""
+    from refinelab.models._local_files import models_dir
+    from refinelab.runtime import _runtime
+
+    project(tmp_path, 'cache_dir = "cache-from-file"\n')
+    settings = resolve_settings(Flags(), {"HOME": str(tmp_path / "home")}, tmp_path)
+    assert models_dir(settings.model_environ) == tmp_path / "cache-from-file" / "models"
+    flagged = resolve_settings(Flags(cache_dir=tmp_path / "flag"), {"REFINELAB_CACHE_DIR": "/env"}, tmp_path)
+    assert models_dir(flagged.model_environ) == tmp_path / "flag" / "models"
+    seen: list[str] = []
+
+    def open_model(name: str, environ: dict[str, str], **_: object) -> _Closing:
+        seen.append(environ["REFINELAB_CACHE_DIR"])
+        return _Closing()
+
+    monkeypatch.setattr(_runtime, "open_model", open_model)
+
+    async def open_one() -> None:
+        async with open_runtime(settings) as runtime:
+            runtime.model("local:anything")
+
+    asyncio.run(open_one())
+    assert seen == [str(tmp_path / "cache-from-file")]
+
+
+class _Closing:
+    limits: object = None
+
+    async def aclose(self) -> None:
+        return None

@@ -26,8 +26,8 @@ def add_parser(commands: Any, environ: Mapping[str, str]) -> None:
 
 def run(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
     """One request; user errors (unreachable, no key, unknown model) propagate as one line, exit 2."""
-    config = _options.settings(args, environ, ("config",)).models
-    model = open_model(args.model, environ, base_url=args.base_url, config=config)
+    settings = _options.settings(args, environ, ("config",))
+    model = open_model(args.model, settings.model_environ, base_url=args.base_url, config=settings.models)
     if isinstance(model.backend, LocalBackend):
         return _ping_local(model, model.backend)
     completion = model.generate_sync([Message.user("Reply with the single word: ok")], GenerateConfig(max_tokens=8))

@@ -37,7 +37,7 @@ def run(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
     settings = _options.settings(args, environ, ("config", "store"))
     if not settings.store.is_file():
         raise UserError(f"{settings.store}: no such store (run `refinelab run` first, or pass --store)")
-    model = open_model(args.judge, environ, base_url=args.base_url, config=settings.models)
+    model = open_model(args.judge, settings.model_environ, base_url=args.base_url, config=settings.models)
     with Store(settings.store) as store:
         run_id = store.run(args.run_id).id
         pairs = draft_pairs(store, run_id, suggestions=("redraft", "refine") if args.with_refine else ("redraft",))

@@ -133,8 +133,8 @@ class LocalFile:
 def cache_dir(environ: Mapping[str, str]) -> Path:
     """``$REFINELAB_CACHE_DIR``, else the user's cache folder (:func:`refinelab.problems.default_cache_dir`).
 
-    The model layer is handed the environment, not the settings, so it reads the variable itself (only the
-    variable: ``--cache-dir`` and ``cache_dir`` in ``refinelab.toml`` do not reach it yet)."""
+    The model layer is handed the environment, not the settings; the runtime hands it one where this
+    variable names the settings' cache folder (``--cache-dir``, ``cache_dir`` in ``refinelab.toml``)."""
     named = environ.get("REFINELAB_CACHE_DIR")
     return Path(named).expanduser() if named else default_cache_dir(environ)
 

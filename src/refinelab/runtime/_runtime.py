@@ -39,7 +39,7 @@ class Runtime:
         if key not in self._models:
             model = open_model(
                 name,
-                self.settings.environ,
+                self.settings.model_environ,
                 base_url=base_url,
                 config=self.settings.models,
                 cache=self._response_cache(),

@@ -93,7 +93,8 @@ class Settings:
     cache: Path | None = None
     """The response cache file; ``None``: ``responses.sqlite`` beside the store (see :attr:`responses`)."""
     cache_dir: Path | None = None
-    """Where computed benchmark files (HumanEval+'s expected outputs) are kept; ``None``: nowhere."""
+    """Where downloaded benchmarks, computed benchmark files (HumanEval+'s expected outputs) and local model
+    files are kept; ``None``: the user's cache folder (:func:`resolve_settings` fills it in)."""
     model: str | None = None
     """The model ``solve`` uses when none is given."""
     workers: int | None = None
@@ -111,6 +112,15 @@ class Settings:
     def responses(self) -> Path:
         """The response cache file: :attr:`cache`, else ``responses.sqlite`` beside the store."""
         return self.cache if self.cache is not None else self.store.with_name("responses.sqlite")
+
+    @property
+    def model_environ(self) -> Mapping[str, str]:
+        """The environment the model layer is handed: :attr:`environ`, with ``REFINELAB_CACHE_DIR`` naming
+        :attr:`cache_dir`, so local model files are kept where ``--cache-dir`` or ``cache_dir`` in
+        ``refinelab.toml`` says, as benchmark files are."""
+        if self.cache_dir is None:
+            return self.environ
+        return {**self.environ, "REFINELAB_CACHE_DIR": str(self.cache_dir)}
 
     def fetch_options(self, progress: ProgressHook | None = None) -> FetchOptions:
         """How benchmark files are downloaded and kept: in :attr:`cache_dir` (the user's cache folder when
