@@ -187,7 +187,7 @@ async def costs(items: list[Item], references: int, data: Path) -> None:
 async def _cost(pool: WorkerPool, name: str, batch: list[Item]) -> None:
     pool.stats.clear()
     started = time.perf_counter()
-    found = await pool.reports(input_items(batch))
+    found = await pool.reports(input_items(batch, pool.limits))
     seconds = time.perf_counter() - started
     tests = sum(len(r.row) for r in found)
     children = pool.stats.get("child_cpu") or sum(_cpu(report) for r in found for report in r.row)

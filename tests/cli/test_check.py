@@ -171,3 +171,23 @@ def test_an_empty_benchmark_file_is_a_user_error_and_writes_nothing(
     assert main(["check", "--self-test", "--benchmark", name, "--data", str(empty), "--cache-dir", str(cache)]) == 2
     assert capsys.readouterr().err == f"refinelab: error: {empty}: no {name} problems in the file\n"
     assert not cache.exists()  # no cache of outputs for no problems
+
+
+def test_only_the_verdict_by_default_and_every_test_with_test_details(
+    tmp_path: Path, problems: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A program that raises on its first test is not run on the rest unless --test-details asks; each
+    --out line says under which rule its tests ran."""
+    rows = [
+        {"task_id": "sq", "solution": "def sq(x):\n    if x == 2:\n        raise ValueError(x)\n    return x * x\n"}
+    ]
+    out = tmp_path / "out.jsonl"
+    args = ["check", str(samples(tmp_path, rows)), "--benchmark", "jsonl", "--data", str(problems), "--out", str(out)]
+    assert main(args) == 0
+    (line,) = map(json.loads, out.read_text().splitlines())
+    assert [o["verdict"] for o in line["outcomes"]] == ["error", "skipped"]
+    assert line["stop_at_failure"] is True and line["time_limit"] == "4 CPU s per test"
+    assert "--test-details runs every one" in capsys.readouterr().out
+    assert main([*args, "--test-details"]) == 0
+    (line,) = map(json.loads, out.read_text().splitlines())
+    assert [o["verdict"] for o in line["outcomes"]] == ["error", "pass"] and line["stop_at_failure"] is False

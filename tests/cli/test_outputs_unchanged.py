@@ -2,9 +2,12 @@
 1f215d4 (tests/fixtures/store_1f215d4, made by its make.py) still opens, and ``report`` in every format,
 ``report --list``, ``--why`` and ``--baseline``, and ``export`` print what the code before the
 restructuring printed for it, byte for byte (main's code at the last merge: features merged since 1f215d4
-changed some outputs on purpose); ``check`` scores, selects and self-tests as it did. Issue 20 added, on
-purpose, where each hidden result ran to ``export`` and ``check --out`` lines (``isolation``, ``node``):
-those keys are checked for their values, then the rest of each line must be what the old code wrote."""
+changed some outputs on purpose); ``check`` scores, selects and self-tests as it did (issue 22 changed its
+scoring output on purpose: a program's tests after its first failure are ``skipped``, and each ``--out``
+line names its time rule; check.txt and check.jsonl.gz were written again by the perf branch's code, and
+the merged code prints them byte for byte). Issue 20 added, on purpose, where each hidden result ran to
+``export`` and ``check --out`` lines (``isolation``, ``node``): those keys are checked for their values,
+then the rest of each line must be what the old code wrote."""
 
 from __future__ import annotations
 

@@ -19,15 +19,27 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from refinelab.errors import SandboxUnavailable
-from refinelab.problems import CallTest, load_humaneval, load_livecodebench
-from refinelab.sandbox import ClusterOptions, ClusterSandbox, Item, Limits, RunResult, Suite, WorkerPool
+from refinelab.problems import CallTest, StdioTest, load_humaneval, load_livecodebench
+from refinelab.sandbox import (
+    ClusterOptions,
+    ClusterSandbox,
+    Item,
+    Limits,
+    RunResult,
+    Suite,
+    WorkerPool,
+    run_scored,
+)
+from refinelab.verification import agreement_limits
 from tests.sandbox.loopback import loopback_only
+from tests.sandbox.test_cheap_failures import SPIN_FOR
 from tests.sandbox.test_real_programs import single_pass_items
 from tests.sandbox.test_timeouts import SLOW_THE_FIRST_TIME, SPIN
 
@@ -35,6 +47,16 @@ pytestmark = [
     pytest.mark.skipif(not loopback_only(), reason="only inside a loopback-only network namespace (test_cluster.py)"),
     pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::ResourceWarning", "ignore::FutureWarning"),
 ]
+
+
+SPIN_STDIO = """
+import time
+seconds = float(input())
+end = time.process_time() + seconds
+while time.process_time() < end:
+    pass
+print(seconds)
+"""
 
 
 def free_port() -> int:
@@ -184,7 +206,8 @@ def test_verdicts_equal_the_local_pools_on_real_model_programs(cluster: Harness,
     assert 0.3 < sum(r.passed for r in remote) / len(remote) < 0.95
 
 
-def test_a_cpu_timeout_is_confirmed_on_the_node_before_it_stands(cluster: Harness, tmp_path: Path) -> None:
+def test_a_cpu_timeout_is_confirmed_on_a_node_before_it_stands(cluster: Harness, tmp_path: Path) -> None:
+    """The driver judges the first run and sends the rerun the local pool's rule asks for back to a node."""
     log, mark = tmp_path / "log", tmp_path / "mark"
     code = SLOW_THE_FIRST_TIME.format(log=str(log), mark=str(mark), stall=SPIN)
     suite = Suite.of([CallTest("f(1)", 1), CallTest("f(2)", 2)], entry_point="f")
@@ -200,6 +223,41 @@ def test_a_cpu_timeout_is_confirmed_on_the_node_before_it_stands(cluster: Harnes
             ClusterSandbox(cluster.address, isolation="none", options=options("base")), [(code, suite)], limits
         )
     assert [o.verdict for o in result.outcomes] == ["timeout", "skipped"]
+
+
+def scored_on(sandbox: ClusterSandbox | WorkerPool, items: list[Item], limits: Limits) -> list[RunResult]:
+    """``run_scored`` (identical programs once, stages when only the verdict is wanted) on ``sandbox``."""
+
+    async def main() -> list[RunResult]:
+        async with sandbox:
+            return await run_scored(sandbox, items, limits=limits)
+
+    return asyncio.run(main())
+
+
+def test_per_test_limits_and_stopping_at_failure_equal_the_local_pools(cluster: Harness) -> None:
+    """Each test's own CPU limit (following the reference's time, a suite's own, or dual agreement's short
+    one) reaches the nodes, and a program stops at its first failure as it does locally: outcomes and the
+    limit each timeout had equal the local pool's, test by test, under each rule."""
+    following = Suite(tuple([CallTest("f(0.3)", 0.3)] * 2 + [CallTest("f(0.01)", 0.01)]), entry_point="f")
+    following = replace(following, reference_seconds=(0.2, 0.01, 0.01))  # limits 0.8, 0.2 and 0.2 s
+    own = replace(Suite.of([CallTest("f(0.3)", 0.3)] * 3, entry_point="f"), seconds=(2.0, 0.15, 2.0))
+    wrong_first = Suite.of([CallTest("f(0.01)", 1), *[CallTest(f"f({s})", s) for s in (0.3, 0.01)]], entry_point="f")
+    stdio = replace(
+        Suite.of([StdioTest("0.01\n", "0.01\n"), StdioTest("0.3\n", "0.3\n")], kind="stdio"), seconds=(2.0, 0.15)
+    )
+    items = [(SPIN_FOR, following), (SPIN_FOR, own), (SPIN_FOR, wrong_first), (SPIN_STDIO, stdio)]
+    rules = {
+        "every outcome": Limits(cpu_seconds=30.0).following_reference(factor=4, floor=0.2),
+        "verdict only": replace(Limits(cpu_seconds=0.2), stop_at_failure=True).following_reference(floor=0.2),
+        "agreement": agreement_limits(0.2),
+    }
+    for name, limits in rules.items():
+        remote = scored_on(ClusterSandbox(cluster.address, options=options("base")), items, limits)
+        local = scored_on(WorkerPool(workers=2), items, limits)
+        found = [[(o.verdict, o.limit_seconds) for o in r.outcomes] for r in remote]
+        assert found == [[(o.verdict, o.limit_seconds) for o in r.outcomes] for r in local], name
+    assert found[1] == [("pass", None), ("timeout", 0.15), ("pass", None)]  # agreement: every test's verdict
 
 
 def test_reference_values_are_computed_on_a_node(cluster: Harness) -> None:

@@ -71,13 +71,16 @@ class FakeNode:
 
 
 def report(program: str, inputs: Any) -> ProgramReports:
-    """What a worker would report for a trusted function program on call tests."""
+    """What a worker would report for a trusted function program on call tests (a test raising
+    ``TimeoutError`` stands for one that exceeded its CPU limit)."""
     namespace: dict[str, object] = {}
     exec(program, namespace)
     row: list[dict[str, object]] = []
     for test in inputs.tests:
         try:
             value = eval(test[wire.EXPR], namespace)
+        except TimeoutError:
+            row.append({wire.STATUS: wire.S_TIMEOUT, wire.LIMIT: wire.CPU_LIMIT, wire.MESSAGE: "CPU limit"})
         except Exception as exc:
             row.append({wire.STATUS: wire.S_ERROR, wire.MESSAGE: str(exc), wire.ERROR_TYPE: type(exc).__name__})
         else:

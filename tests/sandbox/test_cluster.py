@@ -12,6 +12,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Awaitable, Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import TypeVar
 
@@ -19,7 +20,7 @@ import pytest
 
 from refinelab.errors import InfrastructureError, MissingDependency, SandboxUnavailable, UserError
 from refinelab.problems import CallTest, StdioTest
-from refinelab.sandbox import ClusterOptions, ClusterSandbox, Limits, Suite
+from refinelab.sandbox import ClusterOptions, ClusterSandbox, Limits, RunResult, Suite
 from refinelab.sandbox import _cluster as cluster_module
 from refinelab.sandbox._cluster_node import NodeBatch
 from refinelab.sandbox._cluster_queue import BatchQueue, Call, RunKey, chunks_of
@@ -87,11 +88,37 @@ def test_no_expected_value_or_output_reaches_a_node(monkeypatch: pytest.MonkeyPa
         await sandbox.values("def f():\n    return 1\n", ["f()"], entry_point="f")
 
     with_cluster(nodes, body, monkeypatch=monkeypatch)
-    node_batch = NodeBatch(("print(3)\n",), tuple(i for _, i in input_items(items[1:])), Limits(), False)
+    node_batch = NodeBatch(("print(3)\n",), tuple(i for _, i in input_items(items[1:], Limits())), Limits(), False)
     sent = [pickle.dumps(batch) for batch in [*nodes[0].batches, node_batch]]
     assert len(sent) == 3
     assert all(secret.encode() not in blob for blob in sent)
     assert secret.encode() in pickle.dumps(items)  # the check can see it where it is
+
+
+SLOW_SECOND = "def f(x):\n    if x == 2:\n        raise TimeoutError\n    return {first}\n"
+"""A program whose second test always exceeds its CPU limit (on a fake node), its first returning ``first``."""
+
+
+def test_timeouts_are_confirmed_by_the_local_pools_rule_decided_on_the_driver(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Nodes never see expected values, so the driver judges and chooses which timeouts run again: with only
+    the verdict wanted, a program that already failed a test before its timeout is not run again."""
+    suite = replace(Suite.of([CallTest("f(1)", 1), CallTest("f(2)", 2)], entry_point="f"), reference_seconds=(0.1, 0.5))
+    passing, failing = SLOW_SECOND.format(first=1), SLOW_SECOND.format(first=0)
+    verdict_only = Limits(stop_at_failure=True).following_reference()
+
+    def reruns(limits: Limits) -> tuple[list[list[str]], list[RunResult]]:
+        nodes = [FakeNode("a" * 20)]
+        body = lambda sandbox: sandbox.run_items([(passing, suite), (failing, suite)], limits=limits)  # noqa: E731
+        results = with_cluster(nodes, body, monkeypatch=monkeypatch)
+        assert [b.inputs[0].seconds for b in nodes[0].batches] == [(1.0, 2.0)] * len(nodes[0].batches)
+        return [list(b.programs) for b in nodes[0].batches if b.isolate], results
+
+    again, results = reruns(verdict_only)
+    assert again == [[passing]]  # the failing program fails either way
+    assert [[o.verdict for o in r.outcomes] for r in results] == [["pass", "timeout"], ["fail", "timeout"]]
+    assert results[0].outcomes[1].limit_seconds == 2.0  # the test's own limit: max(1, 4 x 0.5)
+    again, _ = reruns(replace(verdict_only, stop_at_failure=False))
+    assert sorted(map(tuple, again)) == sorted([(passing,), (failing,)])  # every outcome wanted: both
 
 
 def test_batches_spread_over_nodes_with_at_most_in_flight_each(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -290,7 +317,7 @@ def test_the_queue_merges_neighbours_with_the_same_limits_up_to_the_batch() -> N
     async def body() -> list[list[int]]:
         queue = BatchQueue()
         call = Call(10, 10)
-        inputs = input_items(squares(10))
+        inputs = input_items(squares(10), Limits())
         strict = RunKey(Limits(cpu_seconds=1), False)
         queue.put(chunks_of(call, inputs[:6], RunKey(Limits(), False), 2, 1))
         queue.put(chunks_of(call, inputs[6:], strict, 4, 1))

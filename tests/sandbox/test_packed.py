@@ -7,6 +7,8 @@ import hashlib
 import json
 from pathlib import Path
 
+import pytest
+
 from refinelab.problems import CallTest, Problem
 from refinelab.sandbox import Packed, RunResult, Suite, WorkerPool, judge, prepare_benchmark, values_match
 from refinelab.sandbox._scoring import run_scored, split_suite
@@ -84,8 +86,10 @@ def _write_plus(path: Path) -> Path:
 
 def test_outputs_are_computed_in_small_replies_with_progress_then_read_from_the_cache(tmp_path: Path) -> None:
     data, seen = _write_plus(tmp_path / "plus.jsonl"), list[tuple[object, ...]]()
-    old_format = tmp_path / f"humanevalplus-{hashlib.sha256(data.read_bytes()).hexdigest()[:16]}.json"
-    old_format.write_text("{}")  # a cache in the first format: replaced, not left behind
+    digest = hashlib.sha256(data.read_bytes()).hexdigest()[:16]
+    old_formats = [tmp_path / f"humanevalplus-{digest}.json", tmp_path / f"humanevalplus-{digest}.v2.jsonl"]
+    for old in old_formats:
+        old.write_text("{}")  # caches in earlier formats: replaced, not left behind
 
     async def body(pool: WorkerPool) -> list[Problem]:
         return await prepare_benchmark(
@@ -100,11 +104,28 @@ def test_outputs_are_computed_in_small_replies_with_progress_then_read_from_the_
     assert isinstance(tests[301].expected, Packed) and tests[301].expected == "line\n" * 60_000
     assert tests[300].expected == "line\n" * 3 and not isinstance(tests[300].expected, Packed)
     assert seen[0] == ("computing expected outputs", 0, 302) and seen[-1] == ("computing expected outputs", 302, 302)
-    (cache,) = tmp_path.glob("humanevalplus-*.v2.jsonl")
-    assert len(cache.read_text().splitlines()) == 1 and not old_format.exists()
+    (cache,) = tmp_path.glob("humanevalplus-*.v3.jsonl")
+    header, line = map(json.loads, cache.read_text().splitlines())  # the calibration, then one line per task
+    assert header["calibration_seconds"] > 0 and not any(old.exists() for old in old_formats)
+    assert len(line["seconds"]) == 302 and all(t >= 0 for t in line["seconds"])
+    assert len(problem.hidden_seconds) == 302 and problem.metadata["reference_time_scale"] == 1.0
     seen.clear()
     (again,) = with_pool(body, workers=1)
     assert again.hidden_tests == problem.hidden_tests and seen == []  # from the cache: nothing computed
+    # Times measured on a machine ten times faster (its workload took a tenth): each limit grows with it.
+    cache.write_text(
+        json.dumps({**header, "calibration_seconds": header["calibration_seconds"] / 10})
+        + "\n"
+        + json.dumps(line)
+        + "\n"
+    )
+    (slower,) = with_pool(body, workers=1)
+    scale = slower.metadata["reference_time_scale"]
+    assert (
+        isinstance(scale, float)
+        and scale > 4
+        and slower.hidden_seconds == pytest.approx([t * scale for t in line["seconds"]], rel=1e-3)
+    )
 
     async def score(pool: WorkerPool) -> list[RunResult]:
         suite = Suite.hidden(again)

@@ -11,6 +11,7 @@ import refinelab.verification
 def test_public_names() -> None:
     assert sorted(refinelab.verification.__all__) == sorted(
         [
+            "AGREEMENT_SECONDS",
             "Agreement",
             "GeneratedTests",
             "Group",
@@ -18,6 +19,7 @@ def test_public_names() -> None:
             "Rejected",
             "Score",
             "TestAccuracy",
+            "agreement_limits",
             "dual_agreement",
             "occurrences",
             "parse_tests",

@@ -17,7 +17,7 @@ from refinelab._progress import ProgressHook
 from refinelab.errors import InputError
 from refinelab.metrics import mean_pass_at_k
 from refinelab.problems import Problem, find_problem, read_jsonl
-from refinelab.sandbox import RunResult, Sandbox, Suite, run_scored
+from refinelab.sandbox import Limits, RunResult, Sandbox, Suite, run_scored
 
 
 @dataclass(frozen=True)
@@ -46,10 +46,13 @@ class ScoredSample:
     """What was run."""
     result: RunResult
     """How it went."""
+    limits: Limits | None = None
+    """The limits it ran under (their time rule is written with each ``--out`` line)."""
 
     def to_json(self) -> dict[str, object]:
-        """One line of the ``--out`` file."""
-        return {
+        """One line of the ``--out`` file: the verdict, each test's outcome (``skipped`` after the first
+        failure when only the verdict was asked for), and the time rule the tests ran under."""
+        line: dict[str, object] = {
             "task_id": self.sample.task_id,
             "sample_index": self.sample.index,
             "passed": self.result.passed,
@@ -57,8 +60,15 @@ class ScoredSample:
             "tests_total": len(self.result.outcomes),
             "isolation": self.result.isolation,
             "node": self.result.node,
-            "outcomes": [outcome.to_json() for outcome in self.result.outcomes],
         }
+        if self.limits is not None:
+            line["time_limit"] = self.limits.rule()
+            line["stop_at_failure"] = self.limits.stop_at_failure
+            scale = self.sample.problem.metadata.get("reference_time_scale")
+            if self.limits.reference_factor is not None and scale is not None:
+                line["reference_time_scale"] = scale
+        line["outcomes"] = [outcome.to_json() for outcome in self.result.outcomes]
+        return line
 
 
 def read_samples(path: str | Path, problems: Sequence[Problem]) -> list[Sample]:
@@ -120,14 +130,15 @@ def _parses(program: str) -> bool:
 async def score_samples(
     samples: Sequence[Sample], pool: Sandbox, progress: ProgressHook | None = None
 ) -> list[ScoredSample]:
-    """Run every sample on its problem's hidden tests (in shared batches); results in sample order."""
+    """Run every sample on its problem's hidden tests (in shared batches; identical programs once, and
+    under ``pool.limits``: see :func:`run_scored`); results in sample order."""
     suites: dict[str, Suite] = {}
     for sample in samples:
         if sample.problem.id not in suites:
             suites[sample.problem.id] = Suite.hidden(sample.problem)
     items = [(sample.program, suites[sample.problem.id]) for sample in samples]
     results = await run_scored(pool, items, progress=progress)
-    return [ScoredSample(sample, result) for sample, result in zip(samples, results)]
+    return [ScoredSample(sample, result, pool.limits) for sample, result in zip(samples, results)]
 
 
 @dataclass(frozen=True)

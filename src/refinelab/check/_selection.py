@@ -23,7 +23,16 @@ from refinelab.check._samples import Sample, ScoredSample, read_samples
 from refinelab.errors import InputError
 from refinelab.problems import AssertTest, Problem, StdioTest, Test, find_problem, read_jsonl
 from refinelab.sandbox import Limits, Sandbox
-from refinelab.verification import MatrixJob, Score, dual_agreement, occurrences, parse_tests, pooled, run_matrices
+from refinelab.verification import (
+    MatrixJob,
+    Score,
+    agreement_limits,
+    dual_agreement,
+    occurrences,
+    parse_tests,
+    pooled,
+    run_matrices,
+)
 
 TestsFormat = Literal["plain", "codet"]
 """``plain``: task id and test strings; ``codet``: CodeT's prompt and raw completions."""
@@ -66,7 +75,8 @@ class SelectionOptions:
     per_sample: int | None = None
     """Tests taken from each sample; None: all for plain files, CodeT's 5 for CodeT files."""
     limits: Limits | None = None
-    """Sandbox limits for the agreement runs (the pool's when None)."""
+    """Sandbox limits for the generated tests (None: :func:`refinelab.verification.agreement_limits`,
+    CodeT's 0.1 s each); joined visible tests keep the pool's limit."""
 
 
 @dataclass(frozen=True)
@@ -314,9 +324,9 @@ async def select_by_agreement(
     tasks: dict[str, list[ScoredSample]] = {}
     for item in scored:
         tasks.setdefault(item.sample.problem.id, []).append(item)
-    plans = [_plan(samples, tests, options) for samples in tasks.values()]
+    plans = [_plan(samples, tests, options, pool.limits.cpu_seconds) for samples in tasks.values()]
     jobs = [job for plan in plans for job in (plan.agreement, plan.reference)]
-    matrices = await run_matrices(pool, jobs, limits=options.limits, progress=progress)
+    matrices = await run_matrices(pool, jobs, limits=options.limits or agreement_limits(), progress=progress)
     return [_selection(plan, matrices[2 * n], matrices[2 * n + 1], options) for n, plan in enumerate(plans)]
 
 
@@ -330,12 +340,14 @@ class _Plan:
     weights: list[int]
 
 
-def _plan(samples: Sequence[ScoredSample], tests: GeneratedTestSet, options: SelectionOptions) -> _Plan:
+def _plan(samples: Sequence[ScoredSample], tests: GeneratedTestSet, options: SelectionOptions, own: float) -> _Plan:
+    """What to run for one task; joined visible tests (the problem's own) keep the run's limit ``own``."""
     problem = samples[0].sample.problem
     generated, weights = _generated(problem, tests, options.per_sample)
     suite = generated + (problem.visible_tests if options.visible == "join" else ())
     weights += [1] * (len(suite) - len(generated))
-    agreement = MatrixJob([item.sample.program for item in samples], suite, problem)
+    seconds = (None,) * len(generated) + (own,) * (len(suite) - len(generated))
+    agreement = MatrixJob([item.sample.program for item in samples], suite, problem, seconds)
     references = [problem.reference] if problem.reference is not None and generated else []
     return _Plan(samples, agreement, MatrixJob(references, generated, problem), weights)
 

@@ -35,7 +35,11 @@ class CheckOptions:
     before: str | None = None
     """Only problems dated before this day (``YYYY-MM-DD``)."""
     timeout: float | None = None
-    """CPU seconds per test; ``None``: the benchmark's own (6 for LiveCodeBench, else 4)."""
+    """CPU seconds for every test; ``None``: the benchmark's own rule (HumanEval+ and MBPP+: evalplus's
+    ``max(1, 4 x the reference's time)``; LiveCodeBench 6; else 4)."""
+    test_details: bool = False
+    """Run every test of every program; by default a program's tests stop at its first failure (its
+    verdict is known; the rest are ``skipped``), as evalplus does."""
     isolation: IsolationMode = "auto"
     """Sandbox mode."""
     allow_packages: tuple[str, ...] = ()
@@ -47,13 +51,19 @@ class CheckOptions:
         them fail)."""
         return BENCHMARKS[self.benchmark].offered_packages()[1]
 
+    def limits(self) -> Limits:
+        """The limits a check scores with: the benchmark's time rule unless a timeout is given, and every
+        test run only with ``test_details`` (else a program stops at its first failure)."""
+        chosen = BENCHMARKS[self.benchmark]
+        limits = Limits(cpu_seconds=self.timeout or chosen.cpu_seconds, stop_at_failure=not self.test_details)
+        return limits.following_reference() if self.timeout is None and chosen.follows_reference else limits
+
     def sandbox(self) -> SandboxSettings:
-        """The sandbox: the time limit, and what candidates may import (what is allowed plus what the
-        benchmark's grader offers and is installed)."""
+        """The sandbox: the limits (:meth:`limits`), and what candidates may import (what is allowed plus
+        what the benchmark's grader offers and is installed)."""
         installed, _ = BENCHMARKS[self.benchmark].offered_packages()
-        seconds = self.timeout or BENCHMARKS[self.benchmark].cpu_seconds
         packages = tuple(sorted({*self.allow_packages, *installed}))
-        return SandboxSettings(isolation=self.isolation, limits=Limits(cpu_seconds=seconds), packages=packages)
+        return SandboxSettings(isolation=self.isolation, limits=self.limits(), packages=packages)
 
     def files(self, fetch: FetchOptions) -> BenchmarkFiles:
         """The benchmark's files: ``data``, or its release downloaded once into the cache."""

@@ -32,7 +32,8 @@ from refinelab.cli._progress import ProgressDisplay
 from refinelab.errors import UserError
 from refinelab.problems import BENCHMARKS, BenchmarkFiles, Problem, valid_date
 from refinelab.runtime import Runtime, open_runtime
-from refinelab.sandbox import ClusterEvent, ClusterSandbox, Limits, Sandbox
+from refinelab.sandbox import ClusterEvent, ClusterSandbox, Sandbox
+from refinelab.verification import AGREEMENT_SECONDS, agreement_limits
 
 
 def add_parser(commands: Any, environ: Mapping[str, str]) -> None:
@@ -49,7 +50,16 @@ def add_parser(commands: Any, environ: Mapping[str, str]) -> None:
     parser.add_argument("--workers", type=int, help="sandbox workers (default: cores)")
     parser.add_argument("--out", type=Path, help="write one JSON line per sample with per-test outcomes")
     parser.add_argument(
-        "--timeout", type=float, help="CPU seconds per test (default: the benchmark's, 6 for livecodebench, else 4)"
+        "--timeout",
+        type=float,
+        help="CPU seconds for every test (default: the benchmark's rule: for humaneval-plus max(1, 4 x the "
+        "reference's time), evalplus's; 6 for livecodebench; else 4)",
+    )
+    parser.add_argument(
+        "--test-details",
+        action="store_true",
+        help="run every test of every program (default: a program's tests stop at its first failure, as "
+        "evalplus does; --out then marks the rest skipped)",
     )
     parser.add_argument("--self-test", action="store_true", help="run reference solutions and empty stubs")
     parser.add_argument(
@@ -127,7 +137,8 @@ def _add_selection_options(parser: argparse.ArgumentParser) -> None:
         type=float,
         default=CODET_TIMEOUT,
         metavar="S",
-        help=f"CPU seconds per generated test (default: {CODET_TIMEOUT:g}, CodeT's); --timeout stays for hidden tests",
+        help=f"CPU seconds per generated test (default: {CODET_TIMEOUT:g}, CodeT's); --timeout stays for hidden "
+        "and joined visible tests",
     )
     group.add_argument(
         "--tests-per-sample",
@@ -137,9 +148,8 @@ def _add_selection_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-CODET_TIMEOUT = 0.1
-"""CodeT's time per generated test (it is wall time there): a program looping on many tests costs
-little, and a test that needs more time fails here as it fails in CodeT."""
+CODET_TIMEOUT = AGREEMENT_SECONDS
+"""CodeT's time per generated test (see :data:`refinelab.verification.AGREEMENT_SECONDS`)."""
 
 
 def run(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
@@ -161,6 +171,7 @@ def run(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
         after=args.after,
         before=args.before,
         timeout=args.timeout,
+        test_details=args.test_details,
         isolation=args.isolation,
         allow_packages=tuple(args.allow_package),
     )
@@ -248,7 +259,7 @@ def _selection_options(args: argparse.Namespace) -> SelectionOptions:
         score=args.agreement_score,
         visible=args.visible_tests,
         per_sample=args.tests_per_sample,
-        limits=Limits(cpu_seconds=args.agreement_timeout),
+        limits=agreement_limits(args.agreement_timeout),
     )
 
 
@@ -294,6 +305,8 @@ def _print_summary(scored: Sequence[ScoredSample], problems: Sequence[Problem], 
         print(f"pass@{k}: {value:.4f}")
     counts = ", ".join(f"{verdict} {count}" for verdict, count in sorted(summary.verdicts.items()))
     print(f"test outcomes: {counts}")
+    if pool.limits.stop_at_failure and summary.verdicts.get("skipped"):
+        print("  (a program's tests after its first failure are skipped; --test-details runs every one)")
 
 
 def _print_self_test(report: SelfTestReport, pool: Sandbox) -> None:
@@ -332,4 +345,4 @@ def _visible_line(report: SelfTestReport) -> str:
 
 def _isolation(pool: Sandbox) -> str:
     where = f", on {len(pool.joined)} cluster nodes" if isinstance(pool, ClusterSandbox) else ""
-    return f"isolation: {pool.isolation}, {pool.limits.cpu_seconds:g} CPU s per test{where}"
+    return f"isolation: {pool.isolation}, {pool.limits.rule()}{where}"

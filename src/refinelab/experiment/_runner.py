@@ -7,7 +7,8 @@ was cut short free the second time. Infrastructure failures are recorded and lea
 retried; they never count as the model failing.
 
 Models, the sandbox and the store come from the runtime (:mod:`refinelab.runtime`), opened from the
-settings; the spec says what runs, the settings where.
+settings; the spec says what runs, the settings where. Concurrent units' programs reach the pool together
+(``_batching.py``), and each distinct program is scored on the hidden tests once per run.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from refinelab.errors import InfrastructureError, SandboxUnavailable
+from refinelab.experiment._batching import Batching, HiddenScoring, RunLimits
 from refinelab.experiment._problems import choose_problems, resolve_sources
 from refinelab.experiment._record import begin_run
 from refinelab.experiment._spec import Configuration, ExperimentSpec
@@ -25,7 +27,7 @@ from refinelab.models import Model
 from refinelab.problems import benchmark
 from refinelab.records import Spend
 from refinelab.runtime import Runtime, Settings, open_runtime
-from refinelab.sandbox import ClusterEvent, ClusterSandbox, Limits, Sandbox, SandboxSettings, default_workers
+from refinelab.sandbox import ClusterEvent, ClusterSandbox, SandboxSettings, default_workers
 from refinelab.store import RunHeader, RunProblem, Store
 from refinelab.strategies import Trajectory
 
@@ -80,13 +82,14 @@ class RunSummary:
 
 
 def sandbox_settings(spec: ExperimentSpec) -> SandboxSettings:
-    """The sandbox a spec runs in: its isolation and time limit; its workers (never more than the
-    cores); what candidates may import: what the spec allows plus what each benchmark's grader offers."""
+    """The sandbox a spec runs in: its isolation and time limits (:class:`RunLimits`: the visible tests');
+    its workers (never more than the cores); what candidates may import: what the spec allows plus what
+    each benchmark's grader offers."""
     offered = {name for choice in spec.benchmarks for name in benchmark(choice.name).offered_packages()[0]}
     chosen = spec.sandbox
     return SandboxSettings(
         isolation=chosen.isolation,
-        limits=Limits(cpu_seconds=chosen.timeout),
+        limits=RunLimits.of(chosen).pool,
         workers=min(chosen.workers, default_workers()) if chosen.workers else None,
         packages=tuple(sorted({*chosen.allow_packages, *offered})),
     )
@@ -99,23 +102,29 @@ async def run_experiment(spec: ExperimentSpec, settings: Settings, progress: Pro
     progress = progress or Progress()
     if any(choice.source is None for choice in spec.benchmarks):
         spec = await asyncio.to_thread(resolve_sources, spec, settings)
+    limits = RunLimits.of(spec.sandbox)
     async with open_runtime(replace(settings, models=spec.models)) as runtime:
-        sandbox = await runtime.open_sandbox(sandbox_settings(spec))
+        pool = await runtime.open_sandbox(sandbox_settings(spec))
         fetch = settings.fetch_options()
-        problems = await choose_problems(spec.benchmarks, sandbox, fetch)  # bad input: nothing is written
+        problems = await choose_problems(spec.benchmarks, pool, fetch)  # bad input: nothing is written
         store = runtime.open_store()
-        resumed = begin_run(store, spec, RunHeader.of(sandbox), problems)
+        resumed = begin_run(store, spec, RunHeader.of(pool, limits=limits.hidden), problems)
+        sandbox = Batching(pool)
         try:
-            await _schedule(_Context(store, sandbox, runtime, spec), problems, progress)
+            await _schedule(
+                _Context(store, HiddenScoring(sandbox, limits.hidden), runtime, spec, limits), problems, progress
+            )
         except (KeyboardInterrupt, asyncio.CancelledError):
             store.finish_run(spec.run_id, "interrupted", "stopped by a signal (Ctrl-C or SIGTERM)")
             raise
         except BaseException as exc:
             store.finish_run(spec.run_id, "failed", f"{type(exc).__name__}: {exc}".splitlines()[0])
             raise
+        finally:
+            await sandbox.aclose()
         failed = {f.unit for f in store.failures(spec.run_id) if not f.resolved}
         store.finish_run(spec.run_id, "incomplete" if failed else "complete")
-    events = tuple(sandbox.events) if isinstance(sandbox, ClusterSandbox) else ()
+    events = tuple(pool.events) if isinstance(pool, ClusterSandbox) else ()
     return RunSummary(spec.run_id, resumed, progress, events)
 
 
@@ -125,12 +134,15 @@ class _Context:
 
     store: Store
     """Where units are stored."""
-    sandbox: Sandbox
-    """Where programs run."""
+    scoring: HiddenScoring
+    """Scores attempts on hidden tests, each distinct program once; its sandbox (a :class:`Batching` in
+    front of the pool, see ``_batching.py``) is where every program of the run goes."""
     runtime: Runtime
     """Where models come from."""
     spec: ExperimentSpec
     """What runs."""
+    limits: RunLimits
+    """The run's limits: the visible tests', the hidden tests' and the agreement's."""
 
     def roles(self, configuration: Configuration) -> Roles:
         """The configuration's actor, and its critic (on the critic's server) for critic strategies."""
@@ -167,7 +179,8 @@ async def _work(queue: asyncio.Queue[WorkItem], context: _Context, progress: Pro
     while not queue.empty():
         item = queue.get_nowait()
         try:
-            scored = await run_unit(item, context.roles(item.configuration), context.sandbox, context.spec.budget)
+            roles = context.roles(item.configuration)
+            scored = await run_unit(item, roles, context.scoring, context.spec.budget, context.limits)
         except SandboxUnavailable:
             raise  # nothing is left to run programs on: the run stops (and resumes when run again)
         except InfrastructureError as exc:

@@ -73,6 +73,15 @@ class SandboxChoice:
     """Sandbox workers (default: the number of cores). Does not change results."""
     allow_packages: tuple[str, ...] = ()
     """Packages candidates may import (e.g. numpy)."""
+    follow_reference: bool = False
+    """Tests whose reference solution's time is known (HumanEval+) get evalplus's ``max(1, 4 x t)`` CPU
+    seconds instead of ``timeout`` (a spec file that gives no timeout sets this)."""
+    test_details: bool = False
+    """Run every hidden test of every attempt (the viewer then shows each one's outcome); by default an
+    attempt's hidden tests stop at its first failure, which is all the metrics and reports use."""
+    agreement_timeout: float = 0.1
+    """CPU seconds per generated test in dual agreement (``codet``, ``verified``,
+    ``sampling(select=dual-agreement)``): CodeT's 0.1 s."""
 
 
 @dataclass(frozen=True)
@@ -193,14 +202,20 @@ class ExperimentSpec:
         return cls(**values)
 
     def to_json(self) -> dict[str, object]:
-        """The spec as plain data (stored with the run). Benchmark keys added since runs were first stored
-        are left out while unset, so a spec that does not use them reads, and hashes, as it always did."""
+        """The spec as plain data (stored with the run). Keys added since runs were first stored are left
+        out while unset (benchmark keys) or at their defaults (sandbox settings), so a spec that does not use
+        them reads, and hashes, as it always did."""
         data = {f.name: _plain(getattr(self, f.name)) for f in fields(self)}
         for choice in _list(data["benchmarks"]):
             assert isinstance(choice, dict)
             for key in _NEWER_BENCHMARK_KEYS:
                 if choice.get(key) is None:
                     del choice[key]
+        sandbox = data["sandbox"]
+        assert isinstance(sandbox, dict)
+        for key, default in _LATER_SANDBOX_DEFAULTS.items():
+            if sandbox.get(key) == default:
+                sandbox.pop(key)
         return data
 
     @property
@@ -212,6 +227,9 @@ class ExperimentSpec:
         sandbox = data["sandbox"]
         assert isinstance(sandbox, dict)
         sandbox.pop("workers")
+        sandbox.pop("agreement_timeout", None)
+        if any(_agrees(strategy) for strategy in self.strategies):  # its time changes only their results
+            sandbox["agreement_timeout"] = self.sandbox.agreement_timeout
         identities = self.model_identities()
         if identities:
             data["model_identities"] = identities
@@ -297,7 +315,24 @@ _TOP = {
     "models",
 }
 _BENCHMARK = {"name", "data", "problems", "after", "before", "release", "sample", "seed", "limit"}
-_SANDBOX = {"isolation", "timeout", "workers", "allow_packages"}
+_LATER_SANDBOX_DEFAULTS: dict[str, object] = {
+    "follow_reference": False,
+    "test_details": False,
+    "agreement_timeout": 0.1,
+}
+"""``[sandbox]`` settings added after runs were first stored, at their defaults (see ``to_json``)."""
+AGREEING = ("codet", "verified")
+"""Strategies that choose by dual agreement over generated tests (as ``sampling(select=dual-agreement)``
+does): the agreement's time limit changes their results."""
+
+
+def _agrees(strategy: StrategySpec) -> bool:
+    return strategy.name in AGREEING or (
+        strategy.name == "sampling" and strategy.params.get("select") == "dual-agreement"
+    )
+
+
+_SANDBOX = {"isolation", "timeout", "workers", "allow_packages", "test_details", "agreement_timeout"}
 _BUDGET = {"max_calls", "max_tokens", "max_cost_usd"}
 
 
@@ -319,7 +354,7 @@ def load_spec(path: str | Path) -> ExperimentSpec:
         critic_base_url=reader.urls(table, "critic_base_url"),
         concurrency=reader.integer(table, "concurrency", 8),
         budget=reader.budget(table.get("budget", {})),
-        sandbox=reader.sandbox(table.get("sandbox", {}), [BENCHMARKS[b.name].cpu_seconds for b in benchmarks]),
+        sandbox=reader.sandbox(table.get("sandbox", {}), [b.name for b in benchmarks]),
         models=load_models_config(path) if "models" in table else ModelsConfig(),
     )
     if not spec.benchmarks:
@@ -441,7 +476,7 @@ class _Reader:
         calls, tokens = reader.optional_integer(table, "max_calls"), reader.optional_integer(table, "max_tokens")
         return Budget(calls, tokens, reader.number(table, "max_cost_usd"))
 
-    def sandbox(self, table: object, benchmark_seconds: list[float]) -> SandboxChoice:
+    def sandbox(self, table: object, benchmarks: list[str]) -> SandboxChoice:
         """The sandbox table; without a timeout, the longest the spec's benchmarks' graders allow."""
         if not isinstance(table, dict):
             raise located(self.path, "sandbox", "must be a table")
@@ -450,7 +485,21 @@ class _Reader:
         isolation = reader.string(table, "isolation") or "auto"
         if isolation not in ISOLATION_MODES:
             raise reader.error("isolation", f"must be {', '.join(ISOLATION_MODES[:-1])} or {ISOLATION_MODES[-1]}")
-        timeout = reader.number(table, "timeout") or max(benchmark_seconds, default=Limits().cpu_seconds)
+        given = reader.number(table, "timeout")
+        timeout = given or max((BENCHMARKS[b].cpu_seconds for b in benchmarks), default=Limits().cpu_seconds)
         packages = tuple(reader.strings(table, "allow_packages"))
         workers = reader.optional_integer(table, "workers")
-        return SandboxChoice(isolation, timeout, workers, packages)
+        details = table.get("test_details", False)
+        if not isinstance(details, bool):
+            raise reader.error("test_details", "must be true or false")
+        agreement = reader.number(table, "agreement_timeout") or SandboxChoice.agreement_timeout
+        follow = given is None and any(BENCHMARKS[b].follows_reference for b in benchmarks)
+        return SandboxChoice(
+            isolation,
+            timeout,
+            workers,
+            packages,
+            follow_reference=follow,
+            test_details=details,
+            agreement_timeout=agreement,
+        )

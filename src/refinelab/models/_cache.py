@@ -57,6 +57,9 @@ class ResponseCache:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
             self._db.execute("PRAGMA journal_mode=WAL")
+            # As the store does: no fsync per reply (a crash loses at most the last replies, which the
+            # next run asks for again); with it, writing each reply cost more than the call it records.
+            self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute(_SCHEMA)
 
     def lookup(self, key: str) -> tuple[Reply, float] | None:

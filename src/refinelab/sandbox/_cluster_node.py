@@ -2,10 +2,12 @@
 
 Ray runs :class:`NodeRunner` as an async actor pinned to its node. It owns a pool sized to the node's
 cores with the node's own isolation, so every rule of the local pool holds there unchanged (CPU-time
-limits, the timeout rerun, a private uid per worker, nothing of the host visible). It is given
-programs with their suites' *inputs* (:class:`NodeBatch`) and returns what the programs did
-(:class:`~refinelab.sandbox._judge.ProgramReports`): expected values never leave the driver, which
-judges. Nothing here imports Ray; the driver wraps the class with ``ray.remote``.
+limits, each test's own limit, stopping a program at its first failing status, a private uid per
+worker, nothing of the host visible). It is given programs with their suites' *inputs*
+(:class:`NodeBatch`) and returns what the programs did (:class:`~refinelab.sandbox._judge.ProgramReports`):
+expected values never leave the driver, which judges, and decides which CPU timeouts are worth a
+confirming rerun (``_confirm.py``, the local pool's rule); those reruns come back as batches too.
+Nothing here imports Ray; the driver wraps the class with ``ray.remote``.
 """
 
 from __future__ import annotations
@@ -71,7 +73,7 @@ class NodeBatch:
     inputs: tuple[SuiteInputs, ...]
     """Each program's suite inputs (programs of one suite share one object, sent once)."""
     limits: Limits
-    """Limits for every test."""
+    """The job's limits (each test's own CPU limit travels with its inputs: :attr:`SuiteInputs.seconds`)."""
     isolate: bool
     """A process per program (see :meth:`WorkerPool.run_items`)."""
 

@@ -13,22 +13,9 @@ from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from refinelab.sandbox._judge import ProgramReports
+from refinelab.sandbox._judge import Ran
 from refinelab.sandbox._limits import Limits
-from refinelab.sandbox._outcome import IsolationLevel
 from refinelab.sandbox._suite import InputItem
-
-
-@dataclass(frozen=True)
-class Ran:
-    """What one program did, and where."""
-
-    reports: ProgramReports
-    """The worker's reports, one per test (judged by the caller)."""
-    node: str
-    """The node it ran on (:attr:`NodeInfo.name`)."""
-    isolation: IsolationLevel
-    """That node's isolation."""
 
 
 class Call:

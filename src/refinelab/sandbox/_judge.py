@@ -6,10 +6,11 @@ stdio tests, a match judged here, on values the worker encoded and this side dec
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from refinelab.problems import AssertTest, CallTest, StdioTest, Test
 from refinelab.sandbox._compare import outputs_match, values_match
+from refinelab.sandbox._limits import Limits
 from refinelab.sandbox._outcome import IsolationLevel, RunResult, TestOutcome, Verdict
 from refinelab.sandbox._suite import Suite
 from refinelab.sandbox._worker import protocol as wire
@@ -35,10 +36,33 @@ class ProgramReports:
     """Tail of what the program printed (function mode)."""
 
 
-def judged(suite: Suite, reports: ProgramReports, isolation: IsolationLevel, node: str | None = None) -> RunResult:
-    """A program's result: each report judged against its test of ``suite`` (where the expected values are)."""
-    outcomes = tuple(judge(test, report) for test, report in zip(suite.tests, reports.row))
-    return RunResult(outcomes, isolation, output=reports.output, node=node)
+@dataclass(frozen=True)
+class Ran:
+    """What one program did, and where (not yet judged)."""
+
+    reports: ProgramReports
+    """The worker's reports, one per test."""
+    node: str | None
+    """The cluster node it ran on (:attr:`NodeInfo.name`); ``None``: this machine."""
+    isolation: IsolationLevel
+    """The isolation it ran with."""
+
+
+def judged(
+    suite: Suite,
+    reports: ProgramReports,
+    isolation: IsolationLevel,
+    node: str | None = None,
+    *,
+    limits: Limits | None = None,
+) -> RunResult:
+    """A program's result: each report judged against its test of ``suite`` (where the expected values are);
+    with ``limits``, a timeout records the CPU limit its test had (limits may differ from test to test)."""
+    outcomes = [judge(test, report) for test, report in zip(suite.tests, reports.row)]
+    if limits is not None and any(o.verdict == "timeout" for o in outcomes):
+        seconds = suite.test_seconds(limits)
+        outcomes = [replace(o, limit_seconds=s) if o.verdict == "timeout" else o for o, s in zip(outcomes, seconds)]
+    return RunResult(tuple(outcomes), isolation, output=reports.output, node=node)
 
 
 def judge(test: Test, report: object) -> TestOutcome:

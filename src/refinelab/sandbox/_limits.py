@@ -3,10 +3,20 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Literal
 
 from refinelab.sandbox._worker import protocol as wire
 
 MIB = 1 << 20
+EVALPLUS_FACTOR = 4.0
+"""evalplus's ``gt_time_limit_factor``: a test may take this many times the reference solution's time."""
+EVALPLUS_FLOOR = 1.0
+"""evalplus's ``min_time_limit``: no test gets less than this many seconds."""
+
+AfterTimeout = Literal["skip", "continue"]
+"""After a test times out: ``skip`` the program's remaining tests (its verdict is known), or
+``continue`` with the next test in a fresh process (every test gets a verdict: dual agreement needs
+them)."""
 
 
 @dataclass(frozen=True)
@@ -18,7 +28,21 @@ class Limits:
     """
 
     cpu_seconds: float = 4.0
-    """CPU time allowed per test (evalplus's floor is 4 s; LiveCodeBench uses 6 s)."""
+    """CPU time allowed per test whose limit does not follow a reference (see ``reference_factor``);
+    LiveCodeBench's grader allows 6 s."""
+    reference_factor: float | None = None
+    """When set, a test whose reference solution's CPU time ``t`` is known (HumanEval+, measured when its
+    outputs were computed) may take ``max(reference_floor, reference_factor x t)``: evalplus's rule
+    (factor 4, floor 1 s), on CPU time. ``None``: every test gets ``cpu_seconds``."""
+    reference_floor: float = EVALPLUS_FLOOR
+    """The least a test following its reference may take."""
+    stop_at_failure: bool = False
+    """Only verdicts are wanted: a program's tests after one that ended in a failure status (an error, a
+    timeout, a crash) are not run (``skipped``), and a timeout is run again only when no other test
+    failed (only then can the rerun change the verdict). Per-test outcomes after the first failure are
+    then not known."""
+    after_timeout: AfterTimeout = "skip"
+    """What follows a test that timed out (see :data:`AfterTimeout`)."""
     wall_factor: float = 3.0
     """Wall-clock backstop per test, as a multiple of ``cpu_seconds`` (plus one second). Time the
     program spent waiting for a CPU (the machine busy) does not count towards it."""
@@ -55,12 +79,34 @@ class Limits:
         """Limits whose time follows a reference solution's, as evalplus does: ``max(floor, factor x t)``."""
         return replace(self, cpu_seconds=max(floor, factor * reference_seconds))
 
-    def for_worker(self, test_count: int) -> dict[str, object]:
-        """The limits as the worker protocol spells them."""
+    def following_reference(self, *, factor: float = EVALPLUS_FACTOR, floor: float = EVALPLUS_FLOOR) -> Limits:
+        """These limits with each test's time following its reference's where that is known (evalplus's
+        rule by default; see ``reference_factor``)."""
+        return replace(self, reference_factor=factor, reference_floor=floor)
+
+    def test_seconds(self, reference: float | None) -> float:
+        """The CPU limit of a test whose reference took ``reference`` seconds (``None``: not known)."""
+        if self.reference_factor is None or reference is None:
+            return self.cpu_seconds
+        return max(self.reference_floor, self.reference_factor * reference)
+
+    def rule(self) -> str:
+        """The time rule in words, for reports: ``4 CPU s per test`` or evalplus's rule."""
+        if self.reference_factor is None:
+            return f"{self.cpu_seconds:g} CPU s per test"
+        return (
+            f"max({self.reference_floor:g}, {self.reference_factor:g} x the reference's time) CPU s per test "
+            f"({self.cpu_seconds:g} s without a reference time)"
+        )
+
+    def for_worker(self, cpu_total: float) -> dict[str, object]:
+        """The limits as the worker protocol spells them; ``cpu_total``: every CPU limit a child may spend."""
         return {
             wire.CPU_SECONDS: self.cpu_seconds,
-            wire.WALL_SECONDS: self.wall_seconds,
-            wire.CPU_TOTAL: int(self.cpu_seconds * max(test_count, 1) + 2),
+            wire.WALL_FACTOR: self.wall_factor,
+            wire.CPU_TOTAL: int(cpu_total + 2),
+            wire.STOP_AT_FAILURE: self.stop_at_failure,
+            wire.AFTER_TIMEOUT: self.after_timeout,
             wire.MEMORY_BYTES: self.memory_bytes,
             wire.FILE_BYTES: self.file_bytes,
             wire.OPEN_FILES: self.open_files,

@@ -11,7 +11,7 @@ Verdict = Literal["pass", "fail", "error", "timeout", "memory", "output_limit", 
 ``fail``: ran to the end with a wrong value or output; ``error``: raised; ``timeout``: CPU limit (or the
 wall-clock backstop); ``memory``: memory limit; ``output_limit``: printed too much; ``crashed``: the
 process died without reporting (a signal, ``os._exit``); ``skipped``: not run because an earlier test
-timed out.
+timed out, or (when only the verdict was asked for) failed.
 """
 
 IsolationLevel = Literal["bwrap-uid", "bwrap", "none", "fake"]
@@ -44,6 +44,8 @@ class TestOutcome:
     """What the candidate produced, for ``fail``."""
     cpu_seconds: float | None = None
     """CPU time of the test, when measured (stdio tests)."""
+    limit_seconds: float | None = None
+    """The CPU limit the test had, recorded for a ``timeout`` (limits may differ from test to test)."""
 
     @property
     def passed(self) -> bool:

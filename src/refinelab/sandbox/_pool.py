@@ -9,10 +9,12 @@ the caller decides whether to retry; the pool never raises because of what candi
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TypeVar
 
 from refinelab.problems import CallTest
-from refinelab.sandbox._judge import ProgramReports, crash_report, judged, value_or_outcome
+from refinelab.sandbox._confirm import Rerun, confirmed
+from refinelab.sandbox._judge import ProgramReports, Ran, crash_report, value_or_outcome
 from refinelab.sandbox._limits import Limits
 from refinelab.sandbox._outcome import IsolationLevel, RunResult, TestOutcome
 from refinelab.sandbox._protocol import Sandbox
@@ -20,16 +22,7 @@ from refinelab.sandbox._suite import InputItem, Item, Suite, SuiteInputs
 from refinelab.sandbox._worker import protocol as wire
 from refinelab.sandbox._workers import IsolationMode, WorkerLauncher, WorkerProcess, default_workers
 
-
-def _is_cpu_timeout(report: object) -> bool:
-    if not isinstance(report, dict):
-        return False
-    return report.get(wire.STATUS) == wire.S_TIMEOUT and report.get(wire.LIMIT) == wire.CPU_LIMIT
-
-
-def _cpu_timeouts(row: list[object]) -> list[int]:
-    """Indices of the tests in a program's row of reports that exceeded the CPU limit."""
-    return [index for index, report in enumerate(row) if _is_cpu_timeout(report)]
+T = TypeVar("T")
 
 
 def _job(items: Sequence[InputItem], limits: Limits, isolate: bool, job_id: int) -> dict[str, object]:
@@ -40,25 +33,34 @@ def _job(items: Sequence[InputItem], limits: Limits, isolate: bool, job_id: int)
             index[id(inputs)] = len(suites)
             suites.append(inputs)
     kind = items[0][1].kind
-    test_count = 1 if kind == "stdio" else sum(len(inputs.tests) for _, inputs in items)
+    seconds = [inputs.test_seconds(limits) for _, inputs in items]
+    # A child's hard CPU limit: every limit it may spend (a stdio child runs one test).
+    cpu_total = max((max(s, default=0.0) for s in seconds), default=0.0) if kind == "stdio" else sum(map(sum, seconds))
     return {
         wire.JOB_ID: job_id,
         wire.MODE: kind,
         wire.PROGRAMS: [program for program, _ in items],
         wire.SUITE_OF: [index[id(inputs)] for _, inputs in items],
-        wire.SUITES: [inputs.for_worker() for inputs in suites],
+        wire.SUITES: [inputs.for_worker(limits) for inputs in suites],
         wire.ISOLATE: isolate or kind == "stdio",
-        wire.LIMITS: limits.for_worker(test_count),
+        wire.LIMITS: limits.for_worker(max(cpu_total, limits.cpu_seconds)),
     }
 
 
-def input_items(items: Sequence[Item]) -> list[InputItem]:
-    """Each program with its suite's inputs (one :class:`SuiteInputs` per distinct suite)."""
+def input_items(items: Sequence[Item], limits: Limits) -> list[InputItem]:
+    """Each program with its suite's inputs under ``limits`` (one :class:`SuiteInputs` per distinct suite,
+    each test's CPU limit resolved: see :meth:`Suite.inputs`)."""
     inputs: dict[int, SuiteInputs] = {}
     for _, suite in items:
         if id(suite) not in inputs:
-            inputs[id(suite)] = suite.inputs()
+            inputs[id(suite)] = suite.inputs(limits)
     return [(program, inputs[id(suite)]) for program, suite in items]
+
+
+def _backstop(items: Sequence[InputItem], limits: Limits) -> float:
+    """How long the host waits for a job's reply: every test's wall-clock backstop, and a margin."""
+    walls = (seconds * limits.wall_factor + 1.0 for _, inputs in items for seconds in inputs.test_seconds(limits))
+    return sum(walls) + 30.0
 
 
 class WorkerPool(Sandbox):
@@ -134,31 +136,48 @@ class WorkerPool(Sandbox):
         behind that cannot be restored (see ``_worker/state.py``). Batches interleave the items, so the
         samples of one slow problem spread over all workers. ``isolate=True`` gives every program its
         own process (slower; the strongest separation between programs). Stdio programs always get a
-        process per test.
+        process per test. CPU timeouts are confirmed by a rerun where it can change the verdict
+        (``_confirm.py``, the rule :class:`ClusterSandbox` follows too).
         """
-        found = await self.reports(input_items(items), limits=limits, isolate=isolate)
-        return [judged(suite, reports, self.isolation) for (_, suite), reports in zip(items, found)]
+        limits = limits or self.limits
+        inputs = input_items(items, limits)
+
+        async def batch(chosen: list[int]) -> list[RunResult]:
+            batch_inputs = [inputs[i] for i in chosen]
+            found = await self._raw_batch(batch_inputs, limits, isolate)
+            return await confirmed([items[i] for i in chosen], batch_inputs, found, limits, self._alone(limits))
+
+        return await self._in_batches(inputs, batch, RunResult((), self.isolation))
 
     async def reports(
         self, items: Sequence[InputItem], *, limits: Limits | None = None, isolate: bool = False
     ) -> list[ProgramReports]:
         """What each program did on each test, as the workers reported it, not judged; in item order.
 
-        :meth:`run_items` without the judging: the programs get only their suites' inputs, so this is
-        what runs where expected values must not go (a cluster node; the caller judges). Batching and
-        the confirmation of CPU timeouts are :meth:`run_items`'s.
+        :meth:`run_items` without the judging and without the timeout reruns: the programs get only their
+        suites' inputs, so this is what runs where expected values must not go (a cluster node). The
+        caller judges, and sends the reruns worth running back (``_confirm.py``).
         """
         limits = limits or self.limits
-        found: list[ProgramReports | None] = [None] * len(items)
+
+        async def batch(chosen: list[int]) -> list[ProgramReports]:
+            return [ran.reports for ran in await self._raw_batch([items[i] for i in chosen], limits, isolate)]
+
+        return await self._in_batches(items, batch, ProgramReports((), ""))
+
+    async def _in_batches(
+        self, items: Sequence[InputItem], run: Callable[[list[int]], Awaitable[list[T]]], empty: T
+    ) -> list[T]:
+        """``run`` on each batch of the items with tests, concurrently; ``empty`` for an item without."""
+        found: list[T | None] = [None] * len(items)
         runnable = [i for i, (_, inputs) in enumerate(items) if inputs.tests]
         for i in set(range(len(items))) - set(runnable):
-            found[i] = ProgramReports((), "")
+            found[i] = empty
         batches = self._batches(runnable, items)
-        done = await asyncio.gather(*(self._run_batch([items[i] for i in batch], limits, isolate) for batch in batches))
-        for batch, batch_reports in zip(batches, done):
-            for i, reports in zip(batch, batch_reports):
-                found[i] = reports
-        assert all(r is not None for r in found), "every item gets its reports"
+        for batch, results in zip(batches, await asyncio.gather(*(run(batch) for batch in batches))):
+            for i, result in zip(batch, results):
+                found[i] = result
+        assert all(r is not None for r in found), "every item gets a result"
         return [r for r in found if r is not None]
 
     def _batches(self, indices: list[int], items: Sequence[InputItem]) -> list[list[int]]:
@@ -169,61 +188,28 @@ class WorkerPool(Sandbox):
         count = max(count, min(len(functions), self.size))
         return stdio + [functions[start::count] for start in range(count)]
 
-    async def _run_batch(self, items: list[InputItem], limits: Limits, isolate: bool) -> list[ProgramReports]:
-        rows, outputs = await self._raw_batch(items, limits, isolate)
-        await self._confirm_timeouts(items, rows, outputs, limits)
-        return [ProgramReports(tuple(row), output) for row, output in zip(rows, outputs)]
+    def _alone(self, limits: Limits) -> Rerun:
+        """How a confirming rerun runs here: one program, a job of its own, in a fresh process."""
 
-    async def _confirm_timeouts(
-        self, items: list[InputItem], rows: list[list[object]], outputs: list[str], limits: Limits
-    ) -> None:
-        """Run each program that exceeded the CPU limit again, alone, before its timeout stands.
+        async def rerun(code: str, inputs: SuiteInputs) -> Ran:
+            (ran,) = await self._raw_batch([(code, inputs)], limits, True)
+            return ran
 
-        The first run that stays within the limit replaces the report (in place): of two runs of the same
-        program, the faster is the truer, since load only ever adds CPU time. See ``Limits.timeout_reruns``.
-        """
-        for _ in range(limits.timeout_reruns):
-            suspects = [i for i, row in enumerate(rows) if _cpu_timeouts(row)]
-            if not suspects:
-                return
-            again = await asyncio.gather(*(self._rerun(*items[i], rows[i], limits) for i in suspects))
-            for i, (row, output) in zip(suspects, again):
-                if row is not None:
-                    rows[i], outputs[i] = row, output
+        return rerun
 
-    async def _rerun(
-        self, code: str, inputs: SuiteInputs, row: list[object], limits: Limits
-    ) -> tuple[list[object] | None, str]:
-        """A new row for program ``code`` if a second run stays within the CPU limit, else ``None``.
-
-        A function program runs all its tests again (its tests share one process, and an earlier test may
-        have warmed a cache a later one relies on); a stdio program only the tests that timed out.
-        """
-        if inputs.kind == "function":
-            (again,), (output,) = await self._raw_batch([(code, inputs)], limits, True)
-            return (None, "") if _cpu_timeouts(again) else (again, output)
-        timed_out = _cpu_timeouts(row)
-        (again,), _ = await self._raw_batch([(code, inputs.subset(timed_out))], limits, True)
-        merged = list(row)
-        for index, report in zip(timed_out, again):
-            if not _is_cpu_timeout(report):
-                merged[index] = report
-        return (None, "") if merged == row else (merged, "")
-
-    async def _raw_batch(
-        self, items: list[InputItem], limits: Limits, isolate: bool
-    ) -> tuple[list[list[object]], list[str]]:
-        """The worker's reports, one row per program (a crashed worker yields ``crashed`` reports)."""
-        job = _job(items, limits, isolate, self._new_id())
-        backstop = limits.wall_seconds * sum(len(suite.tests) for _, suite in items) + 30.0
-        reply = await self._dispatch(job, backstop)
+    async def _raw_batch(self, items: list[InputItem], limits: Limits, isolate: bool) -> list[Ran]:
+        """The worker's reports, one per program (a crashed worker yields ``crashed`` reports)."""
+        reply = await self._dispatch(lambda: _job(items, limits, isolate, self._new_id()), _backstop(items, limits))
         if reply is None:
             crash = crash_report("the sandbox worker stopped answering and was replaced")
-            return [[crash] * len(suite.tests) for _, suite in items], [""] * len(items)
+            return [self._ran([crash] * len(inputs.tests), "") for _, inputs in items]
         rows, outputs = reply[wire.RESULTS], reply.get(wire.OUTPUTS)
         assert isinstance(rows, list) and isinstance(outputs, list)
         self._record(reply.get(wire.STATS))
-        return rows, [str(out) for out in outputs]
+        return [self._ran(row, str(out)) for row, out in zip(rows, outputs)]
+
+    def _ran(self, row: Sequence[object], output: str) -> Ran:
+        return Ran(ProgramReports(tuple(row), output), None, self.isolation)
 
     def _record(self, stats: object) -> None:
         if isinstance(stats, dict):
@@ -247,17 +233,20 @@ class WorkerPool(Sandbox):
         """
         tests = [CallTest(expr, None) for expr in expressions]
         suite = Suite.of(tests, entry_point=entry_point, setup=setup)
-        (row,), _ = await self._raw_batch([(code, suite.inputs())], limits or self.limits, True)
-        return [value_or_outcome(test, report) for test, report in zip(tests, row)]
+        limits = limits or self.limits
+        (ran,) = await self._raw_batch([(code, suite.inputs(limits))], limits, True)
+        return [value_or_outcome(test, report) for test, report in zip(tests, ran.reports.row)]
 
     def _new_id(self) -> int:
         self._next_id += 1
         return self._next_id
 
-    async def _dispatch(self, job: dict[str, object], backstop: float) -> dict[str, object] | None:
+    async def _dispatch(self, job: Callable[[], dict[str, object]], backstop: float) -> dict[str, object] | None:
+        """Send a job to the next free worker; the job is built only then (jobs waiting for a worker hold
+        no copies of their suites)."""
         worker = await self._idle.get()
         try:
-            return await worker.call(job, backstop)
+            return await worker.call(job(), backstop)
         except (asyncio.TimeoutError, asyncio.IncompleteReadError, ConnectionError, ValueError):
             await worker.stop()
             await worker.start()

@@ -2,7 +2,12 @@
 
 evalplus's releases ship inputs, not outputs (``problems`` reads the tasks as data): expected outputs
 come from running the canonical solution on every input in the sandbox, once, and are cached (keyed by
-the file's hash) so later loads are instant. Memory stays bounded: outputs are computed in chunks whose
+the file's hash) so later loads are instant. The canonical solution's CPU time on each input is
+measured and cached with them: a test's time limit may follow it (evalplus's rule,
+:meth:`Limits.following_reference`). Times measured on one machine are used on another (or on a busier
+one) after calibration: the cache records the CPU time of a fixed workload where the times were taken,
+every load measures it again, and the times are scaled by the ratio (``reference_time_scale`` in each
+problem's metadata). Memory stays bounded: outputs are computed in chunks whose
 replies stay small (a large value is computed again on its own, see ``SMALL_ITEMS``), and large outputs
 are kept compressed (:class:`~refinelab.sandbox.Packed`). Floats compare within the record's ``atol``
 (default 1e-6), as evalplus does.
@@ -16,10 +21,11 @@ import json
 import os
 import secrets
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 
 from refinelab._progress import ProgressHook
-from refinelab.errors import UserError
+from refinelab.errors import InfrastructureError, UserError
 from refinelab.problems import (
     BenchmarkFiles,
     FetchOptions,
@@ -70,8 +76,30 @@ def {name}(value, marker):
 limit, not by the value's size)."""
 PACK_BYTES = 4 * 1024
 """Encoded outputs larger than this are kept compressed (see ``_packed``)."""
-CACHE_FORMAT = 2
-"""Version of the cache file's layout (part of its name)."""
+CACHE_FORMAT = 3
+"""Version of the cache file's layout (part of its name): 3 added the reference's times and the
+calibration header."""
+_TIMED = "_refinelab_timed"
+_TIMED_SOURCE = """
+def {name}(thunk, marker):
+    import time
+    start = time.process_time()
+    value = thunk()
+    spent = time.process_time() - start
+    return [{small}(value, marker), spent]
+"""
+"""Runs one input's call and measures its CPU time (in the sandbox, on trusted code); the value is
+checked for size as ``_SMALL_SOURCE`` says."""
+_WORKLOAD = """
+def _refinelab_workload(n):
+    total = 0
+    for i in range(n):
+        total = (total * 31 + i) % 1000003
+    return total
+"""
+_WORKLOAD_CALL = "_refinelab_workload(200000)"
+CALIBRATION_RUNS = 5
+"""Runs of the fixed workload per calibration; the fastest counts (load only ever adds CPU time)."""
 
 
 async def prepare_benchmark(
@@ -115,11 +143,13 @@ async def load_humanevalplus(
     reader: Reader = read_humanevalplus,
 ) -> list[Problem]:
     """Load HumanEval+ (or, with ``reader=read_mbppplus``, MBPP+) from an evalplus release file, computing
-    expected outputs in ``pool`` the first time.
+    expected outputs (and the reference's time on each input) in ``pool`` the first time.
 
-    The outputs are cached in ``cache_dir`` as ``humanevalplus-<file hash>.v2.jsonl`` (``mbppplus-...``),
-    one line per task in the file's order; problems are built from the source and the cache read side by
-    side, one task at a time, so memory holds the problems and little else.
+    The outputs are cached in ``cache_dir`` as ``humanevalplus-<file hash>.v3.jsonl`` (``mbppplus-...``):
+    a header line (the calibration), then one line per task in the file's order; problems are built from
+    the source and the cache read side by side, one task at a time, so memory holds the problems and little
+    else. The reference's times are scaled by how fast this machine runs the calibration workload now
+    against when they were measured (see the module docstring).
     """
     source = Path(path)
     first = next(reader(source), None)
@@ -127,11 +157,13 @@ async def load_humanevalplus(
         raise UserError(f"{source}: no {'mbpp' if reader is read_mbppplus else 'humaneval'}-plus problems in the file")
     digest = _digest(source)
     cache = cache_dir / f"{first.kind}-{digest}.v{CACHE_FORMAT}.jsonl"
-    problems = _from_cache(source, cache, reader)
+    now = await calibrate(pool)
+    problems = _from_cache(source, cache, reader, now)
     if problems is None:
-        _write_cache(cache, await _compute(source, pool, progress or _quiet, reader))
-        (cache_dir / f"{first.kind}-{digest}.json").unlink(missing_ok=True)  # the first format's cache
-        problems = _from_cache(source, cache, reader)
+        _write_cache(cache, now, await _compute(source, pool, progress or _quiet, reader))
+        for old in (f"{first.kind}-{digest}.json", f"{first.kind}-{digest}.v2.jsonl"):  # earlier formats
+            (cache_dir / old).unlink(missing_ok=True)
+        problems = _from_cache(source, cache, reader, now)
         if problems is None:
             raise UserError(f"{cache}: the cache just written cannot be read back; is {cache_dir} writable?")
     return problems
@@ -145,39 +177,64 @@ def _digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
 
 
-def _from_cache(source: Path, cache: Path, reader: Reader) -> list[Problem] | None:
-    """The problems, with their outputs from the cache; None when the cache is missing, unreadable or
-    not this file's."""
+Computed = tuple[str, list[Output], list["float | None"]]
+"""A task's id, its outputs and the reference's CPU seconds on each input."""
+
+
+def _from_cache(source: Path, cache: Path, reader: Reader, calibration: float) -> list[Problem] | None:
+    """The problems, with their outputs (and the reference's times, scaled to ``calibration``) from the
+    cache; None when the cache is missing, unreadable or not this file's."""
     try:
         handle = cache.open(encoding="utf-8")
     except OSError:
         return None
     problems = []
     with handle:
+        measured = _header(handle.readline())
+        if measured is None:
+            return None
+        scale = calibration / measured
         for task in reader(source):
             cached = _cached_line(handle.readline())
             if cached is None or cached[0] != task.task_id:
                 return None
-            problems.append(task.problem(*_hidden_tests(task, cached[1])))
+            tests, dropped, seconds = _hidden_tests(task, cached[1], cached[2])
+            problem = task.problem(tests, dropped)
+            metadata = {**problem.metadata, "reference_time_scale": round(scale, 4)}
+            problems.append(replace(problem, hidden_seconds=tuple(t * scale for t in seconds), metadata=metadata))
         if handle.readline():
             return None
     return problems
 
 
-def _cached_line(text: str) -> tuple[str, list[Output]] | None:
+def _header(text: str) -> float | None:
+    """The calibration recorded in a cache's first line."""
     try:
         entry = json.loads(text)
-        return str(entry["task_id"]), [_from_json(item) for item in entry["outputs"]]
+        measured = float(entry["calibration_seconds"])
     except (ValueError, KeyError, TypeError):
         return None
+    return measured if measured > 0 else None
 
 
-def _write_cache(cache: Path, outputs: list[tuple[str, list[Output]]]) -> None:
+def _cached_line(text: str) -> Computed | None:
+    try:
+        entry = json.loads(text)
+        outputs = [_from_json(item) for item in entry["outputs"]]
+        seconds = [None if t is None else float(t) for t in entry["seconds"]]
+    except (ValueError, KeyError, TypeError):
+        return None
+    return (str(entry["task_id"]), outputs, seconds) if len(seconds) == len(outputs) else None
+
+
+def _write_cache(cache: Path, calibration: float, computed: list[Computed]) -> None:
     cache.parent.mkdir(parents=True, exist_ok=True)
     temporary = cache.with_suffix(".tmp")
     with temporary.open("w", encoding="utf-8") as handle:
-        for task_id, items in outputs:
-            handle.write(json.dumps({"task_id": task_id, "outputs": [_to_json(item) for item in items]}) + "\n")
+        handle.write(json.dumps({"format": CACHE_FORMAT, "calibration_seconds": calibration}) + "\n")
+        for task_id, items, seconds in computed:
+            line = {"task_id": task_id, "outputs": [_to_json(item) for item in items], "seconds": seconds}
+            handle.write(json.dumps(line) + "\n")
     temporary.replace(cache)  # atomic: a half-written cache is never read
 
 
@@ -189,11 +246,9 @@ def _from_json(item: dict[str, object]) -> Output:
     return Packed.from_json(item) if "packed" in item else item
 
 
-async def _compute(
-    source: Path, pool: Sandbox, progress: ProgressHook, reader: Reader
-) -> list[tuple[str, list[Output]]]:
-    """Every task's outputs, in the file's order, as many tasks at once as the pool has workers (records
-    are read as they are needed)."""
+async def _compute(source: Path, pool: Sandbox, progress: ProgressHook, reader: Reader) -> list[Computed]:
+    """Every task's outputs and times, in the file's order, two tasks at once per worker (records are read
+    as they are needed)."""
     total = 0
     for task in reader(source):
         task.reference()  # every record checked before any work: a missing solution is an error now
@@ -205,35 +260,60 @@ async def _compute(
         done += count
         progress("computing expected outputs", done, total)
 
-    found: dict[int, tuple[str, list[Output]]] = {}
+    found: dict[int, Computed] = {}
     pending = enumerate(reader(source))
 
     async def work() -> None:
         for position, task in pending:  # shared: each task goes to the first free worker
-            found[position] = (task.task_id, await _reference_outputs(task, pool, advance))
+            found[position] = (task.task_id, *await _reference_outputs(task, pool, advance))
 
     progress("computing expected outputs", 0, total)
-    await asyncio.gather(*(work() for _ in range(pool.size)))
+    # Two tasks per worker: while the host decodes and packs one chunk's values, the worker runs another's.
+    await asyncio.gather(*(work() for _ in range(2 * pool.size)))
     return [found[position] for position in sorted(found)]
 
 
-async def _reference_outputs(task: HumanEvalPlusTask, pool: Sandbox, advance: Callable[[int], None]) -> list[Output]:
-    """Outputs of the canonical solution, or ``{"error": ...}`` where it failed, in chunks of inputs."""
+async def _reference_outputs(
+    task: HumanEvalPlusTask, pool: Sandbox, advance: Callable[[int], None]
+) -> tuple[list[Output], list[float | None]]:
+    """Outputs of the canonical solution (``{"error": ...}`` where it failed) and its CPU seconds on each
+    input (``None`` where it failed), in chunks of inputs."""
     program, entry = task.reference(), task.entry_point
     marker = f"refinelab-large-value-{secrets.token_hex(8)}"
-    setup = _SMALL_SOURCE.format(name=_SMALL, limit=SMALL_ITEMS)
+    setup = _timed_setup()
     outputs: list[Output] = []
+    seconds: list[float | None] = []
     exprs = task.expressions
     for start in range(0, len(exprs), CHUNK):
         chunk = exprs[start : start + CHUNK]
-        wrapped = [f"{_SMALL}({expr}, {marker!r})" for expr in chunk]
+        wrapped = [f"{_TIMED}(lambda: {expr}, {marker!r})" for expr in chunk]
         values = await pool.values(program, wrapped, entry_point=entry, setup=setup, limits=REFERENCE_LIMITS)
-        for expr, value in zip(chunk, values):
+        for expr, timed in zip(chunk, values):
+            value, spent = timed if isinstance(timed, list) and len(timed) == 2 else (timed, None)
             if value == marker:
                 (value,) = await pool.values(program, [expr], entry_point=entry, limits=REFERENCE_LIMITS)
             outputs.append(_output(value, task.atol, packable=entry != "find_zero"))
+            seconds.append(
+                float(spent) if isinstance(spent, (int, float)) and not isinstance(value, TestOutcome) else None
+            )
         advance(len(chunk))
-    return outputs
+    return outputs, seconds
+
+
+def _timed_setup() -> str:
+    return _SMALL_SOURCE.format(name=_SMALL, limit=SMALL_ITEMS) + _TIMED_SOURCE.format(name=_TIMED, small=_SMALL)
+
+
+async def calibrate(pool: Sandbox) -> float:
+    """CPU seconds of a fixed workload in the sandbox (the fastest of :data:`CALIBRATION_RUNS` runs): how
+    fast this machine runs Python now, to scale reference times measured elsewhere."""
+    setup = _timed_setup()
+    expressions = [f"{_TIMED}(lambda: {_WORKLOAD_CALL}, None)"] * CALIBRATION_RUNS
+    values = await pool.values(_WORKLOAD, expressions, setup=setup, limits=REFERENCE_LIMITS)
+    times = [v[1] for v in values if isinstance(v, list) and len(v) == 2 and isinstance(v[1], (int, float))]
+    if not times:
+        raise InfrastructureError(f"the sandbox could not run the calibration workload: {values[0]!r}")
+    return max(float(min(times)), 1e-6)
 
 
 def _output(value: object, atol: float, *, packable: bool) -> Output:
@@ -246,17 +326,23 @@ def _output(value: object, atol: float, *, packable: bool) -> Output:
     return {"value": encoded}
 
 
-def _hidden_tests(task: HumanEvalPlusTask, outputs: list[Output]) -> tuple[list[Test], int]:
-    """The task's hidden tests from its outputs; inputs without an output are dropped (and counted)."""
+def _hidden_tests(
+    task: HumanEvalPlusTask, outputs: list[Output], seconds: list[float | None]
+) -> tuple[list[Test], int, list[float]]:
+    """The task's hidden tests from its outputs, and the reference's time on each; inputs without an
+    output are dropped (and counted)."""
     tests: list[Test] = []
+    times: list[float] = []
     dropped = 0
-    for index, output in zip(range(len(task.inputs)), outputs):
+    for index, output, spent in zip(range(len(task.inputs)), outputs, seconds):
         if isinstance(output, Packed):  # large: compared (with its tolerance) when needed, see _packed
             tests.append(task.test(index, output, None))
         elif "value" not in output:
             dropped += 1
+            continue
         else:
             expected = decode(output["value"])
             exact = task.entry_point != "find_zero" and not (task.atol or holds_float(expected))
             tests.append(task.test(index, expected, None if exact else task.atol or DEFAULT_FLOAT_ATOL))
-    return tests, dropped
+        times.append(spent or 0.0)
+    return tests, dropped, times

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from refinelab.problems import AssertTest, CallTest, Problem, ProblemKind, Test
+from refinelab.sandbox._limits import Limits
 from refinelab.sandbox._worker import protocol as wire
 
 
@@ -24,6 +25,12 @@ class Suite:
     """Code run after the program and before the tests."""
     prelude: str = ""
     """Code run in the program's namespace before the program (a benchmark harness's imports)."""
+    reference_seconds: tuple[float, ...] = ()
+    """CPU seconds the problem's reference solution took on each test, when measured (HumanEval+'s
+    hidden tests); a test's limit follows it under :attr:`Limits.reference_factor`. Empty: not known."""
+    seconds: tuple[float, ...] = ()
+    """CPU limit of each test, overriding the run's :class:`Limits` (dual agreement gives generated tests
+    a short limit of their own). Empty: the limits decide."""
 
     @classmethod
     def of(
@@ -45,8 +52,12 @@ class Suite:
 
     @classmethod
     def hidden(cls, problem: Problem) -> Suite:
-        """The problem's hidden tests: what scores an attempt (never shown to a strategy)."""
-        return cls.for_problem(problem, problem.hidden_tests)
+        """The problem's hidden tests: what scores an attempt (never shown to a strategy), with the
+        reference's time on each when it was measured."""
+        suite = cls.for_problem(problem, problem.hidden_tests)
+        if len(problem.hidden_seconds) == len(problem.hidden_tests):
+            return replace(suite, reference_seconds=problem.hidden_seconds)
+        return suite
 
     @classmethod
     def for_problem(cls, problem: Problem, tests: Sequence[Test]) -> Suite:
@@ -56,20 +67,46 @@ class Suite:
             tests, kind=problem.kind, entry_point=problem.entry_point, setup=problem.test_setup, prelude=problem.prelude
         )
 
-    def inputs(self) -> SuiteInputs:
-        """What crosses to a worker (or a cluster node): the suite without its expected values."""
-        tests = tuple(_test_for_worker(t) for t in self.tests)
-        return SuiteInputs(self.kind, self.entry_point, self.setup, self.prelude, tests)
+    def subset(self, indices: Sequence[int]) -> Suite:
+        """The suite of some of these tests (each keeping its reference time and its own limit)."""
 
-    def for_worker(self) -> dict[str, object]:
-        """What the worker gets: inputs only, never expected values or outputs."""
-        return self.inputs().for_worker()
+        def pick(values: tuple[float, ...]) -> tuple[float, ...]:
+            return tuple(values[i] for i in indices) if len(values) == len(self.tests) else ()
+
+        return replace(
+            self,
+            tests=tuple(self.tests[i] for i in indices),
+            reference_seconds=pick(self.reference_seconds),
+            seconds=pick(self.seconds),
+        )
+
+    def test_seconds(self, limits: Limits) -> list[float]:
+        """The CPU limit of each test under ``limits`` (an explicit ``seconds`` wins; then the reference rule)."""
+        if len(self.seconds) == len(self.tests):
+            return list(self.seconds)
+        if len(self.reference_seconds) == len(self.tests) and limits.reference_factor is not None:
+            return [limits.test_seconds(t) for t in self.reference_seconds]
+        return [limits.cpu_seconds] * len(self.tests)
+
+    def inputs(self, limits: Limits) -> SuiteInputs:
+        """What crosses to a worker (or a cluster node) to run under ``limits``: the suite without its
+        expected values, with each test's CPU limit (:meth:`test_seconds`) resolved here."""
+        tests = tuple(_test_for_worker(t) for t in self.tests)
+        seconds = tuple(self.test_seconds(limits))
+        return SuiteInputs(self.kind, self.entry_point, self.setup, self.prelude, tests, seconds)
+
+    def for_worker(self, limits: Limits | None = None) -> dict[str, object]:
+        """What the worker gets: inputs (and each test's CPU limit where it is not the job's), never
+        expected values or outputs."""
+        return self.inputs(limits or Limits()).for_worker(limits)
 
 
 @dataclass(frozen=True)
 class SuiteInputs:
     """A suite without its expected values: what a program runs on. Workers get this, and so do cluster
-    nodes: expected values and outputs stay with the caller, who judges what the programs did."""
+    nodes: expected values and outputs stay with the caller, who judges what the programs did. Each
+    test's CPU limit is resolved by the caller (:meth:`Suite.inputs`), so a node builds the same jobs,
+    test by test, as this machine's pool."""
 
     kind: ProblemKind
     """How programs are run (see :attr:`Suite.kind`)."""
@@ -81,19 +118,35 @@ class SuiteInputs:
     """Code run in the program's namespace before the program."""
     tests: tuple[dict[str, object], ...]
     """Each test's input in the worker protocol's form (an expression, assert code or stdin)."""
+    seconds: tuple[float, ...] = ()
+    """Each test's CPU limit (:meth:`Suite.test_seconds` under the run's limits). Empty: every test gets
+    the job's ``cpu_seconds``."""
 
-    def for_worker(self) -> dict[str, object]:
-        """The suite as the worker protocol spells it."""
+    def test_seconds(self, limits: Limits) -> list[float]:
+        """Each test's CPU limit (``limits``' own where none was resolved)."""
+        if len(self.seconds) == len(self.tests):
+            return list(self.seconds)
+        return [limits.cpu_seconds] * len(self.tests)
+
+    def for_worker(self, limits: Limits | None = None) -> dict[str, object]:
+        """The suite as the worker protocol spells it; a test whose limit is not ``limits.cpu_seconds``
+        carries its own (:data:`~refinelab.sandbox._worker.protocol.TEST_LIMIT`)."""
+        tests = [dict(test) for test in self.tests]
+        if limits is not None:
+            for test, seconds in zip(tests, self.test_seconds(limits)):
+                if seconds != limits.cpu_seconds:
+                    test[wire.TEST_LIMIT] = seconds
         return {
             wire.ENTRY_POINT: self.entry_point,
             wire.SETUP: self.setup,
             wire.PRELUDE: self.prelude,
-            wire.TESTS: list(self.tests),
+            wire.TESTS: tests,
         }
 
     def subset(self, indices: Sequence[int]) -> SuiteInputs:
-        """The same suite with only the tests at ``indices``, in that order."""
-        return replace(self, tests=tuple(self.tests[i] for i in indices))
+        """The same suite with only the tests at ``indices`` (each keeping its limit), in that order."""
+        seconds = tuple(self.seconds[i] for i in indices) if len(self.seconds) == len(self.tests) else ()
+        return replace(self, tests=tuple(self.tests[i] for i in indices), seconds=seconds)
 
 
 Item = tuple[str, Suite]

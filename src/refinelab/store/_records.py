@@ -13,7 +13,7 @@ from typing import Literal
 
 from refinelab import __version__
 from refinelab.problems import Problem
-from refinelab.sandbox import Sandbox
+from refinelab.sandbox import Limits, Sandbox
 from refinelab.store._process import ProcessId
 
 SOLVE_BENCHMARK = "solve"
@@ -65,10 +65,11 @@ class RunHeader:
     """The sandbox's limits per test, as stored (a :class:`~refinelab.sandbox.Limits` as a table)."""
 
     @classmethod
-    def of(cls, sandbox: Sandbox) -> RunHeader:
-        """The header of a run starting now, in this process, on ``sandbox``."""
+    def of(cls, sandbox: Sandbox, *, limits: Limits | None = None) -> RunHeader:
+        """The header of a run starting now, in this process, on ``sandbox``; ``limits``: what its hidden
+        tests are scored under, when not the sandbox's own (``run`` stops them at a first failure)."""
         versions = {"refinelab": __version__, "python": platform.python_version()}
-        return cls(versions=versions, isolation=sandbox.isolation, limits=asdict(sandbox.limits))
+        return cls(versions=versions, isolation=sandbox.isolation, limits=asdict(limits or sandbox.limits))
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -18,7 +18,8 @@ from refinelab.errors import UserError
 from refinelab.models import Completion, GenerateConfig, Message, Model
 from refinelab.problems import Problem
 from refinelab.records import Spend, Usage
-from refinelab.sandbox import RunResult, Sandbox, Suite
+from refinelab.sandbox import Limits, RunResult, Sandbox, Suite
+from refinelab.verification import agreement_limits
 
 Role = Literal["actor", "critic"]
 REPEAT_STRIDE = 1_000_000
@@ -74,6 +75,7 @@ class Env:
         critic: Model | None = None,
         budget: Budget | None = None,
         repeat: int = 0,
+        agreement: Limits | None = None,
     ) -> None:
         self.actor = actor
         self.critic = critic or actor
@@ -82,6 +84,9 @@ class Env:
         self.spent = Spent()
         self._in_flight = 0
         self._settled = asyncio.Condition()
+        self.agreement = agreement or agreement_limits()
+        """Limits of generated tests in dual agreement (CodeT's 0.1 s each by default; a problem's own tests
+        joined to them keep the sandbox's)."""
         self.repeat = repeat
         """Which repetition of the same problem and configuration this is: repeats are distinct samples
         (their own cache entries), so a repeated run is a new draw, not a cache hit."""

@@ -306,7 +306,7 @@ async def sample_and_agree(
         concurrently(env, problem, requests), write_tests(env, problem, plan)
     )
     tests = visible + generated_pool(generations, plan.limit)
-    final, decisions = await agreement_choice(env, problem, attempts, tests, score)
+    final, decisions = await agreement_choice(env, problem, attempts, tests, visible=len(visible), score=score)
     note = note or test_note
     trajectory = _finish(problem, spec, attempts, "budget" if note else "agreement", note=note, final=final)
     steps = (tests_decision(len(visible), len(tests)), *decisions)

@@ -10,7 +10,7 @@ from refinelab.models import GenerateConfig
 from refinelab.problems import Problem, Test
 from refinelab.strategies._env import BudgetExhausted, Env
 from refinelab.strategies._trajectory import Attempt, Decision, TestGeneration
-from refinelab.verification import Agreement, Score, dual_agreement, pooled, run_matrix, test_request
+from refinelab.verification import Agreement, MatrixJob, Score, dual_agreement, pooled, run_matrices, test_request
 
 DEFAULT_TESTS_PER_SAMPLE = 10
 """Tests asked for in each test-writing call, unless a strategy says otherwise."""
@@ -80,12 +80,23 @@ def tests_decision(visible: int, total: int) -> Decision:
     return Decision("tests", f"judged by {total} tests: {visible} visible, {total - visible} generated")
 
 
+async def pass_matrix(
+    env: Env, programs: list[str | None], tests: tuple[Test, ...], visible: int, problem: Problem
+) -> list[frozenset[int]]:
+    """Which tests each program passes: the first ``visible`` (the problem's own) on the sandbox's limit,
+    the generated ones on the agreement's (``env.agreement``), in shared sandbox batches."""
+    own = (env.sandbox.limits.cpu_seconds,) * visible + (None,) * (len(tests) - visible)
+    (passed,) = await run_matrices(env.sandbox, [MatrixJob(programs, tests, problem, own)], limits=env.agreement)
+    return passed
+
+
 async def agreement_choice(
-    env: Env, problem: Problem, attempts: list[Attempt], tests: tuple[Test, ...], score: Score
+    env: Env, problem: Problem, attempts: list[Attempt], tests: tuple[Test, ...], *, visible: int, score: Score
 ) -> tuple[int | None, list[Decision]]:
-    """Run every attempt on every test; the earliest member of the best dual-agreement group, and the
-    ``group`` and ``choose`` decisions that say why."""
-    passed = await run_matrix(env.sandbox, [a.code for a in attempts], tests, problem)
+    """Run every attempt on every test (the first ``visible`` of them the problem's own); the earliest
+    member of the best dual-agreement group (by ``score``), and the ``group`` and ``choose`` decisions
+    that say why."""
+    passed = await pass_matrix(env, [a.code for a in attempts], tests, visible, problem)
     agreement = dual_agreement(passed, score=score)
     decisions = group_decisions(agreement, len(tests))
     best = agreement.best

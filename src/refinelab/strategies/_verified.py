@@ -37,9 +37,16 @@ from refinelab.strategies._feedback import feedback
 from refinelab.strategies._prompts import DEFAULT_PROMPTS, Prompts
 from refinelab.strategies._registry import strategy
 from refinelab.strategies._schedule import TemperatureSchedule, at_round, check_schedule
-from refinelab.strategies._tests import TestPlan, generated_pool, group_decisions, hidden_view, write_tests
+from refinelab.strategies._tests import (
+    TestPlan,
+    generated_pool,
+    group_decisions,
+    hidden_view,
+    pass_matrix,
+    write_tests,
+)
 from refinelab.strategies._trajectory import Attempt, Decision, StopReason, TestGeneration, Trajectory
-from refinelab.verification import Agreement, dual_agreement, run_matrix
+from refinelab.verification import Agreement, dual_agreement
 
 FEEDBACK_FAILURES = 3
 """Failing tests shown in one refinement request."""
@@ -164,7 +171,8 @@ async def _search(env: Env, state: _State, knobs: Knobs, plan: TestPlan) -> tupl
 async def _admit(env: Env, state: _State, attempts: list[Attempt]) -> None:
     """Record new attempts and run each on every known test."""
     state.attempts.extend(attempts)
-    passed = await run_matrix(env.sandbox, [a.code for a in attempts], state.known, state.problem)
+    visible = len(state.problem.visible_tests)
+    passed = await pass_matrix(env, [a.code for a in attempts], state.known, visible, state.problem)
     for attempt, tests in zip(attempts, passed):
         state.passed[attempt.index] = tests
 

@@ -1,4 +1,12 @@
-"""Running every program on every test: the pass matrix dual agreement is computed from."""
+"""Running every program on every test: the pass matrix dual agreement is computed from.
+
+Agreement runs model-written tests, many of which a wrong program loops on, so they get a short CPU
+limit of their own (CodeT's 0.1 s by default, :data:`AGREEMENT_SECONDS`), while a problem's own
+(visible) tests joined to them keep the run's limit. Every test gets its own verdict: after a timeout
+the next test runs in a fresh process. ``check --select dual-agreement`` and the ``codet``,
+``verified`` and ``sampling(select=dual-agreement)`` strategies all run their matrices here, in as few
+sandbox jobs as the sandbox's batches allow.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +19,14 @@ from refinelab.sandbox import Item, Limits, RunResult, Sandbox, Suite
 
 Row = tuple[int, int]
 """(job, program) positions."""
+AGREEMENT_SECONDS = 0.1
+"""CodeT's time per generated test (wall time there; CPU time here): a program looping on many tests
+costs little, and a test that needs more time fails here as it fails in CodeT."""
+
+
+def agreement_limits(seconds: float = AGREEMENT_SECONDS, base: Limits | None = None) -> Limits:
+    """Limits for an agreement matrix: ``seconds`` per generated test, every test's verdict wanted."""
+    return replace(base or Limits(), cpu_seconds=seconds, stop_at_failure=False, after_timeout="continue")
 
 
 @dataclass(frozen=True)
@@ -23,6 +39,9 @@ class MatrixJob:
     """The tests."""
     problem: Problem
     """How the tests run: kind, entry point, setup and prelude."""
+    seconds: Sequence[float | None] = ()
+    """CPU limit of each test where it is not the matrix's (a problem's own tests joined to generated ones
+    keep the run's limit); ``None`` or empty: the matrix's limit."""
 
 
 async def run_matrix(
@@ -36,9 +55,9 @@ async def run_matrix(
     """Which tests each program passes, run in the sandbox.
 
     Every program runs against all ``tests`` (as the problem's own tests run: same kind, entry point,
-    setup and prelude). The sandbox skips a program's tests after one that times out; each skipped
-    test then runs again on its own, so a slow test never costs a program the tests after it. A program given as
-    ``None`` (it could not be read) passes nothing.
+    setup and prelude), each test on ``limits``' CPU limit (the sandbox's when None), every test to its
+    own verdict: a slow test never costs a program the tests after it. A program given as ``None`` (it
+    could not be read) passes nothing.
 
     Returns:
         For each program, in order, the indices of the tests it passes.
@@ -57,6 +76,7 @@ async def run_matrices(
     """:func:`run_matrix` for several problems at once, in shared sandbox batches (much faster than one
     call per problem when each has few programs or tests). Identical programs of a job run once.
     ``progress`` is told ``("agreement", done, total)`` as programs finish. Results in job order."""
+    limits = agreement_limits((limits or sandbox.limits).cpu_seconds, limits or sandbox.limits)
     first = _first_copies(jobs)
     rows = sorted(set(first.values()))
     passed: dict[Row, set[int]] = {row: set() for row in rows}
@@ -64,7 +84,7 @@ async def run_matrices(
     pending = [(row, tests) for row, tests in pending if tests]
     suites: dict[tuple[int, tuple[int, ...]], Suite] = {}
     while pending:
-        items = [(jobs[j].programs[i] or "", _suite(jobs[j], tests, suites, j)) for (j, i), tests in pending]
+        items = [(jobs[j].programs[i] or "", _suite(jobs[j], j, tests, suites, limits)) for (j, i), tests in pending]
         results = await _run(sandbox, items, limits, progress)
         pending = _record(pending, results, passed)
     return [
@@ -106,15 +126,24 @@ async def _run(
     return [result for chunk in finished for result in chunk]
 
 
-def _suite(job: MatrixJob, indices: Sequence[int], cache: dict[tuple[int, tuple[int, ...]], Suite], key: int) -> Suite:
-    """The suite of some of a job's tests; one object per distinct test list, so the sandbox sends each
-    suite once per batch however many programs share it."""
-    found = cache.get((key, tuple(indices)))
+def _suite(
+    job: MatrixJob, number: int, indices: Sequence[int], cache: dict[tuple[int, tuple[int, ...]], Suite], limits: Limits
+) -> Suite:
+    """The suite of some of job ``number``'s tests, each with its CPU limit (its own, else ``limits``'); one
+    object per distinct test list, so the sandbox sends each suite once per batch however many programs
+    share it."""
+    found = cache.get((number, tuple(indices)))
     if found is None:
+        own: list[float | None] = list(job.seconds) if len(job.seconds) == len(job.tests) else [None] * len(job.tests)
+        seconds = tuple(_or(own[t], limits.cpu_seconds) for t in indices)
         # The problem's own way of running tests (kind, entry point, setup, prelude), with these tests.
-        found = replace(Suite.visible(job.problem), tests=tuple(job.tests[t] for t in indices))
-        cache[(key, tuple(indices))] = found
+        found = replace(Suite.visible(job.problem), tests=tuple(job.tests[t] for t in indices), seconds=seconds)
+        cache[(number, tuple(indices))] = found
     return found
+
+
+def _or(value: float | None, default: float) -> float:
+    return default if value is None else value
 
 
 def _record(

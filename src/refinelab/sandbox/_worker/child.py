@@ -60,6 +60,7 @@ from .protocol import (
     SETUP,
     STATUS,
     STDIO,
+    STOP_AT_FAILURE,
     SUITE_OF,
     SUITES,
     TAINT,
@@ -279,6 +280,8 @@ def _run_program(job: dict[str, object], program: int, start: int, report: Repor
     tests = suite[TESTS]
     assert isinstance(codes, list) and isinstance(tests, list)
     indices = range(start, len(tests))  # before the program runs: it may rebind builtins
+    limits = job[LIMITS]
+    stop = isinstance(limits, dict) and limits.get(STOP_AT_FAILURE) is True
     namespace: dict[str, object] = {"__name__": "__candidate__", "__builtins__": builtins}
     report.mark(program)
     report.send({PROGRAM: program, INDEX: LOAD_INDEX, BEGIN: time.process_time()})
@@ -297,6 +300,8 @@ def _run_program(job: dict[str, object], program: int, start: int, report: Repor
         report.send(previous)
         previous = {PROGRAM: program, INDEX: index, **_run_test(tests[index], scope)}
         _flush_stdout()
+        if stop and previous[STATUS] not in (S_VALUE, S_OK):
+            break  # its verdict is known: the worker reports the rest as skipped
     join_threads()  # within the last step: a thread that never ends times it out
     _flush_stdout()
     report.send(previous)

@@ -3,7 +3,10 @@
 A function job runs one or more programs against the same tests, in as few children as possible: a
 child goes on to the next program unless the job asks for isolation or the previous program tainted
 it. When a child dies on a test, the worker records why and starts a new child at the next test (or,
-after a timeout, skips the program's remaining tests). A stdio job forks one child per (program, test).
+after a timeout, skips the program's remaining tests unless the job asks for every test's verdict,
+:data:`~protocol.AFTER_TIMEOUT`). When the job only needs verdicts (:data:`~protocol.STOP_AT_FAILURE`), a
+program's tests after one that ended in a failure status are skipped. A stdio job forks one child per
+(program, test). Each test is judged on its own CPU limit (:data:`~protocol.TEST_LIMIT`) when it has one.
 """
 
 from __future__ import annotations
@@ -18,6 +21,8 @@ from .protocol import Step
 from .supervise import Watch, spawn, sweep, watch_child
 
 Result = dict[str, object]
+SKIPPED_AFTER_TIMEOUT: Result = {wire.STATUS: wire.S_SKIPPED, wire.MESSAGE: "not run: an earlier test timed out"}
+SKIPPED_AFTER_FAILURE: Result = {wire.STATUS: wire.S_SKIPPED, wire.MESSAGE: "not run: an earlier test failed"}
 
 
 @dataclass(frozen=True)
@@ -30,16 +35,51 @@ class Ended:
     """CPU seconds it used."""
     cpu_total: float
     """Its CPU budget (the hard RLIMIT_CPU)."""
+    stop_at_failure: bool = False
+    """The job only needs verdicts (:data:`~protocol.STOP_AT_FAILURE`)."""
+    continue_after_timeout: bool = False
+    """The job wants every test's verdict after a timeout (:data:`~protocol.AFTER_TIMEOUT`)."""
 
 
-def _run_child(job: dict[str, object], position: Step, stdin: bytes | None) -> tuple[Watch, Ended]:
+def _limits(job: dict[str, object]) -> dict[str, object]:
     limits = job[wire.LIMITS]
     assert isinstance(limits, dict)
+    return limits
+
+
+def test_seconds(job: dict[str, object], key: Step) -> float:
+    """The CPU limit of step ``key``: the test's own, else the job's (a load uses the job's)."""
+    default = float(str(_limits(job)[wire.CPU_SECONDS]))
+    if key.test < 0:
+        return default
+    tests = suite_of(job, key.program)[wire.TESTS]
+    assert isinstance(tests, list)
+    if key.test >= len(tests) or not isinstance(tests[key.test], dict):
+        return default
+    own = tests[key.test].get(wire.TEST_LIMIT)
+    return float(own) if isinstance(own, (int, float)) else default
+
+
+def _run_child(
+    job: dict[str, object], position: Step, stdin: bytes | None, test: int | None = None
+) -> tuple[Watch, Ended]:
+    """Fork a child at ``position`` and follow it; ``test``: a stdio child's test (its limit applies)."""
+    limits = _limits(job)
     pid, fds, nonce = spawn(job, position, stdin)
-    watch = Watch(nonce, limits, stdio=job[wire.MODE] == wire.STDIO)
-    status, cpu = watch_child(pid, fds, watch, limits)
+
+    def seconds(key: Step) -> float:
+        return test_seconds(job, Step(key.program, test if test is not None else key.test))
+
+    watch = Watch(nonce, limits, stdio=job[wire.MODE] == wire.STDIO, seconds=seconds)
+    status, cpu = watch_child(pid, fds, watch)
     sweep(pid)
-    return watch, Ended(int(status), float(cpu), float(str(limits[wire.CPU_TOTAL])))
+    return watch, Ended(
+        int(status),
+        float(cpu),
+        float(str(limits[wire.CPU_TOTAL])),
+        stop_at_failure=limits.get(wire.STOP_AT_FAILURE) is True,
+        continue_after_timeout=limits.get(wire.AFTER_TIMEOUT) == wire.CONTINUE,
+    )
 
 
 def death(watch: Watch, info: Ended) -> Result:
@@ -121,12 +161,25 @@ def _collect_program(watch: Watch, info: Ended, row: list[Result | None], progra
         index += 1
     if index == len(row):
         return None
+    if info.stop_at_failure and index > start and _failed(row[index - 1]):
+        return _skip_rest(row, index, SKIPPED_AFTER_FAILURE, None)  # the child stopped here on purpose
     row[index] = death(watch, info)
-    if row[index][wire.STATUS] != wire.S_TIMEOUT:  # type: ignore[index]
-        return Step(program, index + 1) if index + 1 < len(row) else Step(program + 1, 0)
-    for later in range(index + 1, len(row)):
-        row[later] = {wire.STATUS: wire.S_SKIPPED, wire.MESSAGE: "not run: an earlier test timed out"}
-    return Step(program + 1, 0)
+    timed_out = row[index][wire.STATUS] == wire.S_TIMEOUT  # type: ignore[index]
+    if timed_out and not info.continue_after_timeout:
+        return _skip_rest(row, index + 1, SKIPPED_AFTER_TIMEOUT, Step(program + 1, 0))
+    if info.stop_at_failure and not timed_out:
+        return _skip_rest(row, index + 1, SKIPPED_AFTER_FAILURE, Step(program + 1, 0))
+    return Step(program, index + 1) if index + 1 < len(row) else Step(program + 1, 0)
+
+
+def _failed(report: Result | None) -> bool:
+    return report is not None and report.get(wire.STATUS) in wire.FAILURE_STATUSES
+
+
+def _skip_rest(row: list[Result | None], start: int, skipped: Result, then: Step | None) -> Step | None:
+    for later in range(start, len(row)):
+        row[later] = dict(skipped)
+    return then
 
 
 def _test_count(job: dict[str, object], program: int) -> int:
@@ -154,15 +207,27 @@ def _stdio_result(watch: Watch, info: Ended) -> Result:
 
 
 def run_stdio_job(job: dict[str, object]) -> dict[str, object]:
-    """Run a stdin/stdout program once per test, each in a fresh child."""
+    """Run a stdin/stdout program once per test, each in a fresh child (each on its own CPU limit).
+
+    When the job only needs verdicts, the tests after one that ended in a failure status are skipped
+    (a wrong output is judged on the host, so only statuses stop the program here).
+    """
     tests = suite_of(job, 0)[wire.TESTS]
     assert isinstance(tests, list)
+    stop = _limits(job).get(wire.STOP_AT_FAILURE) is True
     row: list[Result] = []
-    for test in tests:
-        watch, info = _run_child(job, Step(0, 0), str(test[wire.STDIN]).encode())
+    cpu = 0.0
+    for index, test in enumerate(tests):
+        if stop and row and row[-1].get(wire.STATUS) in wire.FAILURE_STATUSES:
+            skipped = SKIPPED_AFTER_TIMEOUT if row[-1].get(wire.STATUS) == wire.S_TIMEOUT else SKIPPED_AFTER_FAILURE
+            row += [dict(skipped) for _ in range(index, len(tests))]
+            break
+        watch, info = _run_child(job, Step(0, 0), str(test[wire.STDIN]).encode(), test=index)
         result = _stdio_result(watch, info)
         result[wire.STDOUT] = watch.out.decode("utf-8", "replace")
         result[wire.STDERR] = watch.err[-4096:].decode("utf-8", "replace")
         result[wire.CPU] = info.cpu
+        cpu += info.cpu
         row.append(result)
-    return {wire.RESULTS: [row], wire.OUTPUTS: [""]}
+    children = sum(wire.CPU in result for result in row)
+    return {wire.RESULTS: [row], wire.OUTPUTS: [""], wire.STATS: {"children": children, "child_cpu": cpu}}

@@ -7,11 +7,12 @@ Framing: a 4-byte big-endian length, then a JSON object, in both directions. The
 :data:`READY` once, before its first reply, when it is ready for jobs.
 
 A job (host to worker) holds :data:`JOB_ID`, :data:`MODE`, :data:`PROGRAMS`, :data:`SUITES`,
-:data:`SUITE_OF` (the suite each program runs against), :data:`ISOLATE` and :data:`LIMITS`; a suite
-holds :data:`ENTRY_POINT`, :data:`SETUP`, :data:`PRELUDE` and :data:`TESTS`; a test holds
-:data:`TEST_KIND` and its input (:data:`EXPR`, :data:`CODE` or :data:`STDIN`) and never the expected
-value. A reply (worker to host) holds :data:`RESULTS` (one row of reports per program),
-:data:`OUTPUTS` (what each program printed) and :data:`STATS`.
+:data:`SUITE_OF` (the suite each program runs against), :data:`ISOLATE` and :data:`LIMITS` (the
+limit keys); a suite holds :data:`ENTRY_POINT`, :data:`SETUP`, :data:`PRELUDE` and :data:`TESTS`; a
+test holds :data:`TEST_KIND`, its input (:data:`EXPR`, :data:`CODE` or :data:`STDIN`) and, when it has
+a CPU limit of its own, :data:`TEST_LIMIT`; never the expected value. A reply (worker to host) holds
+:data:`RESULTS` (one row of reports per program), :data:`OUTPUTS` (what each program printed) and
+:data:`STATS`.
 
 A report (one per test) holds :data:`STATUS` and, depending on it, :data:`VALUE`, :data:`MESSAGE`,
 :data:`ERROR_TYPE`, :data:`TRACEBACK`, :data:`STDOUT`, :data:`STDERR`, :data:`CPU` and, for a timeout,
@@ -43,8 +44,19 @@ CWD = "cwd"
 
 # Limit keys (under LIMITS)
 CPU_SECONDS = "cpu_seconds"
-WALL_SECONDS = "wall_seconds"
+"""CPU seconds per test, for a test without a :data:`TEST_LIMIT` of its own (and a program's load)."""
+WALL_FACTOR = "wall_factor"
+"""The wall-clock backstop of a test, as a multiple of its CPU limit (plus one second)."""
 CPU_TOTAL = "cpu_total"
+"""The hard RLIMIT_CPU of a child: every CPU limit it may spend, summed (a backstop for the backstop)."""
+STOP_AT_FAILURE = "stop_at_failure"
+"""True: a program's remaining tests are not run once one of them ended in a failure status (its
+verdict is already known); they are reported :data:`S_SKIPPED`."""
+AFTER_TIMEOUT = "after_timeout"
+"""What follows a test that timed out: :data:`SKIP_REST` (the program's remaining tests are skipped) or
+:data:`CONTINUE` (a fresh child runs the next test; every test gets its own verdict)."""
+SKIP_REST = "skip"
+CONTINUE = "continue"
 MEMORY_BYTES = "memory_bytes"
 FILE_BYTES = "file_bytes"
 OPEN_FILES = "open_files"
@@ -61,6 +73,8 @@ TESTS = "tests"
 
 # Test keys and kinds
 TEST_KIND = "k"
+TEST_LIMIT = "l"
+"""CPU seconds this test may take (instead of the job's :data:`CPU_SECONDS`)."""
 EXPR = "expr"
 CODE = "code"
 STDIN = "stdin"

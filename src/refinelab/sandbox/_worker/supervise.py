@@ -19,6 +19,7 @@ import os
 import select
 import signal
 import time
+from collections.abc import Callable
 
 from . import protocol as wire
 from .child import child_main, program_mark
@@ -34,9 +35,20 @@ _MARK_DIGITS = 20
 class Watch:
     """What the worker learns about one child while it runs."""
 
-    def __init__(self, nonce: str, limits: dict[str, object], *, stdio: bool = False) -> None:
+    def __init__(
+        self,
+        nonce: str,
+        limits: dict[str, object],
+        *,
+        stdio: bool = False,
+        seconds: Callable[[Step], float] | None = None,
+    ) -> None:
         self.nonce = nonce
         self.stdio = stdio
+        default = float(str(limits.get(wire.CPU_SECONDS, 4.0)))
+        self.seconds: Callable[[Step], float] = seconds or (lambda key: default)
+        """The CPU limit of a step: a test's own limit, else the job's."""
+        self.wall_factor = float(str(limits.get(wire.WALL_FACTOR, 3.0)))
         self._mark = program_mark(nonce, 0)[:-2]  # up to the program number
         self._carry: dict[str, bytes] = {}
         self._stream_program: dict[str, int | None] = {"out": None, "err": None}
@@ -202,13 +214,11 @@ def _stdin_fd(data: bytes | None) -> int:
     return fd
 
 
-def watch_child(pid: int, fds: dict[str, int], watch: Watch, limits: dict[str, object]) -> tuple[int, float]:
+def watch_child(pid: int, fds: dict[str, int], watch: Watch) -> tuple[int, float]:
     """Follow the child until it exits or is killed; return its wait status and CPU seconds."""
     pidfd = os.pidfd_open(pid)
     sinks = {fds["out"]: watch.out, fds["err"]: watch.err, fds["res"]: watch.res}
     open_fds = set(sinks)
-    cpu_limit = float(str(limits[wire.CPU_SECONDS]))
-    wall_limit = float(str(limits[wire.WALL_SECONDS]))
     killed = False
     try:
         while True:
@@ -220,7 +230,7 @@ def watch_child(pid: int, fds: dict[str, int], watch: Watch, limits: dict[str, o
             if pidfd in ready:
                 break
             if watch.killed is None:
-                watch.killed = _over_limit(pid, watch, cpu_limit, wall_limit)
+                watch.killed = _over_limit(pid, watch)
             if watch.killed is not None and not killed:
                 kill_child(pid)
                 killed = True
@@ -296,10 +306,12 @@ def _waited(pid: int, watch: Watch) -> float:
     return max((wait - begin.get(tid, 0) for tid, wait in now.items()), default=0) / 1e9
 
 
-def _over_limit(pid: int, watch: Watch, cpu_limit: float, wall_limit: float) -> str | None:
-    """Judge the running test on CPU time; wall time is only a backstop (fair under load)."""
+def _over_limit(pid: int, watch: Watch) -> str | None:
+    """Judge the running test on CPU time (its own limit); wall time is only a backstop (fair under load)."""
     if watch.current is None:
         return None
+    cpu_limit = watch.seconds(watch.current)
+    wall_limit = cpu_limit * watch.wall_factor + 1.0
     elapsed = time.monotonic() - watch.begin_wall
     waited = _waited(pid, watch)
     if elapsed - waited > wall_limit or elapsed > wall_limit * _WALL_CEILING:

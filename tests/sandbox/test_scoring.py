@@ -1,0 +1,49 @@
+"""Scoring on hidden tests: identical programs run once, and when only the verdict is wanted a wrong
+program's tests stop at the stage where it failed."""
+
+from __future__ import annotations
+
+from refinelab.problems import CallTest
+from refinelab.sandbox import Limits, RunResult, Suite, WorkerPool
+from refinelab.sandbox._scoring import FIRST_STAGE, run_scored, stages
+from tests.conftest import with_pool
+
+SUITE = Suite.of([CallTest(f"f({i})", i) for i in range(100)], entry_point="f")
+RIGHT = "def f(x):\n    return x\n"
+WRONG_AT = "def f(x):\n    return x + (x == {at})\n"
+
+
+def score(items: list[tuple[str, Suite]], limits: Limits) -> tuple[list[RunResult], float]:
+    async def body(pool: WorkerPool) -> tuple[list[RunResult], float]:
+        results = await run_scored(pool, items, isolate=True)
+        return results, pool.stats["children"]
+
+    return with_pool(body, workers=2, limits=limits)
+
+
+def test_stages_grow_eightfold_and_cover_every_test_once() -> None:
+    assert stages(5, True) == [range(5)] and stages(100, False) == [range(100)]
+    assert stages(100, True) == [range(0, 8), range(8, 72), range(72, 100)]
+    found = stages(5000, True)
+    assert [len(r) for r in found] == [8, 64, 512, 4096, 5000 - 4680]
+    assert [i for r in found for i in r] == list(range(5000))
+
+
+def test_a_wrong_program_stops_at_the_stage_it_failed_when_only_the_verdict_counts() -> None:
+    items = [(WRONG_AT.format(at=3), SUITE), (WRONG_AT.format(at=50), SUITE), (RIGHT, SUITE)]
+    (early, later, right), children = score(items, Limits(stop_at_failure=True))
+    assert [o.verdict for o in early.outcomes[:FIRST_STAGE]] == ["pass"] * 3 + ["fail"] + ["pass"] * 4
+    assert {o.verdict for o in early.outcomes[FIRST_STAGE:]} == {"skipped"}
+    assert later.outcomes[50].verdict == "fail" and {o.verdict for o in later.outcomes[72:]} == {"skipped"}
+    assert right.passed and len(right.outcomes) == 100
+    assert children == 1 + 2 + 3  # a process per stage run (isolated)
+    (early_all, _, _), _ = score(items, Limits())
+    assert [o.verdict for o in early_all.outcomes].count("fail") == 1 and len(early_all.outcomes) == 100
+
+
+def test_identical_programs_against_the_same_suite_run_once() -> None:
+    items = [(RIGHT, SUITE), (WRONG_AT.format(at=1), SUITE), (RIGHT, SUITE), (RIGHT, SUITE)]
+    results, children = score(items, Limits())
+    assert [r.passed for r in results] == [True, False, True, True]
+    assert results[0] is results[2] is results[3]
+    assert children == 2
