@@ -20,7 +20,7 @@ import pytest
 
 from refinelab.errors import InfrastructureError, MissingDependency, SandboxUnavailable, UserError
 from refinelab.problems import CallTest, StdioTest
-from refinelab.sandbox import ClusterOptions, ClusterSandbox, Limits, RunResult, Suite
+from refinelab.sandbox import ClusterOptions, ClusterSandbox, Limits, RunResult, Suite, run_scored
 from refinelab.sandbox import _cluster as cluster_module
 from refinelab.sandbox._cluster_node import NodeBatch
 from refinelab.sandbox._cluster_queue import BatchQueue, Call, RunKey, chunks_of
@@ -119,6 +119,20 @@ def test_timeouts_are_confirmed_by_the_local_pools_rule_decided_on_the_driver(mo
     assert results[0].outcomes[1].limit_seconds == 2.0  # the test's own limit: max(1, 4 x 0.5)
     again, _ = reruns(replace(verdict_only, stop_at_failure=False))
     assert sorted(map(tuple, again)) == sorted([(passing,), (failing,)])  # every outcome wanted: both
+
+
+def test_scoring_in_stages_keeps_where_each_program_ran(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``run_scored`` on the driver (stages when only the verdict is wanted, large suites in pieces) gives
+    each result the node it ran on, as ``check --out`` and the store record it."""
+    tests = [CallTest(f"f({i})", i) for i in range(20)]  # three stages: 8, then 12
+    suite = Suite.of(tests, entry_point="f")
+    items = [("def f(x):\n    return x\n", suite), ("def f(x):\n    return 0\n", suite)]
+    limits = Limits(stop_at_failure=True)
+    nodes = [FakeNode("a" * 20)]
+    results = with_cluster(nodes, lambda sandbox: run_scored(sandbox, items, limits=limits), monkeypatch=monkeypatch)
+    assert [r.passed for r in results] == [True, False]
+    assert [len(b.inputs[0].tests) for b in nodes[0].batches] == [8, 12]  # the wrong program stopped at stage 1
+    assert {r.node for r in results} == {f"10.0.0.20/{'a' * 12}"}
 
 
 def test_batches_spread_over_nodes_with_at_most_in_flight_each(monkeypatch: pytest.MonkeyPatch) -> None:

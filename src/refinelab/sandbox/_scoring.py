@@ -118,9 +118,8 @@ class _Scorer:
     async def score(self, items: list[Item]) -> list[RunResult]:
         """Each item's result: its stages in turn, a stage only for programs that passed every earlier one."""
         outcomes: list[list[TestOutcome]] = [[] for _ in items]
-        outputs = [""] * len(items)
+        last = [RunResult((), self.pool.isolation) for _ in items]  # each program's latest stage
         plans = [stages(len(suite.tests), self.limits.stop_at_failure) for _, suite in items]
-        isolation = self.pool.isolation
         alive = list(range(len(items)))
         step = 0
         while alive:
@@ -128,14 +127,14 @@ class _Scorer:
             running, alive = alive, []
             for i, result in zip(running, found):
                 outcomes[i] += result.outcomes
-                outputs[i], isolation = result.output, result.isolation
+                last[i] = result
                 if step + 1 < len(plans[i]) and all(o.passed for o in result.outcomes):
                     alive.append(i)
                     continue
                 outcomes[i] += [SKIPPED] * (len(items[i][1].tests) - len(outcomes[i]))
                 self.counter.finished()
             step += 1
-        return [RunResult(tuple(o), isolation, output=out) for o, out in zip(outcomes, outputs)]
+        return [_with_outcomes(result, o) for o, result in zip(outcomes, last)]
 
     def _stage_suite(self, suite: Suite, tests: range) -> Suite:
         """The suite of one stage: ``suite`` itself when the stage is all of it."""
@@ -194,5 +193,10 @@ class _Counter:
 def _joined(results: list[RunResult]) -> RunResult:
     if len(results) == 1:
         return results[0]
-    outcomes = tuple(outcome for result in results for outcome in result.outcomes)
-    return RunResult(outcomes, results[0].isolation, output=results[-1].output)
+    return _with_outcomes(results[-1], [outcome for result in results for outcome in result.outcomes])
+
+
+def _with_outcomes(last: RunResult, outcomes: Sequence[TestOutcome]) -> RunResult:
+    """A program's result from its parts or stages: every outcome, and where the last part ran (its
+    isolation, and its node on a cluster) with what it printed."""
+    return RunResult(tuple(outcomes), last.isolation, output=last.output, node=last.node)
