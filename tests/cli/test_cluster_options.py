@@ -161,7 +161,8 @@ def test_a_run_whose_sandbox_is_gone_stops_and_resumes(tmp_path: Path, monkeypat
         benchmarks, strategies = (BenchmarkChoice("jsonl", str(data)),), (StrategySpec("single-pass"),)
         spec = ExperimentSpec(benchmarks, strategies, ("fake",), base_url=server.base_url, concurrency=1)
         spec = resolve_sources(spec, settings)  # the run id covers the benchmark file's bytes
-        monkeypatch.setattr("refinelab.runtime._runtime.open_sandbox", lambda request: opened(Vanishing(2)))
+        # two units' calls: each runs its visible tests, then its hidden ones
+        monkeypatch.setattr("refinelab.runtime._runtime.open_sandbox", lambda request: opened(Vanishing(4)))
         with pytest.raises(SandboxUnavailable):
             asyncio.run(run_experiment(spec, settings))
         with Store(settings.store) as store:
