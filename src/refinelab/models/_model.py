@@ -210,6 +210,9 @@ class Model:
         retries: list[Retry] = []
         async with self.limits.slot(self.backend.endpoint, self.concurrency):
             replies, latency = await self._attempts(messages, config, len(samples), retries)
+        if len(replies) != len(samples):
+            got = f"{len(replies)} replies for n={len(samples)}"
+            raise EndpointError(f"{self.name} at {self.backend.endpoint} gave {got}")
         replies = self._with_usage(messages, replies)
         completions = []
         for sample, reply in zip(samples, replies):
