@@ -13,8 +13,8 @@ import pytest
 from refinelab.errors import UserError
 from refinelab.models import (
     CacheMiss,
-    EndpointError,
     Completion,
+    EndpointError,
     FunctionModel,
     GenerateConfig,
     Message,
