@@ -183,12 +183,14 @@ class Env:
         samples made before the first refusal, and its reason."""
         calls = (self._one(role, messages, config, first_sample + i) for i in range(n))
         results = await asyncio.gather(*calls, return_exceptions=True)
+        failed = [r for r in results if isinstance(r, BaseException) and not isinstance(r, BudgetExhausted)]
+        if failed:
+            raise failed[0]
         completions: list[Completion] = []
         for result in results:
             if isinstance(result, BudgetExhausted):
                 return Samples(tuple(completions), result.reason)
-            if isinstance(result, BaseException):
-                raise result
+            assert not isinstance(result, BaseException)
             completions.append(result)
         return Samples(tuple(completions))
 
