@@ -80,6 +80,9 @@ def test_n_samples_are_one_request_each_a_call_of_its_own() -> None:
     assert [c.sample for c in drawn.completions] == [3, 4, 5, 6, 7] and drawn.refused is None
     assert len({c.text for c in drawn.completions}) == 5
     assert env.spent.calls == 5
+    for completion in drawn.completions:  # each keeps its own choice of the response, not all five
+        assert completion.raw is not None and isinstance(completion.raw["choices"], list)
+        assert [choice["message"]["content"] for choice in completion.raw["choices"]] == [completion.text]
 
 
 def test_codet_asks_once_for_its_programs_and_once_for_its_tests() -> None:

@@ -96,7 +96,8 @@ class OpenAIBackend:
         for choice, share in zip(choices[:n], shares):
             message = choice.get("message")
             content = message.get("content") if isinstance(message, dict) else None
-            replies.append(Reply(content if isinstance(content, str) else "", share, choice.get("finish_reason"), data))
+            raw = data if n == 1 else {**data, "choices": [choice]}  # each sample keeps its own choice only
+            replies.append(Reply(content if isinstance(content, str) else "", share, choice.get("finish_reason"), raw))
         return replies
 
     def _translate(self, exc: Exception, config: GenerateConfig, n: int) -> Exception:
