@@ -85,8 +85,9 @@ def test_exec_refine_without_visible_tests_writes_tests_and_refines_against_them
     assert trajectory.decisions[0].kind == "tests" and "0 visible, 2 generated" in trajectory.decisions[0].reason
     assert [a.visible.passed for a in trajectory.attempts if a.visible] == [False, True]
     assert "sq(3): expected 9, got 6" in (trajectory.attempts[1].feedback or "")
+    assert (trajectory.attempts[1].feedback or "").startswith("1 of 2 generated tests failed")  # named as what they are
     assert trajectory.stop_reason == "visible_tests_passed" and trajectory.final == 1
-    assert not [text for text in _texts(model) if "no visible tests" in text]
+    assert not [text for text in _texts(model) if "no visible tests" in text or "visible tests failed" in text]
 
 
 def test_exec_refine_without_visible_tests_can_stop_after_the_draft() -> None:

@@ -189,7 +189,8 @@ async def exec_refine(  # noqa: PLR0913 - flat knobs map one to one onto ``exec-
                 return found.recorded(_finish(problem, spec, attempts, "max_iterations"))
             if not judged.visible_tests:
                 return found.recorded(_finish(problem, spec, attempts, "no_tests"))
-            messages, given = _refinement(judged, attempts, _Memory(feedback_format, memory), prompts)
+            shown = _Memory(feedback_format, memory, "generated" if found.tests else "visible")
+            messages, given = _refinement(judged, attempts, shown, prompts)
             now = at_round(config, temperature_schedule, len(attempts), max_iters)
             request = _Request(
                 messages, now, "refine", len(attempts), given, ask_confidence=ask_confidence, prompts=prompts
@@ -228,11 +229,11 @@ def _passes(attempt: Attempt) -> bool:
     return attempt.visible is not None and attempt.visible.passed
 
 
-def _outcome_text(problem: Problem, attempt: Attempt, style: FeedbackFormat) -> str:
+def _outcome_text(problem: Problem, attempt: Attempt, style: FeedbackFormat, kind: str) -> str:
     if attempt.code is None:
         return f"No program could be read from the reply ({attempt.parse_error}). Give the code in a ```python block."
     assert attempt.visible is not None, "exec-refine refines only where it has tests to run"
-    return feedback(problem, attempt.visible, style)
+    return feedback(problem, attempt.visible, style, kind=kind)
 
 
 @dataclass(frozen=True)
@@ -243,21 +244,24 @@ class _Memory:
     """How test results are written."""
     policy: MemoryPolicy
     """Which earlier attempts are shown."""
+    kind: str = "visible"
+    """What the tests are called to the actor: ``visible`` (the problem's), ``generated`` (its own)."""
 
 
 def _refinement(
     problem: Problem, attempts: list[Attempt], shown: _Memory, prompts: Prompts
 ) -> tuple[list[Message], str]:
     """The request for the next attempt under the memory policy, and the feedback it carries."""
-    style, memory = shown.style, shown.policy
+    style, memory, kind = shown.style, shown.policy, shown.kind
     last = attempts[-1]
-    given = _outcome_text(problem, last, style)
+    given = _outcome_text(problem, last, style, kind)
     messages = [Message.system(prompts.refine_system), Message.user(prompts.task(problem))]
     if memory == "full":
         for attempt in attempts[:-1]:
-            messages += [Message.assistant(attempt.response), Message.user(_outcome_text(problem, attempt, style))]
+            given_then = _outcome_text(problem, attempt, style, kind)
+            messages += [Message.assistant(attempt.response), Message.user(given_then)]
     elif memory == "compressed" and len(attempts) > 1:
-        digest = compress([(a.code or "", _outcome_text(problem, a, "summary")) for a in attempts[:-1]])
+        digest = compress([(a.code or "", _outcome_text(problem, a, "summary", kind)) for a in attempts[:-1]])
         messages.append(Message.user(f"Earlier attempts, in short:\n{digest}"))
     messages.append(Message.user(prompts.refine(last.code or last.response, given)))
     return messages, given
