@@ -44,4 +44,4 @@ async def codet(  # noqa: PLR0913 - flat knobs map one to one onto ``codet(key=v
     request = _Request(prompts.draft(seen), config, "sample", 0, prompts=prompts)
     plan = TestPlan(m, tests_per_sample, test_limit, config)
     visible = seen.visible_tests if use_visible else ()
-    return await sample_and_agree(env, seen, (request, n), plan, AgreementChoice("codet", visible, score))
+    return await sample_and_agree(env, seen, request, n, plan, AgreementChoice("codet", visible, score))

@@ -287,7 +287,8 @@ async def sampling(  # noqa: PLR0913 - flat knobs map one to one onto ``sampling
     request = _Request(prompts.draft(problem), config, "sample", 0, ask_confidence=ask_confidence, prompts=prompts)
     if select == "dual-agreement":
         plan = TestPlan(m, DEFAULT_TESTS_PER_SAMPLE, None, config)
-        return await sample_and_agree(env, problem, (request, n), plan, AgreementChoice(spec, problem.visible_tests))
+        how = AgreementChoice(spec, problem.visible_tests)
+        return await sample_and_agree(env, problem, request, n, plan, how)
     attempts, note = await draw_samples(env, problem, request, n)
     reason: StopReason = "sampled" if note is None else "budget"
     return _finish(problem, spec, attempts, reason, note=note, final=_select(attempts))
@@ -306,13 +307,13 @@ class AgreementChoice:
 
 
 async def sample_and_agree(
-    env: Env, problem: Problem, programs: tuple[_Request, int], plan: TestPlan, how: AgreementChoice
+    env: Env, problem: Problem, request: _Request, n: int, plan: TestPlan, how: AgreementChoice
 ) -> Trajectory:
-    """``programs`` (a request and how many samples of it) and tests written concurrently; the answer
-    chosen by dual agreement over the visible tests ``how`` joins plus the generated tests."""
+    """``n`` samples of ``request`` and the tests written concurrently; the answer chosen by dual agreement
+    over the visible tests ``how`` joins plus the generated tests."""
     spec, visible, score = how.strategy, how.visible, how.score
     (attempts, note), (generations, test_note) = await asyncio.gather(
-        draw_samples(env, problem, *programs), write_tests(env, problem, plan)
+        draw_samples(env, problem, request, n), write_tests(env, problem, plan)
     )
     tests = visible + generated_pool(generations, plan.limit)
     final, decisions = await agreement_choice(env, problem, attempts, tests, visible=len(visible), score=score)
