@@ -9,7 +9,17 @@ from refinelab.models import GenerateConfig
 from refinelab.problems import Problem, Test
 from refinelab.strategies._env import Env
 from refinelab.strategies._trajectory import Attempt, Decision, TestGeneration
-from refinelab.verification import Agreement, MatrixJob, Score, dual_agreement, pooled, run_matrices, test_request
+from refinelab.verification import (
+    Agreement,
+    GeneratedTests,
+    MatrixJob,
+    Score,
+    dual_agreement,
+    parse_tests,
+    pooled,
+    run_matrices,
+    test_request,
+)
 
 DEFAULT_TESTS_PER_SAMPLE = 10
 """Tests asked for in each test-writing call, unless a strategy says otherwise."""
@@ -42,7 +52,10 @@ async def write_tests(env: Env, problem: Problem, plan: TestPlan) -> tuple[list[
     and the budget note if the budget refused some (their tokens count in the budget like any call)."""
     messages = test_request(problem, count=plan.per_sample)
     drawn = await env.generate_n("actor", messages, plan.config, n=plan.samples, first_sample=TEST_SAMPLE_OFFSET)
-    return [TestGeneration.of_reply(c, problem) for c in drawn.completions], drawn.refused
+    read: dict[str, GeneratedTests] = {}  # identical replies, frequent among many samples, are read once
+    for text in {c.text for c in drawn.completions}:
+        read[text] = parse_tests(text, problem)
+    return [TestGeneration.of_reply(c, problem, read[c.text]) for c in drawn.completions], drawn.refused
 
 
 def generated_pool(generations: list[TestGeneration], limit: int | None) -> tuple[Test, ...]:
