@@ -1,4 +1,4 @@
-"""Every Python snippet in the README runs as written (imports present, no top-level ``await``), against
+"""Every Python snippet in the README and in docs/verification.md runs as written (imports present, no top-level ``await``), against
 the fake OpenAI-compatible server refinelab ships (``refinelab.testing``) standing where the snippets'
 ``vllm:`` models are served by default: no network, no real model."""
 
@@ -24,10 +24,24 @@ def has_close_elements(numbers: List[float], threshold: float) -> bool:
 ```"""
 
 
-def snippets() -> list[tuple[int, str]]:
-    """``(line, code)`` of every ```` ```python ```` block of the README."""
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    return [(text[: m.start()].count("\n") + 2, m.group(1)) for m in re.finditer(r"```python\n(.*?)```", text, re.S)]
+DOCUMENTS = ("README.md", "docs/verification.md")
+"""The documents whose snippets are whole programs (docs/solve.md's names a server of its own)."""
+
+
+def snippets() -> list[tuple[str, str]]:
+    """``(file:line, code)`` of every ```` ```python ```` block of :data:`DOCUMENTS`."""
+    found = []
+    for name in DOCUMENTS:
+        text = (ROOT / name).read_text(encoding="utf-8")
+        for match in re.finditer(r"```python\n(.*?)```", text, re.S):
+            found.append((f"{name}:{text[: match.start()].count(chr(10)) + 2}", match.group(1)))
+    return found
+
+
+HUMANEVAL_0_TESTS = """```python
+assert has_close_elements([1.0, 2.0, 3.0], 0.5) == False
+assert has_close_elements([1.0, 2.8, 3.0], 0.3) == True
+```"""
 
 
 def reply(body: dict[str, object]) -> str:
@@ -36,6 +50,8 @@ def reply(body: dict[str, object]) -> str:
     assert isinstance(messages, list)
     if "senior code reviewer" in str(messages[0]["content"]):
         return json.dumps({"critique": "Correct.", "passed": True})
+    if "unit tests" in str(messages[0]["content"]):
+        return HUMANEVAL_0_TESTS
     return HUMANEVAL_0
 
 
@@ -49,15 +65,15 @@ def server(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[FakeOpen
         yield fake
 
 
-def test_the_readme_has_python_snippets() -> None:
-    assert len(snippets()) >= 2
+def test_the_documents_have_python_snippets() -> None:
+    assert {where.split(":")[0] for where, _ in snippets()} == set(DOCUMENTS)
 
 
-@pytest.mark.parametrize(("line", "code"), snippets(), ids=[f"README.md:{line}" for line, _ in snippets()])
-def test_a_readme_snippet_runs_as_written(
-    line: int, code: str, server: FakeOpenAI, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize(("where", "code"), snippets(), ids=[where for where, _ in snippets()])
+def test_a_snippet_runs_as_written(
+    where: str, code: str, server: FakeOpenAI, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    compiled = compile(code, f"README.md:{line}", "exec")  # a top-level await is a SyntaxError here
+    compiled = compile(code, where, "exec")  # a top-level await is a SyntaxError here
     exec(compiled, {"__name__": "__main__"})
     assert server.answered(), "the snippet asked the model nothing"
     assert capsys.readouterr().out.strip()  # it shows what it got

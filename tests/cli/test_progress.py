@@ -56,3 +56,17 @@ def test_quiet_progress_writes_nothing() -> None:
     stream = io.StringIO()
     TerminalProgress(stream, quiet=True).update(Progress(total=3, done=1))
     assert stream.getvalue() == ""
+
+
+def test_money_is_never_a_false_zero_nor_a_true_cost_shown_as_zero() -> None:
+    from refinelab._words import dollars
+
+    assert [dollars(v) for v in (None, 0.0, 0.00001, 0.00005, 0.0012)] == [
+        "unknown",
+        "$0",
+        "<$0.0001",
+        "$0.0001",
+        "$0.0012",
+    ]
+    tiny = Progress(total=3, done=1, spend=Spend(Usage(10, 2), 0.000003))
+    assert "cost <$0.0001" in run_detail(tiny)  # a known price, too small for four places: not $0.0000

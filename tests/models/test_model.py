@@ -14,6 +14,7 @@ from refinelab.errors import UserError
 from refinelab.models import (
     CacheMiss,
     Completion,
+    EndpointError,
     FunctionModel,
     GenerateConfig,
     Message,
@@ -212,3 +213,15 @@ def test_config_merge() -> None:
     base = GenerateConfig(temperature=0.2, top_p=0.95)
     merged = base.merge(GenerateConfig(temperature=0.0, max_tokens=10))
     assert (merged.temperature, merged.top_p, merged.max_tokens) == (0.0, 0.95, 10)
+
+
+def test_a_backend_answering_fewer_samples_than_asked_is_an_endpoint_error() -> None:
+    class Short:
+        endpoint = "short://test"
+        model = "short:test"
+
+        async def complete(self, messages: Sequence[Message], config: GenerateConfig, n: int) -> list[Reply]:
+            return [Reply("only one", Usage(1, 2))]
+
+    with pytest.raises(EndpointError, match="gave 1 replies for n=3"):
+        asyncio.run(Model(Short()).generate_n([Message.user("hi")], n=3))

@@ -155,7 +155,7 @@ def test_cancelling_the_default_strategy_keeps_its_samples_as_samples(tmp_path: 
         task = asyncio.ensure_future(solve_async(FIB_PROMPT, "coder", tests=FIB_TESTS, options=options))
         while not release.is_set() and not task.done():
             await asyncio.sleep(0.1)
-            if len(server.answered()) > 6:  # 4 samples, 2 test-writing calls, then a refinement
+            if sum(body.get("n", 1) for body in server.answered()) > 6:  # 4 samples, 2 test writers, a refinement
                 break
         await asyncio.sleep(0.5)
         task.cancel()

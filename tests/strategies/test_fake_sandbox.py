@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
+from refinelab.models import GenerateConfig
 from refinelab.problems import AssertTest, CallTest, Problem, StdioTest
 from refinelab.sandbox import Suite
 from refinelab.strategies import DEFAULT_PROMPTS, Env, exec_refine
 from refinelab.testing import FakeSandbox, ScriptedModel
+from refinelab.verification import GeneratedTests, parse_tests
 
 SQUARE = Problem(
     id="sq",
@@ -85,8 +89,9 @@ def test_exec_refine_without_visible_tests_writes_tests_and_refines_against_them
     assert trajectory.decisions[0].kind == "tests" and "0 visible, 2 generated" in trajectory.decisions[0].reason
     assert [a.visible.passed for a in trajectory.attempts if a.visible] == [False, True]
     assert "sq(3): expected 9, got 6" in (trajectory.attempts[1].feedback or "")
+    assert (trajectory.attempts[1].feedback or "").startswith("1 of 2 generated tests failed")  # named as what they are
     assert trajectory.stop_reason == "visible_tests_passed" and trajectory.final == 1
-    assert not [text for text in _texts(model) if "no visible tests" in text]
+    assert not [text for text in _texts(model) if "no visible tests" in text or "visible tests failed" in text]
 
 
 def test_exec_refine_without_visible_tests_can_stop_after_the_draft() -> None:
@@ -102,3 +107,22 @@ def test_exec_refine_stops_when_the_written_tests_hold_none_it_can_run() -> None
     assert len(model.requests) == 2 and trajectory.stop_reason == "no_tests"
     assert [len(g.tests) for g in trajectory.generations] == [0]  # the call is recorded: its tokens count
     assert not [text for text in _texts(model) if "no visible tests" in text]
+
+
+def test_identical_test_writing_replies_are_read_once_and_recorded_each(monkeypatch: pytest.MonkeyPatch) -> None:
+    from refinelab.strategies import _tests
+
+    reads: list[str] = []
+    parse = parse_tests
+
+    def counted(text: str, problem: Problem) -> GeneratedTests:
+        reads.append(text)
+        return parse(text, problem)
+
+    monkeypatch.setattr(_tests, "parse_tests", counted)
+    other = "```python\nassert sq(5) == 25\n```"
+    model = ScriptedModel([WRITTEN_TESTS, other, WRITTEN_TESTS, WRITTEN_TESTS])
+    plan = _tests.TestPlan(4, 5, None, GenerateConfig(temperature=0.8))
+    generations, refused = asyncio.run(_tests.write_tests(Env(model, FakeSandbox()), BLIND, plan))
+    assert refused is None and sorted(reads) == sorted({WRITTEN_TESTS, other})
+    assert [len(g.tests) for g in generations] == [2, 1, 2, 2] and [g.raw for g in generations][1] == other

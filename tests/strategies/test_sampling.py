@@ -1,10 +1,12 @@
-"""Concurrent sampling: overlapping calls, sample-ordered trajectories, budgets never overspent."""
+"""Sampling: n samples in one request where the server allows ``n``, else overlapping calls;
+sample-ordered trajectories; budgets never overspent."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
 
+from refinelab.errors import NotSupported
 from refinelab.models import GenerateConfig, Message, Model, Reply, Usage
 from refinelab.problems import CallTest, Problem
 from refinelab.sandbox import WorkerPool
@@ -21,20 +23,26 @@ SQUARE = Problem(
 
 
 class OverlapBackend:
-    """Answers the k-th request to arrive with a program tagged k; later arrivals finish first, and it
-    records how many requests were in flight at once."""
+    """Answers the k-th request to arrive with programs tagged k (and the choice's number); later arrivals
+    finish first, and it records how many requests were in flight at once and the ``n`` of each. Refuses
+    ``n`` > 1 unless ``accept_n``, as servers without ``n`` do."""
 
     endpoint = "overlap://test"
     model = "overlap:test"
 
-    def __init__(self, total: int) -> None:
+    def __init__(self, total: int, *, accept_n: bool = False) -> None:
         self.total = total
+        self.accept_n = accept_n
         self.arrived = 0
         self.in_flight = 0
         self.peak = 0
         self.finished: list[int] = []
+        self.sizes: list[int] = []
 
     async def complete(self, messages: Sequence[Message], config: GenerateConfig, n: int) -> list[Reply]:
+        if n > 1 and not self.accept_n:
+            raise NotSupported("n")
+        self.sizes.append(n)
         mine = self.arrived
         self.arrived += 1
         self.in_flight += 1
@@ -43,8 +51,8 @@ class OverlapBackend:
             await asyncio.sleep(0)
         self.in_flight -= 1
         self.finished.append(mine)
-        text = f"```python\ndef sq(x):\n    return x * x  # arrival {mine}\n```"
-        return [Reply(text, Usage(10, 10), "stop")]
+        texts = [f"```python\ndef sq(x):\n    return x * x  # arrival {mine} choice {i}\n```" for i in range(n)]
+        return [Reply(text, Usage(10, 10), "stop") for text in texts]
 
 
 def run(backend: OverlapBackend, n: int, budget: Budget | None = None) -> Trajectory:
@@ -79,4 +87,30 @@ def test_a_token_budget_checks_each_call_against_everything_spent_before_it() ->
     backend = OverlapBackend(5)
     trajectory = run(backend, 5, Budget(max_tokens=35))  # 20 tokens a call: a third call would start at 40
     assert backend.arrived == 2 and backend.peak == 1  # checked one at a time, nothing spent past the limit
+    assert len(trajectory.attempts) == 2 and trajectory.budget_note == "max_tokens=35"
+
+
+def test_samples_of_one_prompt_are_one_request_for_n_where_the_server_allows_it() -> None:
+    backend = OverlapBackend(4, accept_n=True)
+    trajectory = run(backend, 4)
+    assert backend.sizes == [4]  # one request, not four
+    assert [a.response.split("# ")[1].split("\n")[0] for a in trajectory.attempts] == [
+        f"arrival 0 choice {i}" for i in range(4)
+    ]
+    assert [a.index for a in trajectory.attempts] == [0, 1, 2, 3]
+    assert trajectory.usage == Usage(40, 40)  # each choice's usage, as the backend reported it
+
+
+def test_a_call_budget_shrinks_one_request_for_n_to_the_calls_left() -> None:
+    backend = OverlapBackend(5, accept_n=True)
+    trajectory = run(backend, 5, Budget(max_calls=3))
+    assert backend.sizes == [3]  # n calls reserved at once, the request shrunk to what the budget allows
+    assert [a.index for a in trajectory.attempts] == [0, 1, 2]
+    assert trajectory.stop_reason == "budget" and trajectory.budget_note == "max_calls=3"
+
+
+def test_a_token_budget_draws_samples_one_call_at_a_time_even_where_n_is_allowed() -> None:
+    backend = OverlapBackend(5, accept_n=True)
+    trajectory = run(backend, 5, Budget(max_tokens=35))
+    assert backend.sizes == [1, 1] and backend.peak == 1  # one reply can cross a token limit; n could not
     assert len(trajectory.attempts) == 2 and trajectory.budget_note == "max_tokens=35"

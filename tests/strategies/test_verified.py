@@ -149,7 +149,7 @@ def test_the_critic_is_asked_only_when_the_tests_cannot_separate_candidates() ->
 def test_budgets_count_test_writing_calls() -> None:
     model = ScriptedModel([ONLY_SEVEN] * 10, rules=[(writes_tests, TESTS)])
     trajectory, _, env = run(model, lambda env: verified(SQUARE, env, k=2, m=1), Budget(max_calls=4))
-    assert len(model.requests) == 4 and env.spent.calls == 4
+    assert env.spent.calls == 4 and model.accounting.calls == 3  # the two samples came in one request
     assert trajectory.stop_reason == "budget" and trajectory.budget_note == "max_calls=4"
     assert len(trajectory.attempts) == 3 and len(trajectory.generations) == 1
     assert env.spent.usage == trajectory.usage  # the test-writing call's tokens are in both
@@ -178,8 +178,9 @@ def test_a_real_server_sees_exactly_the_requests_the_trajectory_records() -> Non
         trajectory = asyncio.run(main())
         answered = server.answered()
     recorded = sorted([a.response for a in trajectory.attempts] + [g.raw for g in trajectory.generations])
-    assert len(answered) == len(recorded) == 2 + 2 + 2  # two samples, two test writers, two refinements
-    assert sorted(reply(body) for body in answered) == recorded
+    assert len(recorded) == 2 + 2 + 2  # two samples, two test writers, two refinements
+    assert sorted(body.get("n", 1) for body in answered) == [1, 1, 2, 2]  # samples, test writers: a request each
+    assert sorted(reply(body) for body in answered for _ in range(body.get("n", 1))) == recorded
     contents = [str(m["content"]) for body in answered for m in body["messages"]]
     for attempt in trajectory.attempts[2:]:  # each refinement's recorded feedback is what the server was sent
         assert attempt.feedback and any(attempt.feedback in content for content in contents)
@@ -207,7 +208,7 @@ def test_sampling_can_choose_by_dual_agreement_instead_of_the_visible_tests() ->
 def test_codet_under_a_call_budget_keeps_what_it_got_and_says_which_budget() -> None:
     model = ScriptedModel([RIGHT, DOUBLE, RIGHT], rules=[(writes_tests, TESTS)])
     trajectory, _, env = run(model, lambda env: codet(SQUARE, env, n=3, m=1), Budget(max_calls=2))
-    assert len(model.requests) == 2 and env.spent.calls == 2
+    assert len(model.requests) == 1 and env.spent.calls == 2  # one request, shrunk from n=3 to the 2 calls left
     assert len(trajectory.attempts) == 2 and trajectory.generations == ()  # programs reserved first
     assert trajectory.stop_reason == "budget" and trajectory.budget_note == "max_calls=2"
     assert trajectory.final == 0  # still chosen, by the visible tests alone

@@ -12,7 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
-from refinelab._words import counted
+from refinelab._words import counted, dollars
 from refinelab.cli import _options
 from refinelab.cli._check import add_benchmark_options, print_cluster_events
 from refinelab.cli._progress import ProgressDisplay
@@ -259,7 +259,7 @@ class TerminalProgress:
 def run_detail(progress: Progress) -> str:
     """Tokens and cost so far (and units from before, infrastructure failures)."""
     known = progress.cost_usd is not None and progress.tokens > 0
-    cost = f"${progress.cost_usd:.4f}" if known and progress.cost_usd is not None else "unknown"
+    cost = dollars(progress.cost_usd) if known else "unknown"
     parts = [f"{progress.tokens:,} tokens", f"cost {cost}"]
     if progress.skipped:
         parts.append(f"{progress.skipped} from before")

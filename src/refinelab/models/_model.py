@@ -6,14 +6,14 @@ import asyncio
 import random
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 from refinelab.errors import CacheMiss, EndpointError, EndpointFailed, NotSupported, TransientError
 from refinelab.models._cache import ResponseCache, cache_key
 from refinelab.models._limits import EndpointLimits
 from refinelab.models._prices import PriceTable
-from refinelab.models._tokens import estimate_usage
+from refinelab.models._tokens import estimate_usage, split_usage
 from refinelab.models._types import Completion, GenerateConfig, Message, Reply, Retry, Usage
 from refinelab.records import Spend
 
@@ -119,35 +119,43 @@ class Model:
     async def generate(
         self, messages: Sequence[Message], config: GenerateConfig | None = None, *, sample: int = 0
     ) -> Completion:
-        """One completion; ``sample`` distinguishes samples of the same request (it is in the cache key).
-
-        With a read-write cache, a request identical to one in flight waits for it and is answered from
-        the cache: concurrent strategies that share a first draft make one call, not two.
-        """
-        if self.cache is None or self.cache.mode != "rw":
-            (completion,) = await self.generate_n(messages, config, n=1, first_sample=sample)
-            return completion
-        key = cache_key(self.deployment, self.identity, messages, config or GenerateConfig(), sample)
-        while (leader := self._in_flight.get(key)) is not None:
-            await asyncio.wait([leader])  # its outcome is in the cache (or it failed and we ask ourselves)
-        self._in_flight[key] = done = asyncio.get_running_loop().create_future()
-        try:
-            (completion,) = await self.generate_n(messages, config, n=1, first_sample=sample)
-            return completion
-        finally:
-            del self._in_flight[key]
-            done.set_result(None)
+        """One completion; ``sample`` distinguishes samples of the same request (it is in the cache key)."""
+        (completion,) = await self.generate_n(messages, config, n=1, first_sample=sample)
+        return completion
 
     async def generate_n(
         self, messages: Sequence[Message], config: GenerateConfig | None = None, *, n: int, first_sample: int = 0
     ) -> list[Completion]:
         """``n`` samples (indices ``first_sample`` ...): one request with ``n`` where the server allows it,
-        else one request each. Cached samples are not requested again."""
+        else one request each. Each sample is cached under the key ``generate(..., sample=i)`` uses, so the
+        two ways of asking answer from each other's cache; cached samples are not requested again.
+
+        With a read-write cache, a request for a sample already in flight waits for it and is answered from
+        the cache: concurrent strategies that share a first draft make one call, not two.
+        """
         config = config or GenerateConfig()
         samples = list(range(first_sample, first_sample + n))
-        found = {s: self._cached(messages, config, s) for s in samples}
+        caching = self.cache is not None
+        keys = {s: cache_key(self.deployment, self.identity, messages, config, s) for s in samples} if caching else {}
+        if self.cache is None or self.cache.mode != "rw":
+            return await self._draw(messages, config, samples, keys)
+        while leaders := {f for k in keys.values() if (f := self._in_flight.get(k)) is not None}:
+            await asyncio.wait(leaders)  # their outcome is in the cache (or they failed and we ask ourselves)
+        done = asyncio.get_running_loop().create_future()
+        self._in_flight.update(dict.fromkeys(keys.values(), done))
+        try:
+            return await self._draw(messages, config, samples, keys)
+        finally:
+            for key in keys.values():
+                del self._in_flight[key]
+            done.set_result(None)
+
+    async def _draw(
+        self, messages: Sequence[Message], config: GenerateConfig, samples: list[int], keys: dict[int, str]
+    ) -> list[Completion]:
+        found = {s: self._cached(messages, keys[s], s) if keys else None for s in samples}
         missing = [s for s in samples if found[s] is None]
-        fresh = await self._request_samples(messages, config, missing) if missing else {}
+        fresh = await self._request_samples(messages, config, missing, keys) if missing else {}
         return [found[s] or fresh[s] for s in samples]
 
     def generate_sync(self, messages: Sequence[Message], config: GenerateConfig | None = None) -> Completion:
@@ -171,10 +179,10 @@ class Model:
     async def __aexit__(self, *exc: object) -> None:
         await self.aclose()
 
-    def _cached(self, messages: Sequence[Message], config: GenerateConfig, sample: int) -> Completion | None:
+    def _cached(self, messages: Sequence[Message], key: str, sample: int) -> Completion | None:
         if self.cache is None or self.cache.mode == "off":
             return None
-        found = self.cache.lookup(cache_key(self.deployment, self.identity, messages, config, sample))
+        found = self.cache.lookup(key)
         if found is None:
             if self.cache.mode == "ro":
                 raise CacheMiss(f"replay mode: no cached response for a request to {self.name} (sample {sample})")
@@ -184,35 +192,48 @@ class Model:
         return self._completion(reply, messages, sample, latency, (), cached=True)
 
     async def _request_samples(
-        self, messages: Sequence[Message], config: GenerateConfig, samples: list[int]
+        self, messages: Sequence[Message], config: GenerateConfig, samples: list[int], keys: dict[int, str]
     ) -> dict[int, Completion]:
         if len(samples) > 1 and "n" not in self._unsupported:
             try:
-                return dict(zip(samples, await self._call(messages, config, len(samples), samples)))
+                return dict(zip(samples, await self._call(messages, config, samples, keys)))
             except NotSupported:
                 self._unsupported.add("n")
-        done = await asyncio.gather(*(self._call(messages, config, 1, [s]) for s in samples))
+        done = await asyncio.gather(*(self._call(messages, config, [s], keys) for s in samples))
         return {s: completions[0] for s, completions in zip(samples, done)}
 
     async def _call(
-        self, messages: Sequence[Message], config: GenerateConfig, n: int, samples: list[int]
+        self, messages: Sequence[Message], config: GenerateConfig, samples: list[int], keys: dict[int, str]
     ) -> list[Completion]:
+        """One request for ``samples`` (``n`` = their number); each reply cached under its sample's key,
+        with the request's latency (see docs/design/models.md, "Several samples in one request")."""
         retries: list[Retry] = []
         async with self.limits.slot(self.backend.endpoint, self.concurrency):
-            replies, latency = await self._attempts(messages, config, n, retries)
+            replies, latency = await self._attempts(messages, config, len(samples), retries)
+        if len(replies) != len(samples):
+            got = f"{len(replies)} replies for n={len(samples)}"
+            raise EndpointError(f"{self.name} at {self.backend.endpoint} gave {got}")
+        replies = self._with_usage(messages, replies)
         completions = []
         for sample, reply in zip(samples, replies):
             if self.cache is not None:
-                self.cache.put(
-                    cache_key(self.deployment, self.identity, messages, config, sample),
-                    self.backend.endpoint,
-                    self.name,
-                    reply,
-                    latency,
-                )
+                self.cache.put(keys[sample], self.backend.endpoint, self.name, reply, latency)
             completions.append(self._completion(reply, messages, sample, latency, tuple(retries)))
         self.accounting.calls += 1
         return completions
+
+    def _with_usage(self, messages: Sequence[Message], replies: list[Reply]) -> list[Reply]:
+        """The replies, those the server gave no usage for with an estimate (marked so, and cached with the
+        reply): the prompt is estimated once and shared among the request's samples, as a server reports it,
+        so ``n`` samples of one request never count the prompt ``n`` times."""
+        if all(reply.usage is not None for reply in replies):
+            return replies
+        prompt = split_usage(estimate_usage(self.name, messages, ""), len(replies))
+        return [
+            reply if reply.usage is not None else
+            replace(reply, usage=share + estimate_usage(self.name, (), reply.text))
+            for reply, share in zip(replies, prompt)
+        ]  # fmt: skip
 
     async def _attempts(
         self, messages: Sequence[Message], config: GenerateConfig, n: int, retries: list[Retry]

@@ -11,6 +11,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from refinelab.errors import EndpointError, MissingDependency, NotSupported, TransientError
+from refinelab.models._tokens import split_usage
 from refinelab.models._types import GenerateConfig, Message, Reply, Usage
 
 CONNECT_SECONDS = 2.0
@@ -89,12 +90,14 @@ class OpenAIBackend:
         if not isinstance(choices, list) or len(choices) < n or not all(isinstance(c, dict) for c in choices):
             raise TransientError("malformed response (missing choices)")
         assert isinstance(data, dict)
-        usage = _usage(data.get("usage"), n)
+        usage = _usage(data.get("usage"))
+        shares: list[Usage | None] = [None] * n if usage is None else list(split_usage(usage, n))
         replies = []
-        for choice in choices[:n]:
+        for choice, share in zip(choices[:n], shares):
             message = choice.get("message")
             content = message.get("content") if isinstance(message, dict) else None
-            replies.append(Reply(content if isinstance(content, str) else "", usage, choice.get("finish_reason"), data))
+            raw = data if n == 1 else {**data, "choices": [choice]}  # each sample keeps its own choice only
+            replies.append(Reply(content if isinstance(content, str) else "", share, choice.get("finish_reason"), raw))
         return replies
 
     def _translate(self, exc: Exception, config: GenerateConfig, n: int) -> Exception:
@@ -161,16 +164,15 @@ def _innermost(exc: BaseException) -> str:
     return f"{type(last).__name__}: {last}"
 
 
-def _usage(usage: object, n: int) -> Usage | None:
+def _usage(usage: object) -> Usage | None:
+    """The request's ``usage`` block (with ``n`` > 1 the server reports the prompt once and the completions
+    summed; :func:`split_usage` shares it among the samples)."""
     if not isinstance(usage, dict) or not isinstance(usage.get("prompt_tokens"), int):
         return None
     details = usage.get("prompt_tokens_details")
     cached = details.get("cached_tokens") if isinstance(details, dict) else 0
     completion = usage.get("completion_tokens")
-    # With n > 1 the server reports the prompt once and the completions together: split evenly.
-    return Usage(
-        usage["prompt_tokens"] // n, (completion if isinstance(completion, int) else 0) // n, (cached or 0) // n
-    )
+    return Usage(usage["prompt_tokens"], completion if isinstance(completion, int) else 0, cached or 0)
 
 
 def _retry_after(exc: Exception) -> float | None:

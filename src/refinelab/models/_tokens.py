@@ -35,3 +35,21 @@ def estimate_usage(model: str, messages: Sequence[Message], completion: str) -> 
     count = counter or _rough
     prompt = sum(count(m.content) + _MESSAGE_OVERHEAD for m in messages)
     return Usage(prompt, count(completion), 0, estimated=True)
+
+
+def split_usage(usage: Usage, n: int) -> list[Usage]:
+    """One request's usage shared among its ``n`` samples, exactly: each count divided evenly, the
+    remainder going one token each to the first samples, so the shares add up to the request's usage
+    (servers report one ``usage`` block for all choices of a request: the prompt once, the completions
+    summed)."""
+    prompts, completions, cached = (_shares(count, n) for count in _counts(usage))
+    return [Usage(p, c, k, usage.estimated) for p, c, k in zip(prompts, completions, cached)]
+
+
+def _counts(usage: Usage) -> tuple[int, int, int]:
+    return usage.prompt_tokens, usage.completion_tokens, usage.cached_tokens
+
+
+def _shares(count: int, n: int) -> list[int]:
+    base, extra = divmod(count, n)
+    return [base + (1 if i < extra else 0) for i in range(n)]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from refinelab._words import counted
+from refinelab._words import counted, dollars
 from refinelab.experiment import ExperimentSpec
 from refinelab.metrics import Rate
 from refinelab.problems import window_text
@@ -35,11 +35,6 @@ def percent(value: float | None) -> str:
 def times(value: float | None) -> str:
     """``2.15x``; ``–`` when unknown."""
     return "–" if value is None else f"{value:.2f}x"
-
-
-def dollars(value: float | None) -> str:
-    """``$0.0012``; ``unknown`` when the price is unknown (never a false $0)."""
-    return "unknown" if value is None else f"${value:.4f}"
 
 
 def rate(value: Rate) -> str:

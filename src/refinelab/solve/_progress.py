@@ -14,7 +14,7 @@ from typing import Literal
 from refinelab.models import Completion, GenerateConfig, Message, Model, Usage
 from refinelab.problems import Problem
 from refinelab.sandbox import RunResult, Sandbox
-from refinelab.strategies import DEFAULT_PROMPTS, Budget, Env, Origin
+from refinelab.strategies import DEFAULT_PROMPTS, Budget, Env, Origin, Samples
 
 Phase = Literal["generating", "testing", "writing tests", "done"]
 """What the solve is doing."""
@@ -84,12 +84,36 @@ class WatchedEnv(Env):
         """Generate, then report."""
         self.report("generating")
         completion = await super().generate(role, messages, config, sample=sample)
-        if role == "actor":
-            program = self.complete(completion.text)
-            if program is not None:
-                completion = replace(completion, text=f"```python\n{program}```\n")
-            self._replies.append((completion.text, _origin(messages, sample)))
+        completion = self._received(role, messages, completion, sample)
         self.report("testing")
+        return completion
+
+    async def generate_n(
+        self,
+        role: Literal["actor", "critic"],
+        messages: Sequence[Message],
+        config: GenerateConfig,
+        *,
+        n: int,
+        first_sample: int = 0,
+    ) -> Samples:
+        """Generate several samples of one request, then report."""
+        self.report("generating")
+        drawn = await super().generate_n(role, messages, config, n=n, first_sample=first_sample)
+        self.report("testing")
+        completions = (self._received(role, messages, c, first_sample + i) for i, c in enumerate(drawn.completions))
+        return replace(drawn, completions=tuple(completions))
+
+    def _received(
+        self, role: Literal["actor", "critic"], messages: Sequence[Message], completion: Completion, sample: int
+    ) -> Completion:
+        """An actor's reply made a whole program where it is only a body, and kept (with its origin)."""
+        if role != "actor":
+            return completion
+        program = self.complete(completion.text)
+        if program is not None:
+            completion = replace(completion, text=f"```python\n{program}```\n")
+        self._replies.append((completion.text, _origin(messages, sample)))
         return completion
 
     async def execute(self, code: str, problem: Problem) -> RunResult:

@@ -11,7 +11,7 @@ import pkgutil
 
 from refinelab.strategies._codet import codet
 from refinelab.strategies._critics import self_redraft, self_refine
-from refinelab.strategies._env import Budget, BudgetExhausted, Env
+from refinelab.strategies._env import Budget, BudgetExhausted, Env, Samples
 from refinelab.strategies._execution import exec_refine, sampling, single_pass
 from refinelab.strategies._feedback import FeedbackFormat, MemoryPolicy, feedback
 from refinelab.strategies._parsing import (
@@ -66,6 +66,7 @@ __all__ = [
     "Prompts",
     "RedraftCritique",
     "RegisteredStrategy",
+    "Samples",
     "StopReason",
     "Strategy",
     "StrategySpec",

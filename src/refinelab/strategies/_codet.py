@@ -41,7 +41,7 @@ async def codet(  # noqa: PLR0913 - flat knobs map one to one onto ``codet(key=v
     ``hide_visible`` is the execution-free setting: the visible tests are never shown nor run.
     """
     seen = hidden_view(problem, hide_visible)
-    requests = [_Request(prompts.draft(seen), config, "sample", i, sample=i, prompts=prompts) for i in range(n)]
+    request = _Request(prompts.draft(seen), config, "sample", 0, prompts=prompts)
     plan = TestPlan(m, tests_per_sample, test_limit, config)
     visible = seen.visible_tests if use_visible else ()
-    return await sample_and_agree(env, seen, requests, plan, AgreementChoice("codet", visible, score))
+    return await sample_and_agree(env, seen, request, n, plan, AgreementChoice("codet", visible, score))

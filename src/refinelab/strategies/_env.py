@@ -64,6 +64,16 @@ class Spent:
         return self.spend.cost_usd
 
 
+@dataclass(frozen=True)
+class Samples:
+    """What :meth:`Env.generate_n` drew: the samples, in sample order, and why there are fewer than asked."""
+
+    completions: tuple[Completion, ...]
+    """The samples drawn (the first ones asked for: sample indices ``first_sample`` upwards)."""
+    refused: str | None = None
+    """The budget limit that refused the rest (``None`` when every sample was drawn)."""
+
+
 class Env:
     """The capabilities a strategy gets for one problem."""
 
@@ -112,6 +122,47 @@ class Env:
         calls in flight to settle and is checked against everything they spent (so concurrency never
         overspends, and callers started in order are served in order).
         """
+        return await self._one(role, messages, config, sample)
+
+    async def generate_n(
+        self, role: Role, messages: Sequence[Message], config: GenerateConfig, *, n: int, first_sample: int = 0
+    ) -> Samples:
+        """``n`` samples of one request (indices ``first_sample`` ...), drawn with one request where the
+        server allows ``n`` (:meth:`Model.generate_n`); each is its own call in the budget and the
+        trajectory, and has the cache key, text and numbers ``generate(..., sample=i)`` would give it.
+
+        The budget: ``n`` calls are reserved against ``max_calls`` at once; when fewer remain, the request
+        shrinks to the first samples that fit and ``refused`` names the limit (as ``n`` separate calls
+        started in order would end: the first ones made, the rest refused). Under a token or cost limit,
+        which a reply can cross, the samples are drawn one call at a time exactly as :meth:`generate` draws
+        them, so a limit is never overspent by a batch. Never raises :class:`BudgetExhausted`.
+
+        Each sample's usage and cost are its share of the request's (a server reports one usage block per
+        request: the prompt once, the completions summed; it is divided evenly, the remainder to the first
+        samples), so the samples add up to exactly what the request cost, never more; each sample's latency
+        is the request's wall time (docs/design/models.md, "Several samples in one request").
+        """
+        if n < 1:
+            return Samples(())
+        if self.budget.max_tokens is not None or self.budget.max_cost_usd is not None:
+            return await self._one_by_one(role, messages, config, n, first_sample)
+        allowed, refused = await self._reserve_n(n)
+        if allowed == 0:
+            return Samples((), refused)
+        model = self.actor if role == "actor" else self.critic
+        completions: list[Completion] = []
+        try:
+            first = first_sample + self.repeat * REPEAT_STRIDE
+            completions = await model.generate_n(messages, config, n=allowed, first_sample=first)
+            return Samples(tuple(completions), refused)
+        finally:
+            async with self._settled:
+                for completion in completions:
+                    self._account(completion)
+                self._in_flight -= allowed
+                self._settled.notify_all()
+
+    async def _one(self, role: Role, messages: Sequence[Message], config: GenerateConfig, sample: int) -> Completion:
         await self._reserve()
         model = self.actor if role == "actor" else self.critic
         completion: Completion | None = None
@@ -125,6 +176,24 @@ class Env:
                 self._in_flight -= 1
                 self._settled.notify_all()
 
+    async def _one_by_one(
+        self, role: Role, messages: Sequence[Message], config: GenerateConfig, n: int, first_sample: int
+    ) -> Samples:
+        """``n`` calls as :meth:`generate` makes them, concurrently (the budget serves them in order): the
+        samples made before the first refusal, and its reason."""
+        calls = (self._one(role, messages, config, first_sample + i) for i in range(n))
+        results = await asyncio.gather(*calls, return_exceptions=True)
+        failed = [r for r in results if isinstance(r, BaseException) and not isinstance(r, BudgetExhausted)]
+        if failed:
+            raise failed[0]
+        completions: list[Completion] = []
+        for result in results:
+            if isinstance(result, BudgetExhausted):
+                return Samples(tuple(completions), result.reason)
+            assert not isinstance(result, BaseException)
+            completions.append(result)
+        return Samples(tuple(completions))
+
     def _account(self, completion: Completion) -> None:
         self.spent.calls += 1
         self.spent.spend += completion.spend
@@ -136,6 +205,19 @@ class Env:
                 await self._settled.wait_for(lambda: self._in_flight == 0)
             self.check_budget()
             self._in_flight += 1
+
+    async def _reserve_n(self, n: int) -> tuple[int, str | None]:
+        """Reserve up to ``n`` calls against ``max_calls`` (no token or cost limit is set): how many, and the
+        limit that refused the rest."""
+        async with self._settled:
+            try:
+                self.check_budget()
+            except BudgetExhausted as exc:
+                return 0, exc.reason
+            limit = self.budget.max_calls
+            left = n if limit is None else min(n, limit - self.spent.calls - self._in_flight)
+            self._in_flight += left
+            return left, (None if left == n else f"max_calls={limit}")
 
     async def execute(self, code: str, problem: Problem) -> RunResult:
         """Run a program on the problem's visible tests (never the hidden ones)."""

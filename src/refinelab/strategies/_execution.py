@@ -9,7 +9,7 @@ from typing import Annotated, Literal
 
 from annotated_types import Ge
 
-from refinelab.models import GenerateConfig, Message
+from refinelab.models import Completion, GenerateConfig, Message
 from refinelab.problems import Problem, Test, as_value_test
 from refinelab.strategies._env import BudgetExhausted, Env
 from refinelab.strategies._feedback import FeedbackFormat, MemoryPolicy, compress, feedback
@@ -48,11 +48,19 @@ class _Request:
     prompts: Prompts = DEFAULT_PROMPTS
 
 
+def _messages(request: _Request) -> list[Message]:
+    ask = [Message.user(request.prompts.confidence_request)] if request.ask_confidence else []
+    return request.messages + ask
+
+
 async def _attempt(env: Env, problem: Problem, request: _Request) -> Attempt:
     """Ask the actor, extract the code, run it on the visible tests."""
-    ask = [Message.user(request.prompts.confidence_request)] if request.ask_confidence else []
-    messages = request.messages + ask
-    completion = await env.generate("actor", messages, request.config, sample=request.sample)
+    completion = await env.generate("actor", _messages(request), request.config, sample=request.sample)
+    return await _judged(env, problem, request, completion)
+
+
+async def _judged(env: Env, problem: Problem, request: _Request, completion: Completion) -> Attempt:
+    """The attempt a reply to ``request`` makes: its code extracted and run on the visible tests."""
     parsed = extract_code(completion.text, problem.entry_point)
     confidence = extract_confidence(completion.text).value if request.ask_confidence else None
     code = None if parsed.value is None else with_prompt_imports(problem, parsed.value)
@@ -181,7 +189,8 @@ async def exec_refine(  # noqa: PLR0913 - flat knobs map one to one onto ``exec-
                 return found.recorded(_finish(problem, spec, attempts, "max_iterations"))
             if not judged.visible_tests:
                 return found.recorded(_finish(problem, spec, attempts, "no_tests"))
-            messages, given = _refinement(judged, attempts, _Memory(feedback_format, memory), prompts)
+            shown = _Memory(feedback_format, memory, "generated" if found.tests else "visible")
+            messages, given = _refinement(judged, attempts, shown, prompts)
             now = at_round(config, temperature_schedule, len(attempts), max_iters)
             request = _Request(
                 messages, now, "refine", len(attempts), given, ask_confidence=ask_confidence, prompts=prompts
@@ -220,11 +229,11 @@ def _passes(attempt: Attempt) -> bool:
     return attempt.visible is not None and attempt.visible.passed
 
 
-def _outcome_text(problem: Problem, attempt: Attempt, style: FeedbackFormat) -> str:
+def _outcome_text(problem: Problem, attempt: Attempt, style: FeedbackFormat, kind: str) -> str:
     if attempt.code is None:
         return f"No program could be read from the reply ({attempt.parse_error}). Give the code in a ```python block."
     assert attempt.visible is not None, "exec-refine refines only where it has tests to run"
-    return feedback(problem, attempt.visible, style)
+    return feedback(problem, attempt.visible, style, kind=kind)
 
 
 @dataclass(frozen=True)
@@ -235,21 +244,24 @@ class _Memory:
     """How test results are written."""
     policy: MemoryPolicy
     """Which earlier attempts are shown."""
+    kind: str = "visible"
+    """What the tests are called to the actor: ``visible`` (the problem's), ``generated`` (its own)."""
 
 
 def _refinement(
     problem: Problem, attempts: list[Attempt], shown: _Memory, prompts: Prompts
 ) -> tuple[list[Message], str]:
     """The request for the next attempt under the memory policy, and the feedback it carries."""
-    style, memory = shown.style, shown.policy
+    style, memory, kind = shown.style, shown.policy, shown.kind
     last = attempts[-1]
-    given = _outcome_text(problem, last, style)
+    given = _outcome_text(problem, last, style, kind)
     messages = [Message.system(prompts.refine_system), Message.user(prompts.task(problem))]
     if memory == "full":
         for attempt in attempts[:-1]:
-            messages += [Message.assistant(attempt.response), Message.user(_outcome_text(problem, attempt, style))]
+            given_then = _outcome_text(problem, attempt, style, kind)
+            messages += [Message.assistant(attempt.response), Message.user(given_then)]
     elif memory == "compressed" and len(attempts) > 1:
-        digest = compress([(a.code or "", _outcome_text(problem, a, "summary")) for a in attempts[:-1]])
+        digest = compress([(a.code or "", _outcome_text(problem, a, "summary", kind)) for a in attempts[:-1]])
         messages.append(Message.user(f"Earlier attempts, in short:\n{digest}"))
     messages.append(Message.user(prompts.refine(last.code or last.response, given)))
     return messages, given
@@ -272,14 +284,12 @@ async def sampling(  # noqa: PLR0913 - flat knobs map one to one onto ``sampling
     one that passes most (ties to the earliest); ``dual-agreement``, the best dual-agreement group over the
     visible tests and those ``m`` test-writing samples produce (as ``codet`` chooses)."""
     spec = "sampling"
-    requests = [
-        _Request(prompts.draft(problem), config, "sample", i, sample=i, ask_confidence=ask_confidence, prompts=prompts)
-        for i in range(n)
-    ]
+    request = _Request(prompts.draft(problem), config, "sample", 0, ask_confidence=ask_confidence, prompts=prompts)
     if select == "dual-agreement":
         plan = TestPlan(m, DEFAULT_TESTS_PER_SAMPLE, None, config)
-        return await sample_and_agree(env, problem, requests, plan, AgreementChoice(spec, problem.visible_tests))
-    attempts, note = await concurrently(env, problem, requests)
+        how = AgreementChoice(spec, problem.visible_tests)
+        return await sample_and_agree(env, problem, request, n, plan, how)
+    attempts, note = await draw_samples(env, problem, request, n)
     reason: StopReason = "sampled" if note is None else "budget"
     return _finish(problem, spec, attempts, reason, note=note, final=_select(attempts))
 
@@ -297,13 +307,13 @@ class AgreementChoice:
 
 
 async def sample_and_agree(
-    env: Env, problem: Problem, requests: list[_Request], plan: TestPlan, how: AgreementChoice
+    env: Env, problem: Problem, request: _Request, n: int, plan: TestPlan, how: AgreementChoice
 ) -> Trajectory:
-    """Programs and tests written concurrently; the answer chosen by dual agreement over the visible tests
-    ``how`` joins plus the generated tests."""
+    """``n`` samples of ``request`` and the tests written concurrently; the answer chosen by dual agreement
+    over the visible tests ``how`` joins plus the generated tests."""
     spec, visible, score = how.strategy, how.visible, how.score
     (attempts, note), (generations, test_note) = await asyncio.gather(
-        concurrently(env, problem, requests), write_tests(env, problem, plan)
+        draw_samples(env, problem, request, n), write_tests(env, problem, plan)
     )
     tests = visible + generated_pool(generations, plan.limit)
     final, decisions = await agreement_choice(env, problem, attempts, tests, visible=len(visible), score=score)
@@ -324,6 +334,20 @@ async def concurrently(env: Env, problem: Problem, requests: list[_Request]) -> 
     if failed:
         raise failed[0]
     return attempts, (refused[0].reason if refused else None)
+
+
+async def draw_samples(env: Env, problem: Problem, request: _Request, n: int) -> tuple[list[Attempt], str | None]:
+    """``n`` samples of one request (attempt and sample indices ``request.index`` and ``request.sample``
+    upwards) drawn by :meth:`Env.generate_n`, each run on the visible tests as it is judged; the attempts,
+    in sample order, and the budget note when the budget refused some (the refused ones are the last)."""
+    drawn = await env.generate_n("actor", _messages(request), request.config, n=n, first_sample=request.sample)
+    labelled = [replace(request, index=request.index + i, sample=request.sample + i) for i in range(n)]
+    judged = (_judged(env, problem, r, c) for r, c in zip(labelled, drawn.completions))
+    results = await asyncio.gather(*judged, return_exceptions=True)  # every run ends before a failure is raised
+    failed = [r for r in results if isinstance(r, BaseException)]
+    if failed:
+        raise failed[0]
+    return [r for r in results if isinstance(r, Attempt)], drawn.refused
 
 
 def _select(attempts: list[Attempt]) -> int | None:

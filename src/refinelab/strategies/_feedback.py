@@ -32,12 +32,13 @@ def _clip(text: str, limit: int = _MAX_TEST_TEXT) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def feedback(problem: Problem, result: RunResult, style: FeedbackFormat) -> str:
-    """Feedback on a run of the visible tests, in the chosen format."""
+def feedback(problem: Problem, result: RunResult, style: FeedbackFormat, *, kind: str = "visible") -> str:
+    """Feedback on a run of the problem's visible tests, in the chosen format; ``kind`` names them to the
+    actor (``generated`` where they are tests the actor wrote itself, not the problem's)."""
     failing = [(t, o) for t, o in zip(problem.visible_tests, result.outcomes) if not o.passed]
     if style == "summary":
-        return _summary(len(result.outcomes), failing)
-    lines = [f"{len(failing)} of {len(result.outcomes)} visible tests failed."]
+        return _summary(len(result.outcomes), failing, kind)
+    lines = [f"{len(failing)} of {len(result.outcomes)} {kind} tests failed."]
     for test, outcome in failing:
         lines.append(_raw(test, outcome) if style == "raw" else _diff(test, outcome))
     return "\n".join(lines)
@@ -66,12 +67,12 @@ def _expected(test: Test) -> str:
     return "no exception"
 
 
-def _summary(total: int, failing: list[tuple[Test, TestOutcome]]) -> str:
+def _summary(total: int, failing: list[tuple[Test, TestOutcome]], kind: str) -> str:
     if not failing:
-        return f"All {total} visible tests passed."
+        return f"All {total} {kind} tests passed."
     kinds = Counter(outcome.error_type or outcome.verdict for _, outcome in failing)
     parts = ", ".join(f"{count} {kind}" for kind, count in sorted(kinds.items()))
-    return f"{len(failing)} of {total} visible tests failed ({parts}); first failing: {describe_test(failing[0][0])}."
+    return f"{len(failing)} of {total} {kind} tests failed ({parts}); first failing: {describe_test(failing[0][0])}."
 
 
 def compress(rounds: list[tuple[str, str]]) -> str:

@@ -3,14 +3,23 @@ generated-test pool, agreement groups as decisions, and choosing among samples b
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass, replace
 
 from refinelab.models import GenerateConfig
 from refinelab.problems import Problem, Test
-from refinelab.strategies._env import BudgetExhausted, Env
+from refinelab.strategies._env import Env
 from refinelab.strategies._trajectory import Attempt, Decision, TestGeneration
-from refinelab.verification import Agreement, MatrixJob, Score, dual_agreement, pooled, run_matrices, test_request
+from refinelab.verification import (
+    Agreement,
+    GeneratedTests,
+    MatrixJob,
+    Score,
+    dual_agreement,
+    parse_tests,
+    pooled,
+    run_matrices,
+    test_request,
+)
 
 DEFAULT_TESTS_PER_SAMPLE = 10
 """Tests asked for in each test-writing call, unless a strategy says otherwise."""
@@ -39,21 +48,14 @@ def hidden_view(problem: Problem, hide_visible: bool) -> Problem:
 
 
 async def write_tests(env: Env, problem: Problem, plan: TestPlan) -> tuple[list[TestGeneration], str | None]:
-    """The test-writing calls, concurrently, in sample order; and the budget note if the budget refused
-    some (their tokens count in the budget like any call)."""
-    calls = [_one_generation(env, problem, plan, i) for i in range(plan.samples)]
-    results = await asyncio.gather(*calls, return_exceptions=True)
-    failed = [r for r in results if isinstance(r, BaseException) and not isinstance(r, BudgetExhausted)]
-    if failed:
-        raise failed[0]
-    refused = [r for r in results if isinstance(r, BudgetExhausted)]
-    return [r for r in results if isinstance(r, TestGeneration)], (refused[0].reason if refused else None)
-
-
-async def _one_generation(env: Env, problem: Problem, plan: TestPlan, index: int) -> TestGeneration:
+    """The test-writing calls (samples of one request, drawn by :meth:`Env.generate_n`), in sample order;
+    and the budget note if the budget refused some (their tokens count in the budget like any call)."""
     messages = test_request(problem, count=plan.per_sample)
-    completion = await env.generate("actor", messages, plan.config, sample=TEST_SAMPLE_OFFSET + index)
-    return TestGeneration.of_reply(completion, problem)
+    drawn = await env.generate_n("actor", messages, plan.config, n=plan.samples, first_sample=TEST_SAMPLE_OFFSET)
+    read: dict[str, GeneratedTests] = {}  # identical replies, frequent among many samples, are read once
+    for text in {c.text for c in drawn.completions}:
+        read[text] = parse_tests(text, problem)
+    return [TestGeneration.of_reply(c, problem, read[c.text]) for c in drawn.completions], drawn.refused
 
 
 def generated_pool(generations: list[TestGeneration], limit: int | None) -> tuple[Test, ...]:

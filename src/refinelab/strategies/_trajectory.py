@@ -15,7 +15,7 @@ from refinelab.records import Origin as Origin  # re-exported for the strategies
 from refinelab.records import Spend, Usage
 from refinelab.records import StopReason as StopReason
 from refinelab.sandbox import RunResult
-from refinelab.verification import parse_tests
+from refinelab.verification import GeneratedTests, parse_tests
 
 Verdict = Literal["pass", "refine", "redraft"]
 """A critic's decision (Self-Refine critics say pass or refine)."""
@@ -117,10 +117,10 @@ class TestGeneration:
         return Spend(self.usage, self.cost_usd)
 
     @classmethod
-    def of_reply(cls, completion: Completion, problem: Problem) -> TestGeneration:
+    def of_reply(cls, completion: Completion, problem: Problem, parsed: GeneratedTests | None = None) -> TestGeneration:
         """A test-writing call's reply (to :func:`refinelab.verification.test_request`) and the tests read
-        from it (:func:`refinelab.verification.parse_tests`)."""
-        parsed = parse_tests(completion.text, problem)
+        from it (:func:`refinelab.verification.parse_tests`; ``parsed`` when they were read already)."""
+        parsed = parsed or parse_tests(completion.text, problem)
         return cls(
             raw=completion.text,
             tests=parsed.tests,

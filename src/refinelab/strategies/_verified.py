@@ -32,7 +32,7 @@ from refinelab.problems import Problem, Test
 from refinelab.sandbox import Suite
 from refinelab.strategies._critics import _CriticLoop, _critique
 from refinelab.strategies._env import BudgetExhausted, Env
-from refinelab.strategies._execution import LIVECODEBENCH_CONFIG, _finish, _Request, concurrently
+from refinelab.strategies._execution import LIVECODEBENCH_CONFIG, _finish, _Request, concurrently, draw_samples
 from refinelab.strategies._feedback import feedback
 from refinelab.strategies._prompts import DEFAULT_PROMPTS, Prompts
 from refinelab.strategies._registry import strategy
@@ -142,12 +142,9 @@ async def verified(  # noqa: PLR0913 - flat knobs map one to one onto ``verified
 async def _search(env: Env, state: _State, knobs: Knobs, plan: TestPlan) -> tuple[StopReason, str | None]:
     """Sample, then refine round by round; why the search ended and the budget note, if any."""
     first = at_round(knobs.config, knobs.schedule, 0, knobs.max_rounds)  # the schedule starts at the samples
-    requests = [
-        _Request(knobs.prompts.draft(state.problem), first, "sample", i, sample=i, prompts=knobs.prompts)
-        for i in range(knobs.width)
-    ]
+    request = _Request(knobs.prompts.draft(state.problem), first, "sample", 0, prompts=knobs.prompts)
     (samples, note), (generations, test_note) = await asyncio.gather(
-        concurrently(env, state.problem, requests), write_tests(env, state.problem, plan)
+        draw_samples(env, state.problem, request, knobs.width), write_tests(env, state.problem, plan)
     )
     state.generations = generations
     generated = generated_pool(generations, plan.limit)
