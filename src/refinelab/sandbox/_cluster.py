@@ -82,8 +82,9 @@ class ClusterSandbox(Sandbox):
         self.size = 0
         self.events: list[ClusterEvent] = []
         """What happened to nodes, in order (joined, refused, lost, batches retried)."""
-        self.stats: dict[str, float] = {"batches": 0, "programs": 0, "retried_batches": 0}
-        """Batches and programs the nodes ran, and batches run again after a node was lost."""
+        self.stats: dict[str, float] = {"batches": 0, "programs": 0, "retried_batches": 0, "reruns": 0}
+        """Batches and programs the nodes ran, batches run again after a node was lost, and programs run again
+        alone to confirm a timeout (counted in ``programs`` too)."""
         self._nodes: dict[str, _Node] = {}
         self._seen: set[str] = set()
         self._refusals: list[BaseException] = []
@@ -234,6 +235,7 @@ class ClusterSandbox(Sandbox):
         """How a confirming rerun runs on the cluster: one program, in a fresh process, on a node."""
 
         async def rerun(code: str, inputs: SuiteInputs) -> Ran:
+            self.stats["reruns"] += 1  # delivered again on purpose: "programs" counts it too
             (ran,) = await self._run([(code, inputs)], limits, True)
             assert ran is not None, "a rerun has tests"
             return ran
