@@ -105,8 +105,12 @@ def body_form(program: str, entry: str) -> str:
     return textwrap.indent("".join(front) + body, "    ") + "\n"
 
 
-def write_files(folder: Path, shared: Path, tasks: int, n: int, m: int) -> dict[str, Path]:
-    """CodeT's four input files and the replay server's data."""
+def write_files(
+    folder: Path, shared: Path, tasks: int, n: int, m: int, *, every_distinct: bool = False
+) -> dict[str, Path]:
+    """CodeT's four input files and the replay server's data; ``every_distinct``: each sample made a program
+    of its own by a last comment line naming it (as samples drawn at a high temperature differ), so that
+    neither side can run a repeated program once."""
     problems = {p.id: p for p in load_humaneval()}
     chosen = [f"HumanEval/{i}" for i in range(tasks)]
     rows = by_task(shared)
@@ -129,7 +133,7 @@ def write_files(folder: Path, shared: Path, tasks: int, n: int, m: int) -> dict[
         sources.append(record)
         test_sources.append({**record, "prompt": test_prompt})
         distinct = list(dict.fromkeys(completion(row, problem) for row in rows[task]))
-        samples = [distinct[i % len(distinct)] for i in range(n)]
+        samples = [distinct[i % len(distinct)] + (f"\n    # sample {i}\n" if every_distinct else "") for i in range(n)]
         solutions.append({"prompt": problem.prompt, "samples": samples})
         text = re.sub(r"^assert ", "", "\n".join(asserts.get(task, [])))
         tests.append({"prompt": test_prompt, "samples": [text] * m})
@@ -220,14 +224,18 @@ def main() -> int:
     parser.add_argument("--m", type=int, default=100)
     parser.add_argument("--tasks", type=int, default=164)
     parser.add_argument("--shared", type=Path, default=DEFAULT_SHARED)
+    parser.add_argument(
+        "--every-distinct", action="store_true", help="make every sample a distinct program (no repeats to run once)"
+    )
     args = parser.parse_args()
     if not (args.shared / "llm-outputs").is_dir():
         print(f"shared data not found at {args.shared} (give --shared or REFINELAB_SHARED_DATA)", file=sys.stderr)
         return 2
     with tempfile.TemporaryDirectory(prefix="codet-replay-") as name:
         folder = Path(name)
-        paths = write_files(folder, args.shared, args.tasks, args.n, args.m)
-        print(f"{args.tasks} HumanEval tasks, n={args.n} programs and m={args.m} test samples each (replayed)")
+        paths = write_files(folder, args.shared, args.tasks, args.n, args.m, every_distinct=args.every_distinct)
+        replayed = "replayed, every sample a distinct program" if args.every_distinct else "replayed"
+        print(f"{args.tasks} HumanEval tasks, n={args.n} programs and m={args.m} test samples each ({replayed})")
         codet = codet_run(paths, folder)
         checked, check_log = check_run(paths, folder)
         ran, run_pass = run_run(paths, folder, args)

@@ -19,6 +19,7 @@ from refinelab.models import (
     RetryPolicy,
     open_model,
 )
+from refinelab.models._model import MAX_N
 from refinelab.models._openai import OpenAIBackend
 from refinelab.testing import FakeOpenAI, serve
 
@@ -124,6 +125,16 @@ def test_n_samples_in_one_request_or_one_each_when_rejected() -> None:
         completions = run(model, model.generate_n(ASK, GenerateConfig(temperature=0.8), n=3))
         assert len(completions) == 3 and len(server.answered()) == 3
         assert [body.get("n", 1) for body, _ in server.log] == [3, 1, 1, 1]
+
+
+def test_more_samples_than_a_server_takes_in_one_request_go_in_chunks() -> None:
+    with serve() as server:
+        server.max_n = MAX_N  # OpenAI's limit: a larger n is a 400 naming n
+        model = model_for(server)
+        completions = run(model, model.generate_n(ASK, GenerateConfig(temperature=0.8), n=2 * MAX_N + 5))
+        assert [c.sample for c in completions] == list(range(2 * MAX_N + 5))
+        assert sorted(body.get("n", 1) for body, _ in server.log) == [5, MAX_N, MAX_N]  # none refused, none alone
+        assert all(action == "ok" for _, action in server.log)
 
 
 def test_structured_output_is_requested_with_the_schema() -> None:

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from refinelab.errors import UserError
+from refinelab.errors import SandboxUnavailable, UserError
 from refinelab.models import FunctionModel, GenerateConfig, Model, Price, PriceTable, ScriptedModel
 from refinelab.problems import CallTest, Problem, StdioTest, load_livecodebench
-from refinelab.sandbox import WorkerPool
+from refinelab.sandbox import Limits, RunResult, Suite, WorkerPool
 from refinelab.strategies import (
     Budget,
     Env,
@@ -23,6 +23,7 @@ from refinelab.strategies import (
     single_pass,
 )
 from refinelab.strategies._execution import with_prompt_imports
+from refinelab.testing import FakeSandbox
 
 SQUARE = Problem(
     id="sq",
@@ -232,3 +233,33 @@ def test_a_temperature_schedule_is_written_as_a_strategy_argument() -> None:
     with pytest.raises(UserError, match="at least 0"):
         run(model, lambda env: exec_refine(SQUARE, env, temperature_schedule=(-1.0, 0.5)))
     assert model.requests == []
+
+
+def test_a_program_repeated_among_samples_runs_on_the_visible_tests_once() -> None:
+    sandbox = FakeSandbox()
+    trajectory = asyncio.run(sampling(SQUARE, Env(ScriptedModel([WRONG, RIGHT] * 3), sandbox), n=6))
+    assert [a.visible is not None and a.visible.passed for a in trajectory.attempts] == [False, True] * 3
+    assert sorted(code for code, _ in sandbox.runs) == sorted({a.code for a in trajectory.attempts if a.code})
+
+
+class _FailsOnce(FakeSandbox):
+    """A sandbox whose first run fails as a lost worker pool does."""
+
+    async def run(self, code: str, suite: Suite, *, limits: Limits | None = None) -> RunResult:
+        if not self.runs:
+            self.runs.append((code, suite))
+            raise SandboxUnavailable("the pool went away")
+        return await super().run(code, suite, limits=limits)
+
+
+def test_a_visible_run_that_failed_in_the_sandbox_is_run_again_when_asked_again() -> None:
+    sandbox = _FailsOnce()
+    env = Env(ScriptedModel(), sandbox)
+    code = "def sq(x):\n    return x * x\n"
+
+    async def twice() -> RunResult:
+        with pytest.raises(SandboxUnavailable):
+            await env.execute(code, SQUARE)
+        return await env.execute(code, SQUARE)
+
+    assert asyncio.run(twice()).passed and len(sandbox.runs) == 2

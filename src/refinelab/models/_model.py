@@ -17,6 +17,10 @@ from refinelab.models._tokens import estimate_usage, split_usage
 from refinelab.models._types import Completion, GenerateConfig, Message, Reply, Retry, Usage
 from refinelab.records import Spend
 
+MAX_N = 128
+"""Samples asked for in one request at most (OpenAI rejects a larger ``n``): more are split into several
+requests of at most this many, sent concurrently."""
+
 
 class Backend(Protocol):
     """Something that turns messages into replies; everything else lives in :class:`Model`.
@@ -194,13 +198,30 @@ class Model:
     async def _request_samples(
         self, messages: Sequence[Message], config: GenerateConfig, samples: list[int], keys: dict[int, str]
     ) -> dict[int, Completion]:
-        if len(samples) > 1 and "n" not in self._unsupported:
-            try:
-                return dict(zip(samples, await self._call(messages, config, samples, keys)))
-            except NotSupported:
+        fresh = await self._in_chunks(messages, config, samples, keys) if len(samples) > 1 else {}
+        missing = [s for s in samples if s not in fresh]  # one request each where ``n`` was refused
+        alone = await asyncio.gather(*(self._call(messages, config, [s], keys) for s in missing))
+        fresh.update((s, completions[0]) for s, completions in zip(missing, alone))
+        return fresh
+
+    async def _in_chunks(
+        self, messages: Sequence[Message], config: GenerateConfig, samples: list[int], keys: dict[int, str]
+    ) -> dict[int, Completion]:
+        """The samples in requests of at most :data:`MAX_N` each, sent together; those of a request the
+        server refused for its ``n`` are left out (and ``n`` is not asked for again)."""
+        if "n" in self._unsupported:
+            return {}
+        chunks = [samples[start : start + MAX_N] for start in range(0, len(samples), MAX_N)]
+        done = await asyncio.gather(*(self._call(messages, config, c, keys) for c in chunks), return_exceptions=True)
+        fresh: dict[int, Completion] = {}
+        for chunk, answer in zip(chunks, done):
+            if isinstance(answer, NotSupported):
                 self._unsupported.add("n")
-        done = await asyncio.gather(*(self._call(messages, config, [s], keys) for s in samples))
-        return {s: completions[0] for s, completions in zip(samples, done)}
+            elif isinstance(answer, BaseException):
+                raise answer
+            else:
+                fresh.update(zip(chunk, answer))
+        return fresh
 
     async def _call(
         self, messages: Sequence[Message], config: GenerateConfig, samples: list[int], keys: dict[int, str]

@@ -97,6 +97,8 @@ class Env:
         self.agreement = agreement or agreement_limits()
         """Limits of generated tests in dual agreement (CodeT's 0.1 s each by default; a problem's own tests
         joined to them keep the sandbox's)."""
+        self._visible_runs: dict[tuple[str, int], asyncio.Task[RunResult]] = {}
+        self._visible_suites: dict[int, tuple[Problem, Suite]] = {}  # by id(problem), the problem kept alive
         self.repeat = repeat
         """Which repetition of the same problem and configuration this is: repeats are distinct samples
         (their own cache entries), so a repeated run is a new draw, not a cache hit."""
@@ -220,5 +222,24 @@ class Env:
             return left, (None if left == n else f"max_calls={limit}")
 
     async def execute(self, code: str, problem: Problem) -> RunResult:
-        """Run a program on the problem's visible tests (never the hidden ones)."""
-        return await self.sandbox.run(code, Suite.visible(problem))
+        """Run a program on the problem's visible tests (never the hidden ones).
+
+        A program already run on the same tests for this problem is not run again: its result is shared
+        (samples repeat one another often, and a wrong one looping on a test would cost the full limit,
+        and its confirming rerun, every time). A run that failed in the sandbox is retried."""
+        if id(problem) not in self._visible_suites:
+            self._visible_suites[id(problem)] = (problem, Suite.visible(problem))
+        suite = self._visible_suites[id(problem)][1]
+        key = (code, id(problem))
+        task = self._visible_runs.get(key)
+        if task is None or (task.done() and (task.cancelled() or task.exception() is not None)):
+            task = asyncio.ensure_future(self.sandbox.run(code, suite))
+            task.add_done_callback(_retrieved)
+            self._visible_runs[key] = task
+        return await asyncio.shield(task)
+
+
+def _retrieved(task: asyncio.Task[RunResult]) -> None:
+    """Mark a shared run's failure as seen (whoever awaits it gets it; nobody may be left to)."""
+    if not task.cancelled():
+        task.exception()

@@ -43,6 +43,8 @@ class FakeOpenAI(ThreadingHTTPServer):
         self.random = random.Random(1)  # noqa: S311 - fault injection, not cryptography
         self.usage = True
         self.accept_n = True
+        self.max_n: int | None = None
+        """The largest ``n`` accepted (a larger one gets a 400 naming ``n``, as OpenAI's 128 does); ``None``: any."""
         self.accept_schema = True
         self.delay = 0.0
         self.slow_seconds = 2.0
@@ -99,7 +101,8 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         action = self.server.next_action()
-        if action == "ok" and int(body.get("n", 1)) > 1 and not self.server.accept_n:
+        n = int(body.get("n", 1))
+        if action == "ok" and n > 1 and (not self.server.accept_n or n > (self.server.max_n or n)):
             action = "reject-n"
         if action == "ok" and "response_format" in body and not self.server.accept_schema:
             action = "reject-schema"
@@ -123,7 +126,8 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(status, json.dumps(error).encode(), headers)
 
     def _reject_n(self, body: dict[str, object]) -> None:
-        self._send(400, json.dumps({"error": {"message": "n > 1 is not supported", "code": 400}}).encode())
+        said = "n > 1 is not supported" if not self.server.accept_n else f"n must be at most {self.server.max_n}"
+        self._send(400, json.dumps({"error": {"message": said, "code": 400}}).encode())
 
     def _reject_schema(self, body: dict[str, object]) -> None:
         self._send(400, json.dumps({"error": {"message": "response_format is not supported", "code": 400}}).encode())
