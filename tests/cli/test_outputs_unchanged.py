@@ -7,7 +7,10 @@ scoring output on purpose: a program's tests after its first failure are ``skipp
 line names its time rule; check.txt and check.jsonl.gz were written again by the perf branch's code, and
 the merged code prints them byte for byte). Issue 20 added, on purpose, where each hidden result ran to
 ``export`` and ``check --out`` lines (``isolation``, ``node``): those keys are checked for their values,
-then the rest of each line must be what the old code wrote."""
+then the rest of each line must be what the old code wrote. The text report's table of actor prompt
+tokens per attempt no longer lists configurations whose attempts are samples (``sampling``, ``codet``,
+``verified``: their attempt indices are not rounds, and with ``n=100`` the table had 100 columns), on
+purpose: report-baseline.txt and report-400246.txt were written again for it."""
 
 from __future__ import annotations
 

@@ -54,8 +54,9 @@ def tables(report: Report) -> list[Table]:
         found.append(_equal_tokens(report))
     if any(r.refinement.caps for r in rows):
         found.append(_caps(rows))
-    if any(len(r.refinement.prompt_by_round) > 1 for r in rows):
-        found.append(_prompts(rows))
+    iterating = [r for r in rows if r.refinement.refinements is not None]  # samples' indices are not rounds
+    if any(len(r.refinement.prompt_by_round) > 1 for r in iterating):
+        found.append(_prompts(iterating))
     found.extend(selection_tables(report.selection))
     if report.baseline is not None:
         found.append(_baseline(report, report.baseline))
