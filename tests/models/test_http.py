@@ -23,6 +23,8 @@ from refinelab.models._model import MAX_N
 from refinelab.models._openai import OpenAIBackend
 from refinelab.testing import FakeOpenAI, serve
 
+pytestmark = pytest.mark.usefixtures("http_client")  # both HTTP clients (tests/models/conftest.py)
+
 T = TypeVar("T")
 FAST_RETRY = RetryPolicy(attempts=4, base_seconds=0.01, max_seconds=0.05)
 ASK = [Message.user("hello there")]
@@ -205,3 +207,14 @@ def test_structured_output_falls_back_to_plain_text_when_the_server_rejects_it()
     assert first.text == "echo: hello there" and second.text == "echo: again"
     assert actions == ["reject-schema", "ok", "ok"]  # rejected once, then never asked again
     assert not first.retries
+
+
+def test_the_backend_sits_on_the_client_the_test_asks_for(http_client: str) -> None:
+    async def used() -> str:
+        backend = OpenAIBackend("vllm:x", "http://127.0.0.1:9/v1", "EMPTY")
+        name = type(backend._client()._client).__name__
+        await backend.aclose()
+        return name
+
+    name = asyncio.run(used())
+    assert ("aiohttp" in name.lower()) == (http_client == "aiohttp"), name

@@ -14,6 +14,8 @@ from refinelab.models import EndpointError, EndpointFailed, Message, Model, Retr
 from refinelab.models._openai import OpenAIBackend
 from refinelab.testing import serve
 
+pytestmark = pytest.mark.usefixtures("http_client")  # both HTTP clients (tests/models/conftest.py)
+
 ASK = [Message.user("hello there")]
 LOOSE_SECONDS = 10.0  # the target is 3 s; the loose bound keeps a loaded machine from failing the test
 

@@ -30,6 +30,8 @@ from refinelab.models import (
 from refinelab.models._replicas import ReplicaBackend
 from refinelab.models._types import Reply, Usage
 
+pytestmark = pytest.mark.usefixtures("http_client")  # both HTTP clients (tests/models/conftest.py)
+
 FAST = RetryPolicy(attempts=4, base_seconds=0.01, max_seconds=0.05)
 
 
