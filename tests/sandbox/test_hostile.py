@@ -166,6 +166,23 @@ def test_daemons_are_gone_when_the_run_ends() -> None:
     assert result.passed
 
 
+def test_a_process_forked_while_the_sandbox_is_swept_is_swept_too() -> None:
+    # A bounded chain: each generation forks the next and exits, so the live one keeps changing while the
+    # run's end sweeps the sandbox; the last sleeps. One pass over /proc misses the generation forked after
+    # it listed, and the worker then waited on it (reaping every process) until it stopped answering.
+    marker = f"{700 + os.getpid() % 97}.25"
+    code = (
+        "import os\ndef f(x):\n    if os.fork() == 0:\n        os.setsid()\n        for _ in range(3000):\n"
+        "            if os.fork() != 0:\n                os._exit(0)\n"
+        f"        os.execv('/usr/bin/sleep', ['sleep', '{marker}'])\n    return x * x\n"
+    )
+    results = [run_function(code) for _ in range(3)]
+    left = processes_with(marker)
+    end_processes(left)
+    assert left == []
+    assert all(r.passed for r in results), [r.outcomes[0].message for r in results]
+
+
 def test_memory_flood_hits_the_memory_limit() -> None:
     code = "def f(x):\n    block = bytearray(2 * 1024 ** 3)\n    return len(block)\n"
     result = run_function(code, [CallTest("f(0)", 2 * 1024**3)])

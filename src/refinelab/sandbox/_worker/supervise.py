@@ -340,12 +340,22 @@ def sweep(child_pid: int) -> None:
     is killed: a namespace-wide sweep there would hit unrelated processes.
     """
     if os.getpid() == 1:
-        for name in os.listdir("/proc"):
-            if name.isdigit() and name != "1":
-                _kill_quietly(int(name))
-        _reap_all()
+        _sweep_namespace()
     else:
         _kill_quietly(-child_pid)
+
+
+def _sweep_namespace() -> None:
+    """Kill every other process in this PID namespace, pass after pass, until none is left: a process
+    forked after a pass listed ``/proc`` (a daemon's double fork, a chain of forks) is found by the next,
+    instead of being left for a reap that would wait on it for as long as it lives."""
+    while others := [int(name) for name in os.listdir("/proc") if name.isdigit() and name != "1"]:
+        for pid in others:
+            _kill_quietly(pid)
+        try:
+            os.waitpid(-1, 0)  # one of them, killed, is ours to reap (orphans come to PID 1)
+        except ChildProcessError:
+            return
 
 
 def _kill_quietly(pid: int) -> None:
@@ -353,11 +363,3 @@ def _kill_quietly(pid: int) -> None:
         os.kill(pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
-
-
-def _reap_all() -> None:
-    while True:
-        try:
-            os.waitpid(-1, 0)
-        except ChildProcessError:
-            return
