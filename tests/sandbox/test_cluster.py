@@ -355,6 +355,13 @@ def ray_errors(temp: Path) -> str:
     return "\n".join(["", *found])[-8000:]
 
 
+def failure_lines(output: str) -> str:
+    """The inner run's own failure: its test names and its assertion lines, which a node's logs printed
+    after them (a case kills a node on purpose) would push out of the output's tail."""
+    lines = [line for line in output.splitlines() if line.startswith(("FAILED", "ERROR", "E   ", "____"))]
+    return "\n".join(lines[:80]) + "\n...\n"
+
+
 @pytest.mark.slow
 def test_on_a_real_ray_cluster_in_a_loopback_only_network_namespace() -> None:
     """``cluster_cases.py`` (a head and worker nodes started with ``ray.cluster_utils``) inside a network
@@ -379,6 +386,6 @@ def test_on_a_real_ray_cluster_in_a_loopback_only_network_namespace() -> None:
     finally:
         logs = ray_errors(Path(temp)) if process.returncode else ""
         shutil.rmtree(temp, ignore_errors=True)
-    assert process.returncode == 0, output[-6000:] + logs
+    assert process.returncode == 0, failure_lines(output) + output[-6000:] + logs
     skipped = [line for line in output.splitlines() if line.startswith("SKIPPED")]
     assert " passed" in output and all("shared benchmark data" in line for line in skipped), output[-3000:]
