@@ -32,7 +32,14 @@ from refinelab.sandbox._protocol import Sandbox
 from refinelab.sandbox._suite import InputItem, Item, Suite, SuiteInputs
 from refinelab.sandbox._workers import IsolationMode, SandboxWarning
 
-_STRENGTH: dict[IsolationLevel, int] = {"fake": 0, "none": 0, "bwrap": 1, "bwrap-uid": 2}
+_STRENGTH: dict[IsolationLevel, int] = {
+    "fake": 0,
+    "none": 0,
+    "landlock": 1,
+    "landlock-uid": 2,
+    "bwrap": 3,
+    "bwrap-uid": 4,
+}
 _WORKER_BATCH = 32
 """Programs per worker job on a node (the local pool's default)."""
 

@@ -109,6 +109,12 @@ class WorkerPool(Sandbox):
             self._all.append(worker)
             self._idle.put_nowait(worker)
 
+    @property
+    def isolation_note(self) -> str:
+        """What the isolation got, in words, where it is not bubblewrap (``landlock``: the Landlock ABI,
+        how signals are confined, and whose uid the jobs run as); empty otherwise."""
+        return self._launcher.note
+
     async def close(self) -> None:
         """Stop every worker."""
         await asyncio.gather(*(worker.stop() for worker in self._all))

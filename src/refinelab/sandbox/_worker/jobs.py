@@ -15,6 +15,7 @@ import os
 import signal
 from dataclasses import dataclass
 
+from . import confine
 from . import protocol as wire
 from .child import suite_of
 from .protocol import Step
@@ -73,6 +74,9 @@ def _run_child(
     watch = Watch(nonce, limits, stdio=job[wire.MODE] == wire.STDIO, seconds=seconds)
     status, cpu = watch_child(pid, fds, watch)
     sweep(pid)
+    if os.WIFEXITED(status) and os.WEXITSTATUS(status) == confine.FAILED and watch.err.startswith(confine.FAILED_MARK):
+        # never a verdict: the worker stops, and the host replaces it and reports the job crashed
+        raise RuntimeError(watch.err.decode(errors="replace").strip())
     return watch, Ended(
         int(status),
         float(cpu),
