@@ -60,18 +60,20 @@ def test_every_denied_call_has_its_number(arch: str) -> None:
         assert len(code) % 8 == 0 and 0 < len(code) // 8 < 4096
 
 
-def in_filtered_child(check: Callable[[], str]) -> str:
-    """Run ``check`` in a forked child that installed the filter (signals confined to its group); its answer."""
+def in_child(check: Callable[[], str], *, filtered: bool = False) -> str:
+    """Run ``check`` in a forked child (``filtered``: one that installed the seccomp filter, signals
+    confined to its own group); its answer."""
     read_end, write_end = os.pipe()
     pid = os.fork()
     if pid == 0:  # pragma: no cover - the child
         try:
             os.close(read_end)
-            os.setsid()
-            ctypes.CDLL(None).prctl(38, 1, 0, 0, 0)  # PR_SET_NO_NEW_PRIVS
-            seccomp.install(seccomp.build(group=os.getpid()))
+            if filtered:
+                os.setsid()
+                ctypes.CDLL(None).prctl(38, 1, 0, 0, 0)  # PR_SET_NO_NEW_PRIVS
+                seccomp.install(seccomp.build(group=os.getpid()))
             answer = check()
-        except BaseException as exc:  # noqa: BLE001
+        except BaseException as exc:
             answer = f"error: {exc!r}"
         os.write(write_end, answer.encode())
         os._exit(0)
@@ -115,7 +117,7 @@ def test_the_filter_refuses_what_it_must_and_allows_what_programs_need(tmp_path:
         }
         return json.dumps(outcomes)
 
-    assert json.loads(in_filtered_child(check)) == {
+    assert json.loads(in_child(check, filtered=True)) == {
         "inet": "EACCES",
         "udp": "EACCES",
         "unix-dgram": "EACCES",
@@ -156,7 +158,10 @@ def test_the_carved_rules_hold_in_a_confined_process(tmp_path: Path) -> None:
     (tmp_path / "tree/hidden/tests.json").write_text("expected values")
     (tmp_path / "tree/shown.txt").write_text("shown")
     policy = landlock.Policy(
-        read=(str(tmp_path / "tree"), sys.base_prefix, "/usr"), hidden=(str(tmp_path / "tree/hidden"),), write=(), devices=()
+        read=(str(tmp_path / "tree"), sys.base_prefix, "/usr"),
+        hidden=(str(tmp_path / "tree/hidden"),),
+        write=(),
+        devices=(),
     )
     abi, _ = landlock.abi_version()
     ruleset = landlock.Ruleset.for_files(abi, landlock.path_rules(policy, abi))
@@ -170,24 +175,6 @@ def test_the_carved_rules_hold_in_a_confined_process(tmp_path: Path) -> None:
         )
 
     assert json.loads(in_child(check)) == ["allowed", "EACCES"]
-
-
-def in_child(check: Callable[[], str]) -> str:
-    read_end, write_end = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - the child
-        os.close(read_end)
-        try:
-            answer = check()
-        except BaseException as exc:  # noqa: BLE001
-            answer = f"error: {exc!r}"
-        os.write(write_end, answer.encode())
-        os._exit(0)
-    os.close(write_end)
-    with os.fdopen(read_end, "rb") as pipe:
-        answer = pipe.read().decode()
-    os.waitpid(pid, 0)
-    return answer
 
 
 def test_a_worker_refuses_to_start_when_the_kernel_does_not_enforce_its_policy() -> None:
