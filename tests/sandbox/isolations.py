@@ -24,8 +24,10 @@ ISOLATIONS: tuple[IsolationMode, ...] = ("auto", "landlock")
 
 @functools.cache
 def unavailable(mode: IsolationMode) -> str | None:
-    """Why ``mode`` does not work here (None: it does)."""
-    return probe_bwrap(Limits()) if mode == "auto" else probe_landlock()
+    """Why ``mode`` does not work here (None: it does; ``none`` always does)."""
+    if mode == "auto":
+        return probe_bwrap(Limits())
+    return probe_landlock() if mode == "landlock" else None
 
 
 def choose(mode: IsolationMode) -> IsolationMode:

@@ -15,7 +15,6 @@ import platform
 import re
 import signal
 import socket
-import subprocess
 import sys
 import threading
 from collections.abc import Callable
@@ -26,10 +25,9 @@ import pytest
 from refinelab.cli import main
 from refinelab.errors import MissingDependency
 from refinelab.problems import CallTest
-from refinelab.sandbox import Limits, SandboxWarning, Suite, WorkerPool
-from refinelab.sandbox._landlock import Layout, identity, landlock_command
+from refinelab.sandbox import Limits, SandboxWarning, Suite, WorkerPool, _landlock
+from refinelab.sandbox._landlock import Layout
 from refinelab.sandbox._worker import landlock, seccomp
-from refinelab.sandbox._worker.confine import ENVIRONMENT
 from tests.sandbox.isolations import check_expected, choose, unavailable
 
 HEADERS = {
@@ -177,26 +175,24 @@ def test_the_carved_rules_hold_in_a_confined_process(tmp_path: Path) -> None:
     assert json.loads(in_child(check)) == ["allowed", "EACCES"]
 
 
-def test_a_worker_refuses_to_start_when_the_kernel_does_not_enforce_its_policy() -> None:
-    """The probe is real: a policy whose canary lies where programs may read makes the worker exit,
-    saying what was not refused."""
+def test_a_pool_refuses_to_start_when_the_kernel_does_not_enforce_its_policy(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The probe is real: a policy whose canary lies where programs may write (so the kernel, rightly,
+    lets the probe at it) makes each worker refuse to start, saying what was not refused, and the pool
+    refuse the isolation with that line."""
     choose("landlock")
-    layout = Layout(())
-    try:
-        command = landlock_command(0, layout, identity(sys.executable))
-        assert command.env is not None
-        policy = json.loads(command.env[ENVIRONMENT])
-        inside = Path(policy["write"][0]) / "canary"
+    honest = _landlock.policy
+
+    def leaky(python: str, scratch: str, layout: Layout) -> dict[str, object]:
+        described = honest(python, scratch, layout)
+        inside = Path(scratch) / "canary"
         inside.write_text("readable")
-        policy["canary"] = str(inside)
-        env = {**command.env, ENVIRONMENT: json.dumps(policy)}
-        done = subprocess.run(command.argv, env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=60)
-    finally:
-        layout.cleanup()
-    assert done.returncode == 3 and done.stdout == b""
-    assert done.stderr.decode().strip().splitlines()[-1] == (
-        "refinelab: landlock: reading a file outside the sandbox was allowed; "
-        "creating a file outside the sandbox was allowed"
+        return {**described, "canary": str(inside)}
+
+    monkeypatch.setattr(_landlock, "policy", leaky)
+    with pytest.raises(MissingDependency) as caught:
+        start("landlock")
+    assert str(caught.value) == (
+        "landlock: reading a file outside the sandbox was allowed; creating a file outside the sandbox was allowed"
     )
 
 

@@ -160,10 +160,25 @@ def probe_landlock(python: str | None = None) -> str | None:
     The worker refuses to start unless a forked probe child, confined, was refused reading a file
     outside, creating one, opening a network socket and signalling the worker (``confine.verify``).
     """
+    return kernel_problem() or _start_one(python or base_interpreter(), identity(python or base_interpreter()))
+
+
+def kernel_problem() -> str | None:
+    """Why this kernel's Landlock cannot serve (absent, disabled, or older than ABI 3); None: it can."""
     abi, why = landlock.abi_version()
     if abi < landlock.MIN_ABI:
         return why or f"Landlock ABI {abi} is too old (ABI {landlock.MIN_ABI}, Linux 6.2, is needed)"
-    return _start_one(python or base_interpreter(), identity(python or base_interpreter()))
+    return None
+
+
+REFUSED = "refinelab: landlock: "
+"""How a confined worker that refuses to start begins its one line on stderr."""
+
+
+def confinement_refused(stderr: bytes) -> str | None:
+    """The reason a confined worker gave for refusing to start, from its stderr; None: it gave none."""
+    lines = [line for line in stderr.decode(errors="replace").splitlines() if line.startswith(REFUSED)]
+    return lines[-1].removeprefix(REFUSED) if lines else None
 
 
 @functools.cache
@@ -184,4 +199,5 @@ def _start_one(python: str, who: Identity) -> str | None:
     if done.returncode == 0 and done.stdout == wire.READY:
         return None
     lines = done.stderr.decode(errors="replace").strip().splitlines()
-    return lines[-1].removeprefix("refinelab: ") if lines else f"a confined worker exited with status {done.returncode}"
+    given = confinement_refused(done.stderr)
+    return given or (lines[-1] if lines else f"a confined worker exited with status {done.returncode}")

@@ -16,7 +16,15 @@ from typing import Literal
 
 from refinelab.errors import InfrastructureError, MissingDependency
 from refinelab.sandbox._bwrap import WorkerCommand, base_interpreter, bwrap_command, probe_bwrap, unsandboxed_command
-from refinelab.sandbox._landlock import Identity, Layout, identity, landlock_command, probe_landlock, what_it_got
+from refinelab.sandbox._landlock import (
+    Identity,
+    Layout,
+    confinement_refused,
+    identity,
+    kernel_problem,
+    landlock_command,
+    what_it_got,
+)
 from refinelab.sandbox._limits import Limits
 from refinelab.sandbox._worker import protocol as wire
 
@@ -125,6 +133,9 @@ class WorkerLauncher:
         self._scratch: tempfile.TemporaryDirectory[str] | None = None
         self._layout: Layout | None = None
         self._identity: Identity | None = None
+        self._chosen: IsolationMode = mode
+        self._passed_over: list[str] = []
+        """Why ``auto`` did not take the isolations before the chosen one."""
 
     def commands(self, count: int) -> list[WorkerCommand]:
         """Commands for ``count`` workers, in the isolation the mode asks for.
@@ -147,12 +158,16 @@ class WorkerLauncher:
                 continue
             reason = probe()
             if reason is None:
-                self._say_what_it_got(mode, reasons)
+                self._chosen, self._passed_over = mode, reasons
                 return make(count)
             reasons.append(f"{mode}: {reason}")
+        raise self._refusal(reasons)
+
+    def _refusal(self, reasons: list[str]) -> MissingDependency:
+        """The error when the isolation asked for does not work here (``auto``: none does)."""
         if self.mode != "auto":
-            raise MissingDependency(reasons[0])
-        raise MissingDependency(f"no sandbox works here ({'; '.join(reasons)}); {SANDBOX_HELP}")
+            return MissingDependency(reasons[-1])
+        return MissingDependency(f"no sandbox works here ({'; '.join(reasons)}); {SANDBOX_HELP}")
 
     def _isolations(
         self,
@@ -164,16 +179,19 @@ class WorkerLauncher:
         ]
 
     def _probe_landlock(self) -> str | None:
+        """The kernel's side only: whether what the workers enforce is enforced, each proves as it starts
+        (``confine.verify``), and a worker that cannot is this isolation's refusal (:meth:`start`)."""
         self._identity = identity(base_interpreter())
-        return probe_landlock()
+        return kernel_problem()
 
-    def _say_what_it_got(self, mode: IsolationMode, passed_over: list[str]) -> None:
-        if mode != "landlock":
+    def _say_what_it_got(self) -> None:
+        if self._chosen != "landlock":
             return
         assert self._identity is not None
         self.note = what_it_got(self._identity)
-        if passed_over:  # auto fell through: say what the run gets instead, and why
-            warnings.warn(f"isolation landlock ({self.note}): {'; '.join(passed_over)}", SandboxWarning, stacklevel=5)
+        if self._passed_over:  # auto fell through: say what the run gets instead, and why
+            message = f"isolation landlock ({self.note}): {'; '.join(self._passed_over)}"
+            warnings.warn(message, SandboxWarning, stacklevel=5)
 
     def _bwrap(self, count: int) -> list[WorkerCommand]:
         return [bwrap_command(i, self.limits, packages=self.packages) for i in range(count)]
@@ -191,13 +209,21 @@ class WorkerLauncher:
         return unsandboxed_command(scratch=scratch, packages=self.packages)
 
     async def start(self, count: int) -> list[WorkerProcess]:
-        """Start ``count`` workers; if any fails, stop the others and raise its error."""
+        """Start ``count`` workers; if any fails, stop the others and raise its error (a confined worker's
+        refusal to start is this isolation's: see :meth:`_probe_landlock`)."""
         workers = [WorkerProcess(command) for command in self.commands(count)]
         started = await asyncio.gather(*(worker.start() for worker in workers), return_exceptions=True)
-        failures = [outcome for outcome in started if isinstance(outcome, BaseException)]
+        failures = [
+            (worker, outcome) for worker, outcome in zip(workers, started) if isinstance(outcome, BaseException)
+        ]
         if failures:
             await asyncio.gather(*(worker.stop() for worker in workers))
-            raise failures[0]
+            worker, error = failures[0]
+            refused = confinement_refused(worker.stderr_tail)
+            if refused is not None:
+                raise self._refusal([*self._passed_over, f"landlock: {refused}"]) from error
+            raise error
+        self._say_what_it_got()
         return workers
 
     def cleanup(self) -> None:
