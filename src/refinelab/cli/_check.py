@@ -32,7 +32,7 @@ from refinelab.cli._progress import ProgressDisplay
 from refinelab.errors import UserError
 from refinelab.problems import BENCHMARKS, BenchmarkFiles, Problem, valid_date
 from refinelab.runtime import Runtime, open_runtime
-from refinelab.sandbox import ClusterEvent, ClusterSandbox, Sandbox
+from refinelab.sandbox import ClusterEvent, ClusterSandbox, Sandbox, WorkerPool
 from refinelab.verification import AGREEMENT_SECONDS, agreement_limits
 
 
@@ -345,4 +345,5 @@ def _visible_line(report: SelfTestReport) -> str:
 
 def _isolation(pool: Sandbox) -> str:
     where = f", on {len(pool.joined)} cluster nodes" if isinstance(pool, ClusterSandbox) else ""
-    return f"isolation: {pool.isolation}, {pool.limits.rule()}{where}"
+    got = f" ({pool.isolation_note})" if isinstance(pool, WorkerPool) and pool.isolation_note else ""
+    return f"isolation: {pool.isolation}{got}, {pool.limits.rule()}{where}"

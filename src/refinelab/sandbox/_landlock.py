@@ -87,7 +87,7 @@ def identity(python: str) -> Identity:
     if os.geteuid() != 0:
         return Identity(False)
     if not _may_change_uid():
-        return Identity(False, "root without CAP_SETUID/CAP_SETGID (a container's root): jobs keep uid 0")
+        return Identity(False, "root without CAP_SETUID/CAP_SETGID, as a container's root: jobs keep uid 0")
     if shutil.which("setpriv") is None:
         return Identity(False, "setpriv (util-linux) is not installed: jobs keep uid 0")
     hidden = [d for d in (*_interpreter_dirs(python), str(WORKER_PACKAGE)) if not others_may_read(d)]
