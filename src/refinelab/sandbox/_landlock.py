@@ -119,12 +119,13 @@ def others_may_read(directory: str) -> bool:
 
 def policy(python: str, scratch: str, layout: Layout) -> dict[str, object]:
     """What a worker's programs may touch (``_worker/landlock.py``'s :class:`~landlock.Policy`)."""
-    read = [*SYSTEM_TREES, *_interpreter_dirs(python), *layout.package_trees, str(layout.packages), "/proc"]
+    read = [*SYSTEM_TREES, *_interpreter_dirs(python), str(layout.packages), "/proc"]
     return {
         "read": [path for path in read if os.path.lexists(path)],
         "hidden": _site_dirs(),
         "write": [scratch],
         "devices": [device for device in DEVICES if os.path.exists(device)],
+        "packages": layout.package_trees,
         "canary": str(layout.canary),
     }
 

@@ -189,7 +189,7 @@ def prepare(description: str) -> Confinement:
     abi, why = abi_version()
     if abi < MIN_ABI:
         raise OSError(errno.ENOSYS, why or f"Landlock ABI {abi} is too old (ABI {MIN_ABI}, Linux 6.2, is needed)")
-    policy = Policy(**{key: tuple(spec[key]) for key in ("read", "hidden", "write", "devices")})
+    policy = Policy(**{key: tuple(spec[key]) for key in ("read", "hidden", "write", "devices", "packages")})
     files = Ruleset.for_files(abi, path_rules(policy, abi))
     scope = Ruleset.for_scope(abi) if abi >= SCOPE_ABI else None
     code = seccomp.build() if scope is not None else None

@@ -98,6 +98,8 @@ class Policy:
     """Trees writable: the worker's scratch directory."""
     devices: tuple[str, ...]
     """Files readable and writable: ``/dev/null``, ``/dev/zero``, ``/dev/full``, ``/dev/urandom``..."""
+    packages: tuple[str, ...] = ()
+    """Trees readable even inside a hidden directory: the packages the user let candidates import."""
 
 
 def _within(path: str, root: str) -> bool:
@@ -115,6 +117,8 @@ def path_rules(policy: Policy, abi: int) -> Iterator[tuple[str, int]]:
     hidden = tuple(os.path.realpath(path) for path in policy.hidden)
     for root in policy.read:
         yield from _readable(os.path.realpath(root), hidden)
+    for root in policy.packages:
+        yield os.path.realpath(root), TREE_RIGHTS
     for root in policy.write:
         yield root, SCRATCH_RIGHTS & known
     for device in policy.devices:
