@@ -15,6 +15,7 @@ import platform
 import re
 import signal
 import socket
+import subprocess
 import sys
 import threading
 from collections.abc import Callable
@@ -334,3 +335,50 @@ def test_an_allowed_package_is_importable_and_its_neighbours_stay_hidden() -> No
             return (await pool.run(code, suite)).passed
 
     assert asyncio.run(body())
+
+
+@pytest.mark.parametrize("abi", [3, 4, 5, 6])
+def test_under_an_older_landlock_signals_still_stay_within_the_job(abi: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Below ABI 6 Landlock cannot scope signals; the filter lets them reach the job's own process group
+    only. Confined as ABI ``abi`` would confine: a victim of the user's and the worker survive, and the
+    job can still signal its own processes (by PID too from ABI 6: below, its own subprocess by PID is
+    refused, which shows the filter is what confines them)."""
+    if abi > landlock.abi_version()[0]:
+        pytest.skip(f"this kernel's Landlock is older than ABI {abi}")
+    choose("landlock")
+    honest = _landlock.policy
+    monkeypatch.setattr(_landlock, "policy", lambda *args: {**honest(*args), "abi": abi})
+    victim = subprocess.Popen(["sleep", f"{600 + os.getpid() % 97}.3"], start_new_session=True)
+    attempts = (
+        f"os.kill({victim.pid}, 9)",
+        f"os.killpg({victim.pid}, 9)",
+        f"signal.pidfd_send_signal(os.pidfd_open({victim.pid}), 9)",
+        "os.kill(os.getppid(), 9)",
+    )
+    own = (  # SIGUSR1 to its own group: it catches it, its child sleep dies of it
+        "import os, signal, subprocess\ndef f(x):\n    signal.signal(signal.SIGUSR1, lambda *a: None)\n"
+        "    p = subprocess.Popen(['sleep', '30'])\n    os.killpg(0, signal.SIGUSR1)\n    return p.wait()\n"
+    )
+    programs = [
+        f"import os, signal\ndef f(x):\n    try:\n        {attempt}\n        return 'sent'\n    except OSError as e:\n        return type(e).__name__\n"
+        for attempt in attempts
+    ]
+    suite = Suite.of([CallTest("f(0)", None)], entry_point="f")
+
+    by_pid = "import subprocess\ndef f(x):\n    p = subprocess.Popen(['sleep', '30'])\n    try:\n        p.kill()\n    except OSError as e:\n        return type(e).__name__\n    return p.wait()\n"
+
+    async def body() -> tuple[list[str | None], str | None, str | None]:
+        async with WorkerPool(workers=1, isolation="landlock") as pool:
+            refused = [(await pool.run(code, suite)).outcomes[0].actual for code in programs]
+            mine = (await pool.run(own, suite)).outcomes[0].actual
+            return refused, mine, (await pool.run(by_pid, suite)).outcomes[0].actual
+
+    try:
+        refused, own_signal, own_by_pid = asyncio.run(body())
+        assert victim.poll() is None
+    finally:
+        victim.kill()
+        victim.wait()
+    assert refused == ["'PermissionError'"] * 4
+    assert own_signal == "-10"  # the job's own processes still get its signals
+    assert own_by_pid == ("'PermissionError'" if abi < 6 else "-9")

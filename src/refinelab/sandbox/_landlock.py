@@ -127,6 +127,7 @@ def policy(python: str, scratch: str, layout: Layout) -> dict[str, object]:
         "devices": [device for device in DEVICES if os.path.exists(device)],
         "packages": layout.package_trees,
         "canary": str(layout.canary),
+        "abi": None,  # the kernel's; an older one confines as that ABI would (signals by the filter below 6)
     }
 
 

@@ -187,6 +187,7 @@ def prepare(description: str) -> Confinement:
     """
     spec = json.loads(description)
     abi, why = abi_version()
+    abi = min(abi, int(spec.get("abi") or abi))  # the host may ask for an older ABI's confinement
     if abi < MIN_ABI:
         raise OSError(errno.ENOSYS, why or f"Landlock ABI {abi} is too old (ABI {MIN_ABI}, Linux 6.2, is needed)")
     policy = Policy(**{key: tuple(spec[key]) for key in ("read", "hidden", "write", "devices", "packages")})
