@@ -1,16 +1,17 @@
 """The ``landlock`` isolation inside the worker: confining each child without any namespace.
 
-The host starts the worker with a :class:`Confinement`'s description in ``$REFINELAB_CONFINE``. The
-worker builds the Landlock ruleset and the seccomp filter once (:func:`prepare`), proves on a forked
-probe that the kernel enforces them (:meth:`Confinement.verify`), and becomes the *subreaper* of every
-process its jobs start: one that outlives its parent (a daemon's double fork) is re-parented to the
-worker rather than to the machine's init. Each child, before it runs a candidate, drops every
-capability, makes itself a subreaper too (so a batch child sees a daemon its program left, and is
-replaced), and binds itself to the ruleset and the filter (:meth:`Confinement.enter`). After each job
-the worker kills its own children, generation by generation, until none is left
-(:func:`sweep_descendants`): without a PID namespace, "every process of the job" is exactly "every
-descendant of the worker", and a child's PID cannot be reused before its parent reaps it, so nothing
-else can be hit.
+The host starts the worker with the policy in ``$REFINELAB_CONFINE`` (``sandbox/_landlock.py``). Once
+its imports are done, the worker gives up every capability and binds *itself* to the Landlock file
+ruleset (:func:`prepare`): neither it nor anything it forks can open what the policy does not list. It
+proves on a forked probe that the kernel enforces what it must (:meth:`Confinement.verify`), and becomes
+the *subreaper* of every process its jobs start: one that outlives its parent (a daemon's double fork)
+is re-parented to the worker rather than to the machine's init. Each child, before it runs a
+candidate, makes itself a subreaper too (so a batch child sees a daemon its program left, and is
+replaced), adds a Landlock layer of its own that keeps its signals within itself and its descendants
+(ABI >= 6), and installs the seccomp filter (:meth:`Confinement.enter`). After each job the worker kills
+its own children, generation by generation, until none is left (:func:`sweep_descendants`): without a
+PID namespace, "every process of the job" is exactly "every descendant of the worker", and a child's
+PID cannot be reused before its parent reaps it, so nothing else can be hit.
 """
 
 from __future__ import annotations
