@@ -2,12 +2,12 @@
 
 Every single-pass HumanEval and MBPP program in ../shared/data (2,484 of them, mostly wrong), scored
 against its hidden tests by a pool of two workers under each isolation in turn, interleaved over
-several rounds; with ``--livecodebench``, also o1-mini's LiveCodeBench programs on their public tests
+several rounds; ``--workload livecodebench``: o1-mini's LiveCodeBench programs on their public tests
 (stdin/stdout: a process per test, where a per-process cost shows most). Printed: each round's time
 to run the programs (the pool already started) and to start the pool, the medians, the ratio
 landlock / bwrap (the goal: within 1.2x), and whether every test's verdict is the same in both.
 
-    python bench/landlock_cost.py [--rounds 3] [--workers 2] [--limit N] [--livecodebench]
+    python bench/landlock_cost.py [--rounds 3] [--workers 2] [--limit N] [--workload single-pass|livecodebench]
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ import json
 import os
 import statistics
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from refinelab._location import Location
@@ -66,6 +67,12 @@ def livecodebench(shared: Path) -> list[Item]:
     return items
 
 
+WORKLOADS: dict[str, tuple[str, Callable[[Path], list[Item]]]] = {
+    "single-pass": ("HumanEval + MBPP single-pass", single_pass),
+    "livecodebench": ("LiveCodeBench o1-mini, public tests", livecodebench),
+}
+
+
 async def score(items: list[Item], isolation: str, workers: int) -> tuple[float, float, list[tuple[str, ...]]]:
     """(seconds to start the pool, seconds to run the items, every test's verdict)."""
     began = time.perf_counter()
@@ -106,14 +113,12 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--limit", type=int, default=None, help="only the first N programs of each workload")
-    parser.add_argument("--livecodebench", action="store_true", help="also LiveCodeBench's stdio programs")
+    parser.add_argument("--workload", action="append", choices=sorted(WORKLOADS), help="default: single-pass")
     parser.add_argument("--shared", type=Path, default=SHARED)
     args = parser.parse_args()
-    compare("HumanEval + MBPP single-pass", single_pass(args.shared)[: args.limit], args.rounds, args.workers)
-    if args.livecodebench:
-        compare(
-            "LiveCodeBench o1-mini, public tests", livecodebench(args.shared)[: args.limit], args.rounds, args.workers
-        )
+    for name in args.workload or ["single-pass"]:
+        title, load = WORKLOADS[name]
+        compare(title, load(args.shared)[: args.limit], args.rounds, args.workers)
 
 
 if __name__ == "__main__":

@@ -173,13 +173,17 @@ x86_64's: a filter that checks numbers but not the architecture lets this throug
 
 LIBC = "libc = ctypes.CDLL(None, use_errno=True)\n"
 DAEMON = """
+done, ready = os.pipe()  # not inherited across exec: its end closes when the daemon is running sleep
 if os.fork() == 0:
     os.setsid()
     if os.fork() == 0:
         os.execv('/usr/bin/sleep', ['sleep', '{marker}'])
     os._exit(0)
+os.close(ready)
+os.read(done, 1)
 return 'started'
 """
+"""A daemon (double fork, new session) running ``sleep``; ``f`` returns once it runs (no race with the check)."""
 
 
 @dataclass(frozen=True)
