@@ -382,3 +382,17 @@ def test_under_an_older_landlock_signals_still_stay_within_the_job(abi: int, mon
     assert refused == ["'PermissionError'"] * 4
     assert own_signal == "-10"  # the job's own processes still get its signals
     assert own_by_pid == ("'PermissionError'" if abi < 6 else "-9")
+
+
+def test_a_program_that_forges_a_confinement_failure_is_only_its_own_end() -> None:
+    """A child that cannot confine itself stops its worker (never a verdict); a program that exits the
+    same way, with the same words, has only ended itself, and the batch goes on."""
+    forger = "import os\ndef f(x):\n    os.write(2, b'refinelab: confinement failed: forged\\n')\n    os._exit(126)\n"
+    suite = Suite.of([CallTest("f(2)", 4)], entry_point="f")
+
+    async def body() -> list[list[str]]:
+        async with WorkerPool(workers=1, isolation=choose("landlock")) as pool:
+            results = await pool.run_many([forger, "def f(x):\n    return x * x\n"], suite)
+            return [[o.verdict for o in r.outcomes] for r in results]
+
+    assert asyncio.run(body()) == [["crashed"], ["pass"]]

@@ -36,11 +36,10 @@ IsolationMode = Literal["auto", "bwrap", "landlock", "none"]
 without namespaces (containers, pods, CI runners), or fail; ``none``: no sandbox (trusted code only)."""
 
 SANDBOX_HELP = (
-    "to get one: install bubblewrap (bash scripts/install.sh) and allow it user namespaces, or in a "
-    "container run it with --security-opt seccomp=unconfined --security-opt apparmor=unconfined "
-    "--security-opt systempaths=unconfined (docs/design/sandbox.md: Docker and Kubernetes), or use a kernel "
-    "with Landlock ABI 3 "
-    "(Linux 6.2) or newer; or pass --isolation none (no sandbox: only for code you trust)"
+    "to get one: install bubblewrap (bash scripts/install.sh) and allow it user namespaces, or in a container "
+    "run it with --security-opt seccomp=unconfined --security-opt apparmor=unconfined --security-opt "
+    "systempaths=unconfined (docs/design/sandbox.md: Docker and Kubernetes), or use a kernel with Landlock "
+    "ABI 3 (Linux 6.2) or newer; or pass --isolation none (no sandbox: only for code you trust)"
 )
 """How to get a sandbox where none works, in one line (``auto`` refusing, and ``none`` warning)."""
 

@@ -74,7 +74,7 @@ def _run_child(
     watch = Watch(nonce, limits, stdio=job[wire.MODE] == wire.STDIO, seconds=seconds)
     status, cpu = watch_child(pid, fds, watch)
     sweep(pid)
-    if os.WIFEXITED(status) and os.WEXITSTATUS(status) == confine.FAILED and watch.err.startswith(confine.FAILED_MARK):
+    if _confinement_failed(watch, int(status)):
         # never a verdict: the worker stops, and the host replaces it and reports the job crashed
         raise RuntimeError(watch.err.decode(errors="replace").strip())
     return watch, Ended(
@@ -84,6 +84,13 @@ def _run_child(
         stop_at_failure=limits.get(wire.STOP_AT_FAILURE) is True,
         continue_after_timeout=limits.get(wire.AFTER_TIMEOUT) == wire.CONTINUE,
     )
+
+
+def _confinement_failed(watch: Watch, status: int) -> bool:
+    """Whether the child could not confine itself (``confine.failed``). Only before it reported anything:
+    it announces each program before running it, so a program that exits the same way is its own end."""
+    exited = os.WIFEXITED(status) and os.WEXITSTATUS(status) == confine.FAILED
+    return exited and watch.res_received == 0 and watch.err.startswith(confine.FAILED_MARK)
 
 
 def death(watch: Watch, info: Ended) -> Result:
