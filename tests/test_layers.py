@@ -188,4 +188,6 @@ def test_refinelab_variables_are_read_in_one_place() -> None:
         "problems/_fetch.py": ["REFINELAB_OFFLINE", "REFINELAB_RELEASE_URL"],
         "problems/_manifest.py": ["REFINELAB_BENCHMARK_MANIFEST"],
         "testing/_standin.py": ["REFINELAB_RELEASE_URL"],  # the stand-in hub writes it into the test's environment
+        # not a setting: how the host hands a landlock worker it starts that worker's policy
+        "sandbox/_worker/confine.py": ["REFINELAB_CONFINE"],
     }
