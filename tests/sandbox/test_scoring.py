@@ -3,9 +3,15 @@ program's tests stop at the stage where it failed."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
+import pytest
+
 from refinelab.problems import CallTest
 from refinelab.sandbox import Limits, RunResult, Suite, WorkerPool
 from refinelab.sandbox._scoring import FIRST_STAGE, run_scored, stages
+from refinelab.sandbox._trace import TRACE_VARIABLE, chain_of
 from tests.conftest import with_pool
 
 SUITE = Suite.of([CallTest(f"f({i})", i) for i in range(100)], entry_point="f")
@@ -47,3 +53,25 @@ def test_identical_programs_against_the_same_suite_run_once() -> None:
     assert [r.passed for r in results] == [True, False, True, True]
     assert results[0] is results[2] is results[3]
     assert children == 2
+
+
+LOOP = "def f(x):\n    while True:\n        pass\n"
+
+
+def test_a_programs_timeout_rerun_does_not_hold_back_another_programs_next_stage(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Each program goes through its stages on its own: a right program's second stage starts while a
+    looping program scored beside it is still in the rerun that confirms its timeout (before, a group's
+    next stage waited for the group's every program, reruns included). Read from the job trace."""
+    trace = tmp_path / "jobs.jsonl"
+    monkeypatch.setenv(TRACE_VARIABLE, str(trace))
+    (looping, right), _ = score([(LOOP, SUITE), (RIGHT, SUITE)], Limits(cpu_seconds=0.5, stop_at_failure=True))
+    assert looping.outcomes[0].verdict == "timeout" and right.passed
+    jobs = [json.loads(line) for line in trace.read_text().splitlines() if "chains" in json.loads(line)]
+    loop_jobs = [job for job in jobs if chain_of(LOOP) in job["chains"]]
+    right_jobs = [job for job in jobs if chain_of(RIGHT) in job["chains"]]
+    assert len(loop_jobs) == 2 and len(right_jobs) == 3  # the run and its rerun; three stages
+    rerun = max(loop_jobs, key=lambda job: job["start"])
+    second_stage = sorted(right_jobs, key=lambda job: job["start"])[1]
+    assert second_stage["start"] < rerun["end"]

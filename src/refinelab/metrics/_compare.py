@@ -84,7 +84,8 @@ def _exact_tail(n: int, low: int) -> float:
     for i in range(low):
         term = term * (n - i) // (i + 1)
         total += term
-    return total / 2**n
+    tail: float = total / 2**n
+    return tail
 
 
 def _log_tail(n: int, low: int) -> float:
