@@ -211,7 +211,7 @@ def test_mcnemar_exact_and_bootstrap() -> None:
      (5, 40_295), (480_000, 520_000)],
 )  # fmt: skip
 def test_mcnemar_agrees_with_scipy_binomtest_to_six_digits(only_a: int, only_b: int) -> None:
-    from scipy.stats import binomtest
+    from scipy.stats import binomtest  # type: ignore[import-untyped]
 
     pairs = Paired((True,) * only_a + (False,) * only_b, (False,) * only_a + (True,) * only_b)
     expected = binomtest(min(only_a, only_b), only_a + only_b, 0.5).pvalue

@@ -4,6 +4,7 @@ sampling at the same token budget."""
 from __future__ import annotations
 
 import math
+import operator
 import random
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -28,17 +29,17 @@ class Paired:
     @property
     def only_a(self) -> int:
         """Pairs only A passed."""
-        return sum(x and not y for x, y in zip(self.a, self.b))
+        return sum(map(operator.gt, self.a, self.b))  # True > False only
 
     @property
     def only_b(self) -> int:
         """Pairs only B passed."""
-        return sum(y and not x for x, y in zip(self.a, self.b))
+        return sum(map(operator.gt, self.b, self.a))
 
     @property
     def both(self) -> int:
         """Pairs both passed."""
-        return sum(x and y for x, y in zip(self.a, self.b))
+        return sum(map(operator.and_, self.a, self.b))
 
     @property
     def neither(self) -> int:
@@ -71,7 +72,8 @@ def mcnemar(pairs: Paired) -> float:
     up to :data:`EXACT_DISCORDANT` pairs and in log space beyond (relative error about 1e-10, checked
     against scipy's ``binomtest`` in the tests).
     """
-    low, n = min(pairs.only_a, pairs.only_b), pairs.only_a + pairs.only_b
+    only_a, only_b = pairs.only_a, pairs.only_b
+    low, n = min(only_a, only_b), only_a + only_b
     if n == 0:
         return 1.0
     tail = _exact_tail(n, low) if n <= EXACT_DISCORDANT else math.exp(_log_tail(n, low))
