@@ -75,3 +75,18 @@ def test_a_programs_timeout_rerun_does_not_hold_back_another_programs_next_stage
     rerun = max(loop_jobs, key=lambda job: job["start"])
     second_stage = sorted(right_jobs, key=lambda job: job["start"])[1]
     assert second_stage["start"] < rerun["end"]
+
+
+def test_at_the_end_of_a_run_a_long_programs_confirming_rerun_starts_beside_it(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """With a worker idle and nothing waiting, the rerun that would confirm a timeout starts while the first
+    run still runs, so a looping program's limit and its rerun overlap; the verdict is the same."""
+    trace = tmp_path / "jobs.jsonl"
+    monkeypatch.setenv(TRACE_VARIABLE, str(trace))
+    (looping,), _ = score([(LOOP, SUITE)], Limits(cpu_seconds=1.0, stop_at_failure=True))
+    assert looping.outcomes[0].verdict == "timeout"
+    assert looping.outcomes[0].limit_seconds == 1.0
+    jobs = [json.loads(line) for line in trace.read_text().splitlines() if "chains" in json.loads(line)]
+    first, second = sorted((job for job in jobs if chain_of(LOOP) in job["chains"]), key=lambda job: job["start"])
+    assert second["start"] < first["end"]

@@ -28,6 +28,9 @@ from refinelab.sandbox._workers import IsolationMode, WorkerLauncher, WorkerProc
 
 _INPUTS_KEPT = 128
 """Suites whose inputs the pool keeps built (a program's stages and a problem's samples reuse them)."""
+SPECULATE_AFTER = 0.5
+"""Seconds a program may run, with workers idle and nothing waiting, before its confirming rerun starts
+beside it (:meth:`WorkerPool._speculate`)."""
 
 
 def _job(items: Sequence[InputItem], limits: Limits, isolate: bool, job_id: int) -> dict[str, object]:
@@ -60,6 +63,12 @@ def input_items(items: Sequence[Item], limits: Limits) -> list[InputItem]:
         if id(suite) not in inputs:
             inputs[id(suite)] = suite.inputs(limits)
     return [(program, inputs[id(suite)]) for program, suite in items]
+
+
+def _rerun_is_whole(item: InputItem, limits: Limits) -> bool:
+    """Whether the run that confirms a timeout of ``item`` is the whole program again (``_confirm._again``):
+    a function program whose tests stop at a timeout, with a rerun allowed."""
+    return item[1].kind == "function" and limits.after_timeout == "skip" and limits.timeout_reruns >= 1
 
 
 def _backstop(items: Sequence[InputItem], limits: Limits) -> float:
@@ -96,6 +105,9 @@ class WorkerPool(Sandbox):
         self._all: list[WorkerProcess] = []
         self._queue = UnitQueue()
         self._jobs: set[asyncio.Task[None]] = set()
+        self._running: dict[Unit, float] = {}  # programs in a job now, and when it started
+        self._timer: asyncio.TimerHandle | None = None
+        self._pump_soon = False
         self._inputs: OrderedDict[int, tuple[Suite, Limits, SuiteInputs]] = OrderedDict()
         self._launcher = WorkerLauncher(isolation, self.limits, self.packages)
         self._next_id = 0
@@ -121,8 +133,14 @@ class WorkerPool(Sandbox):
 
     async def close(self) -> None:
         """Stop every worker (programs still waiting are cancelled)."""
+        if self._timer is not None:
+            self._timer.cancel()
         for unit in self._queue.drain():
             unit.done.cancel()
+        busy = [worker for worker in self._all if worker not in self._idle]
+        for worker in busy:  # a job nobody waits for any more (a backup whose first run stood): no grace
+            if worker.process is not None and worker.process.returncode is None:
+                worker.process.kill()
         for job in list(self._jobs):
             job.cancel()
         await asyncio.gather(*self._jobs, return_exceptions=True)
@@ -160,13 +178,13 @@ class WorkerPool(Sandbox):
         limits = limits or self.limits
         inputs = self._input_items(items, limits)
         placement = current_placement()
-        rerun = self._alone(limits)
 
         async def judged(i: int) -> RunResult:
             if not inputs[i][1].tests:
                 return RunResult((), self.isolation)
-            ran = await self._submit(inputs[i], limits, isolate, placement)
-            (result,) = await confirmed([items[i]], [inputs[i]], [ran], limits, rerun)
+            unit = self._submit(inputs[i], limits, isolate, placement, speculate=_rerun_is_whole(inputs[i], limits))
+            ran = await unit.done
+            (result,) = await confirmed([items[i]], [inputs[i]], [ran], limits, self._alone(limits, unit))
             return result
 
         return list(await asyncio.gather(*(judged(i) for i in range(len(items)))))
@@ -183,7 +201,7 @@ class WorkerPool(Sandbox):
         limits = limits or self.limits
         placement = current_placement()
         found = await asyncio.gather(
-            *(self._submit(item, limits, isolate, placement) for item in items if item[1].tests)
+            *(self._submit(item, limits, isolate, placement).done for item in items if item[1].tests)
         )
         runs = iter(found)
         return [next(runs).reports if inputs.tests else ProgramReports((), "") for _, inputs in items]
@@ -203,35 +221,71 @@ class WorkerPool(Sandbox):
             found.append((program, kept[2]))
         return found
 
-    def _alone(self, limits: Limits) -> Rerun:
+    def _alone(self, limits: Limits, first: Unit | None = None) -> Rerun:
         """How a confirming rerun runs here: one program, a job of its own, in a fresh process, ahead of
-        fresh work."""
+        fresh work; ``first``'s backup when one was started (:meth:`_speculate`) and it is that same run."""
 
         async def rerun(code: str, inputs: SuiteInputs) -> Ran:
-            return await self._submit((code, inputs), limits, True, Placement(urgent=True, alone=True))
+            if first is not None and first.backup is not None and first.item == (code, inputs):
+                return await first.backup
+            return await self._submit((code, inputs), limits, True, Placement(urgent=True, alone=True)).done
 
         return rerun
 
     def _submit(
-        self, item: InputItem, limits: Limits, isolate: bool, placement: Placement, chain: str | None = None
-    ) -> asyncio.Future[Ran]:
-        """Queue one program; its run comes back on the future as soon as its job ends."""
+        self,
+        item: InputItem,
+        limits: Limits,
+        isolate: bool,
+        placement: Placement,
+        *,
+        chain: str | None = None,
+        speculate: bool = False,
+    ) -> Unit:
+        """Queue one program; its run comes back on the unit's future as soon as its job ends. Jobs are cut
+        once this turn of the event loop has queued what it will (a caller's programs go together)."""
         done: asyncio.Future[Ran] = asyncio.get_running_loop().create_future()
-        self._queue.put(Unit(item, limits, isolate, placement, done, chain or chain_of(item[0])))
-        self._pump()
-        return done
+        unit = Unit(item, limits, isolate, placement, done, chain or chain_of(item[0]), speculate=speculate)
+        self._queue.put(unit)
+        if not self._pump_soon:
+            self._pump_soon = True
+            asyncio.get_running_loop().call_soon(self._pump)
+        return unit
 
     def _pump(self) -> None:
-        """Give every idle worker a job while programs wait."""
+        """Give every idle worker a job while programs wait; with workers idle and nothing waiting, look for
+        long runs to back up (:meth:`_speculate`)."""
+        self._pump_soon = False
         while self._idle and (units := self._queue.take(self.size, self.batch_size)):
             job = asyncio.ensure_future(self._serve(self._idle.pop(), units))
             self._jobs.add(job)
             job.add_done_callback(self._jobs.discard)
+        if self._idle and self._jobs and self._timer is None:
+            self._timer = asyncio.get_running_loop().call_later(SPECULATE_AFTER, self._speculate)
+
+    def _speculate(self) -> None:
+        """At the end of a run, start the confirming rerun of each program that has run for
+        :data:`SPECULATE_AFTER` seconds beside it, on a worker that would idle otherwise: if the program
+        exceeds its CPU limit, its rerun (``_confirm.py``) is already under way, so its limit and the rerun
+        overlap instead of adding up. Only where the rerun is the whole program again (``speculate``); the
+        verdict is the same either way (the first run within the limit stands)."""
+        self._timer = None
+        now = time.perf_counter()
+        spare = len(self._idle) - len(self._queue)
+        for unit, started in list(self._running.items()):
+            if spare <= 0:
+                break
+            if unit.speculate and unit.backup is None and now - started >= SPECULATE_AFTER:
+                unit.backup = self._submit(unit.item, unit.limits, True, Placement(urgent=True, alone=True)).done
+                spare -= 1
+        self._pump()
 
     async def _serve(self, worker: WorkerProcess, units: list[Unit]) -> None:
         """Run one job on ``worker`` and hand each program its run."""
+        started = time.perf_counter()
+        for unit in units:
+            self._running[unit] = started
         try:
-            started = time.perf_counter()
             first = units[0]
             runs, stats = await self._raw_batch(worker, [unit.item for unit in units], first.limits, first.isolate)
             if self._trace is not None:
@@ -251,6 +305,8 @@ class WorkerPool(Sandbox):
                     unit.done.cancel()
             raise
         finally:
+            for unit in units:
+                self._running.pop(unit, None)
             self._idle.append(worker)
             self._pump()
 
@@ -296,7 +352,8 @@ class WorkerPool(Sandbox):
         suite = Suite.of(tests, entry_point=entry_point, setup=setup)
         limits = limits or self.limits
         chain = f"values:{self._new_id()}"
-        ran = await self._submit((code, suite.inputs(limits)), limits, True, Placement(alone=True), chain)
+        placement = Placement(alone=True)
+        ran = await self._submit((code, suite.inputs(limits)), limits, True, placement, chain=chain).done
         return [value_or_outcome(test, report) for test, report in zip(tests, ran.reports.row)]
 
     def _new_id(self) -> int:

@@ -71,6 +71,10 @@ class Unit:
     """Its run, set when its job ends."""
     chain: str
     """What it continues (its program, or a call of its own): the bench's longest-chain estimate."""
+    speculate: bool = False
+    """Its confirming rerun may start before it ends (the pool's ``_speculate``)."""
+    backup: asyncio.Future[Ran] | None = None
+    """That rerun, once started."""
     submitted: float = field(default_factory=time.perf_counter)
     """When it was queued."""
 
