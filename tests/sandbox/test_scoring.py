@@ -4,13 +4,14 @@ program's tests stop at the stage where it failed."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from refinelab.problems import CallTest
 from refinelab.sandbox import Limits, RunResult, Suite, WorkerPool
-from refinelab.sandbox._scoring import FIRST_STAGE, run_scored, stages
+from refinelab.sandbox._scoring import FIRST_STAGE, run_scored, split_by_time, stages
 from refinelab.sandbox._trace import TRACE_VARIABLE, chain_of
 from tests.conftest import with_pool
 
@@ -90,3 +91,18 @@ def test_at_the_end_of_a_run_a_long_programs_confirming_rerun_starts_beside_it(
     jobs = [json.loads(line) for line in trace.read_text().splitlines() if "chains" in json.loads(line)]
     first, second = sorted((job for job in jobs if chain_of(LOOP) in job["chains"]), key=lambda job: job["start"])
     assert second["start"] < first["end"]
+
+
+def test_a_slow_stage_is_cut_by_the_references_time_and_scored_the_same() -> None:
+    """A stage whose tests took the reference longer than ``PIECE_SECONDS`` runs in pieces (concurrently, on
+    as many workers); the pieces cover every test once, in order, and the verdicts are those of one run."""
+    slow = replace(SUITE, reference_seconds=tuple([0.2] * 100))
+    pieces = split_by_time(slow, 0.5)
+    assert [len(piece.tests) for piece in pieces] == [2] * 50
+    assert [t for piece in pieces for t in piece.tests] == list(slow.tests)
+    assert split_by_time(SUITE, 0.5) == [SUITE]  # no reference times: not cut
+    items = [(RIGHT, slow), (WRONG_AT.format(at=3), slow), (WRONG_AT.format(at=50), slow)]
+    (right, early, later), _ = score(items, Limits(stop_at_failure=True))
+    assert right.passed and [o.verdict for o in right.outcomes] == ["pass"] * 100
+    assert not early.passed and early.outcomes[3].verdict == "fail"
+    assert not later.passed and later.outcomes[50].verdict == "fail"

@@ -9,6 +9,8 @@
   program early (the worker itself stops a program at an error, a timeout or a crash). Each stage
   loads the program afresh, as evalplus runs its base and plus inputs in separate processes. With
   every outcome wanted, a program's tests run together, as one.
+* **Slow stages**: a stage whose tests took the reference solution more than ``PIECE_SECONDS`` runs in
+  pieces of about that much, concurrently, each loading the program afresh (as a stage does).
 * **Large expected values** (HumanEval+ has values of several megabytes, and a correct candidate sends
   a value that size back for each such test): a suite whose large expected values add up to more than
   ``PART_BYTES`` is run in pieces; a piece carrying more than ``HEAVY_BYTES`` runs as a sandbox job of
@@ -38,6 +40,10 @@ PART_BYTES = 2 * 2**20
 """Most expected bytes in one piece of a suite (a single larger test gets a piece of its own)."""
 HEAVY_BYTES = 256 * 2**10
 """A piece expecting more than this runs as a job of its own."""
+PIECE_SECONDS = 0.5
+"""Most reference CPU seconds in one piece of a stage (HumanEval+ and MBPP+ know the reference's time on
+each test): a stage that takes a right program longer is cut, and its pieces run at once on as many
+workers, so no one program's stage holds a worker for long while others idle."""
 FIRST_STAGE = 8
 """Tests in a program's first stage when only the verdict is wanted; each later stage is eight times
 the one before (8, 56, 448, ...: a wrong program stops within eight times the tests it needed)."""
@@ -65,6 +71,23 @@ def split_suite(suite: Suite, part_bytes: int = PART_BYTES) -> list[Suite]:
             filled = 0
         pieces[-1].append(index)
         filled += size
+    return [suite.subset(piece) for piece in pieces]
+
+
+def split_by_time(suite: Suite, seconds: float = PIECE_SECONDS) -> list[Suite]:
+    """``suite`` in pieces whose reference times add up to at most ``seconds`` each (a single slower test
+    gets a piece of its own); ``[suite]`` itself when it fits or its reference times are not known."""
+    times = suite.reference_seconds
+    if len(times) != len(suite.tests) or sum(times) <= seconds:
+        return [suite]
+    pieces: list[list[int]] = [[]]
+    filled = 0.0
+    for index, spent in enumerate(times):
+        if pieces[-1] and filled + spent > seconds:
+            pieces.append([])
+            filled = 0.0
+        pieces[-1].append(index)
+        filled += spent
     return [suite.subset(piece) for piece in pieces]
 
 
@@ -145,7 +168,7 @@ class _Scorer:
         """One stage of a program: a large suite in pieces, each heavy piece in a job of its own."""
         kept = self.pieces.get(id(suite))
         if kept is None:
-            kept = self.pieces[id(suite)] = (suite, split_suite(suite))
+            kept = self.pieces[id(suite)] = (suite, [q for piece in split_suite(suite) for q in split_by_time(piece)])
         pieces = kept[1]
         if len(pieces) == 1 and expected_bytes(suite.tests) <= HEAVY_BYTES:
             (result,) = await self.pool.run_items([(program, suite)], limits=self.limits, isolate=self.isolate)
