@@ -231,7 +231,9 @@ class WorkerPool(Sandbox):
         async def rerun(code: str, inputs: SuiteInputs) -> Ran:
             if first is not None and first.backup is not None and first.item == (code, inputs):
                 return await first.backup
-            return await self._submit((code, inputs), limits, True, Placement(urgent=True, alone=True)).done
+            chain = first.chain if first is not None else None
+            placement = Placement(urgent=True, alone=True)
+            return await self._submit((code, inputs), limits, True, placement, chain=chain).done
 
         return rerun
 
@@ -248,7 +250,8 @@ class WorkerPool(Sandbox):
         """Queue one program; its run comes back on the unit's future as soon as its job ends. Jobs are cut
         once this turn of the event loop has queued what it will (a caller's programs go together)."""
         done: asyncio.Future[Ran] = asyncio.get_running_loop().create_future()
-        unit = Unit(item, limits, isolate, placement, done, chain or chain_of(item[0]), speculate=speculate)
+        chain = chain or placement.chain or chain_of(item[0])
+        unit = Unit(item, limits, isolate, placement, done, chain, speculate=speculate)
         self._queue.put(unit)
         if not self._pump_soon:
             self._pump_soon = True
@@ -279,7 +282,8 @@ class WorkerPool(Sandbox):
             if spare <= 0:
                 break
             if unit.speculate and unit.backup is None and now - started >= SPECULATE_AFTER:
-                unit.backup = self._submit(unit.item, unit.limits, True, Placement(urgent=True, alone=True)).done
+                placement = Placement(urgent=True, alone=True)
+                unit.backup = self._submit(unit.item, unit.limits, True, placement, chain=unit.chain).done
                 spare -= 1
         self._pump()
 

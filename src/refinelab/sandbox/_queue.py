@@ -34,6 +34,9 @@ class Placement:
     """Before fresh work (the continuation of a program already started)."""
     alone: bool = False
     """In a job of their own (a piece whose reply would be large: see ``_scoring.HEAVY_BYTES``)."""
+    chain: str | None = None
+    """What the programs continue, for the job trace (``None``: each its program): one program's stages
+    on one suite are one chain, its runs on another suite another."""
 
 
 _PLACEMENT: ContextVar[Placement | None] = ContextVar("refinelab_sandbox_placement", default=None)

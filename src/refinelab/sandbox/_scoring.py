@@ -35,6 +35,7 @@ from refinelab.sandbox._packed import Packed
 from refinelab.sandbox._protocol import Sandbox
 from refinelab.sandbox._queue import Placement, current_placement, placed
 from refinelab.sandbox._suite import Suite
+from refinelab.sandbox._trace import chain_of
 
 PART_BYTES = 2 * 2**20
 """Most expected bytes in one piece of a suite (a single larger test gets a piece of its own)."""
@@ -145,8 +146,9 @@ class _Scorer:
         stages go ahead of fresh work in the pool (a chain already started ends first)."""
         outcomes: list[TestOutcome] = []
         last = RunResult((), self.pool.isolation)
+        chain = f"{chain_of(program)}@{id(suite):x}"
         for step, tests in enumerate(stages(len(suite.tests), self.limits.stop_at_failure)):
-            with placed(Placement(urgent=step > 0)):
+            with placed(Placement(urgent=step > 0, chain=chain)):
                 last = await self._run(program, self._stage_suite(suite, tests))
             outcomes += last.outcomes
             if not all(o.passed for o in last.outcomes):
@@ -179,7 +181,7 @@ class _Scorer:
     async def _piece(self, program: str, piece: Suite) -> RunResult:
         current = current_placement()
         alone = expected_bytes(piece.tests) > HEAVY_BYTES
-        with placed(Placement(urgent=current.urgent, alone=alone)):
+        with placed(Placement(urgent=current.urgent, alone=alone, chain=current.chain)):
             (result,) = await self.pool.run_items([(program, piece)], limits=self.limits, isolate=self.isolate)
         return result
 
