@@ -7,8 +7,9 @@ loads its problems before it scores anything). Within a phase, W workers cannot 
 another: its stages, its pieces, the rerun that confirms its timeout; a job counts whole in the chain of
 every program in it, since its programs run in turn in one process), nor before the driver's own CPU in
 that phase (one process judges every result). The phase takes the largest of the three; the run, the
-sum over phases, plus the driver's CPU before the first job (start-up, loading) and after the last
-(writing the results). Job CPU is the children's and the worker's, as the workers measured it.
+sum over phases, plus the driver's CPU before each phase's first job ended (start-up, loading what the
+phase before computed) and after the last job (writing the results), which nothing overlaps. Job CPU
+is the children's and the worker's, as the workers measured it.
 
 For a peer that runs as a main process handing work to a pool (evalplus), the same rule from outside:
 the larger of the process tree's CPU over W and the main process's own CPU (:func:`peer_prediction`, a
@@ -41,7 +42,7 @@ class Phase:
     chain: float
     """The longest chain's CPU seconds."""
     driver: float
-    """The driver's CPU seconds from the end of the phase before to this phase's last job."""
+    """The driver's CPU seconds from this phase's first job's end to its last job's."""
 
     def seconds(self, workers: int) -> float:
         """The phase at ``workers`` workers (see the module docstring)."""
@@ -55,7 +56,7 @@ class Trace:
     phases: tuple[Phase, ...]
     """In order."""
     serial: float
-    """Driver CPU seconds outside every phase (before the first job, after the last)."""
+    """Driver CPU seconds outside every phase (before each phase's first job, after the last)."""
 
     def predicted(self, workers: int) -> float:
         """Seconds the run would take at ``workers`` workers."""
@@ -82,10 +83,11 @@ def read_trace(path: Path, main_cpu: float | None = None) -> Trace:
     jobs = sorted((r for r in records if "chains" in r), key=lambda r: r["end"])
     closed = [r["driver_cpu"] for r in records if "closed" in r]
     phases: list[Phase] = []
-    serial = before = float(jobs[0]["driver_cpu"]) if jobs else 0.0  # start-up, up to the first job's end
+    serial = before = 0.0
     for name, members in _phases(jobs):
-        last = float(members[-1]["driver_cpu"])  # type: ignore[arg-type]
-        phases.append(_phase(name, members, last - before))
+        first, last = float(members[0]["driver_cpu"]), float(members[-1]["driver_cpu"])
+        serial += first - before  # start-up, or what the driver did between phases (loading what was computed)
+        phases.append(_phase(name, members, last - first))
         before = last
     end = max([before, *closed])
     serial += end - before
