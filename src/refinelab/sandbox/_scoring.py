@@ -13,8 +13,9 @@
   pieces of about that much, concurrently, each loading the program afresh (as a stage does).
 * **Large expected values** (HumanEval+ has values of several megabytes, and a correct candidate sends
   a value that size back for each such test): a suite whose large expected values add up to more than
-  ``PART_BYTES`` is run in pieces; a piece carrying more than ``HEAVY_BYTES`` runs as a sandbox job of
-  its own (the pool would otherwise batch several into one reply).
+  ``PART_BYTES`` is run in pieces; a suite carrying more than ``HEAVY_BYTES``, and every piece of a suite
+  cut in pieces, runs as a sandbox job of its own (the pool would otherwise batch several into one reply,
+  or put the pieces of a slow stage back together).
 
 Outcomes are put back together in test order. Every program goes through its stages on its own: its
 next stage waits for nothing but its own last one, so no program waits for another's timeout or rerun;
@@ -167,7 +168,7 @@ class _Scorer:
         return self.suites[key]
 
     async def _run(self, program: str, suite: Suite) -> RunResult:
-        """One stage of a program: a large suite in pieces, each heavy piece in a job of its own."""
+        """One stage of a program: a large or slow suite in pieces, each in a job of its own."""
         kept = self.pieces.get(id(suite))
         if kept is None:
             kept = self.pieces[id(suite)] = (suite, [q for piece in split_suite(suite) for q in split_by_time(piece)])
@@ -179,9 +180,10 @@ class _Scorer:
         return _joined(list(found))
 
     async def _piece(self, program: str, piece: Suite) -> RunResult:
+        """One piece of a stage cut in pieces, in a job of its own: pieces are cut so that they run at
+        once on several workers (or so that a heavy reply comes alone), not to be put together again."""
         current = current_placement()
-        alone = expected_bytes(piece.tests) > HEAVY_BYTES
-        with placed(Placement(urgent=current.urgent, alone=alone, chain=current.chain)):
+        with placed(Placement(urgent=current.urgent, alone=True, chain=current.chain)):
             (result,) = await self.pool.run_items([(program, piece)], limits=self.limits, isolate=self.isolate)
         return result
 
