@@ -26,6 +26,7 @@ from refinelab.sandbox import (
     RunResult,
     Sandbox,
     SandboxSettings,
+    Suite,
     WorkerPool,
     cluster_problem,
 )
@@ -138,13 +139,20 @@ class Vanishing(FakeSandbox):
         super().__init__()
         self.left = left
 
-    async def run_items(
-        self, items: Sequence[Item], *, limits: Limits | None = None, isolate: bool = False
-    ) -> list[RunResult]:
+    def _call(self) -> None:
         self.left -= 1
         if self.left < 0:
             raise SandboxUnavailable("no cluster node is left to run programs")
-        return await super().run_items(items, limits=limits, isolate=isolate)
+
+    async def run_items(
+        self, items: Sequence[Item], *, limits: Limits | None = None, isolate: bool = False
+    ) -> list[RunResult]:
+        self._call()
+        return [await super(Vanishing, self).run(code, suite) for code, suite in items]
+
+    async def run(self, code: str, suite: Suite, *, limits: Limits | None = None) -> RunResult:
+        self._call()  # a call like any other
+        return await super().run(code, suite, limits=limits)
 
 
 @asynccontextmanager

@@ -131,7 +131,10 @@ def test_scoring_in_stages_keeps_where_each_program_ran(monkeypatch: pytest.Monk
     nodes = [FakeNode("a" * 20)]
     results = with_cluster(nodes, lambda sandbox: run_scored(sandbox, items, limits=limits), monkeypatch=monkeypatch)
     assert [r.passed for r in results] == [True, False]
-    assert [len(b.inputs[0].tests) for b in nodes[0].batches] == [8, 12]  # the wrong program stopped at stage 1
+    ran = sorted((len(inputs.tests), code) for b in nodes[0].batches for code, inputs in zip(b.programs, b.inputs))
+    assert ran == sorted(
+        [(8, items[0][0]), (8, items[1][0]), (12, items[0][0])]
+    )  # the wrong program stopped at stage 1
     assert {r.node for r in results} == {f"10.0.0.20/{'a' * 12}"}
 
 

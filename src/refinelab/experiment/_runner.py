@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from refinelab.errors import InfrastructureError, SandboxUnavailable
-from refinelab.experiment._batching import Batching, HiddenScoring, RunLimits
+from refinelab.experiment._batching import HiddenScoring, RunLimits
 from refinelab.experiment._problems import choose_problems, resolve_sources
 from refinelab.experiment._record import begin_run
 from refinelab.experiment._spec import Configuration, ExperimentSpec
@@ -109,11 +109,9 @@ async def run_experiment(spec: ExperimentSpec, settings: Settings, progress: Pro
         problems = await choose_problems(spec.benchmarks, pool, fetch)  # bad input: nothing is written
         store = runtime.open_store()
         resumed = begin_run(store, spec, RunHeader.of(pool, limits=limits.hidden), problems)
-        sandbox = Batching(pool)
+        scoring = HiddenScoring(pool, limits.hidden)
         try:
-            await _schedule(
-                _Context(store, HiddenScoring(sandbox, limits.hidden), runtime, spec, limits), problems, progress
-            )
+            await _schedule(_Context(store, scoring, runtime, spec, limits), problems, progress)
         except (KeyboardInterrupt, asyncio.CancelledError):
             store.finish_run(spec.run_id, "interrupted", "stopped by a signal (Ctrl-C or SIGTERM)")
             raise
@@ -121,7 +119,7 @@ async def run_experiment(spec: ExperimentSpec, settings: Settings, progress: Pro
             store.finish_run(spec.run_id, "failed", f"{type(exc).__name__}: {exc}".splitlines()[0])
             raise
         finally:
-            await sandbox.aclose()
+            await scoring.aclose()
         failed = {f.unit for f in store.failures(spec.run_id) if not f.resolved}
         store.finish_run(spec.run_id, "incomplete" if failed else "complete")
     events = tuple(pool.events) if isinstance(pool, ClusterSandbox) else ()
@@ -135,8 +133,8 @@ class _Context:
     store: Store
     """Where units are stored."""
     scoring: HiddenScoring
-    """Scores attempts on hidden tests, each distinct program once; its sandbox (a :class:`Batching` in
-    front of the pool, see ``_batching.py``) is where every program of the run goes."""
+    """Scores attempts on hidden tests, each distinct program once; its sandbox (the run's pool or
+    cluster, see ``_batching.py``) is where every program of the run goes."""
     runtime: Runtime
     """Where models come from."""
     spec: ExperimentSpec

@@ -6,7 +6,7 @@ Strategies never build clients; swapping a model or a sandbox never touches a st
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Annotated, Literal
 
@@ -102,6 +102,15 @@ class Env:
         self.repeat = repeat
         """Which repetition of the same problem and configuration this is: repeats are distinct samples
         (their own cache entries), so a repeated run is a new draw, not a cache hit."""
+        self.on_attempt: Callable[[str], None] | None = None
+        """Told each attempt's program as soon as it exists (``run`` starts its hidden scoring then)."""
+
+    def attempted(self, code: str) -> None:
+        """Say that an attempt's program exists (strategies call it as soon as they have the code): ``run``
+        starts scoring it on the hidden tests at once, beside its visible tests, so a looping program's
+        limits overlap instead of adding up. The strategy never sees that result."""
+        if self.on_attempt is not None:
+            self.on_attempt(code)
 
     def check_budget(self) -> None:
         """Raise :class:`BudgetExhausted` if the next call would go over a limit (calls in flight count as
