@@ -85,7 +85,7 @@ def read_trace(path: Path, main_cpu: float | None = None) -> Trace:
     phases: list[Phase] = []
     serial = before = 0.0
     for name, members in _phases(jobs):
-        first, last = float(members[0]["driver_cpu"]), float(members[-1]["driver_cpu"])
+        first, last = _number(members[0]["driver_cpu"]), _number(members[-1]["driver_cpu"])
         serial += first - before  # start-up, or what the driver did between phases (loading what was computed)
         phases.append(_phase(name, members, last - first))
         before = last
@@ -94,6 +94,11 @@ def read_trace(path: Path, main_cpu: float | None = None) -> Trace:
     if main_cpu is not None and main_cpu > end:
         serial += main_cpu - end
     return Trace(tuple(phases), serial)
+
+
+def _number(value: object) -> float:
+    assert isinstance(value, (int, float)), value
+    return float(value)
 
 
 def _phases(jobs: list[dict[str, object]]) -> list[tuple[str, list[dict[str, object]]]]:
