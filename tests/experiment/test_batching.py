@@ -8,9 +8,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from refinelab.experiment._batching import Batching, HiddenScoring, RunLimits
-from refinelab.experiment._spec import SandboxChoice, load_spec
+from refinelab.experiment._spec import load_spec
 from refinelab.problems import CallTest, Problem
 from refinelab.records import Usage
+from refinelab.runtime import SandboxChoice
 from refinelab.sandbox import FakeSandbox, Item, Limits, RunResult, Suite
 from refinelab.strategies import Attempt, Trajectory
 

@@ -174,6 +174,7 @@ def run(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
         test_details=args.test_details,
         isolation=args.isolation,
         allow_packages=tuple(args.allow_package),
+        agreement_timeout=args.agreement_timeout,
     )
     for package in options.missing_packages:
         print(
@@ -206,7 +207,8 @@ async def _check(args: argparse.Namespace, options: CheckOptions, runtime: Runti
             _print_self_test(report, sandbox)
             return 1 if report.discrepancies else 0
         inputs = _inputs(args, problems)
-        result = await check_samples(inputs, sandbox, _selection_options(args) if args.select else None, show)
+        selection = _selection_options(args, options) if args.select else None
+        result = await check_samples(inputs, sandbox, selection, show)
         show.close()
     if result.selections is not None:
         _print_summary(result.scored, problems, sandbox)
@@ -254,12 +256,12 @@ def _check_selection_args(args: argparse.Namespace) -> None:
         raise UserError("--tests-per-sample must be at least 1")
 
 
-def _selection_options(args: argparse.Namespace) -> SelectionOptions:
+def _selection_options(args: argparse.Namespace, options: CheckOptions) -> SelectionOptions:
     return SelectionOptions(
         score=args.agreement_score,
         visible=args.visible_tests,
         per_sample=args.tests_per_sample,
-        limits=agreement_limits(args.agreement_timeout),
+        limits=agreement_limits(options.choice().agreement_timeout),
     )
 
 
@@ -344,5 +346,5 @@ def _visible_line(report: SelfTestReport) -> str:
 
 
 def _isolation(pool: Sandbox) -> str:
-    where = f", on {len(pool.joined)} cluster nodes" if isinstance(pool, ClusterSandbox) else ""
+    where = f", on {counted(len(pool.joined), 'cluster node')}" if isinstance(pool, ClusterSandbox) else ""
     return f"isolation: {pool.isolation}, {pool.limits.rule()}{where}"
