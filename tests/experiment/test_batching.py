@@ -45,9 +45,11 @@ def test_programs_asked_for_while_the_pool_is_busy_go_together_in_order() -> Non
         pool = Recording()
         sandbox = Batching(pool)
         first = asyncio.ensure_future(sandbox.run(program(0), SUITE))
-        await asyncio.sleep(0.01)  # the first call holds the only slot
+        while not pool.calls:  # the first call holds the only slot (an event, not a wait of some ms)
+            await asyncio.sleep(0)
         later = [asyncio.ensure_future(sandbox.run(program(i), SUITE)) for i in range(1, 10)]
-        await asyncio.sleep(0.01)
+        while len(sandbox._pending) < 9:  # every later call is waiting for the slot
+            await asyncio.sleep(0)
         pool.release.set()
         results = [await first, *[await task for task in later]]
         await sandbox.aclose()

@@ -20,6 +20,7 @@ from refinelab.check import (
     Selection,
     SelectionOptions,
     SelfTestReport,
+    SkipCause,
     check_samples,
     format_hint,
     read_any_samples,
@@ -32,7 +33,7 @@ from refinelab.cli._progress import ProgressDisplay
 from refinelab.errors import UserError
 from refinelab.problems import BENCHMARKS, BenchmarkFiles, Problem, valid_date
 from refinelab.runtime import Runtime, open_runtime
-from refinelab.sandbox import ClusterEvent, ClusterSandbox, Sandbox
+from refinelab.sandbox import ClusterEvent, ClusterSandbox, Sandbox, stages
 from refinelab.verification import AGREEMENT_SECONDS, agreement_limits
 
 
@@ -308,7 +309,21 @@ def _print_summary(scored: Sequence[ScoredSample], problems: Sequence[Problem], 
     counts = ", ".join(f"{verdict} {count}" for verdict, count in sorted(summary.verdicts.items()))
     print(f"test outcomes: {counts}")
     if pool.limits.stop_at_failure and summary.verdicts.get("skipped"):
-        print("  (a program's tests after its first failure are skipped; --test-details runs every one)")
+        print(_skipped_line(summary.skipped))
+
+
+def _skipped_line(skipped: Mapping[SkipCause, int]) -> str:
+    """Which tests were skipped, and why (only each program's verdict was asked for)."""
+    parts = []
+    if skipped.get("failure"):
+        parts.append(f"{skipped['failure']} after an error, timeout or crash (the program's later tests)")
+    if skipped.get("stage"):
+        sizes = ", ".join(str(len(stage)) for stage in stages(10**6, staged=True)[:3])
+        parts.append(
+            f"{skipped['stage']} after a wrong answer (tests run in stages of {sizes}...; expected values stay out "
+            "of the sandbox, so a wrong answer is judged once its stage ends and stops only the later stages)"
+        )
+    return f"  skipped: {'; '.join(parts)}; --test-details runs every one"
 
 
 def _print_self_test(report: SelfTestReport, pool: Sandbox) -> None:

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from typing import Literal, cast
 
-from refinelab import __version__
+from refinelab._version import __version__
 from refinelab.models import Role, RoleEndpoint
 from refinelab.problems import Problem
 from refinelab.sandbox import Limits, Sandbox
