@@ -7,6 +7,7 @@ import asyncio
 import json
 import sys
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from pathlib import Path
 from typing import Any, TypeVar
@@ -72,13 +73,19 @@ DEFAULT_HTML = Path("report.html")
 
 
 def with_store(settings: Settings, read: Callable[[Store], T]) -> T:
-    """``read`` over the settings' store, opened through the runtime (a user error when there is none)."""
+    """``read`` over the settings' store, opened through the runtime (a user error when there is none); from
+    inside a running event loop (a notebook, a browser driver's), on a loop of its own in a helper thread."""
 
     async def opened() -> T:
         async with open_runtime(settings) as runtime:
             return read(runtime.open_store(create=False))
 
-    return asyncio.run(opened())
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(opened())
+    with ThreadPoolExecutor(1) as helper:
+        return helper.submit(asyncio.run, opened()).result()
 
 
 def stored_report(settings: Settings, run_id: str | None, baseline: str | None = None) -> Report:
