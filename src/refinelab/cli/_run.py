@@ -111,7 +111,7 @@ def add_parser(commands: Any, environ: Mapping[str, str]) -> None:
 
 def run(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
     """Build the spec, run it, print the report; 1 when infrastructure failures are left to retry."""
-    spec = _spec(args)
+    spec, options = _spec(args), _run_options(args)  # every flag checked before anything is downloaded
     settings = _options.settings(args, environ, ("config", "store", "cache", "cluster"))
     spec = replace(spec, models=settings.models.merge(spec.models))  # the spec's own table wins
     with ProgressDisplay(sys.stderr) as show:
@@ -119,7 +119,7 @@ def run(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
     display = TerminalProgress(sys.stderr, quiet=args.quiet)
     progress = Progress(on_update=_announcing(display, spec, settings.store, args.quiet))
     try:
-        summary = asyncio.run(_until_signal(run_experiment(spec, settings, progress, options=_run_options(args))))
+        summary = asyncio.run(_until_signal(run_experiment(spec, settings, progress, options=options)))
     except (KeyboardInterrupt, asyncio.CancelledError) as exc:
         display.finish()
         what = "interrupted" if isinstance(exc, KeyboardInterrupt) else "terminated (SIGTERM)"

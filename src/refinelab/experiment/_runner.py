@@ -121,7 +121,8 @@ async def run_experiment(
             store.record_endpoints(run_id, chosen.endpoints)
         sandbox = Batching(pool)
         models = {(e.role, e.model): (e, cached_from(e, chosen.endpoints)) for e in endpoints}
-        context = _Context(store, HiddenScoring(sandbox, limits.hidden), runtime, spec, limits, run_id, models)
+        scoring = HiddenScoring(sandbox, limits.hidden)
+        context = _Context(store, scoring, runtime, spec, limits, run_id=run_id, endpoints=models)
         try:
             await _schedule(context, problems, progress)
         except (KeyboardInterrupt, asyncio.CancelledError):

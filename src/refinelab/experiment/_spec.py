@@ -113,10 +113,11 @@ class ExperimentSpec:
     name: str = "experiment"
     """A label; part of the run id."""
     base_url: str | tuple[str, ...] | None = None
-    """OpenAI-compatible server for the actors (overrides the model string's provider); several URLs
-    for replicas of the model."""
+    """OpenAI-compatible server for the actors whose own ``[models.endpoints]`` entry names none (over the
+    provider's default); several URLs for replicas of the model. See ``_endpoints.py``."""
     critic_base_url: str | tuple[str, ...] | None = None
-    """Server(s) for the critics (default: ``base_url``)."""
+    """Server(s) for the critics that are not also actors and whose own entry names none (default:
+    ``base_url``)."""
     concurrency: int = 8
     """Problems in flight at once (model calls are also capped per endpoint). Does not change results."""
     budget: Budget = field(default_factory=Budget)
