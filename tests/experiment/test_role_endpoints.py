@@ -10,6 +10,7 @@ server's answers.
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from pathlib import Path
 
@@ -139,10 +140,17 @@ def test_fresh_starts_a_new_run_whose_moved_critic_asks_its_own_server(tmp_path:
     assert critiques and not any(c.cached for c in critiques) and len(critiques) == critic_calls
 
 
-def test_endpoint_moved_resumes_the_run_and_records_both_servers(tmp_path: Path) -> None:
+def test_endpoint_moved_resumes_the_run_and_records_both_servers(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     with serve(reply) as actor, serve(reply) as critic:
         store, run_id = stopped_halfway(tmp_path, actor)
         assert run(write_spec(tmp_path, actor, critic), store, "--endpoint-moved") == 0
+    capsys.readouterr()
+    assert main(["report", "--store", str(store)], {}) == 0
+    said = re.search(r"critic small: (.*)", capsys.readouterr().out)
+    assert said is not None and said.group(1).startswith(f"{actor.base_url} (base_url in the spec), from 20")
+    assert said.group(1).endswith(f" {critic.base_url} (its [models.endpoints] entry)")
     with Store(store) as opened:
         (resumed,) = opened.runs()
         assert resumed.id == run_id and resumed.status == "complete"
