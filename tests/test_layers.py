@@ -192,7 +192,7 @@ def test_refinelab_variables_are_read_in_one_place() -> None:
     }
 
 
-RUNTIME_DOC = SOURCE.parents[1] / "docs" / "design" / "runtime.md"
+RUNTIME_DOC = Path(__file__).resolve().parents[1] / "docs" / "design" / "runtime.md"
 SHARED_BASE = {"errors"}
 """Packages (besides the root's private modules) every layer may import."""
 
