@@ -10,7 +10,9 @@ the merged code prints them byte for byte). Issue 20 added, on purpose, where ea
 then the rest of each line must be what the old code wrote. The text report's table of actor prompt
 tokens per attempt no longer lists configurations whose attempts are samples (``sampling``, ``codet``,
 ``verified``: their attempt indices are not rounds, and with ``n=100`` the table had 100 columns), on
-purpose: report-baseline.txt and report-400246.txt were written again for it."""
+purpose: report-baseline.txt and report-400246.txt were written again for it. Issue 27 made ``check``'s
+summary say which tests were skipped and why, on purpose: its line in check.txt and select.txt was
+written again."""
 
 from __future__ import annotations
 

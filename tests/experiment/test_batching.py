@@ -8,10 +8,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from refinelab.experiment._batching import HiddenScoring, RunLimits
-from refinelab.experiment._spec import SandboxChoice, load_spec
+from refinelab.experiment._spec import load_spec
 from refinelab.models import ScriptedModel
 from refinelab.problems import CallTest, Problem
 from refinelab.records import Usage
+from refinelab.runtime import SandboxChoice
 from refinelab.sandbox import FakeSandbox, Item, Limits, RunResult, Suite
 from refinelab.strategies import Attempt, Env, Trajectory, single_pass
 

@@ -242,7 +242,8 @@ def test_a_store_from_before_problem_details_is_viewable(tmp_path: Path, monkeyp
     from refinelab.store import MIGRATIONS
 
     path = tmp_path / "old.sqlite"
-    node = tuple(m for m in MIGRATIONS if m[0] == "m006_attempt_node")  # the rows written here have its column
+    # the rows written here have these migrations' columns
+    node = tuple(m for m in MIGRATIONS if m[0] in ("m006_attempt_node", "m007_run_endpoints"))
     monkeypatch.setattr("refinelab.store._store.MIGRATIONS", MIGRATIONS[:3] + node)
     monkeypatch.setattr("refinelab.store._store.Store.add_problems", lambda self, run, problems: None)
     with Store(path) as store:

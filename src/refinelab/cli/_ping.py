@@ -8,7 +8,16 @@ from collections.abc import Mapping
 from typing import Any
 
 from refinelab.cli import _options
-from refinelab.models import Completion, GenerateConfig, LocalBackend, Message, Model, open_model
+from refinelab.models import (
+    EndpointSetting,
+    GenerateConfig,
+    LocalBackend,
+    Message,
+    Model,
+    RoleEndpoint,
+    choose_endpoint,
+)
+from refinelab.runtime import Settings, open_runtime
 
 
 def add_parser(commands: Any, environ: Mapping[str, str]) -> None:
@@ -27,14 +36,25 @@ def add_parser(commands: Any, environ: Mapping[str, str]) -> None:
 def run(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
     """One request; user errors (unreachable, no key, unknown model) propagate as one line, exit 2."""
     settings = _options.settings(args, environ, ("config",))
-    model = open_model(args.model, settings.model_environ, base_url=args.base_url, config=settings.models)
-    if isinstance(model.backend, LocalBackend):
-        return _ping_local(model, model.backend)
-    completion = model.generate_sync([Message.user("Reply with the single word: ok")], GenerateConfig(max_tokens=8))
+    endpoint = choose_endpoint(
+        "actor", args.model, settings.models, over=[EndpointSetting(args.base_url, "--base-url")]
+    )
+    return asyncio.run(_ping(settings, endpoint))
+
+
+async def _ping(settings: Settings, endpoint: RoleEndpoint) -> int:
+    """The model opened through the runtime, without the response cache (the server itself must answer)."""
+    async with open_runtime(settings) as runtime:
+        model = runtime.model(endpoint.model, base_url=endpoint.base_url, cache=False)
+        if isinstance(model.backend, LocalBackend):
+            return await _ping_local(model, model.backend)
+        completion = await model.generate(
+            [Message.user("Reply with the single word: ok")], GenerateConfig(max_tokens=8)
+        )
     usage = completion.usage
     cost = "unknown" if completion.cost_usd is None else f"${completion.cost_usd:.6f}"
     estimated = " (estimated)" if usage.estimated else ""
-    print(f"{completion.model} at {model.backend.endpoint}: {completion.text.strip()!r}")
+    print(f"{completion.model} at {model.backend.endpoint} ({endpoint.chosen_by}): {completion.text.strip()!r}")
     print(
         f"latency {completion.latency_seconds * 1000:.0f} ms, tokens {usage.prompt_tokens} in / "
         f"{usage.completion_tokens} out{estimated}, cost {cost}, retries {len(completion.retries)}"
@@ -42,16 +62,11 @@ def run(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
     return 0
 
 
-def _ping_local(model: Model, backend: LocalBackend) -> int:
+async def _ping_local(model: Model, backend: LocalBackend) -> int:
     """Load the model (timed), then generate up to 64 tokens greedily and report the model's speed."""
-
-    async def once() -> tuple[float, Completion]:
-        async with model:
-            loaded = await backend.load()
-            prompt = [Message.user("Count from 1 to 100, separated by spaces.")]
-            return loaded, await model.generate(prompt, GenerateConfig(temperature=0.0, max_tokens=64))
-
-    loaded, completion = asyncio.run(once())
+    loaded = await backend.load()
+    prompt = [Message.user("Count from 1 to 100, separated by spaces.")]
+    completion = await model.generate(prompt, GenerateConfig(temperature=0.0, max_tokens=64))
     usage, seconds = completion.usage, completion.latency_seconds
     size = backend.file.path.stat().st_size / 1e6
     print(f"{completion.model}: {completion.text.strip()[:60]!r}")

@@ -96,22 +96,18 @@ def run(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
 
 
 def _solve_options(args: argparse.Namespace, settings: Settings, display: _Display) -> SolveOptions:
-    """The options of the solve, its paths those of the settings resolved above."""
+    """The options of the solve, with the settings resolved above (a solve resolves them once)."""
     budget = Budget(args.max_calls, args.max_tokens, args.max_cost)
     return SolveOptions(
         signature=_text(args.signature, "--signature") if args.signature else None,
         strategy=args.strategy,
         budget=budget,
         base_url=args.base_url[0] if args.base_url and len(args.base_url) == 1 else args.base_url,
-        config=settings.config,
-        store=settings.store,
         record=not args.no_record,
-        cache=settings.responses,
         timeout=args.timeout,
         isolation=args.isolation,
-        cluster=settings.cluster,
-        environ=settings.environ,
         on_progress=display.update,
+        settings=settings,
     )
 
 

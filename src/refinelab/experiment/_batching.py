@@ -17,13 +17,12 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
-from refinelab.experiment._spec import SandboxChoice
 from refinelab.problems import Problem
+from refinelab.runtime import SandboxChoice
 from refinelab.sandbox import Limits, RunResult, Sandbox, Suite, run_scored
 from refinelab.strategies import Trajectory
-from refinelab.verification import agreement_limits
 
 
 @dataclass(frozen=True)
@@ -39,12 +38,8 @@ class RunLimits:
 
     @classmethod
     def of(cls, sandbox: SandboxChoice) -> RunLimits:
-        """The limits a ``[sandbox]`` table asks for."""
-        pool = Limits(cpu_seconds=sandbox.timeout)
-        if sandbox.follow_reference:
-            pool = pool.following_reference()
-        hidden = replace(pool, stop_at_failure=not sandbox.test_details)
-        return cls(pool, hidden, agreement_limits(sandbox.agreement_timeout, pool))
+        """The limits a run's sandbox choice (:func:`refinelab.runtime.choose_sandbox`) asks for."""
+        return cls(sandbox.visible_limits(), sandbox.hidden_limits(), sandbox.agreement_limits())
 
 
 @dataclass

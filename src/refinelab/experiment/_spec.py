@@ -23,7 +23,8 @@ from refinelab.errors import InputError, UserError
 from refinelab.models import EndpointSettings, ModelsConfig, Price, load_models_config, local_identity, url_problem
 from refinelab.problems import BENCHMARKS, Provenance, valid_date
 from refinelab.records import configuration_label
-from refinelab.sandbox import ISOLATION_MODES, IsolationMode, Limits
+from refinelab.runtime import NOT_GIVEN, NotGiven, SandboxChoice, SandboxRequest, choose_sandbox
+from refinelab.sandbox import ISOLATION_MODES
 from refinelab.store import StoredConfiguration
 from refinelab.strategies import Budget, StrategySpec
 
@@ -59,29 +60,6 @@ class BenchmarkChoice:
     source: Provenance | None = None
     """What the problems were read from (source, revision, every file's hash), filled in when the run
     resolves its benchmarks; part of the run id, so other bytes make another run."""
-
-
-@dataclass(frozen=True)
-class SandboxChoice:
-    """How generated code runs."""
-
-    isolation: IsolationMode = "auto"
-    """``auto``, ``bwrap`` or ``none``."""
-    timeout: float = Limits().cpu_seconds
-    """CPU seconds per test."""
-    workers: int | None = None
-    """Sandbox workers (default: the number of cores). Does not change results."""
-    allow_packages: tuple[str, ...] = ()
-    """Packages candidates may import (e.g. numpy)."""
-    follow_reference: bool = False
-    """Tests whose reference solution's time is known (HumanEval+) get evalplus's ``max(1, 4 x t)`` CPU
-    seconds instead of ``timeout`` (a spec file that gives no timeout sets this)."""
-    test_details: bool = False
-    """Run every hidden test of every attempt (the viewer then shows each one's outcome); by default an
-    attempt's hidden tests stop at its first failure, which is all the metrics and reports use."""
-    agreement_timeout: float = 0.1
-    """CPU seconds per generated test in dual agreement (``codet``, ``verified``,
-    ``sampling(select=dual-agreement)``): CodeT's 0.1 s."""
 
 
 @dataclass(frozen=True)
@@ -135,10 +113,11 @@ class ExperimentSpec:
     name: str = "experiment"
     """A label; part of the run id."""
     base_url: str | tuple[str, ...] | None = None
-    """OpenAI-compatible server for the actors (overrides the model string's provider); several URLs
-    for replicas of the model."""
+    """OpenAI-compatible server for the actors whose own ``[models.endpoints]`` entry names none (over the
+    provider's default); several URLs for replicas of the model. See ``_endpoints.py``."""
     critic_base_url: str | tuple[str, ...] | None = None
-    """Server(s) for the critics (default: ``base_url``)."""
+    """Server(s) for the critics that are not also actors and whose own entry names none (default:
+    ``base_url``)."""
     concurrency: int = 8
     """Problems in flight at once (model calls are also capped per endpoint). Does not change results."""
     budget: Budget = field(default_factory=Budget)
@@ -336,8 +315,10 @@ _SANDBOX = {"isolation", "timeout", "workers", "allow_packages", "test_details",
 _BUDGET = {"max_calls", "max_tokens", "max_cost_usd"}
 
 
-def load_spec(path: str | Path) -> ExperimentSpec:
-    """Read and validate a spec file; relative data paths are relative to the file."""
+def load_spec(path: str | Path, *, sandbox: SandboxRequest | None = None) -> ExperimentSpec:
+    """Read and validate a spec file; relative data paths are relative to the file. ``sandbox``: what the
+    command line says about the sandbox, over the file's ``[sandbox]`` table (:func:`choose_sandbox`
+    decides the rest from the benchmarks, as for a run from flags)."""
     path = Path(path)
     table = read_toml(path)
     _known(path, table, _TOP, "")
@@ -354,7 +335,9 @@ def load_spec(path: str | Path) -> ExperimentSpec:
         critic_base_url=reader.urls(table, "critic_base_url"),
         concurrency=reader.integer(table, "concurrency", 8),
         budget=reader.budget(table.get("budget", {})),
-        sandbox=reader.sandbox(table.get("sandbox", {}), [b.name for b in benchmarks]),
+        sandbox=choose_sandbox(
+            [b.name for b in benchmarks], sandbox or SandboxRequest(), reader.sandbox(table.get("sandbox", {}))
+        ),
         models=load_models_config(path) if "models" in table else ModelsConfig(),
     )
     if not spec.benchmarks:
@@ -476,30 +459,25 @@ class _Reader:
         calls, tokens = reader.optional_integer(table, "max_calls"), reader.optional_integer(table, "max_tokens")
         return Budget(calls, tokens, reader.number(table, "max_cost_usd"))
 
-    def sandbox(self, table: object, benchmarks: list[str]) -> SandboxChoice:
-        """The sandbox table; without a timeout, the longest the spec's benchmarks' graders allow."""
+    def sandbox(self, table: object) -> SandboxRequest:
+        """What the ``[sandbox]`` table says (what it leaves out, :func:`choose_sandbox` decides)."""
         if not isinstance(table, dict):
             raise located(self.path, "sandbox", "must be a table")
         _known(self.path, table, _SANDBOX, "sandbox.")
         reader = _Reader(self.path, "sandbox.")
-        isolation = reader.string(table, "isolation") or "auto"
-        if isolation not in ISOLATION_MODES:
+        isolation = reader.string(table, "isolation")
+        if isolation is not None and isolation not in ISOLATION_MODES:
             raise reader.error("isolation", f"must be {', '.join(ISOLATION_MODES[:-1])} or {ISOLATION_MODES[-1]}")
-        given = reader.number(table, "timeout")
-        timeout = given or max((BENCHMARKS[b].cpu_seconds for b in benchmarks), default=Limits().cpu_seconds)
-        packages = tuple(reader.strings(table, "allow_packages"))
-        workers = reader.optional_integer(table, "workers")
-        details = table.get("test_details", False)
-        if not isinstance(details, bool):
+        details = table.get("test_details", NOT_GIVEN)
+        if not isinstance(details, (bool, NotGiven)):
             raise reader.error("test_details", "must be true or false")
-        agreement = reader.number(table, "agreement_timeout") or SandboxChoice.agreement_timeout
-        follow = given is None and any(BENCHMARKS[b].follows_reference for b in benchmarks)
-        return SandboxChoice(
-            isolation,
-            timeout,
-            workers,
-            packages,
-            follow_reference=follow,
+        workers = reader.optional_integer(table, "workers")
+        timeout, agreement = reader.number(table, "timeout"), reader.number(table, "agreement_timeout")
+        return SandboxRequest(
+            isolation=NOT_GIVEN if isolation is None else isolation,
+            timeout=NOT_GIVEN if timeout is None else timeout,
+            workers=NOT_GIVEN if workers is None else workers,
+            allow_packages=tuple(reader.strings(table, "allow_packages")) if "allow_packages" in table else NOT_GIVEN,
             test_details=details,
-            agreement_timeout=agreement,
+            agreement_timeout=NOT_GIVEN if agreement is None else agreement,
         )

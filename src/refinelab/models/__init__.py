@@ -6,6 +6,7 @@ Strategies call ``await model.generate(messages, config)``."""
 from refinelab.errors import CacheMiss, EndpointError, EndpointFailed, NotSupported, TransientError
 from refinelab.models._cache import CacheMode, ResponseCache, cache_key
 from refinelab.models._doubles import FunctionModel, ScriptedModel
+from refinelab.models._endpoints import EndpointSetting, Role, RoleEndpoint, choose_endpoint
 from refinelab.models._limits import EndpointLimits
 from refinelab.models._local import LocalBackend, LocalOptions
 from refinelab.models._local_files import LOCAL_MODELS, LocalFile, local_identity
@@ -35,6 +36,7 @@ __all__ = [
     "EndpointError",
     "EndpointFailed",
     "EndpointLimits",
+    "EndpointSetting",
     "EndpointSettings",
     "FunctionModel",
     "GenerateConfig",
@@ -52,10 +54,13 @@ __all__ = [
     "ResponseCache",
     "Retry",
     "RetryPolicy",
+    "Role",
+    "RoleEndpoint",
     "ScriptedModel",
     "TransientError",
     "Usage",
     "cache_key",
+    "choose_endpoint",
     "load_models_config",
     "local_identity",
     "open_model",

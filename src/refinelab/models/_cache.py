@@ -2,7 +2,9 @@
 
 A repeated or resumed run makes no repeated calls, and samples at temperature > 0 stay distinct
 because the sample index is part of the key. The server's address is not part of the key: the same
-model moved to another port or host answers from the same cache; two deployments of one model name
+model moved to another port or host answers from the same cache (each reply records the endpoint that
+gave it, and a lookup may ask for one only from given endpoints: a fresh run whose role moved to another
+server, ``run --fresh``); two deployments of one model name
 that answer differently (another quantisation, another revision) are told apart by a ``deployment``
 tag (``[models.endpoints."NAME"] deployment = "..."``). Modes: ``rw`` (default), ``ro`` (replay: a miss is an
 error), ``off``. Writes are committed one by one (WAL mode), so a crash loses at most the call in flight.
@@ -14,7 +16,7 @@ import hashlib
 import json
 import sqlite3
 import threading
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import Literal
 
@@ -62,13 +64,16 @@ class ResponseCache:
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute(_SCHEMA)
 
-    def lookup(self, key: str) -> tuple[Reply, float] | None:
-        """The stored reply for ``key`` and the latency of the request that produced it, if any."""
+    def lookup(self, key: str, *, endpoints: Collection[str] | None = None) -> tuple[Reply, float] | None:
+        """The stored reply for ``key`` and the latency of the request that produced it, if any; with
+        ``endpoints``, only a reply one of them gave (as :attr:`Backend.endpoint` names it)."""
         if self._db is None:
             return None
         with self._lock:
-            row = self._db.execute("SELECT reply FROM responses WHERE key = ?", (key,)).fetchone()
-        return None if row is None else _reply_from_json(row[0])
+            row = self._db.execute("SELECT reply, endpoint FROM responses WHERE key = ?", (key,)).fetchone()
+        if row is None or (endpoints is not None and row[1] not in endpoints):
+            return None
+        return _reply_from_json(row[0])
 
     def put(self, key: str, endpoint: str, model: str, reply: Reply, latency: float = 0.0) -> None:
         """Store a reply and its request's latency (read-write mode only)."""

@@ -114,6 +114,10 @@ class Model:
         every model it opens its own, so two models of one endpoint keep one cap)."""
         self.retry = retry or RetryPolicy()
         self.cache = cache
+        self.cached_from: frozenset[str] | None = None
+        """When set, a cached reply is taken only if one of these endpoints gave it (``Backend.endpoint``
+        as the cache records it): a fresh run's role whose server changed asks its own server again
+        rather than take the other server's answers. ``None``: any reply for the request."""
         self.prices = prices or PriceTable()
         self.accounting = Accounting()
         self._unsupported: set[str] = set()
@@ -186,7 +190,7 @@ class Model:
     def _cached(self, messages: Sequence[Message], key: str, sample: int) -> Completion | None:
         if self.cache is None or self.cache.mode == "off":
             return None
-        found = self.cache.lookup(key)
+        found = self.cache.lookup(key, endpoints=self.cached_from)
         if found is None:
             if self.cache.mode == "ro":
                 raise CacheMiss(f"replay mode: no cached response for a request to {self.name} (sample {sample})")

@@ -32,7 +32,7 @@ def report_json(report: Report) -> str:
 
 def _run_json(run: RunInfo) -> dict[str, object]:
     """The run as the JSON report has always shown it: its header's fields beside the others, the spec
-    read back as this refinelab reads it."""
+    read back as this refinelab reads it; and where each model role was served, for runs that recorded it."""
     header = run.header
     return {
         "id": run.id,
@@ -46,6 +46,7 @@ def _run_json(run: RunInfo) -> dict[str, object]:
         "finished": run.finished,
         "note": run.note,
         "process": None if run.process is None else asdict(run.process),
+        **({} if header.endpoints is None else {"endpoints": [use.to_json() for use in header.endpoints]}),
     }
 
 

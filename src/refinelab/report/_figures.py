@@ -280,8 +280,15 @@ def _reference_line(axes: Axes, row: OverviewRow, style: _Style, span: tuple[flo
 def _percent_limits(axes: Axes, intervals: Sequence[Interval]) -> None:
     low = min(100 * i.low for i in intervals)
     high = max(100 * i.high for i in intervals)
+    if high == 0:  # nothing passed: the whole scale, so 0% reads as none of 100%, not as a zoomed-in band
+        _whole_percent_scale(axes)
+        return
     pad = max(5.0, (high - low) * 0.08)
     axes.set_ylim(max(0.0, low - pad) - 2, min(100.0, high + pad) + 2)  # markers at 0 or 100 stay whole
+
+
+def _whole_percent_scale(axes: Axes) -> None:
+    axes.set_ylim(-2, 102)  # markers at 0 or 100 stay whole
 
 
 # --- Pareto: cost against pass@1 -----------------------------------------------------------------
@@ -313,6 +320,8 @@ def _pareto(rows: Sequence[Row], headline: dict[str, OverviewRow], styles: dict[
     axes.set_xlabel(f"mean cost, {unit} (actor + critic)" if dollars else "mean tokens per problem (actor + critic)")
     axes.set_ylabel("pass@1 of the returned answer (%)")
     axes.set_xlim(left=0, right=max(x for x, _ in points) * 1.12 or 1)
+    if all(row.passes.final == 0 for row in rows):  # else matplotlib zooms onto a flat line at 0
+        _whole_percent_scale(axes)
     _thousands(axes)
     _legend(figure, 3.4)
     return figure

@@ -48,7 +48,7 @@ each test): a stage that takes a right program longer is cut, and its pieces run
 workers, so no one program's stage holds a worker for long while others idle."""
 FIRST_STAGE = 8
 """Tests in a program's first stage when only the verdict is wanted; each later stage is eight times
-the one before (8, 56, 448, ...: a wrong program stops within eight times the tests it needed)."""
+the one before (8, 64, 512, ...: a wrong program stops within eight times the tests it needed)."""
 GROWTH = 8
 SKIPPED = TestOutcome("skipped", "not run: an earlier test failed (only the verdict was asked for)")
 

@@ -115,5 +115,11 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         ALTER TABLE attempts ADD COLUMN node TEXT
         """,
     ),
+    (
+        "m007_run_endpoints",
+        """
+        ALTER TABLE runs ADD COLUMN endpoints TEXT
+        """,
+    ),
 )
 """Named migrations, applied in order; append new ones, never edit a released one."""

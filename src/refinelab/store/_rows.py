@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from refinelab.records import ScoredAttempt, ScoredTrajectory, Spend, Usage, configuration_label
 from refinelab.sandbox import RunResult
 from refinelab.store._details import unit_of
 from refinelab.store._generated import Totals
 from refinelab.store._process import ProcessId
-from refinelab.store._records import RunHeader, RunInfo, Unit
+from refinelab.store._records import EndpointUse, RunHeader, RunInfo, Unit
 from refinelab.strategies import Attempt
 
 
@@ -57,7 +57,7 @@ def critic_row(run_id: str, unit: Unit, attempt: Attempt) -> tuple[object, ...]:
     )  # fmt: skip
 
 
-HEADER_COLUMNS = ("versions", "isolation", "limits")
+HEADER_COLUMNS = ("versions", "isolation", "limits", "endpoints")
 """The ``runs`` columns holding the :class:`RunHeader`, in the order :func:`header_columns` gives them."""
 RUN_COLUMNS = "id, name, created, spec, status, finished, note, host, pid, pid_started, " + ", ".join(HEADER_COLUMNS)
 """What :func:`run_info` reads."""
@@ -70,13 +70,28 @@ INSERT_RUN = (
 
 def header_columns(header: RunHeader) -> dict[str, object]:
     """The header as its ``runs`` columns (:data:`HEADER_COLUMNS`), in order."""
-    return {"versions": json.dumps(header.versions), "isolation": header.isolation, "limits": json.dumps(header.limits)}
+    return {
+        "versions": json.dumps(header.versions),
+        "isolation": header.isolation,
+        "limits": json.dumps(header.limits),
+        "endpoints": endpoints_json(header.endpoints),
+    }
+
+
+def endpoints_json(endpoints: Sequence[EndpointUse] | None) -> str | None:
+    """The ``endpoints`` column: a JSON list, or NULL where they are not known."""
+    return None if endpoints is None else json.dumps([use.to_json() for use in endpoints])
 
 
 def read_header(row: sqlite3.Row) -> RunHeader:
-    """The header of a ``runs`` row."""
+    """The header of a ``runs`` row (no endpoints for runs stored before refinelab recorded them)."""
+    stored = row["endpoints"]
+    endpoints = None if stored is None else tuple(EndpointUse.from_json(use) for use in json.loads(stored))
     return RunHeader(
-        versions=json.loads(row["versions"]), isolation=str(row["isolation"]), limits=json.loads(row["limits"])
+        versions=json.loads(row["versions"]),
+        isolation=str(row["isolation"]),
+        limits=json.loads(row["limits"]),
+        endpoints=endpoints,
     )
 
 

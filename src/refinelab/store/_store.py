@@ -34,6 +34,7 @@ from refinelab.store._generated import generation_totals, read_selection, save_r
 from refinelab.store._migrations import MIGRATIONS
 from refinelab.store._process import ProcessId
 from refinelab.store._records import (
+    EndpointUse,
     Failure,
     RunHeader,
     RunInfo,
@@ -55,6 +56,7 @@ from refinelab.store._rows import (
     UPSERT_PROBLEM,
     attempt_row,
     critic_row,
+    endpoints_json,
     export_line,
     header_columns,
     run_info,
@@ -128,6 +130,12 @@ class Store:
             row = (run_id, str(spec.get("name", "")), time.time(), json.dumps(spec))
             self._db.execute(INSERT_RUN, (*row, *header_columns(header).values(), *owner))
         return True
+
+    def record_endpoints(self, run_id: str, endpoints: Sequence[EndpointUse]) -> None:
+        """Replace the endpoints a run records for its model roles (a resume that moved a role appends to
+        what was there: see ``RunHeader.endpoints``)."""
+        with self._transaction():
+            self._db.execute("UPDATE runs SET endpoints = ? WHERE id = ?", (endpoints_json(endpoints), run_id))
 
     def add_configurations(self, run_id: str, configurations: Sequence[StoredConfiguration]) -> None:
         """Record the run's configurations, in spec order (idempotent)."""

@@ -279,7 +279,9 @@ async function casesPage(runId, query) {
   const data = await runData(runId, LIVE);
   setNav(runId, "cases");
   setStatus(data.run);
-  const key = query.get("case") || "all";
+  const asked = query.get("case") || "all";
+  const known = CASES.some(([k]) => k === asked);
+  const key = known ? asked : "all";  // an unknown case (a typo, an old link) says so and lists every trajectory
   const chosen = { config: query.get("config") || "", difficulty: query.get("difficulty") || "", q: query.get("q") || "" };
   const problems = Object.fromEntries(data.problems.map((p) => [p.key, p]));
   const labels = Object.fromEntries(data.configs.map((c) => [c.config, c.label]));
@@ -290,6 +292,9 @@ async function casesPage(runId, query) {
   const counts = caseCounts(data);
   const [, title, what] = CASES.find(([k]) => k === key) || CASES[0];
   show(
+    known ? null : el("p", { class: "error", id: "unknown-case" },
+      `No case is called “${asked}” (this link may be mistyped or from another version): every trajectory is ` +
+      `shown; the cases are ${CASES.map(([k]) => k).join(", ")}.`),
     el("h1", {}, title),
     el("p", { class: "note" }, `${what}. ${rows.length} shown${rows.length !== counts[key] ? ` of ${counts[key]}` : ""}.`),
     el("div", { class: "cases" }, CASES.map(([k, t]) => el("a", {
