@@ -13,8 +13,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from refinelab._downloads import FetchOptions, file_sha256
 from refinelab.errors import UserError
-from refinelab.problems._fetch import FetchOptions, fetch, file_sha256
+from refinelab.problems._fetch import fetch
 from refinelab.problems._manifest import downloadable, manifest_from, release_for
 from refinelab.problems._provenance import FileRecord, Provenance
 
