@@ -8,6 +8,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -42,7 +43,9 @@ def test_the_stand_in_answers_the_hubs_own_client_as_the_hub_does(
     kind = "model" if repo_type == "model" else "dataset"
     commit = hub.add("someone/repo", "dir/file.bin", CONTENT, repo_type=kind)  # type: ignore[arg-type]
 
-    def metadata(repo: str = "someone/repo", path: str = "dir/file.bin", revision: str = "main") -> huggingface_hub.HfFileMetadata:
+    def metadata(
+        repo: str = "someone/repo", path: str = "dir/file.bin", revision: str = "main"
+    ) -> huggingface_hub.HfFileMetadata:
         url = huggingface_hub.hf_hub_url(repo, path, repo_type=repo_type, revision=revision, endpoint=hub.url)
         return huggingface_hub.get_hf_file_metadata(url)
 
@@ -192,3 +195,26 @@ def test_a_release_asset_that_is_not_the_pinned_one_is_refused_whole(
     with pytest.raises(UserError, match=f"{wrong} SHA-256 is .*, expected {SHA} \\(pinned\\); nothing was kept"):
         fetch(asset_file(expected[0]), FetchOptions(tmp_path / "cache", hub.environ()), keep)
     assert [p for p in (tmp_path / "cache").rglob("*") if p.is_file()] == []
+
+
+def test_a_cached_model_file_is_hashed_again_only_when_it_changed(
+    hub: StandInHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A model of gigabytes is loaded at every start: its hash is taken again only when its size or modification
+    time differ from those recorded when it arrived (a benchmark file is hashed again by each process)."""
+    from refinelab._downloads import fetcher
+
+    hub.add("someone/tiny-GGUF", "tiny.gguf", CONTENT)
+    environ = {"REFINELAB_CACHE_DIR": str(tmp_path / "cache"), "HF_ENDPOINT": hub.url}
+    path, _ = fetch_hub_file(HubFile("someone/tiny-GGUF", "tiny.gguf"), environ)
+    hashed: list[Path] = []
+
+    def spy(p: Path) -> str:
+        hashed.append(p)
+        return SHA
+
+    monkeypatch.setattr(fetcher, "file_sha256", spy)
+    forget_hashes()
+    assert fetch_hub_file(HubFile("someone/tiny-GGUF", "tiny.gguf"), environ) == (path, SHA) and hashed == []
+    os.utime(path, ns=(0, 0))
+    assert fetch_hub_file(HubFile("someone/tiny-GGUF", "tiny.gguf"), environ) == (path, SHA) and hashed == [path]

@@ -346,3 +346,24 @@ def test_a_partial_file_for_other_bytes_is_not_resumed(hub: StandInHub, tmp_path
     assert files.paths[0].read_bytes() == CONTENT and not stale.exists()
     assert [r.range for r in hub.requests if r.method == "GET"] == [None]
     assert [p.name for p in cached_files(tmp_path)] == ["test.jsonl", "test.jsonl.verified.json"]
+
+
+def test_a_download_stopped_after_its_last_byte_is_verified_without_asking_for_the_bytes_again(
+    hub: StandInHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from refinelab._downloads.fetcher import _Download
+
+    served(hub.root, LCB, CONTENT)
+    manifest(tmp_path, LCB, CONTENT)
+
+    def stopped(self: _Download, handle: object, size: int) -> str:
+        raise KeyboardInterrupt  # as a Ctrl-C between the last byte and the check
+
+    with monkeypatch.context() as patched:
+        patched.setattr(_Download, "_verified", stopped)
+        with pytest.raises(KeyboardInterrupt):
+            open_benchmark("livecodebench", release="v1", options=options(hub, tmp_path))
+    assert partial_size(cached_path(LCB, tmp_path / "cache")) == len(CONTENT)
+    hub.requests.clear()
+    files = open_benchmark("livecodebench", release="v1", options=options(hub, tmp_path))
+    assert files.paths[0].read_bytes() == CONTENT and [r.method for r in hub.requests] == ["HEAD"]

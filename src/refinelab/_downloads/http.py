@@ -53,6 +53,11 @@ def stream(wanted: Wanted, handle: BinaryIO, report: Report) -> int:
     reason = ""
     for _ in range(ATTEMPTS):
         start = handle.seek(0, 2)
+        if wanted.size is not None and start >= wanted.size:
+            if start == wanted.size:  # all arrived before (and was not verified yet): nothing to ask for
+                return start
+            handle.truncate(0)  # longer than the file: not this file's bytes
+            start = 0
         try:
             written, total = _attempt(wanted, handle, start, report)
             if total is None or written == total:
