@@ -3,7 +3,7 @@ record of which bytes they were.
 
 Order: ``--data FILE`` first; then evalplus's own override variables (``HUMANEVAL_OVERRIDE_PATH`` for
 HumanEval+, ``MBPP_OVERRIDE_PATH`` for MBPP+), as evalplus reads them; then the pinned source,
-downloaded into the cache once (see :mod:`refinelab.problems._fetch`).
+downloaded into the cache once (see :mod:`refinelab.problems._fetch` and :mod:`refinelab._downloads`).
 """
 
 from __future__ import annotations
