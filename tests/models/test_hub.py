@@ -161,3 +161,13 @@ def test_the_cli_says_it_in_one_line_and_exits_2(tmp_path: Path) -> None:
     )
     assert done.returncode == 2, done.stderr
     assert done.stderr.count("\n") == 1 and "cannot reach the Hugging Face hub" in done.stderr
+
+
+def test_a_download_says_how_far_it_got(hub: StandInHub, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    commit = hub.add("someone/tiny-GGUF", "tiny.gguf", CONTENT)
+    seen: list[tuple[str, int, int]] = []
+    fetch_hub_file(HubFile("someone/tiny-GGUF", "tiny.gguf", commit), environ(tmp_path, hub), lambda *a: seen.append(a))
+    assert seen[-1] == ("downloading tiny.gguf", len(CONTENT), len(CONTENT)) and capsys.readouterr().err == ""
+    resolve_local("someone/tiny-GGUF/tiny.gguf", environ(tmp_path / "other", hub))  # no hook: tenths on stderr
+    lines = capsys.readouterr().err.splitlines()
+    assert lines[-1] == "refinelab: downloading tiny.gguf: 100% of 0.0 MB" and len(lines) <= 11

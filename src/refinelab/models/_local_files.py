@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import sys
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -182,8 +183,24 @@ def fetch_hub_file(hub: HubFile, environ: Mapping[str, str], progress: ProgressH
     """The verified local copy of a model file in a Hugging Face repo and its SHA-256, downloaded (or resumed)
     into ``<cache dir>/models/hf/`` on first use by refinelab's one fetcher. A cached copy is hashed again only
     when its size or modification time changed: a model of gigabytes is loaded at every start."""
-    fetched = fetch(hub, FetchOptions(cache_dir(environ), environ, progress, "when-changed"), HUB_KEEP)
+    shown = progress or _TenthsOnStderr()
+    fetched = fetch(hub, FetchOptions(cache_dir(environ), environ, shown, "when-changed"), HUB_KEEP)
     return fetched.path, fetched.sha256
+
+
+class _TenthsOnStderr:
+    """Where nobody handed a progress hook (``open_model``), a model download still says how far it got: a line
+    on standard error at each tenth (``hf_hub_download``, which downloaded model files before, drew a bar)."""
+
+    def __init__(self) -> None:
+        self.shown = -1
+
+    def __call__(self, what: str, done: int, total: int) -> None:
+        tenth = 10 * done // total if total else 0
+        if tenth > self.shown:
+            self.shown = tenth
+            size = f" of {total / 1e6:,.1f} MB" if total else ""
+            print(f"refinelab: {what}: {10 * tenth}%{size}", file=sys.stderr, flush=True)
 
 
 def _looks_like_hub(label: str) -> bool:
