@@ -126,7 +126,7 @@ def fetch(file: RemoteFile, options: FetchOptions, keep: Keep | None = None) -> 
     commit = known_commit(file, options.cache_dir)
     if commit is not None:
         path = cached_path(file, options.cache_dir, commit, name)
-        if (found := _cached(file, (path, commit), keep, options)) is not None:
+        if (found := _cached(file, path, commit, keep, options)) is not None:
             return found
     if offline(options.environ):
         where = path if commit is not None else repo_folder(file, options.cache_dir)
@@ -139,7 +139,7 @@ def fetch(file: RemoteFile, options: FetchOptions, keep: Keep | None = None) -> 
     path.parent.mkdir(parents=True, exist_ok=True)
     with _locked(path.parent):  # another process fetching it: wait, then read what it kept
         found = (
-            _cached(file, (path, located.commit), keep, options) or _Download(file, located, path, keep, options).run()
+            _cached(file, path, located.commit, keep, options) or _Download(file, located, path, keep, options).run()
         )
     pin_commit(file, options.cache_dir, located.commit)
     return found
@@ -161,17 +161,16 @@ def default_cache_dir(environ: Mapping[str, str]) -> Path:
 # --- 1. the cache ---------------------------------------------------------------------------------------
 
 
-def _cached(file: RemoteFile, where: tuple[Path, str], keep: Keep, options: FetchOptions) -> Fetched | None:
-    """The cached copy at ``where`` (its path and commit) after checking it is still what was verified; None
-    when there is none."""
-    path, commit = where
+def _cached(file: RemoteFile, path: Path, commit: str, keep: Keep, options: FetchOptions) -> Fetched | None:
+    """The cached copy of ``file`` at ``commit``, kept at ``path``, after checking it is still what was
+    verified; None when there is none."""
     if not path.is_file():
         return None
     try:
         record = read_record(path)
     except FileNotFoundError:
         legacy = isinstance(file, HubFile) and file.repo_type == "model"
-        return _adopted(file, where, keep) if legacy else None
+        return _adopted(file, path, commit, keep) if legacy else None
     except (OSError, ValueError):
         raise _corrupt(path, keep, "its verification record is unreadable") from None
     recorded, pinned = str(record["sha256"]), _content_sha256(file, keep)
@@ -189,10 +188,9 @@ def _cached(file: RemoteFile, where: tuple[Path, str], keep: Keep, options: Fetc
     return Fetched(path, recorded, stat.st_size, commit, details)
 
 
-def _adopted(file: RemoteFile, where: tuple[Path, str], keep: Keep) -> Fetched:
+def _adopted(file: RemoteFile, path: Path, commit: str, keep: Keep) -> Fetched:
     """A model file kept by a refinelab from before verification records (it was verified, then renamed into
     place): hashed once, checked against the pinned hash, and given its record."""
-    path, commit = where
     digest, stat = file_sha256(path), path.stat()
     if file.sha256 is not None and digest != file.sha256:
         raise _corrupt(path, keep, f"its SHA-256 is {digest}, not the pinned {file.sha256}")
