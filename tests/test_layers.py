@@ -186,7 +186,7 @@ def test_refinelab_variables_are_read_in_one_place() -> None:
         # (to lift into Settings once open_model takes them: docs/design/runtime.md)
         "models/_local.py": ["REFINELAB_LOCAL_CONTEXT", "REFINELAB_LOCAL_THREADS"],
         "models/_local_files.py": ["REFINELAB_CACHE_DIR"],
-        "problems/_fetch.py": ["REFINELAB_OFFLINE", "REFINELAB_RELEASE_URL"],
+        "_downloads/fetcher.py": ["REFINELAB_OFFLINE", "REFINELAB_RELEASE_URL"],
         "problems/_manifest.py": ["REFINELAB_BENCHMARK_MANIFEST"],
         "testing/_standin.py": ["REFINELAB_RELEASE_URL"],  # the stand-in hub writes it into the test's environment
         # not a setting: how the host hands a landlock worker it starts that worker's policy

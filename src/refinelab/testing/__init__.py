@@ -5,8 +5,9 @@
   strategy tests need no bubblewrap pool.
 - :class:`FakeOpenAI` and :func:`serve`: a real OpenAI-compatible HTTP server on 127.0.0.1, with fault
   injection, for testing the model layer (or a setup) end to end without a model.
-- :class:`StandInHub` and :func:`serve_standin`: the Hugging Face Hub and GitHub on 127.0.0.1, serving a
-  folder of benchmark files, with fault injection, for testing downloads without the network.
+- :class:`StandInHub` and :func:`serve_standin`: the Hugging Face Hub (model and dataset repositories) and
+  GitHub on 127.0.0.1, serving a folder of files with the hub's headers, with fault injection, for testing
+  downloads of benchmark and model files without the network.
 """
 
 from refinelab.models import FunctionModel, ScriptedModel
