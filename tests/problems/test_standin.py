@@ -65,7 +65,9 @@ def test_each_benchmark_by_name_downloads_self_tests_and_reads_offline_afterward
     cache = tmp_path / "cache"
     env = environ(hub, layout, cache)
     for name in SELF_TESTED:
-        code = main(["check", "--self-test", "--benchmark", name, "--workers", "2"], env)
+        # a generous limit: MBPP/123's reference needs about 6 CPU s on a slow machine, over the default 4 s;
+        # this test is about downloads and offline reads, not the time rule
+        code = main(["check", "--self-test", "--benchmark", name, "--workers", "2", "--timeout", "60"], env)
         out, err = capsys.readouterr()
         assert code == 0, (name, out, err)
         assert f"benchmark: {name}" in err and "sha256" in err and "0 discrepancies" in out, (name, out, err)
