@@ -189,6 +189,8 @@ def test_refinelab_variables_are_read_in_one_place() -> None:
         "_downloads/fetcher.py": ["REFINELAB_OFFLINE", "REFINELAB_RELEASE_URL"],
         "problems/_manifest.py": ["REFINELAB_BENCHMARK_MANIFEST"],
         "testing/_standin.py": ["REFINELAB_RELEASE_URL"],  # the stand-in hub writes it into the test's environment
+        # not a setting: a diagnostic for bench/ (every sandbox job's times, read by bench/_predict.py)
+        "sandbox/_trace.py": ["REFINELAB_JOB_TRACE"],
         # not a setting: how the host hands a landlock worker it starts that worker's policy
         "sandbox/_worker/confine.py": ["REFINELAB_CONFINE"],
     }

@@ -65,10 +65,10 @@ def input_items(items: Sequence[Item], limits: Limits) -> list[InputItem]:
     return [(program, inputs[id(suite)]) for program, suite in items]
 
 
-def _rerun_is_whole(item: InputItem, limits: Limits) -> bool:
-    """Whether the run that confirms a timeout of ``item`` is the whole program again (``_confirm._again``):
-    a function program whose tests stop at a timeout, with a rerun allowed."""
-    return item[1].kind == "function" and limits.after_timeout == "skip" and limits.timeout_reruns >= 1
+def _rerun_is_whole(inputs: SuiteInputs, limits: Limits) -> bool:
+    """Whether the run that confirms a timeout of a program on ``inputs`` is the whole program again
+    (``_confirm._again``): a function program whose tests stop at a timeout, with a rerun allowed."""
+    return inputs.kind == "function" and limits.after_timeout == "skip" and limits.timeout_reruns >= 1
 
 
 def _backstop(items: Sequence[InputItem], limits: Limits) -> float:
@@ -191,7 +191,9 @@ class WorkerPool(Sandbox):
         async def judged(i: int) -> RunResult:
             if not inputs[i][1].tests:
                 return RunResult((), self.isolation)
-            unit = self._submit(inputs[i], limits, isolate, placement, speculate=_rerun_is_whole(inputs[i], limits))
+            program, suite_inputs = inputs[i]
+            speculate = _rerun_is_whole(suite_inputs, limits)
+            unit = self._submit(program, suite_inputs, limits, isolate, placement, speculate=speculate)
             ran = await unit.done
             (result,) = await confirmed([items[i]], [inputs[i]], [ran], limits, self._alone(limits, unit))
             return result
@@ -210,7 +212,7 @@ class WorkerPool(Sandbox):
         limits = limits or self.limits
         placement = current_placement()
         found = await asyncio.gather(
-            *(self._submit(item, limits, isolate, placement).done for item in items if item[1].tests)
+            *(self._submit(code, inputs, limits, isolate, placement).done for code, inputs in items if inputs.tests)
         )
         runs = iter(found)
         return [next(runs).reports if inputs.tests else ProgramReports((), "") for _, inputs in items]
@@ -238,26 +240,26 @@ class WorkerPool(Sandbox):
             if first is not None and first.backup is not None and first.item == (code, inputs):
                 return await first.backup
             chain = first.chain if first is not None else None
-            placement = Placement(urgent=True, alone=True)
-            return await self._submit((code, inputs), limits, True, placement, chain=chain).done
+            placement = Placement(urgent=True, alone=True, chain=chain)
+            return await self._submit(code, inputs, limits, True, placement).done
 
         return rerun
 
     def _submit(
         self,
-        item: InputItem,
+        program: str,
+        inputs: SuiteInputs,
         limits: Limits,
         isolate: bool,
         placement: Placement,
         *,
-        chain: str | None = None,
         speculate: bool = False,
     ) -> Unit:
         """Queue one program; its run comes back on the unit's future as soon as its job ends. Jobs are cut
         once this turn of the event loop has queued what it will (a caller's programs go together)."""
         done: asyncio.Future[Ran] = asyncio.get_running_loop().create_future()
-        chain = chain or placement.chain or chain_of(item[0])
-        unit = Unit(item, limits, isolate, placement, done, chain, speculate=speculate)
+        chain = placement.chain or chain_of(program)
+        unit = Unit((program, inputs), limits, isolate, placement, done, chain, speculate=speculate)
         self._queue.put(unit)
         if not self._pump_soon:
             self._pump_soon = True
@@ -288,8 +290,8 @@ class WorkerPool(Sandbox):
             if spare <= 0:
                 break
             if unit.speculate and unit.backup is None and now - started >= SPECULATE_AFTER:
-                placement = Placement(urgent=True, alone=True)
-                unit.backup = self._submit(unit.item, unit.limits, True, placement, chain=unit.chain).done
+                placement = Placement(urgent=True, alone=True, chain=unit.chain)
+                unit.backup = self._submit(*unit.item, unit.limits, True, placement).done
                 spare -= 1
         self._pump()
 
@@ -365,8 +367,8 @@ class WorkerPool(Sandbox):
         suite = Suite.of(tests, entry_point=entry_point, setup=setup)
         limits = limits or self.limits
         chain = f"values:{self._new_id()}"
-        placement = Placement(alone=True)
-        ran = await self._submit((code, suite.inputs(limits)), limits, True, placement, chain=chain).done
+        placement = Placement(alone=True, chain=chain)
+        ran = await self._submit(code, suite.inputs(limits), limits, True, placement).done
         return [value_or_outcome(test, report) for test, report in zip(tests, ran.reports.row)]
 
     def _new_id(self) -> int:
