@@ -26,7 +26,7 @@ from refinelab.experiment import (
     resolve_sources,
     run_experiment,
 )
-from refinelab.models import url_problem
+from refinelab.models import checked_effort, url_problem
 from refinelab.problems import BENCHMARKS
 from refinelab.report import build_report, render_text
 from refinelab.store import Store
@@ -71,6 +71,13 @@ def add_parser(commands: Any, environ: Mapping[str, str]) -> None:
         help="OpenAI-compatible server for the actor (vLLM, Ollama, llama.cpp...); repeat for replicas",
     )
     parser.add_argument("--critic-base-url", action="append", help="server for the critic (default: --base-url)")
+    parser.add_argument(
+        "--reasoning-effort",
+        action="append",
+        metavar="LEVEL",
+        help="reasoning effort to cross with every strategy (repeatable): none, minimal, low, medium, high, xhigh, "
+        "or a thinking-token budget (2048); replaces a spec's reasoning_effort",
+    )
     _options.add_config(parser)
     parser.add_argument("--concurrency", type=int, help="problems in flight (default 8)")
     parser.add_argument(
@@ -188,12 +195,14 @@ def _with_overrides(spec: ExperimentSpec, args: argparse.Namespace) -> Experimen
         sandbox = replace(sandbox, timeout=args.timeout)
     if args.isolation is not None:
         sandbox = replace(sandbox, isolation=args.isolation)
+    efforts = tuple(dict.fromkeys(checked_effort(e, "--reasoning-effort") for e in args.reasoning_effort or ()))
     return replace(
         spec,
         base_url=_urls(args.base_url) or spec.base_url,
         critic_base_url=_urls(args.critic_base_url) or spec.critic_base_url,
         concurrency=_positive(args.concurrency, "--concurrency") or spec.concurrency,
         sandbox=sandbox,
+        reasoning_effort=efforts or spec.reasoning_effort,
     )
 
 

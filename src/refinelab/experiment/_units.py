@@ -61,6 +61,7 @@ async def run_unit(
     problem = item.problem.problem
     sandbox = scoring.sandbox
     env = Env(roles.actor, sandbox, critic=roles.critic, budget=budget, repeat=item.repeat, agreement=limits.agreement)
+    env.efforts = item.configuration.efforts
     strategy_run = await item.configuration.strategy.run(problem, env)
     trajectory = await with_reference_verdicts(strategy_run, problem, sandbox, limits.agreement)
     return ScoredRun(trajectory, await scoring.score(trajectory, problem))

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from refinelab.errors import UserError
 from refinelab.experiment import ScoredRun, score_attempts
-from refinelab.models import Model
+from refinelab.models import Model, checked_effort
 from refinelab.problems import Problem, ProblemKind
 from refinelab.runtime import NOT_GIVEN, Flags, Settings, open_runtime, resolve_settings
 from refinelab.sandbox import Limits, RunResult, Sandbox, SandboxSettings, TestOutcome, default_workers
@@ -27,7 +27,7 @@ from refinelab.solve._solution import Evidence, Solution, TestCheck
 from refinelab.solve._task import SolveOptions, Task, build_task
 from refinelab.solve._tests import GivenTest, completed_body
 from refinelab.store import RunHeader
-from refinelab.strategies import STRATEGIES, Attempt, StrategySpec, Trajectory
+from refinelab.strategies import STRATEGIES, Attempt, Efforts, StrategySpec, Trajectory
 
 _WORKERS = 2
 """Sandbox workers of a solve unless the settings name a count: one program at a time, and its tests."""
@@ -59,6 +59,7 @@ async def solve_async(
         every generated one). Cancelling returns the best attempt so far, its stop reason ``interrupted``.
     """
     options = options or SolveOptions()
+    effort = None if options.reasoning_effort is None else checked_effort(options.reasoning_effort, "reasoning effort")
     task = build_task(prompt, tests, io, kind, options.signature)
     spec = bind_strategy(options.strategy)
     settings = solve_settings(options)
@@ -73,6 +74,7 @@ async def solve_async(
             budget=options.budget,
             on_progress=options.on_progress,
             complete=lambda reply: completed_body(prompt, entry, reply),
+            efforts=Efforts(effort, effort),
         )
         generation = None
         if not task.tests.tests:
@@ -87,7 +89,7 @@ async def solve_async(
         meta = _Meta(actor.name, str(spec), time.monotonic() - started)
         solution = conclude(task, ScoredRun(trajectory, hidden), agreement, meta)
         if options.record:
-            run = SolveRun(task=task, strategy=spec, model=meta.model, header=RunHeader.of(pool))
+            run = SolveRun(task=task, strategy=spec, model=meta.model, header=RunHeader.of(pool), effort=effort)
             run_id = record(runtime.open_store(), run, solution, hidden)
             solution = replace(solution, evidence=replace(solution.evidence, run_id=run_id))
     return solution

@@ -35,6 +35,8 @@ class SolveRun:
     """The actor's model string."""
     header: RunHeader
     """Versions, isolation and limits."""
+    effort: str | None = None
+    """The reasoning effort every call asked for (``None``: the model's default)."""
 
 
 def record(store: Store, run: SolveRun, solution: Solution, hidden: Sequence[RunResult | None]) -> str:
@@ -45,6 +47,7 @@ def record(store: Store, run: SolveRun, solution: Solution, hidden: Sequence[Run
         (run.strategy,),
         (run.model,),
         name=_name(problem.prompt),
+        reasoning_effort=() if run.effort is None else (run.effort,),
     )
     configuration = spec.configurations()[0]
     run_id = f"solve-{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:6]}"
