@@ -112,8 +112,37 @@ def test_the_report_puts_tokens_against_pass_and_counts_overthinking(done: dict[
     assert set(by_strategy) == set(STRATEGIES)
     assert by_strategy["single-pass"]["overthinking"] == [["jsonl/p2", 0]]
     assert by_strategy["self-refine"]["overthinking"] == []  # the critic caught the broken draft and it was fixed
+    assert by_strategy["sampling"]["overthinking"] == [["jsonl/p2", 0]]  # every high-effort sample of p2 is wrong
     assert by_strategy["single-pass"]["lower_effort"] == "low" and by_strategy["single-pass"]["higher_effort"] == "high"
     assert "Effort levels of one strategy" in done["text"] and "1: jsonl/p2" in done["text"]
     labels = [row["label"] for row in done["report"]["configurations"]]
     assert "single-pass · openai:o4-mini · effort high" in labels
     assert all(row["reasoning_tokens"] > 0 for row in done["report"]["configurations"])
+
+
+def test_the_viewer_lists_overthinking_cases_and_shows_each_attempts_effort_and_thinking(done: dict[str, Any]) -> None:
+    from refinelab.store import Store
+    from refinelab.view import Source
+    from refinelab.view._payload import slug
+    from tests.view.test_site import data_file
+
+    with Store(done["store"]) as store:
+        run = store.run()
+        highs = {c.strategy: c for c in store.configurations(run.id) if c.effort == "high"}
+    high = highs["single-pass"]
+    source = Source(done["store"])
+    found = source.get(f"data/{slug(run.id)}/run.js")
+    assert found is not None
+    payload = data_file(found[1].decode())
+    # every high-effort draft of p2 is wrong: single pass and sampling lose it; Self-Refine's critic has it fixed
+    assert payload["efforts"] and payload["overthinking"] == [
+        [highs[s].key, "jsonl/p2", 0] for s in ("single-pass", "sampling")
+    ]
+    summary = next(t for t in payload["trajectories"] if t["config"] == high.key and t["problem"] == "jsonl/p2")
+    assert not summary["passed"] and summary["reasoning_tokens"] > 0
+    problem = source.get(f"data/{slug(run.id)}/p/{slug('jsonl/p2')}.js")
+    assert problem is not None
+    trajectories = data_file(problem[1].decode())["trajectories"]
+    attempt = next(t for t in trajectories if t["config"] == high.key)["attempts"][0]
+    assert attempt["reasoning_tokens"] > 0 and attempt["reasoning"] is None  # OpenAI does not return the thinking
+    assert [n["setting"] for n in attempt["not_sent"]] == ["temperature"]
