@@ -33,7 +33,7 @@ def run(
             final=0,
             stop_reason="single_pass",
             effort=effort,
-        )  # fmt: skip
+        )
         for problem, ok in passed.items()
     ]
 

@@ -80,7 +80,10 @@ def test_the_overthinking_case_lists_what_the_report_counts_one_click_from_its_t
     assert tab.locator('a.case[data-case="overthinking"] b').inner_text() == "1"
     rows = tab.locator("#case-list tbody tr")
     assert rows.count() == 1
-    assert (rows.nth(0).get_attribute("data-problem"), rows.nth(0).get_attribute("data-config")) == ("jsonl/p2", high.key)
+    assert (rows.nth(0).get_attribute("data-problem"), rows.nth(0).get_attribute("data-config")) == (
+        "jsonl/p2",
+        high.key,
+    )
     rows.nth(0).locator("a").first.click()
     tab.wait_for_selector("#attempt-0")
     assert tab.locator("#attempt-0 header .badge.fail").first.inner_text().startswith("hidden tests")

@@ -155,4 +155,7 @@ def _same_arm(a: ScoredTrajectory, b: ScoredTrajectory) -> bool:
 def _comparison(low: Sequence[ScoredTrajectory], high: Sequence[ScoredTrajectory]) -> EffortComparison:
     a, b = low[0], high[0]
     assert a.effort is not None and b.effort is not None
-    return EffortComparison(a.label, b.label, a.config, b.config, a.effort, b.effort, compare_paired(low, high))
+    return EffortComparison(
+        lower=a.label, higher=b.label, lower_config=a.config, higher_config=b.config, lower_effort=a.effort,
+        higher_effort=b.effort, paired=compare_paired(low, high),
+    )  # fmt: skip

@@ -113,8 +113,9 @@ class _Engine:
         try:
             self._llama.reset()  # an empty context: the reply depends on this request alone
             if job.thinking is not None:
-                prompt = self._llama.chat_handler.format_prompt(messages=job.messages)
-                response = generate_thinking(self._complete, prompt, job.settings, job.thinking)
+                formatted = self._llama.chat_handler.format(messages=job.messages)
+                complete = functools.partial(self._complete, formatted)
+                response = generate_thinking(complete, formatted.prompt, job.settings, job.thinking)
             else:
                 response = self._llama.create_chat_completion(job.messages, **job.settings)
         except ValueError as exc:
@@ -125,18 +126,21 @@ class _Engine:
             self._running = None
         return self._counted(_reply(response, opens_thinking=job.opens_thinking))
 
-    def _complete(self, prompt: str, settings: Mapping[str, Any]) -> Mapping[str, Any]:
-        """A raw completion of ``prompt`` (thinking plans), cancellable as chat completions are; structured
-        output becomes the grammar llama-cpp-python would build for it."""
-        from llama_cpp import LlamaGrammar, StoppingCriteriaList
+    def _complete(self, formatted: Any, prompt: str, settings: Mapping[str, Any]) -> Mapping[str, Any]:
+        """A raw completion of ``prompt`` (a thinking plan's), made as llama-cpp-python's chat completion of
+        the template's ``formatted`` prompt is: its tokens without a second BOS, its stop string and stopping
+        criteria (the cancellation check among them), its default sampling settings, and structured output as
+        the grammar it would build."""
+        from llama_cpp import LlamaGrammar
 
-        found = {k: v for k, v in settings.items() if k != "response_format"}
+        found = {**_CHAT_DEFAULTS, **{k: v for k, v in settings.items() if k != "response_format"}}
         schema = settings.get("response_format", {}).get("schema")
         if schema is not None:
             found["grammar"] = LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False)
+        found["stop"] = [*found.get("stop", []), *(formatted.stop or [])]
+        tokens = self._llama.tokenize(prompt.encode(), add_bos=not formatted.added_special, special=True)
         self._llama.reset()
-        criteria = StoppingCriteriaList([self._stop_if_cancelled])
-        return self._llama.create_completion(prompt, stopping_criteria=criteria, **found)  # type: ignore[no-any-return]
+        return self._llama.create_completion(tokens, stopping_criteria=formatted.stopping_criteria, **found)  # type: ignore[no-any-return]
 
     def _counted(self, reply: Reply) -> Reply:
         """The reply with its thinking tokens counted by the model's own tokenizer, where not counted yet."""
@@ -152,6 +156,8 @@ class _Engine:
         return running is not None and running.cancelled.is_set()
 
 
+_CHAT_DEFAULTS = {"temperature": 0.2, "top_p": 0.95}
+"""llama-cpp-python's chat-completion defaults, which its raw completions (thinking plans) do not share."""
 _ENGINES: dict[tuple[str, str, str | None, LocalOptions], _Engine] = {}
 _ENGINES_LOCK = threading.Lock()
 
@@ -312,7 +318,7 @@ def _chat_handler(
         return dataclasses.replace(result, stopping_criteria=StoppingCriteriaList(criteria))
 
     handler = chat_formatter_to_chat_completion_handler(cancellable)
-    handler.format_prompt = lambda **kwargs: cancellable(**kwargs).prompt  # the prompt alone (thinking plans)
+    handler.format = cancellable  # the formatted prompt alone, for thinking plans' raw completions
     return handler
 
 

@@ -20,13 +20,14 @@ _CLOSE = "</think>"
 def split_thinking(text: str, *, opens_thinking: bool = False) -> tuple[str, str | None]:
     """``(answer, thinking)`` of a reply's text: a leading ``<think>`` block is taken out (an unclosed one is
     all thinking: the reply ran out of tokens while thinking); with ``opens_thinking`` (the template opened the
-    block), text before a lone ``</think>`` is thinking too. ``thinking`` is ``None`` when there was none."""
+    block), text before a lone ``</think>`` is thinking too. ``thinking`` is ``None`` when there was none (an
+    empty block included: thinking turned off writes one)."""
     found = _BLOCK.match(text)
     if found is not None:
-        return text[found.end() :].lstrip("\n"), found.group(1).strip("\n")
+        return text[found.end() :].lstrip("\n"), found.group(1).strip("\n") or None
     if opens_thinking and _CLOSE in text and "<think>" not in text:
         thinking, _, answer = text.partition(_CLOSE)
-        return answer.lstrip("\n"), thinking.strip("\n")
+        return answer.lstrip("\n"), thinking.strip("\n") or None
     return text, None
 
 

@@ -125,7 +125,7 @@ def _comparisons(comparisons: Sequence[EffortComparison]) -> Table:
         paired = c.paired
         pairs = str(paired.pairs) + (f" ({len(paired.unpaired_a) + len(paired.unpaired_b)} unpaired)" if
                                      paired.unpaired_a or paired.unpaired_b else "")  # fmt: skip
-        overthought = ", ".join(_case(key) for key in c.overthinking[:5]) + (" ..." if len(c.overthinking) > 5 else "")
+        overthought = ", ".join(_case(*key) for key in c.overthinking[:5]) + (" ..." if len(c.overthinking) > 5 else "")
         body.append([c.higher, c.lower, pairs, str(paired.only_a), str(paired.only_b), f"{paired.p_value:.3g}",
                      difference_text(paired.difference), f"{len(c.overthinking)}" + (f": {overthought}" if overthought
                                                                                       else "")])  # fmt: skip
@@ -136,8 +136,8 @@ def _comparisons(comparisons: Sequence[EffortComparison]) -> Table:
     return Table(title, header, body)
 
 
-def _case(key: tuple[str, int]) -> str:
-    problem, repeat = key
+def _case(problem: str, repeat: int) -> str:
+    """A (problem, repeat) as the table names it: the problem, with ``#repeat`` after the first repeat."""
     return problem if repeat == 0 else f"{problem}#{repeat}"
 
 

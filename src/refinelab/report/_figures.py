@@ -352,7 +352,8 @@ def _tokens(points: Sequence[TokenPoint], styles: dict[str, _Style]) -> MplFigur
         x_error = [[tokens.value - tokens.low], [tokens.high - tokens.value]]
         y_error = [[100 * (passed.value - passed.low)], [100 * (passed.high - passed.value)]]
         axes.errorbar([tokens.value], [100 * passed.value], xerr=x_error, yerr=y_error, color=style.color,
-                      marker=style.marker, markersize=8, capsize=3, linestyle="none", label=style.legend(point.label))  # fmt: skip
+                      marker=style.marker, markersize=8, capsize=3, linestyle="none",
+                      label=style.legend(point.label))  # fmt: skip
         axes.annotate(str(style.number), (tokens.value, 100 * passed.value), xytext=(6, 4), textcoords="offset points",
                       fontsize=8)  # fmt: skip
     frontier = sorted((p.tokens.value, 100 * p.pass_at_1.value) for p in points if p.frontier)
