@@ -131,7 +131,7 @@ class _Engine:
         the template's ``formatted`` prompt is: its tokens without a second BOS, its stop string and stopping
         criteria (the cancellation check among them), its default sampling settings, and structured output as
         the grammar it would build."""
-        from llama_cpp import LlamaGrammar
+        from llama_cpp.llama_grammar import LlamaGrammar
 
         found = {**_CHAT_DEFAULTS, **{k: v for k, v in settings.items() if k != "response_format"}}
         schema = settings.get("response_format", {}).get("schema")
@@ -318,7 +318,7 @@ def _chat_handler(
         return dataclasses.replace(result, stopping_criteria=StoppingCriteriaList(criteria))
 
     handler = chat_formatter_to_chat_completion_handler(cancellable)
-    handler.format = cancellable  # the formatted prompt alone, for thinking plans' raw completions
+    handler.format = cancellable  # type: ignore[attr-defined]  # the formatted prompt alone, for thinking plans
     return handler
 
 
