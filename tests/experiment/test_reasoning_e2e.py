@@ -71,7 +71,7 @@ def test_ping_run_and_resume_exit_0_and_no_request_is_refused(done: dict[str, An
     assert done["refused"] == [] and len(done["log"]) == done["asked"]  # the resume asked for nothing
     for body in done["answered"][1:]:  # the run's requests (the first is the ping's)
         assert body["reasoning_effort"] in ("low", "high")
-        assert not {"max_tokens", "temperature", "top_p", "stop"} & set(body)
+        assert not {"max_tokens", "temperature", "top_p", "stop", "n"} & set(body)  # samples: one request each
 
 
 def test_every_exported_attempt_carries_its_effort_and_the_servers_reasoning_tokens(done: dict[str, Any]) -> None:

@@ -218,7 +218,7 @@ class Model:
     ) -> dict[int, Completion]:
         """The samples in requests of at most :data:`MAX_N` each, sent together; those of a request the
         server refused for its ``n`` are left out (and ``n`` is not asked for again)."""
-        if "n" in self._unsupported:
+        if "n" in self._unsupported or not self.accepts.profile.takes_n:
             return {}
         chunks = [samples[start : start + MAX_N] for start in range(0, len(samples), MAX_N)]
         done = await asyncio.gather(*(self._call(messages, config, c, keys) for c in chunks), return_exceptions=True)

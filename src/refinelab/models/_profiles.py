@@ -76,6 +76,9 @@ class ModelProfile:
     opens_thinking: bool = False
     """The chat template may open the thinking section itself, so a reply can start inside it and end it with
     ``</think>`` alone (DeepSeek-R1 distills, Qwen3 thinking models)."""
+    takes_n: bool = True
+    """Several samples may be asked for in one request (``n``); ``False``: one request a sample, never a
+    refused ``n``."""
 
     def key(self) -> dict[str, object]:
         """What about this profile changes a request (part of the response cache key when it changes one)."""
@@ -86,6 +89,7 @@ class ModelProfile:
 _FIXED = MappingProxyType({"temperature": 1.0, "top_p": 1.0})
 _REASONING = {
     "reasons": True,
+    "takes_n": False,  # OpenAI's reasoning models launched with n fixed at 1: never risk a refused request
     "refuses": ("temperature", "top_p", "stop"),
     "samples_at": _FIXED,
     "token_limit": "max_completion_tokens",
