@@ -240,6 +240,8 @@ class Accepts:
 
     def prepare(self, model: str, config: GenerateConfig) -> tuple[GenerateConfig, tuple[NotSent, ...]]:
         """The settings to send for ``config`` and the ones left out, with why (see the module docstring)."""
+        if config.reasoning_effort is None and not (self.profile.refuses or self.settings or self.values):
+            return config, ()  # the common case, on every call: nothing to leave out
         self._check_effort(model, config.reasoning_effort)
         budget = self.budget_not_sent(model, config.reasoning_effort)
         dropped: list[NotSent] = [] if budget is None else [budget]
