@@ -14,6 +14,7 @@ from refinelab.models import (
     LocalBackend,
     Message,
     Model,
+    ModelProfile,
     RoleEndpoint,
     choose_endpoint,
 )
@@ -48,18 +49,37 @@ async def _ping(settings: Settings, endpoint: RoleEndpoint) -> int:
         model = runtime.model(endpoint.model, base_url=endpoint.base_url, cache=False)
         if isinstance(model.backend, LocalBackend):
             return await _ping_local(model, model.backend)
+        profile = model.accepts.profile
+        # a reasoning model thinks before it answers: 8 tokens would all go to thinking and leave no answer
+        cap = PING_THINKING_TOKENS if profile.reasons else 8
         completion = await model.generate(
-            [Message.user("Reply with the single word: ok")], GenerateConfig(max_tokens=8)
+            [Message.user("Reply with the single word: ok")], GenerateConfig(max_tokens=cap)
         )
     usage = completion.usage
     cost = "unknown" if completion.cost_usd is None else f"${completion.cost_usd:.6f}"
     estimated = " (estimated)" if usage.estimated else ""
+    thought = f" ({usage.reasoning_tokens} thinking)" if usage.reasoning_tokens or profile.reasons else ""
     print(f"{completion.model} at {model.backend.endpoint} ({endpoint.chosen_by}): {completion.text.strip()!r}")
     print(
         f"latency {completion.latency_seconds * 1000:.0f} ms, tokens {usage.prompt_tokens} in / "
-        f"{usage.completion_tokens} out{estimated}, cost {cost}, retries {len(completion.retries)}"
+        f"{usage.completion_tokens} out{thought}{estimated}, cost {cost}, retries {len(completion.retries)}"
     )
+    print(f"model profile {profile.name}: {_profile_text(profile)}")
+    for item in completion.not_sent:
+        print(f"not sent: {item} ({item.reason})")
     return 0
+
+
+PING_THINKING_TOKENS = 512
+"""The cap of a reasoning model's ping (thinking and answer together)."""
+
+
+def _profile_text(profile: ModelProfile) -> str:
+    """What the profile says, in a few words."""
+    if not profile.reasons and profile.effort == "not_taken":
+        return "no reasoning effort"
+    refuses = f"; never sent: {', '.join(profile.refuses)}" if profile.refuses else ""
+    return f"reasoning effort through {profile.effort}, cap as {profile.token_limit}{refuses}"
 
 
 async def _ping_local(model: Model, backend: LocalBackend) -> int:

@@ -29,7 +29,7 @@ from refinelab.experiment import (
     resolve_sources,
     run_experiment,
 )
-from refinelab.models import url_problem
+from refinelab.models import checked_effort, url_problem
 from refinelab.problems import BENCHMARKS
 from refinelab.report import render_text
 from refinelab.runtime import NOT_GIVEN, SandboxRequest, choose_sandbox
@@ -92,6 +92,13 @@ def add_parser(commands: Any, environ: Mapping[str, str]) -> None:
         action="store_true",
         help="a model the run recorded at another server was another model: start a new run (ID.2...) whose "
         "moved roles ask their own server again instead of taking the old server's cached answers",
+    )
+    parser.add_argument(
+        "--reasoning-effort",
+        action="append",
+        metavar="LEVEL",
+        help="reasoning effort to cross with every strategy (repeatable): none, minimal, low, medium, high, xhigh, "
+        "or a thinking-token budget (2048); replaces a spec's reasoning_effort",
     )
     _options.add_config(parser)
     parser.add_argument("--concurrency", type=int, help="problems in flight (default 8)")
@@ -184,7 +191,12 @@ def _spec(args: argparse.Namespace) -> ExperimentSpec:
         raise UserError(f"give a spec file or --{given[0].replace('_', '-')} and the other one-off flags, not both")
     sandbox = _sandbox_flags(args)
     spec = load_spec(args.spec, sandbox=sandbox) if args.spec is not None else _from_flags(args, sandbox)
-    return replace(spec, concurrency=_positive(args.concurrency, "--concurrency") or spec.concurrency)
+    efforts = tuple(dict.fromkeys(checked_effort(e, "--reasoning-effort") for e in args.reasoning_effort or ()))
+    return replace(
+        spec,
+        concurrency=_positive(args.concurrency, "--concurrency") or spec.concurrency,
+        reasoning_effort=efforts or spec.reasoning_effort,
+    )
 
 
 def _sandbox_flags(args: argparse.Namespace) -> SandboxRequest:

@@ -20,13 +20,21 @@ from typing import Any, TypeVar
 
 from refinelab._toml import located, read_toml
 from refinelab.errors import InputError, UserError
-from refinelab.models import EndpointSettings, ModelsConfig, Price, load_models_config, local_identity, url_problem
+from refinelab.models import (
+    EndpointSettings,
+    ModelsConfig,
+    Price,
+    checked_effort,
+    load_models_config,
+    local_identity,
+    url_problem,
+)
 from refinelab.problems import BENCHMARKS, Provenance, valid_date
 from refinelab.records import configuration_label
 from refinelab.runtime import NOT_GIVEN, NotGiven, SandboxChoice, SandboxRequest, choose_sandbox
 from refinelab.sandbox import ISOLATION_MODES
 from refinelab.store import StoredConfiguration
-from refinelab.strategies import Budget, StrategySpec
+from refinelab.strategies import Budget, Efforts, StrategySpec
 
 SAME = "same"
 """In ``critics``: the actor critiques itself."""
@@ -72,28 +80,41 @@ class Configuration:
     """Actor model string."""
     critic: str | None
     """Critic model string (``None`` when the strategy has no critic); equal to ``actor`` for self-critique."""
+    effort: str | None = None
+    """The actor's reasoning effort (``None``: the model's default); it also goes to test-writing calls."""
+    critic_effort: str | None = None
+    """The critic's reasoning effort (``None`` without a critic, or the model's default)."""
+
+    @property
+    def efforts(self) -> Efforts:
+        """Each role's effort, as the strategy's :class:`Env` asks for it."""
+        return Efforts(self.effort, self.critic_effort)
 
     @property
     def key(self) -> str:
-        """A stable short id: the strategy's arguments as written, the models, and the content of its
-        prompt file when it has one (a configuration without one keeps the key it always had)."""
+        """A stable short id: the strategy's arguments as written, the models, the content of its prompt file
+        when it has one, and its efforts when it has any (a configuration without a prompt file or an effort
+        keeps the key it always had)."""
         fields: list[object] = [self.strategy.name, _plain(self.strategy.params), self.actor, self.critic]
         digest = self.strategy.bind().prompts_digest
         if digest is not None:
             fields.append(digest)
+        if self.effort is not None or self.critic_effort is not None:
+            fields.append({"effort": self.effort, "critic_effort": self.critic_effort})
         return hashlib.sha256(json.dumps(fields).encode()).hexdigest()[:10]
 
     @property
     def label(self) -> str:
-        """``strategy(args) · actor / critic``."""
-        return configuration_label(str(self.strategy), self.actor, self.critic)
+        """``strategy(args) · actor / critic``, then ``· effort LEVEL`` when it has one."""
+        return configuration_label(str(self.strategy), self.actor, self.critic, self.effort, self.critic_effort)
 
     def stored(self) -> StoredConfiguration:
         """This configuration as its run stores it."""
         strategy = self.strategy
         return StoredConfiguration(
-            key=self.key, strategy=strategy.name, params=strategy.arguments, actor=self.actor, critic=self.critic
-        )
+            key=self.key, strategy=strategy.name, params=strategy.arguments, actor=self.actor, critic=self.critic,
+            effort=self.effort, critic_effort=self.critic_effort,
+        )  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -127,11 +148,15 @@ class ExperimentSpec:
     models: ModelsConfig = field(default_factory=ModelsConfig)
     """Aliases, endpoints, deployment tags and prices: the spec's own ``[models]`` table over the
     project's ``refinelab.toml`` (the CLI merges them)."""
+    reasoning_effort: tuple[str, ...] = ()
+    """Reasoning efforts to cross with every strategy, actor and critic (``low``, ``high``, ``none``, or a
+    thinking-token budget such as ``2048``); empty: the models' defaults, as before efforts existed."""
 
     def configurations(self) -> list[Configuration]:
-        """Every strategy x actor (x critic, for critic strategies), in spec order, without duplicates; a
-        strategy written with ``actor=`` or ``critic=`` runs with that model only. Each configuration's
-        strategy is bound once (its prompt file read once), however often this is asked."""
+        """Every strategy x actor (x critic, for critic strategies) x reasoning effort, in spec order, without
+        duplicates; a strategy written with ``actor=``, ``critic=`` or ``effort=`` runs with that model or
+        effort only, and ``critic_effort=`` gives its critic its own effort (else the actor's). Each
+        configuration's strategy is bound once (its prompt file read once), however often this is asked."""
         return list(self._configurations)
 
     @cached_property
@@ -141,9 +166,16 @@ class ExperimentSpec:
             plain = strategy.without_models()
             for actor in self._actors_for(strategy):
                 for critic in self._critics_for(strategy, actor):
-                    configuration = Configuration(plain, actor, critic)
-                    found.setdefault(configuration.key, configuration)
+                    for effort in self._efforts_for(strategy):
+                        critic_effort = _critic_effort(strategy, critic, effort)
+                        configuration = Configuration(plain, actor, critic, effort, critic_effort)
+                        found.setdefault(configuration.key, configuration)
         return tuple(found.values())
+
+    def _efforts_for(self, strategy: StrategySpec) -> tuple[str | None, ...]:
+        if "effort" in strategy.params:
+            return (str(strategy.params["effort"]),)
+        return self.reasoning_effort or (None,)
 
     def _actors_for(self, strategy: StrategySpec) -> tuple[str, ...]:
         return (str(strategy.params["actor"]),) if "actor" in strategy.params else self.actors
@@ -169,6 +201,8 @@ class ExperimentSpec:
         values["actors"] = tuple(str(v) for v in _list(data.get("actors")))
         if "critics" in values:
             values["critics"] = tuple(str(v) for v in _list(values["critics"]))
+        if "reasoning_effort" in values:
+            values["reasoning_effort"] = tuple(str(v) for v in _list(values["reasoning_effort"]))
         if "budget" in values:
             values["budget"] = _record(Budget, values["budget"])
         if "sandbox" in values:
@@ -195,6 +229,14 @@ class ExperimentSpec:
         for key, default in _LATER_SANDBOX_DEFAULTS.items():
             if sandbox.get(key) == default:
                 sandbox.pop(key)
+        if not self.reasoning_effort:  # a spec without efforts reads, and hashes, as before they existed
+            data.pop("reasoning_effort")
+        models = data["models"]
+        assert isinstance(models, dict)
+        for settings in dict(models["endpoints"]).values():
+            for key in _LATER_ENDPOINT_KEYS:
+                if settings.get(key) is None:
+                    settings.pop(key, None)
         return data
 
     @property
@@ -229,10 +271,19 @@ class ExperimentSpec:
         return found
 
 
+_LATER_ENDPOINT_KEYS = ("profile", "effort_control", "token_limit", "refuses", "thinking_budgets")
+"""``[models.endpoints]`` keys added after runs were first stored: left out of a stored spec while unset."""
 _NEWER_BENCHMARK_KEYS = ("before", "release", "source")
 """Benchmark keys added after runs were first stored: left out of the stored spec (and the run id) when unset."""
 
 R = TypeVar("R")
+
+
+def _critic_effort(strategy: StrategySpec, critic: str | None, effort: str | None) -> str | None:
+    """The critic's effort: the strategy's ``critic_effort=``, else the actor's; none without a critic."""
+    if critic is None:
+        return None
+    return str(strategy.params["critic_effort"]) if "critic_effort" in strategy.params else effort
 
 
 def _benchmark_choice(table: object) -> BenchmarkChoice:
@@ -292,6 +343,7 @@ _TOP = {
     "budget",
     "sandbox",
     "models",
+    "reasoning_effort",
 }
 _BENCHMARK = {"name", "data", "problems", "after", "before", "release", "sample", "seed", "limit"}
 _LATER_SANDBOX_DEFAULTS: dict[str, object] = {
@@ -339,6 +391,7 @@ def load_spec(path: str | Path, *, sandbox: SandboxRequest | None = None) -> Exp
             [b.name for b in benchmarks], sandbox or SandboxRequest(), reader.sandbox(table.get("sandbox", {}))
         ),
         models=load_models_config(path) if "models" in table else ModelsConfig(),
+        reasoning_effort=reader.efforts(table, "reasoning_effort"),
     )
     if not spec.benchmarks:
         raise located(path, "benchmarks", "missing: add at least one [[benchmarks]] table with a name")
@@ -375,6 +428,19 @@ class _Reader:
         if not isinstance(value, list) or not value or not all(isinstance(v, str) and v for v in value):
             raise self.error(key, "must be a non-empty list of strings")
         return value
+
+    def efforts(self, table: dict[str, object], key: str) -> tuple[str, ...]:
+        """Reasoning efforts: a list of levels or thinking-token budgets (empty when the key is absent)."""
+        value = table.get(key)
+        if value is None:
+            return ()
+        if not isinstance(value, list) or not value:
+            raise self.error(key, 'must be a non-empty list of efforts, e.g. ["low", "high"]')
+        try:
+            found = tuple(checked_effort(v, "effort") for v in value)
+        except UserError as exc:
+            raise self.error(key, str(exc).removeprefix("effort: ")) from None
+        return tuple(dict.fromkeys(found))
 
     def string(self, table: dict[str, object], key: str) -> str | None:
         value = table.get(key)

@@ -63,6 +63,7 @@ async def run_unit(
     sandbox = scoring.sandbox
     env = Env(roles.actor, sandbox, critic=roles.critic, budget=budget, repeat=item.repeat, agreement=limits.agreement)
     env.on_attempt = lambda code: scoring.start(code, problem)
+    env.efforts = item.configuration.efforts
     strategy_run = await item.configuration.strategy.run(problem, env)
     trajectory = await with_reference_verdicts(strategy_run, problem, sandbox, limits.agreement)
     return ScoredRun(trajectory, await scoring.score(trajectory, problem))

@@ -16,11 +16,12 @@ import hashlib
 import json
 import sqlite3
 import threading
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Literal
 
-from refinelab.models._types import GenerateConfig, Message, Reply, Usage
+from refinelab.models._types import GenerateConfig, Message, NotSent, Reply, Usage
 
 CacheMode = Literal["rw", "ro", "off"]
 
@@ -35,15 +36,26 @@ CREATE TABLE IF NOT EXISTS responses (
 """
 
 
-def cache_key(deployment: str, model: str, messages: Sequence[Message], config: GenerateConfig, sample: int) -> str:
-    """A stable hash of everything that determines a response (``deployment``: the user's tag, or "")."""
-    payload = {
+def cache_key(
+    deployment: str,
+    model: str,
+    messages: Sequence[Message],
+    config: GenerateConfig,
+    sample: int,
+    profile: Mapping[str, object] | None = None,
+) -> str:
+    """A stable hash of everything that determines a response (``deployment``: the user's tag, or "";
+    ``profile``: the rules of a model profile that changes what is sent, which then determine the reply too;
+    ``None`` for a model whose requests go as asked, whose keys stay the ones they always were)."""
+    payload: dict[str, object] = {
         "deployment": deployment,
         "model": model,
         "messages": [[m.role, m.content] for m in messages],
         "config": config.key(),
         "sample": sample,
     }
+    if profile is not None:
+        payload["profile"] = dict(profile)
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
 
@@ -100,11 +112,19 @@ class ResponseCache:
 
 def _reply_to_json(reply: Reply, latency: float) -> str:
     usage = None if reply.usage is None else reply.usage.__dict__
-    payload = {"text": reply.text, "usage": usage, "finish_reason": reply.finish_reason, "raw": reply.raw}
+    payload: dict[str, object] = {"text": reply.text, "usage": usage, "finish_reason": reply.finish_reason}
+    payload["raw"] = reply.raw
+    if reply.reasoning is not None:  # written only when there is some: other replies keep their old form
+        payload["reasoning"] = reply.reasoning
+    if reply.not_sent:
+        payload["not_sent"] = [item.to_json() for item in reply.not_sent]
     return json.dumps({**payload, "latency": latency})
 
 
 def _reply_from_json(text: str) -> tuple[Reply, float]:
     data = json.loads(text)
     usage = None if data.get("usage") is None else Usage(**data["usage"])
-    return Reply(data["text"], usage, data.get("finish_reason"), data.get("raw")), float(data.get("latency", 0.0))
+    reply = Reply(data["text"], usage, data.get("finish_reason"), data.get("raw"), reasoning=data.get("reasoning"))
+    if data.get("not_sent"):
+        reply = replace(reply, not_sent=tuple(NotSent.from_json(item) for item in data["not_sent"]))
+    return reply, float(data.get("latency", 0.0))

@@ -30,7 +30,10 @@ from typing import Any
 
 from refinelab.errors import EndpointError, MissingDependency, TransientError, UserError
 from refinelab.models._local_files import DEFAULT_MAX_TOKENS, LocalFile
+from refinelab.models._local_thinking import ThinkingPlan, generate_thinking, thinking_plan
 from refinelab.models._memory import check_fits
+from refinelab.models._profiles import Accepts, profile_for
+from refinelab.models._thinking import split_thinking
 from refinelab.models._types import GenerateConfig, Message, Reply, Usage
 
 MIN_CONTEXT = 256
@@ -73,6 +76,10 @@ class _Job:
     messages: list[dict[str, str]]
     settings: dict[str, Any]
     cancelled: threading.Event = dataclasses.field(default_factory=threading.Event)
+    thinking: ThinkingPlan | None = None
+    """How the thinking goes, for a request with a reasoning effort (``_local_thinking.py``)."""
+    opens_thinking: bool = False
+    """The model's template may open the thinking section itself (the reply's thinking is read so)."""
 
 
 class _Engine:
@@ -105,14 +112,43 @@ class _Engine:
         self._running = job
         try:
             self._llama.reset()  # an empty context: the reply depends on this request alone
-            response = self._llama.create_chat_completion(job.messages, **job.settings)
+            if job.thinking is not None:
+                formatted = self._llama.chat_handler.format(messages=job.messages)
+                complete = functools.partial(self._complete, formatted)
+                response = generate_thinking(complete, formatted.prompt, job.settings, job.thinking)
+            else:
+                response = self._llama.create_chat_completion(job.messages, **job.settings)
         except ValueError as exc:
             raise _generation_error(exc, self.file) from None
         except RuntimeError as exc:  # llama_decode failed: worth another attempt
             raise TransientError(f"llama.cpp: {exc}") from exc
         finally:
             self._running = None
-        return _reply(response)
+        return self._counted(_reply(response, opens_thinking=job.opens_thinking))
+
+    def _complete(self, formatted: Any, prompt: str, settings: Mapping[str, Any]) -> Mapping[str, Any]:
+        """A raw completion of ``prompt`` (a thinking plan's), made as llama-cpp-python's chat completion of
+        the template's ``formatted`` prompt is: its tokens without a second BOS, its stop string and stopping
+        criteria (the cancellation check among them), its default sampling settings, and structured output as
+        the grammar it would build."""
+        from llama_cpp.llama_grammar import LlamaGrammar
+
+        found = {**_CHAT_DEFAULTS, **{k: v for k, v in settings.items() if k != "response_format"}}
+        schema = settings.get("response_format", {}).get("schema")
+        if schema is not None:
+            found["grammar"] = LlamaGrammar.from_json_schema(json.dumps(schema), verbose=False)
+        found["stop"] = [*found.get("stop", []), *(formatted.stop or [])]
+        tokens = self._llama.tokenize(prompt.encode(), add_bos=not formatted.added_special, special=True)
+        self._llama.reset()
+        return self._llama.create_completion(tokens, stopping_criteria=formatted.stopping_criteria, **found)  # type: ignore[no-any-return]
+
+    def _counted(self, reply: Reply) -> Reply:
+        """The reply with its thinking tokens counted by the model's own tokenizer, where not counted yet."""
+        if not reply.reasoning or reply.usage is None or reply.usage.reasoning_tokens:
+            return reply
+        tokens = len(self._llama.tokenize(reply.reasoning.encode(), add_bos=False, special=True))
+        usage = dataclasses.replace(reply.usage, reasoning_tokens=min(tokens, reply.usage.completion_tokens))
+        return dataclasses.replace(reply, usage=usage)
 
     def _stop_if_cancelled(self, tokens: object, logits: object) -> bool:
         """llama-cpp-python's stopping criterion: True once the running job is cancelled."""
@@ -120,6 +156,8 @@ class _Engine:
         return running is not None and running.cancelled.is_set()
 
 
+_CHAT_DEFAULTS = {"temperature": 0.2, "top_p": 0.95}
+"""llama-cpp-python's chat-completion defaults, which its raw completions (thinking plans) do not share."""
 _ENGINES: dict[tuple[str, str, str | None, LocalOptions], _Engine] = {}
 _ENGINES_LOCK = threading.Lock()
 
@@ -148,6 +186,8 @@ class LocalBackend:
         self.identity = _identity(file, self.options)
         """What determines its replies (the file's SHA-256, the context and the defaults, never the path):
         the response cache keys on this instead of the model string."""
+        self.accepts = Accepts(profile_for(model))
+        """Whether the model thinks and its thinking budgets (its profile): shared with the :class:`Model`."""
         self._engine = engine_for(file, self.options)
 
     async def load(self) -> float:
@@ -162,7 +202,9 @@ class LocalBackend:
     async def complete(self, messages: Sequence[Message], config: GenerateConfig, n: int) -> list[Reply]:
         """``n`` samples, each a job in the model's queue; sample ``i`` of a seeded request uses ``seed + i``."""
         chat = [{"role": m.role, "content": m.content} for m in messages]
-        jobs = [_Job(chat, self._settings(config, i)) for i in range(n)]
+        profile = self.accepts.profile
+        plan, opens = thinking_plan(config.reasoning_effort, profile), profile.reasons and profile.opens_thinking
+        jobs = [_Job(chat, self._settings(config, i), thinking=plan, opens_thinking=opens) for i in range(n)]
         generate = self._engine.generate
         futures = [asyncio.wrap_future(self._engine.submit(functools.partial(generate, job))) for job in jobs]
         try:
@@ -275,7 +317,9 @@ def _chat_handler(
         criteria = [*(result.stopping_criteria or []), stop_if_cancelled]
         return dataclasses.replace(result, stopping_criteria=StoppingCriteriaList(criteria))
 
-    return chat_formatter_to_chat_completion_handler(cancellable)
+    handler = chat_formatter_to_chat_completion_handler(cancellable)
+    handler.format = cancellable  # type: ignore[attr-defined]  # the formatted prompt alone, for thinking plans
+    return handler
 
 
 def _generation_error(exc: ValueError, file: LocalFile) -> Exception:
@@ -288,10 +332,12 @@ def _generation_error(exc: ValueError, file: LocalFile) -> Exception:
     return EndpointError(f"local:{file.label} rejected the request: {exc}")
 
 
-def _reply(response: Mapping[str, Any]) -> Reply:
-    """A reply from llama-cpp-python's OpenAI-shaped response; usage is the model's own token count."""
+def _reply(response: Mapping[str, Any], *, opens_thinking: bool = False) -> Reply:
+    """A reply from llama-cpp-python's OpenAI-shaped response; usage is the model's own token count. A
+    thinking section is taken out of the text (the answer alone is read for code)."""
     choice = response["choices"][0]
     usage = response["usage"]
-    text = choice["message"].get("content") or ""
-    counted = Usage(usage["prompt_tokens"], usage["completion_tokens"], 0)
-    return Reply(text, counted, choice["finish_reason"], dict(response))
+    text, thinking = split_thinking(choice["message"].get("content") or "", opens_thinking=opens_thinking)
+    thought = (usage.get("completion_tokens_details") or {}).get("reasoning_tokens", 0)
+    counted = Usage(usage["prompt_tokens"], usage["completion_tokens"], 0, reasoning_tokens=thought)
+    return Reply(text, counted, choice["finish_reason"], dict(response), reasoning=thinking)

@@ -11,6 +11,7 @@ from refinelab.metrics import Rate
 from refinelab.problems import window_text
 from refinelab.report._baseline import Baseline, difference_text, paired_cells, unpaired_text
 from refinelab.report._build import Report, Row
+from refinelab.report._effort import effort_tables
 from refinelab.report._selection import selection_tables
 from refinelab.report._table import Table
 from refinelab.store import EndpointUse
@@ -60,6 +61,7 @@ def tables(report: Report) -> list[Table]:
     if any(len(r.refinement.prompt_by_round) > 1 for r in iterating):
         found.append(_prompts(iterating))
     found.extend(selection_tables(report.selection))
+    found.extend(effort_tables(report.efforts))
     if report.baseline is not None:
         found.append(_baseline(report, report.baseline))
     return found

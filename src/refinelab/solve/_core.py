@@ -16,7 +16,7 @@ from pathlib import Path
 
 from refinelab.errors import UserError
 from refinelab.experiment import ScoredRun, score_attempts
-from refinelab.models import EndpointSetting, Model, RoleEndpoint, choose_endpoint
+from refinelab.models import EndpointSetting, Model, RoleEndpoint, checked_effort, choose_endpoint
 from refinelab.problems import Problem, ProblemKind
 from refinelab.runtime import (
     NOT_GIVEN,
@@ -36,7 +36,7 @@ from refinelab.solve._solution import Evidence, Solution, TestCheck
 from refinelab.solve._task import SolveOptions, Task, build_task
 from refinelab.solve._tests import GivenTest, completed_body
 from refinelab.store import EndpointUse, RunHeader
-from refinelab.strategies import STRATEGIES, Attempt, StrategySpec, Trajectory
+from refinelab.strategies import STRATEGIES, Attempt, Efforts, StrategySpec, Trajectory
 
 _WORKERS = 2
 """Sandbox workers of a solve unless the settings name a count: one program at a time, and its tests."""
@@ -68,6 +68,7 @@ async def solve_async(
         every generated one). Cancelling returns the best attempt so far, its stop reason ``interrupted``.
     """
     options = options or SolveOptions()
+    effort = None if options.reasoning_effort is None else checked_effort(options.reasoning_effort, "reasoning effort")
     task = build_task(prompt, tests, io, kind, options.signature)
     spec = bind_strategy(options.strategy)
     settings, sandbox = solve_settings(options), solve_sandbox(options)
@@ -83,6 +84,7 @@ async def solve_async(
             budget=options.budget,
             on_progress=options.on_progress,
             complete=lambda reply: completed_body(prompt, entry, reply),
+            efforts=Efforts(effort, effort),
         )
         generation = None
         if not task.tests.tests:
@@ -99,7 +101,7 @@ async def solve_async(
         if options.record:
             used = (EndpointUse(endpoint=endpoint, since=time.time()),)
             header = RunHeader.of(pool, endpoints=used)
-            run = SolveRun(task=task, strategy=spec, model=meta.model, header=header, sandbox=sandbox)
+            run = SolveRun(task=task, strategy=spec, model=meta.model, header=header, sandbox=sandbox, effort=effort)
             run_id = record(runtime.open_store(), run, solution, hidden)
             solution = replace(solution, evidence=replace(solution.evidence, run_id=run_id))
     return solution

@@ -38,6 +38,8 @@ class SolveRun:
     """Versions, isolation, limits and the model's endpoint."""
     sandbox: SandboxChoice = field(default_factory=SandboxChoice)
     """The sandbox it was chosen (recorded in its spec, as a run's is)."""
+    effort: str | None = None
+    """The reasoning effort every call asked for (``None``: the model's default)."""
 
 
 def record(store: Store, run: SolveRun, solution: Solution, hidden: Sequence[RunResult | None]) -> str:
@@ -49,6 +51,7 @@ def record(store: Store, run: SolveRun, solution: Solution, hidden: Sequence[Run
         (run.model,),
         name=_name(problem.prompt),
         sandbox=run.sandbox,
+        reasoning_effort=() if run.effort is None else (run.effort,),
     )
     configuration = spec.configurations()[0]
     run_id = f"solve-{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:6]}"

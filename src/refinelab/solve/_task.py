@@ -40,6 +40,9 @@ class SolveOptions:
     """Any registered strategy, with arguments: ``exec-refine(max_iters=3)``."""
     budget: Budget = field(default_factory=Budget)
     """Limits on calls, tokens and dollars."""
+    reasoning_effort: str | None = None
+    """How long a reasoning model thinks (``low``, ``high``, ``none``, a thinking-token budget such as
+    ``"2048"``): every call of the solve asks for it; ``None``: the model's default."""
     base_url: str | Sequence[str] | None = None
     """An OpenAI-compatible server for a model given by name (several: replicas of the model)."""
     config: Path | None = None

@@ -14,6 +14,7 @@ from typing import Literal, cast
 from refinelab._version import __version__
 from refinelab.models import Role, RoleEndpoint
 from refinelab.problems import Problem
+from refinelab.records import configuration_label
 from refinelab.sandbox import Limits, Sandbox
 from refinelab.store._process import ProcessId
 
@@ -196,11 +197,20 @@ class StoredConfiguration:
     """Actor model."""
     critic: str | None
     """Critic model, for critic strategies."""
+    effort: str | None = None
+    """The actor's reasoning effort (``None``: none set, and every run from before efforts existed)."""
+    critic_effort: str | None = None
+    """The critic's reasoning effort."""
 
     @property
     def written(self) -> str:
         """The strategy as written: ``name(args)``, or the name alone without arguments."""
         return f"{self.strategy}({self.params})" if self.params else self.strategy
+
+    @property
+    def label(self) -> str:
+        """How reports name it: ``strategy(args) · actor / critic``, then its effort when it has one."""
+        return configuration_label(self.written, self.actor, self.critic, self.effort, self.critic_effort)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -80,6 +80,8 @@ async def _judged(env: Env, problem: Problem, request: _Request, completion: Com
         visible=visible,
         cost_usd=completion.cost_usd,
         cached=completion.cached,
+        reasoning=completion.reasoning,
+        not_sent=completion.not_sent,
     )
 
 
