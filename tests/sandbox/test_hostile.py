@@ -166,6 +166,26 @@ def test_fork_flood_is_bounded_and_cleaned_up(isolation: IsolationMode) -> None:
         assert started < 200, "the process limit did not hold"
 
 
+def test_a_backup_run_still_going_when_its_first_run_stood_leaves_nothing_behind(
+    isolation: IsolationMode, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The pool starts a program's confirming rerun beside it once it has run a while on an idle worker, and
+    # ends that backup when the pool closes if the first run stood. Ending it with SIGKILL left a landlock
+    # worker's job processes behind (no PID namespace dies with it): it must be asked to sweep them.
+    monkeypatch.setattr("refinelab.sandbox._pool.SPECULATE_AFTER", 0.01)  # every run gets its backup at once
+    marker = f"{700 + os.getpid() % 97}.{uuid.uuid4().int % 1000}"
+    code = (
+        "import os\ndef f(x):\n    started = 0\n    for _ in range(50):\n        try:\n"
+        f"            os.posix_spawn('/usr/bin/sleep', ['sleep', '{marker}'], {{}})\n"
+        "            started += 1\n        except OSError:\n            break\n    return started\n"
+    )
+    for _ in range(3):
+        run_function(isolation, code, [CallTest("f(0)", -1)])
+        left = processes_with(marker)
+        end_processes(left)
+        assert left == [], "a backup run's processes outlived the pool"
+
+
 def test_daemons_are_gone_when_the_run_ends(isolation: IsolationMode) -> None:
     marker = f"{800 + os.getpid() % 97}.25"
     code = (

@@ -149,7 +149,9 @@ class WorkerPool(Sandbox):
         busy = [worker for worker in self._all if worker not in self._idle]
         for worker in busy:  # a job nobody waits for any more (a backup whose first run stood): no grace
             if worker.process is not None and worker.process.returncode is None:
-                worker.process.kill()
+                # SIGTERM, not SIGKILL: a landlock worker (no PID namespace) ends its job's processes on it,
+                # and a killed one would leave them to the machine; bubblewrap's namespace dies with it either way
+                worker.process.terminate()
         for job in list(self._jobs):
             job.cancel()
         await asyncio.gather(*self._jobs, return_exceptions=True)
