@@ -12,6 +12,7 @@ import os
 import signal
 import socket
 import subprocess
+import time
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
@@ -51,6 +52,20 @@ def processes_with(marker: str) -> list[int]:
             except OSError:
                 continue
     return found
+
+
+def outliving(marker: str, grace: float = 30.0) -> list[int]:
+    """The processes with ``marker`` still running ``grace`` seconds after the run ended (ended, then
+    returned). A PID namespace's processes die after its first process has exited, not with it, and a
+    loaded machine takes a while to reap 50 of them; the marked programs sleep for 700 s or more, so
+    one that truly outlived its sandbox is still here when the grace is over."""
+    deadline = time.monotonic() + grace
+    left = processes_with(marker)
+    while left and time.monotonic() < deadline:
+        time.sleep(0.05)
+        left = processes_with(marker)
+    end_processes(left)
+    return left
 
 
 def end_processes(pids: list[int]) -> None:
@@ -158,8 +173,7 @@ def test_fork_flood_is_bounded_and_cleaned_up(isolation: IsolationMode) -> None:
     )
 
     result = run_function(isolation, code, [CallTest("f(0)", -1)])
-    left = processes_with(marker)
-    end_processes(left)
+    left = outliving(marker)
     assert left == [], "processes started in the sandbox outlived the run"
     started = int(result.outcomes[0].actual or "0")
     if result.isolation in ("bwrap-uid", "landlock-uid"):
@@ -181,8 +195,7 @@ def test_a_backup_run_still_going_when_its_first_run_stood_leaves_nothing_behind
     )
     for _ in range(3):
         run_function(isolation, code, [CallTest("f(0)", -1)])
-        left = processes_with(marker)
-        end_processes(left)
+        left = outliving(marker)
         assert left == [], "a backup run's processes outlived the pool"
 
 
@@ -193,8 +206,7 @@ def test_daemons_are_gone_when_the_run_ends(isolation: IsolationMode) -> None:
         f"            os.execv('/usr/bin/sleep', ['sleep', '{marker}'])\n        os._exit(0)\n    return x * x\n"
     )
     result = run_function(isolation, code)
-    left = processes_with(marker)
-    end_processes(left)
+    left = outliving(marker)
     assert left == []
     assert result.passed
 
@@ -210,8 +222,7 @@ def test_a_process_forked_while_the_sandbox_is_swept_is_swept_too(isolation: Iso
         f"        os.execv('/usr/bin/sleep', ['sleep', '{marker}'])\n    return x * x\n"
     )
     results = [run_function(isolation, code) for _ in range(3)]
-    left = processes_with(marker)
-    end_processes(left)
+    left = outliving(marker)
     assert left == []
     assert all(r.passed for r in results), [r.outcomes[0].message for r in results]
 
