@@ -36,6 +36,7 @@ import pytest
 from refinelab.problems import CallTest
 from refinelab.sandbox import IsolationLevel, IsolationMode, Suite, WorkerPool
 from tests.sandbox.isolations import ISOLATIONS, check_expected, choose
+from tests.sandbox.processes import processes_with
 
 PROJECT_FILE = Path(__file__).resolve().parents[2] / "pyproject.toml"
 """A file of the project being run (read only, by the programs that try)."""
@@ -109,17 +110,6 @@ class Victims:
             os.kill(pid, signal.SIGKILL)
         _remove_shm(self.shm_key)
         subprocess.run(["rm", "-rf", str(self.tmp)], check=False)
-
-
-def processes_with(marker: str) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        try:
-            if entry.name.isdigit() and marker.encode() in (entry / "cmdline").read_bytes():
-                found.append(int(entry.name))
-        except OSError:
-            continue
-    return found
 
 
 def _remove_shm(key: int) -> None:

@@ -9,10 +9,8 @@ tests/sandbox/test_escapes.py has an escape of every kind, also shown to succeed
 from __future__ import annotations
 
 import os
-import signal
 import socket
 import subprocess
-import time
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
@@ -23,6 +21,7 @@ from refinelab.problems import AssertTest, CallTest, StdioTest, Test
 from refinelab.sandbox import IsolationMode, Limits, RunResult, Suite, WorkerPool
 from tests.conftest import with_pool
 from tests.sandbox.isolations import ISOLATIONS, check_expected, choose, family
+from tests.sandbox.processes import outliving
 
 RIGHT_ANSWER: list[Test] = [CallTest("f(2)", 4), AssertTest("assert f(3) == 9")]
 
@@ -40,40 +39,6 @@ def run_function(
     result = with_pool(lambda pool: pool.run(code, suite, limits=limits), isolation=isolation)
     check_expected(result.isolation)
     return result
-
-
-def processes_with(marker: str) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                if marker.encode() in (entry / "cmdline").read_bytes():
-                    found.append(int(entry.name))
-            except OSError:
-                continue
-    return found
-
-
-def outliving(marker: str, grace: float = 30.0) -> list[int]:
-    """The processes with ``marker`` still running ``grace`` seconds after the run ended (ended, then
-    returned). A PID namespace's processes die after its first process has exited, not with it, and a
-    loaded machine takes a while to reap 50 of them; the marked programs sleep for 700 s or more, so
-    one that truly outlived its sandbox is still here when the grace is over."""
-    deadline = time.monotonic() + grace
-    left = processes_with(marker)
-    while left and time.monotonic() < deadline:
-        time.sleep(0.05)
-        left = processes_with(marker)
-    end_processes(left)
-    return left
-
-
-def end_processes(pids: list[int]) -> None:
-    for pid in pids:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
 
 
 @pytest.mark.parametrize(

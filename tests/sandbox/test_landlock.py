@@ -30,6 +30,7 @@ from refinelab.sandbox import Limits, SandboxWarning, Suite, WorkerPool, _landlo
 from refinelab.sandbox._landlock import Layout
 from refinelab.sandbox._worker import landlock, seccomp
 from tests.sandbox.isolations import check_expected, choose, unavailable
+from tests.sandbox.processes import processes_with
 
 HEADERS = {
     "x86_64": Path("/usr/include/x86_64-linux-gnu/asm/unistd_64.h"),
@@ -306,17 +307,6 @@ def test_a_worker_told_to_stop_ends_its_jobs_processes_first(tmp_path: Path) -> 
 
     assert asyncio.run(body()), "the daemon outlived its terminated worker"
     assert unavailable("landlock") is None
-
-
-def processes_with(marker: str) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        try:
-            if entry.name.isdigit() and marker.encode() in (entry / "cmdline").read_bytes():
-                found.append(int(entry.name))
-        except OSError:
-            continue
-    return found
 
 
 def test_an_allowed_package_is_importable_and_its_neighbours_stay_hidden() -> None:

@@ -100,6 +100,18 @@ def browser() -> Iterator[Any]:
             shutil.rmtree(profile, ignore_errors=True)
 
 
+@pytest.fixture
+def tab(browser: Any) -> Iterator[Any]:
+    """A tab that fails the test on any script error."""
+    page = browser.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
+    yield page
+    page.close()
+    assert errors == [], f"script errors: {errors}"
+
+
 @pytest.fixture(scope="module")
 def served(demo: Demo) -> Iterator[str]:
     with serving(Source(demo.store, live=True)) as server:

@@ -57,18 +57,6 @@ def where(request: pytest.FixtureRequest, thinking: tuple[Path, str, Path]) -> s
     return (thinking[2] / "index.html").as_uri()
 
 
-@pytest.fixture
-def tab(browser: Any) -> Iterator[Any]:
-    """A tab that fails the test on any script error."""
-    page = browser.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
-    yield page
-    page.close()
-    assert errors == [], f"script errors: {errors}"
-
-
 def test_the_overthinking_case_lists_what_the_report_counts_one_click_from_its_trajectory(
     tab: Any, where: str, thinking: tuple[Path, str, Path]
 ) -> None:

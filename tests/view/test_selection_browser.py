@@ -43,18 +43,6 @@ def where(request: pytest.FixtureRequest, selecting: tuple[Path, str, Path]) -> 
     return (selecting[2] / "index.html").as_uri()
 
 
-@pytest.fixture
-def tab(browser: Any) -> Iterator[Any]:
-    """A tab that fails the test on any script error."""
-    page = browser.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda error: errors.append(str(error)))
-    page.on("console", lambda message: errors.append(message.text) if message.type == "error" else None)
-    yield page
-    page.close()
-    assert errors == [], f"script errors: {errors}"
-
-
 def details(store: Path, run_id: str, strategy: str, problem: str) -> TrajectoryDetail:
     with Store(store) as opened:
         config = next(c.key for c in opened.configurations(run_id) if c.strategy == strategy)
