@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import Sequence
 from fractions import Fraction
@@ -275,3 +276,21 @@ def test_worker_pool_defaults_to_the_number_of_cores() -> None:
     import os
 
     assert WorkerPool().size == len(os.sched_getaffinity(0))
+
+
+def test_a_pool_that_was_never_started_or_is_closed_says_so_instead_of_waiting_for_ever() -> None:
+    suite = Suite.of([CallTest("f(2)", 4)], entry_point="f")
+
+    async def main() -> None:
+        pool = WorkerPool(workers=1)
+        with pytest.raises(RuntimeError, match="not running"):
+            await asyncio.wait_for(pool.run(SQUARE, suite), timeout=600)  # a bound: the failure was a hang
+        async with pool:
+            assert (await pool.run(SQUARE, suite)).passed
+        with pytest.raises(RuntimeError, match="not running"):
+            await asyncio.wait_for(pool.run(SQUARE, suite), timeout=600)
+
+    asyncio.run(main())
+
+
+SQUARE = "def f(x):\n    return x * x\n"

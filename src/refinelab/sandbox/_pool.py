@@ -259,6 +259,8 @@ class WorkerPool(Sandbox):
     ) -> Unit:
         """Queue one program; its run comes back on the unit's future as soon as its job ends. Jobs are cut
         once this turn of the event loop has queued what it will (a caller's programs go together)."""
+        if not self._all:  # no worker would ever take it: say so instead of waiting for ever
+            raise RuntimeError("the WorkerPool is not running: use `async with WorkerPool(...) as pool:`")
         done: asyncio.Future[Ran] = asyncio.get_running_loop().create_future()
         chain = placement.chain or chain_of(program)
         unit = Unit((program, inputs), limits, isolate, placement, done, chain, speculate=speculate)
