@@ -99,6 +99,10 @@ class Reply:
     """Why generation stopped (``stop``, ``length``...)."""
     raw: dict[str, object] | None = field(default=None, compare=False, repr=False)
     """The server's response, JSON-ready."""
+    latency_seconds: float | None = field(default=None, compare=False)
+    """How long the backend worked on this reply, when it knows better than the request's wall time (the
+    local engine: from the sequence's admission into a batch to its last token, without the time it queued
+    for a slot); ``None``: the request's wall time is its latency."""
 
 
 @dataclass(frozen=True)
