@@ -12,8 +12,8 @@ from refinelab.errors import InputError, MissingDependency, UserError
 from refinelab.experiment import load_spec
 from refinelab.models import GenerateConfig, LocalBackend, Message, load_models_config, open_model
 from refinelab.models._local import LocalOptions, default_sequences
-from refinelab.models._local_llama import import_llama_cpp
 from refinelab.models._local_files import PackageFile, _assembled, file_sha256, record_sha256, resolve_local
+from refinelab.models._local_llama import import_llama_cpp
 from refinelab.models._memory import available_bytes, check_fits
 
 
