@@ -34,15 +34,38 @@ TALK = [
 
 @pytest.fixture(scope="module")
 def direct(local_model_env: dict[str, str]) -> Any:
-    """llama-cpp-python itself on the same file, with the same chat template, as a user would call it."""
-    import llama_cpp
+    """llama-cpp-python itself on the same file, with the same chat template, as a user would call it, with
+    the kernels the engine chooses (docs/design/models.md, "Batched decoding")."""
     from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
-    path = gemma_path(local_model_env)
-    llama = llama_cpp.Llama(str(path), n_ctx=4096, verbose=False)
+    llama = unpacked_llama(gemma_path(local_model_env), n_ctx=4096, verbose=False)
     formatter = Jinja2ChatFormatter(GEMMA_TEMPLATE, eos_token="<eos>", bos_token="<bos>", stop_token_ids=[1])
     llama.chat_handler = formatter.to_chat_handler()
     return llama
+
+
+def unpacked_llama(path: Path, **settings: Any) -> Any:
+    """``llama_cpp.Llama`` with the kernels the engine uses: weights loaded as stored (``use_extra_bufts``,
+    which ``Llama`` offers no argument for: its default model parameters are swapped for the call) and
+    llama.cpp's tiled product off."""
+    import llama_cpp
+    import llama_cpp.llama_cpp as low
+
+    from refinelab.models._local_llama import UNPACKED, same_kernels_for_every_batch
+
+    same_kernels_for_every_batch()
+    default = low.llama_model_default_params
+
+    def stored() -> Any:
+        params = default()
+        params.use_extra_bufts = UNPACKED
+        return params
+
+    low.llama_model_default_params = stored
+    try:
+        return llama_cpp.Llama(str(path), **settings)
+    finally:
+        low.llama_model_default_params = default
 
 
 def gemma_path(environ: dict[str, str]) -> Path:

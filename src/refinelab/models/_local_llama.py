@@ -6,8 +6,10 @@ and sampler belong to the object. Here the context holds up to ``sequences`` seq
 of its own (``kv_unified = false``), so a sequence's cells lie where they would if it were decoded alone and
 attention never reads another sequence's cells. Everything else is set as ``Llama`` sets it (no flash
 attention, a full-size sliding-window cache, batches of 512 tokens, llama-cpp-python's default threads and
-sampler chain), so a sequence decoded alone gives ``Llama``'s output token for token. See
-docs/design/models.md ("Batched decoding").
+sampler chain), except that every row of a batch is multiplied with the kernels a single row gets (weights
+not repacked, llama.cpp's tiled K-quant product off: :func:`same_kernels_for_every_batch`), so a sequence gives
+the tokens ``Llama`` gives with those settings, whatever else is decoded beside it. See docs/design/models.md
+("Batched decoding").
 """
 
 from __future__ import annotations
@@ -30,6 +32,23 @@ from refinelab.errors import EndpointError, MissingDependency, TransientError, U
 BATCH = 512
 """Tokens per ``llama_decode`` of a prompt (``Llama``'s ``n_batch``), and llama.cpp's micro-batch."""
 Logits = npt.NDArray[np.float32]
+
+
+UNPACKED = False
+"""``use_extra_bufts`` for every model the engine loads: weights kept as stored, not repacked for the CPU.
+Repacked K-quants are multiplied by one kernel for batches of four rows and more and by another for fewer."""
+KERNEL_SWITCHES = {"GGML_CPU_TILED_MM": "0"}
+"""llama.cpp's CPU switches the engine sets (unless the environment already does): its tiled K-quant matrix
+product, taken for batches of eight rows and more, rounds otherwise than the product for fewer rows."""
+
+
+def same_kernels_for_every_batch() -> None:
+    """Make llama.cpp multiply every row of a batch with the kernel a single row gets, so a sequence's logits
+    do not depend on how many sequences share its batch (with :data:`UNPACKED` weights; measured by
+    ``bench/local_batching.py --determinism``: docs/design/models.md, "What is reproducible"). llama.cpp reads
+    the switches once, at its first matrix product in the process."""
+    for name, value in KERNEL_SWITCHES.items():
+        os.environ.setdefault(name, value)
 
 
 def import_llama_cpp() -> Any:
@@ -118,8 +137,10 @@ class LoadedModel:
     def __init__(self, path: Path, n_gpu_layers: int) -> None:
         self.llama_cpp = llama_cpp = import_llama_cpp()
         logging.getLogger("llama-cpp-python").setLevel(logging.CRITICAL)  # llama.cpp's load chatter, not ours
+        same_kernels_for_every_batch()
         params = llama_cpp.llama_model_default_params()
         params.n_gpu_layers = n_gpu_layers
+        params.use_extra_bufts = UNPACKED
         with quiet_stderr():
             llama_cpp.llama_backend_init()
             self.model = llama_cpp.llama_model_load_from_file(str(path).encode(), params)
