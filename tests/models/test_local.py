@@ -18,6 +18,7 @@ import pytest
 from refinelab.errors import EndpointError, UserError
 from refinelab.models import Completion, GenerateConfig, LocalBackend, Message, Model, ResponseCache, open_model
 from refinelab.models._local_files import GEMMA_TEMPLATE
+from refinelab.models._local_llama import reference_llama
 
 pytestmark = pytest.mark.slow
 
@@ -38,34 +39,10 @@ def direct(local_model_env: dict[str, str]) -> Any:
     the kernels the engine chooses (docs/design/models.md, "Batched decoding")."""
     from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
-    llama = unpacked_llama(gemma_path(local_model_env), n_ctx=4096, verbose=False)
+    llama = reference_llama(gemma_path(local_model_env), n_ctx=4096, verbose=False)
     formatter = Jinja2ChatFormatter(GEMMA_TEMPLATE, eos_token="<eos>", bos_token="<bos>", stop_token_ids=[1])
     llama.chat_handler = formatter.to_chat_handler()
     return llama
-
-
-def unpacked_llama(path: Path, **settings: Any) -> Any:
-    """``llama_cpp.Llama`` with the kernels the engine uses: weights loaded as stored (``use_extra_bufts``,
-    which ``Llama`` offers no argument for: its default model parameters are swapped for the call) and
-    llama.cpp's tiled product off."""
-    import llama_cpp
-    import llama_cpp.llama_cpp as low
-
-    from refinelab.models._local_llama import UNPACKED, same_kernels_for_every_batch
-
-    same_kernels_for_every_batch()
-    default = low.llama_model_default_params
-
-    def stored() -> Any:
-        params = default()
-        params.use_extra_bufts = UNPACKED
-        return params
-
-    low.llama_model_default_params = stored
-    try:
-        return llama_cpp.Llama(str(path), **settings)
-    finally:
-        low.llama_model_default_params = default
 
 
 def gemma_path(environ: dict[str, str]) -> Path:
@@ -201,8 +178,9 @@ def test_a_seeded_sample_is_the_same_whatever_else_is_in_the_batch(local_model_e
     async def crowded() -> list[Completion]:
         noisy = GenerateConfig(temperature=0.7, max_tokens=20)
         noise = [model.generate([Message.user(f"Count to {i}.")], noisy) for i in range(4)]
-        drawn, *_ = await asyncio.gather(model.generate_n(CODE, config, n=3), *noise)
-        return drawn
+        drawn = asyncio.ensure_future(model.generate_n(CODE, config, n=3))
+        await asyncio.gather(drawn, *noise)
+        return drawn.result()
 
     assert [c.text for c in asyncio.run(crowded())] == alone
     assert len(set(alone)) > 1

@@ -51,6 +51,28 @@ def same_kernels_for_every_batch() -> None:
         os.environ.setdefault(name, value)
 
 
+def reference_llama(path: Path, **settings: Any) -> Any:
+    """``llama_cpp.Llama`` on ``path`` with the kernels the engine uses (weights loaded as stored, which
+    ``Llama`` has no argument for: its default model parameters are swapped for the call): what the engine's
+    output is compared with in the tests and the benchmarks."""
+    import llama_cpp
+    import llama_cpp.llama_cpp as low
+
+    same_kernels_for_every_batch()
+    default = low.llama_model_default_params
+
+    def stored() -> Any:
+        params = default()
+        params.use_extra_bufts = UNPACKED
+        return params
+
+    low.llama_model_default_params = stored
+    try:
+        return llama_cpp.Llama(str(path), **settings)
+    finally:
+        low.llama_model_default_params = default
+
+
 def import_llama_cpp() -> Any:
     """``llama_cpp``, or a user error naming the extra."""
     try:
@@ -244,7 +266,7 @@ class ChatTemplate:
                 "formatted for it: use a GGUF converted with its template"
             )
         eos, bos = model.token_text(model.eos), model.token_text(model.bos)
-        self._formatter = Jinja2ChatFormatter(template=template, eos_token=eos, bos_token=bos)
+        self._formatter: Any = Jinja2ChatFormatter(template=template, eos_token=eos, bos_token=bos)
         self.stop: tuple[str, ...] = (eos,) if eos else ()
         """Stop sequences every request gets after its own (llama-cpp-python adds the end-of-sequence text)."""
 
