@@ -211,12 +211,13 @@ def test_the_samples_of_one_prompt_evaluate_it_once(
 
 
 def _sequences(environ: dict[str, str], sequences: int) -> Model:
-    """``local:gemma-3-270m`` decoding up to ``sequences`` sequences together (its own engine)."""
+    """``local:gemma-3-270m`` decoding up to ``sequences`` sequences together (its own engine; a context of
+    1024 tokens a sequence keeps each engine's KV cache small, and must not change a token)."""
     from refinelab.models._local import LocalOptions
     from refinelab.models._local_files import resolve_local
 
     file = resolve_local("gemma-3-270m", environ)
-    backend = LocalBackend("local:gemma-3-270m", file, LocalOptions(sequences=sequences))
+    backend = LocalBackend("local:gemma-3-270m", file, LocalOptions(context=1024, sequences=sequences))
     return Model(backend, concurrency=sequences)
 
 
@@ -288,3 +289,20 @@ def test_ping_reports_load_time_and_tokens_per_second(local_model_env: dict[str,
     assert "loaded in" in done.stdout and "tokens/s" in done.stdout and "sha256 a5fd3b62230a" in done.stdout
     assert "runs on the CPU" in done.stdout and "sequences decoded together" in done.stdout
     assert done.stderr == ""  # llama.cpp's loading notes stay out of the way
+
+
+def test_a_failure_in_the_engine_reaches_its_jobs_and_the_next_request_starts_afresh(
+    local_model_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    model = _sequences(local_model_env, 2)
+    engine = _engine(model)
+    step = engine._step
+
+    def broken() -> None:
+        monkeypatch.setattr(engine, "_step", step)  # once
+        raise RuntimeError("a bug in a step")
+
+    monkeypatch.setattr(engine, "_step", broken)
+    with pytest.raises(RuntimeError, match="a bug in a step"):
+        model.generate_sync(TALK, GenerateConfig(max_tokens=4))
+    assert model.generate_sync(TALK, GenerateConfig(max_tokens=4)).usage.completion_tokens == 4

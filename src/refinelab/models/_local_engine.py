@@ -127,7 +127,7 @@ class Engine:
         self._queue: deque[Ticket] = deque()
         self._wake = threading.Condition()
         self._loaded: concurrent.futures.Future[float] | None = None
-        self._closing = False
+        self._closing = self._stopped = False
         self._thread: threading.Thread | None = None
         self._context: BatchContext | None = None
         self._slots: list[_Running | None] = []
@@ -137,18 +137,13 @@ class Engine:
     def ready(self) -> concurrent.futures.Future[float]:
         """Start the engine's thread, which loads the model, unless it runs; resolves with the load time."""
         with self._wake:
-            loaded = self._loaded
-            if loaded is None or (loaded.done() and loaded.exception() is not None):
-                loaded = self._loaded = concurrent.futures.Future()
-                self._thread = threading.Thread(target=self._run, name="refinelab-llama", daemon=True)
-                self._thread.start()
-            return loaded
+            return self._start()
 
     def submit(self, jobs: list[Job]) -> list[Ticket]:
         """Queue jobs (first in, first out); each ticket's future resolves with its outcome."""
-        self.ready()
         tickets = [Ticket(job) for job in jobs]
         with self._wake:
+            self._start()
             self._queue.extend(tickets)
             self._wake.notify()
         return tickets
@@ -159,28 +154,39 @@ class Engine:
         with self._wake:
             self._closing = True
             self._wake.notify()
-        if self._thread is not None and self._thread is not threading.current_thread():
-            self._thread.join(timeout)
+            thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout)
 
-    def _run(self) -> None:
-        loaded = self._loaded
-        assert loaded is not None
+    def _start(self) -> concurrent.futures.Future[float]:
+        """(Under the lock.) A thread that loads the model and decodes, unless one runs: the first request,
+        and the next after a failed load or a failure in the thread, start one."""
+        if self._loaded is None or self._stopped:
+            self._loaded, self._stopped, self._closing = concurrent.futures.Future(), False, False
+            self._thread = threading.Thread(target=self._run, args=(self._loaded,), name="refinelab-llama", daemon=True)
+            self._thread.start()
+        return self._loaded
+
+    def _run(self, loaded: concurrent.futures.Future[float]) -> None:
         try:
             started = time.perf_counter()
             self._load()
             self.load_seconds = time.perf_counter() - started
         except BaseException as exc:  # noqa: BLE001 - every waiting caller gets it (a user error, most often)
             loaded.set_exception(exc)
-            self._fail_queued(exc)
+            self._stop(exc)
             return
         loaded.set_result(self.load_seconds)
+        error: BaseException = EndpointError(f"local:{self.path.name}: the model was closed")
         try:
             while self._work_to_do():
                 self._admit_waiting()
                 if any(self._slots):
                     self._step()
+        except BaseException as exc:  # noqa: BLE001 - a bug: the jobs get it (traceback and all), and the next
+            error = exc  # request starts a new thread
         finally:
-            self._shut_down()
+            self._stop(error)
 
     def _load(self) -> None:
         options = self.options
@@ -318,23 +324,23 @@ class Engine:
             if not prompt.holders:
                 del self._prompts[running.prompt]
 
-    def _fail_queued(self, error: BaseException) -> None:
+    def _stop(self, error: BaseException) -> None:
+        """Fail every job in flight or waiting with ``error``, free the model, and let the next request
+        start a new thread."""
+        for running in [r for r in self._slots if r is not None]:
+            self._release(running)
+            _settle(running.ticket.future, error)
+        if self._context is not None:
+            self._context.close()
+            self._context = None
+        if self.model is not None:
+            self.model.close()
+            self.model = None
         with self._wake:
-            waiting, self._queue = list(self._queue), deque()
+            waiting, self._queue, self._stopped = list(self._queue), deque(), True
         for ticket in waiting:
             if ticket.future.set_running_or_notify_cancel():
                 _settle(ticket.future, error)
-
-    def _shut_down(self) -> None:
-        closed = EndpointError(f"local:{self.path.name}: the model was closed")
-        for running in [r for r in self._slots if r is not None]:
-            self._release(running)
-            _settle(running.ticket.future, closed)
-        self._fail_queued(closed)
-        if self._context is not None:
-            self._context.close()
-        if self.model is not None:
-            self.model.close()
 
 
 def _settle(future: concurrent.futures.Future[Outcome], outcome: Outcome | BaseException) -> None:
