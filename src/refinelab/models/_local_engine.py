@@ -325,19 +325,20 @@ class Engine:
                 del self._prompts[running.prompt]
 
     def _stop(self, error: BaseException) -> None:
-        """Fail every job in flight or waiting with ``error``, free the model, and let the next request
-        start a new thread."""
-        for running in [r for r in self._slots if r is not None]:
-            self._release(running)
-            _settle(running.ticket.future, error)
-        if self._context is not None:
-            self._context.close()
-            self._context = None
-        if self.model is not None:
-            self.model.close()
-            self.model = None
+        """Fail every job in flight or waiting with ``error`` and free the model; a request from the moment
+        the queue is taken starts a new thread (so none is left waiting on this one)."""
+        running = [r for r in self._slots if r is not None]
+        for job in running:
+            self._release(job)
+        context, model, self._context, self.model = self._context, self.model, None, None
         with self._wake:
             waiting, self._queue, self._stopped = list(self._queue), deque(), True
+        if context is not None:
+            context.close()
+        if model is not None:
+            model.close()
+        for job in running:
+            _settle(job.ticket.future, error)
         for ticket in waiting:
             if ticket.future.set_running_or_notify_cancel():
                 _settle(ticket.future, error)
