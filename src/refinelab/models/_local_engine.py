@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from refinelab.errors import EndpointError, TransientError
-from refinelab.models._local_llama import BatchContext, ChatTemplate, LoadedModel, Logits, SamplerChain, Sampling
+from refinelab.models._local_llama import BatchContext, ChatTemplate, LoadedModel, Logits, Row, SamplerChain, Sampling
 from refinelab.models._local_text import CompletionText
 from refinelab.models._memory import check_fits, sequences_that_fit
 
@@ -282,7 +282,7 @@ class Engine:
         batch = [r for r in self._slots if r is not None]
         if not batch:
             return
-        rows = [(r.slot, r.text.tokens[-1], len(r.prompt) + len(r.text.tokens) - 1) for r in batch]
+        rows = [Row(r.slot, r.text.tokens[-1], len(r.prompt) + len(r.text.tokens) - 1) for r in batch]
         try:
             context.decode(rows)
         except TransientError as exc:

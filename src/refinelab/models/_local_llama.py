@@ -187,7 +187,8 @@ class LoadedModel:
         data, room = text.encode(), len(text) + 16
         while True:
             tokens = (ctypes.c_int32 * room)()
-            count = int(self.llama_cpp.llama_tokenize(self.vocab, data, len(data), tokens, room, False, True))
+            arguments = (self.vocab, data, len(data), tokens, room, False, True)  # the C function's, in order
+            count = int(self.llama_cpp.llama_tokenize(*arguments))
             if count >= 0:
                 return list(tokens[:count])
             if -count <= room:
@@ -275,6 +276,18 @@ class ChatTemplate:
         return str(self._formatter(messages=list(messages), **variables).prompt)
 
 
+@dataclass(frozen=True)
+class Row:
+    """One token of a batch."""
+
+    sequence: int
+    """The sequence it belongs to (its slot)."""
+    token: int
+    """The token."""
+    position: int
+    """Its position in the sequence."""
+
+
 class BatchContext:
     """A llama.cpp context holding ``sequences`` sequences of up to ``context`` tokens each, one KV stream a
     sequence; sequence ``i`` is llama.cpp's sequence id ``i``."""
@@ -302,13 +315,13 @@ class BatchContext:
         logits after its last token."""
         for start in range(0, len(tokens), BATCH):
             chunk = tokens[start : start + BATCH]
-            rows = [(seq, token, start + i) for i, token in enumerate(chunk)]
+            rows = [Row(seq, token, start + i) for i, token in enumerate(chunk)]
             self._decode(rows, outputs=start + len(chunk) == len(tokens))
         kept: Logits = self.logits(len(rows) - 1).copy()
         return kept
 
-    def decode(self, rows: Sequence[tuple[int, int, int]]) -> None:
-        """One token for each of several sequences, ``(sequence, token, position)``; logits for every row."""
+    def decode(self, rows: Sequence[Row]) -> None:
+        """One token for each of several sequences; logits for every row."""
         self._decode(rows, outputs=None)
 
     def logits(self, row: int) -> Logits:
@@ -334,16 +347,16 @@ class BatchContext:
             self.llama_cpp.llama_free(self.ctx)
             self.ctx = None
 
-    def _decode(self, rows: Sequence[tuple[int, int, int]], *, outputs: bool | None) -> None:
+    def _decode(self, rows: Sequence[Row], *, outputs: bool | None) -> None:
         batch = self._batch
-        for i, (seq, token, position) in enumerate(rows):
-            batch.token[i], batch.pos[i], batch.n_seq_id[i] = token, position, 1
-            batch.seq_id[i][0] = seq
+        for i, row in enumerate(rows):
+            batch.token[i], batch.pos[i], batch.n_seq_id[i] = row.token, row.position, 1
+            batch.seq_id[i][0] = row.sequence
             batch.logits[i] = outputs is None or (outputs and i == len(rows) - 1)
         batch.n_tokens = len(rows)
         status = int(self.llama_cpp.llama_decode(self.ctx, batch))
         if status != 0:
-            for seq in {row[0] for row in rows}:
+            for seq in {row.sequence for row in rows}:
                 self.drop(seq)  # what the failed batch wrote is in doubt
             raise TransientError(f"llama.cpp: llama_decode returned {status}")
 
