@@ -363,10 +363,17 @@ class BatchContext:
 
 class SamplerChain:
     """One sequence's sampler chain, built as ``Llama._init_sampler`` builds it (neutral repetition penalties,
-    the grammar, then greedy, or top-k, typical, top-p, min-p, temperature and a seeded draw)."""
+    the grammar, then greedy, or top-k, typical, top-p, min-p, temperature and a seeded draw). Plain greedy
+    decoding (no grammar) needs no chain: the first of the highest logits is the greedy sampler's pick, read
+    without copying the vocabulary into a candidate list each token."""
 
     def __init__(self, model: LoadedModel, sampling: Sampling) -> None:
         self.llama_cpp = llama_cpp = model.llama_cpp
+        self.chain: Any = None
+        self.greedy = sampling.temperature == 0.0 and sampling.grammar is None
+        """Whether the next token is simply the first of the highest logits."""
+        if self.greedy:
+            return
         self.chain = llama_cpp.llama_sampler_chain_init(llama_cpp.llama_sampler_chain_default_params())
         self._add(llama_cpp.llama_sampler_init_penalties(model.n_vocab, 64, 1.0, 0.0, 0.0))
         if sampling.grammar is not None:
@@ -388,11 +395,15 @@ class SamplerChain:
 
     def sample(self, context: BatchContext, row: int) -> int:
         """The next token from a row of the context's last batch."""
+        if self.greedy:
+            return int(np.argmax(context.logits(row)))
         return int(self.llama_cpp.llama_sampler_sample(self.chain, context.ctx, row))
 
     def sample_from(self, logits: Logits) -> int:
         """The next token from kept logits (a prompt's, shared by its samples), as :meth:`sample` would
         pick it from the same logits."""
+        if self.greedy:
+            return int(np.argmax(logits))
         llama_cpp = self.llama_cpp
         candidates = np.zeros(len(logits), dtype=[("id", np.int32), ("logit", np.float32), ("p", np.float32)])
         candidates["id"] = np.arange(len(logits), dtype=np.int32)
