@@ -45,8 +45,8 @@ class LocalOptions:
     context: int = 4096
     """Context window of each sequence in tokens (prompt and completion together)."""
     threads: int | None = None
-    """Threads that decode; ``None``: llama-cpp-python's defaults (half the CPUs for one sequence, all of
-    them for a batch of several)."""
+    """Threads that decode; ``None``: llama-cpp-python's defaults, half the CPUs to generate (the other half
+    run the tests) and all of them to evaluate a prompt."""
     n_gpu_layers: int | None = None
     """Layers offloaded to the GPU (-1: all); ``None``: all when llama.cpp was built with a GPU backend,
     none otherwise."""

@@ -298,8 +298,11 @@ class BatchContext:
         params.n_seq_max, params.kv_unified, params.swa_full = sequences, False, True
         params.n_ctx = _padded(context) * sequences
         params.n_batch = params.n_ubatch = BATCH
-        params.n_threads = threads or max((os.cpu_count() or 2) // 2, 1)  # llama-cpp-python's defaults
-        params.n_threads_batch = threads or os.cpu_count() or 1
+        # llama-cpp-python's defaults: half the CPUs generate (the other half run the tests), all evaluate a
+        # prompt; a step of several sequences is a batch to llama.cpp, so it is told the generating threads
+        self._generating = params.n_threads = threads or max((os.cpu_count() or 2) // 2, 1)
+        self._evaluating = params.n_threads_batch = threads or os.cpu_count() or 1
+        self._batch_threads = self._evaluating
         params.flash_attn_type = llama_cpp.LLAMA_FLASH_ATTN_TYPE_DISABLED  # as Llama(flash_attn=False)
         with quiet_stderr():
             self.ctx = llama_cpp.llama_init_from_model(model.model, params)
@@ -313,6 +316,7 @@ class BatchContext:
     def prefill(self, seq: int, tokens: Sequence[int]) -> Logits:
         """Evaluate a prompt into sequence ``seq`` (in batches of :data:`BATCH`, as ``Llama`` does); the
         logits after its last token."""
+        self._threads_for_batches(self._evaluating)
         for start in range(0, len(tokens), BATCH):
             chunk = tokens[start : start + BATCH]
             rows = [Row(seq, token, start + i) for i, token in enumerate(chunk)]
@@ -322,6 +326,7 @@ class BatchContext:
 
     def decode(self, rows: Sequence[Row]) -> None:
         """One token for each of several sequences; logits for every row."""
+        self._threads_for_batches(self._generating)
         self._decode(rows, outputs=None)
 
     def logits(self, row: int) -> Logits:
@@ -346,6 +351,11 @@ class BatchContext:
             self.llama_cpp.llama_batch_free(self._batch)
             self.llama_cpp.llama_free(self.ctx)
             self.ctx = None
+
+    def _threads_for_batches(self, threads: int) -> None:
+        if threads != self._batch_threads:
+            self.llama_cpp.llama_set_n_threads(self.ctx, self._generating, threads)
+            self._batch_threads = threads
 
     def _decode(self, rows: Sequence[Row], *, outputs: bool | None) -> None:
         batch = self._batch
