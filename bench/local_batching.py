@@ -11,10 +11,11 @@ whole runs before and after.
    over wall time, prompt evaluation included) and the ratios. Goals at 8: >= 0.9x llama.cpp's own,
    >= 2x refinelab's at 1.
 2. Runs (``--runs``): ``refinelab run`` with ``sampling(n=8)`` and with ``single-pass`` over ``--problems``
-   HumanEval problems, each in a fresh folder with its own store and response cache, "before" (``--before``:
-   the interpreter of another checkout's virtualenv, e.g. /work/main/.venv/bin/python, run with nothing
-   written into that checkout) and "after" (this interpreter), alternating; wall time, completion tokens, and
-   the load average at the start of each run. Goal: sampling(n=8) after <= 0.5x before.
+   HumanEval problems (``--workloads first-run``: the README's first run), each in a fresh folder with its
+   own store and response cache, "before" (``--before``: the interpreter of another checkout's virtualenv,
+   e.g. /work/main/.venv/bin/python, run with nothing written into that checkout) and "after" (this
+   interpreter), alternating; wall time, completion tokens, and the load average at the start of each run.
+   Goal: sampling(n=8) after <= 0.5x before.
 3. Kernels (``--kernels``): llama.cpp's own loop with its default CPU kernels and with the ones the engine
    chooses so that a batch's size changes no result, each in a process of its own: what that choice costs.
 4. Determinism (``--determinism``): each prompt decoded alone, then in batches of 2, 4 and 8 in shuffled
@@ -223,36 +224,45 @@ def report(rates: dict[tuple[str, int], list[float]]) -> None:
         )
 
 
+WORKLOADS = {
+    "sampling": ["--strategy", "sampling(n=8)"],
+    "single-pass": ["--strategy", "single-pass"],
+    "first-run": [
+        *("--strategy", "single-pass"),
+        *("--strategy", "self-refine(max_iters=1)"),
+        *("--strategy", "exec-refine(max_iters=1)"),
+    ],
+}
+"""``refinelab run`` workloads on ``local:gemma-3-270m``: ``sampling(n=8)`` and ``single-pass`` over
+``--problems`` HumanEval problems, and the README's first run (three strategies, its five problems)."""
+
+
 def runs(args: argparse.Namespace) -> None:
-    strategies = {"sampling(n=8)": "sampling(n=8)", "single-pass": "single-pass"}
+    workloads = args.workloads.split(",")
     sides = [("before", args.before), ("after", sys.executable)] if args.before else [("after", sys.executable)]
-    results: dict[tuple[str, str], list[tuple[float, int]]] = {}
+    results: dict[tuple[str, str], list[float]] = {}
     for round_ in range(args.rounds):
-        for name, strategy in strategies.items():
-            for side, source in sides if round_ % 2 == 0 else list(reversed(sides)):
-                wall, tokens, load = one_run(strategy, args.problems, source)
-                results.setdefault((name, side), []).append((wall, tokens))
-                print(f"  {name:14} {side:6}: {wall:7.1f} s, {tokens} completion tokens, load {load:.1f} at start")
-    for name in strategies:
-        line = [f"{name:14}"]
-        for side, _ in sides:
-            walls = [w for w, _ in results[(name, side)]]
-            line.append(f"{side} {statistics.median(walls):7.1f} s")
-        if args.before:
-            before = statistics.median(w for w, _ in results[(name, "before")])
-            after = statistics.median(w for w, _ in results[(name, "after")])
-            line.append(f"after/before {after / before:.2f}x")
-        print("  ".join(line))
+        for name in workloads:
+            for side, python in sides if round_ % 2 == 0 else list(reversed(sides)):
+                limit = 5 if name == "first-run" else args.problems
+                wall, tokens, load = one_run(WORKLOADS[name], limit, python)
+                results.setdefault((name, side), []).append(wall)
+                print(f"  {name:11} {side:6}: {wall:7.1f} s, {tokens} completion tokens, load {load:.1f} at start")
+    for name in workloads:
+        walls = {side: statistics.median(results[(name, side)]) for side, _ in sides}
+        line = "  ".join(f"{side} {wall:7.1f} s" for side, wall in walls.items())
+        ratio = f"  after/before {walls['after'] / walls['before']:.2f}x" if args.before else ""
+        print(f"{name:11} {line}{ratio}")
 
 
-def one_run(strategy: str, problems: int, python: str) -> tuple[float, int, float]:
+def one_run(workload: list[str], problems: int, python: str) -> tuple[float, int, float]:
     """One ``refinelab run`` by ``python`` in a fresh folder: wall time, completion tokens, load average at
     its start (no bytecode is written into the checkout that interpreter runs)."""
     with tempfile.TemporaryDirectory(prefix="local-batching-") as folder:
         env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
         store, cache = Path(folder) / "store.sqlite", Path(folder) / "responses.sqlite"
         command = [python, "-m", "refinelab", "run", "--benchmark", "humaneval", "--limit", str(problems)]
-        command += ["--model", "local:gemma-3-270m", "--strategy", strategy, "--quiet"]
+        command += ["--model", "local:gemma-3-270m", *workload, "--quiet"]
         command += ["--store", str(store), "--cache", str(cache)]
         load = os.getloadavg()[0]
         started = time.perf_counter()
@@ -353,6 +363,7 @@ def main() -> None:
     parser.add_argument("--threads", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--problems", type=int, default=20)
+    parser.add_argument("--workloads", default="sampling,single-pass", help="of: " + ", ".join(WORKLOADS))
     parser.add_argument("--before", help="the interpreter of the checkout to time as 'before'")
     args: Any = parser.parse_args()
     if args.llama_reference:  # a child of --determinism: print the texts as JSON
