@@ -215,13 +215,15 @@ def direct_only(args: argparse.Namespace) -> None:
 
 
 def report(rates: dict[tuple[str, int], list[float]]) -> None:
+    """Medians of each side's tokens/s, and the median of the paired ratios (each round's two runs at a width
+    ran back to back, so they saw about the same load: the pairs resist a shared machine better)."""
     median = {key: statistics.median(values) for key, values in rates.items()}
-    print("width  refinelab tok/s  llama.cpp tok/s  refinelab/llama.cpp  refinelab/refinelab@1")
+    print("width  refinelab tok/s  llama.cpp tok/s  refinelab/llama.cpp (paired)  refinelab/refinelab@1")
     for width in WIDTHS:
         ours, theirs = median[("refinelab", width)], median[("llama.cpp", width)]
-        print(
-            f"{width:5}  {ours:15.1f}  {theirs:15.1f}  {ours / theirs:19.2f}x  {ours / median[('refinelab', 1)]:20.2f}x"
-        )
+        paired = statistics.median(a / b for a, b in zip(rates[("refinelab", width)], rates[("llama.cpp", width)]))
+        alone = ours / median[("refinelab", 1)]
+        print(f"{width:5}  {ours:15.1f}  {theirs:15.1f}  {paired:27.2f}x  {alone:20.2f}x")
 
 
 WORKLOADS = {
