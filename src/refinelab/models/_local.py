@@ -74,11 +74,11 @@ def _positive(environ: Mapping[str, str], name: str) -> int | None:
 def default_sequences(gpu: bool, cpus: int | None = None) -> int:
     """Sequences decoded together when nothing says: 16 on a GPU; on a CPU four a core, from 4 to 16 (a
     decode step reads every weight once however many sequences it advances, until the cores, not the memory,
-    are the limit: bench/local_model.py measures it). At load the number is lowered to what the memory left
+    are the limit: bench/local_batching.py measures it). At load the number is lowered to what the memory left
     beside the weights holds (each sequence has a KV cache of its whole context)."""
     if gpu:
         return 16
-    cores = cpus if cpus is not None else len(os.sched_getaffinity(0))
+    cores = cpus or (len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
     return max(4, min(16, 4 * cores))
 
 
