@@ -30,6 +30,10 @@ class Measured:
     """Peak of the summed RSS of the process tree."""
     returncode: int
     """The command's exit status."""
+    cpu: float = 0.0
+    """CPU seconds of the whole tree (the command and every process it waited for), as the kernel counts."""
+    main_cpu: float = 0.0
+    """CPU seconds of the command's own process (its last sample, at most 0.2 s before it ended)."""
 
     def line(self, name: str) -> str:
         return f"{name:<34} {self.wall:8.1f} s   peak tree PSS {self.pss_mib:7.0f} MiB (RSS {self.rss_mib:6.0f})"
@@ -80,14 +84,32 @@ def measure(
 
 
 def _follow(process: subprocess.Popen[bytes], start: float) -> Measured:
-    """Sample the tree's memory until the command ends."""
+    """Sample the tree's memory (and the command's own CPU) until the command ends; reap it with its
+    resource usage."""
     peak_pss = peak_rss = 0
-    while process.poll() is None:  # the tree's memory until the command ends
+    main_cpu = 0.0
+    while True:
+        pid, status, usage = os.wait4(process.pid, os.WNOHANG)
+        if pid != 0:
+            break
         totals = [_memory(pid) for pid in _tree(process.pid)]
         peak_pss = max(peak_pss, sum(p for p, _ in totals))
         peak_rss = max(peak_rss, sum(r for _, r in totals))
+        main_cpu = max(main_cpu, _own_cpu(process.pid))
         time.sleep(INTERVAL)
-    return Measured(time.perf_counter() - start, peak_pss / 1024, peak_rss / 1024, process.returncode)
+    wall = time.perf_counter() - start
+    process.returncode = os.waitstatus_to_exitcode(status)
+    cpu = usage.ru_utime + usage.ru_stime
+    return Measured(wall, peak_pss / 1024, peak_rss / 1024, process.returncode, cpu, main_cpu)
+
+
+def _own_cpu(pid: int) -> float:
+    """User and system CPU seconds of process ``pid`` itself (0 if it is gone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def ratio(mine: float, theirs: float) -> str:

@@ -85,9 +85,15 @@ def verdicts(results: list[RunResult]) -> list[tuple[tuple[str, str], ...]]:
 
 
 async def timed(sandbox: Any, items: list[Item]) -> tuple[float, list[RunResult]]:
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     results = await sandbox.run_items(items)
+    DRIVER_CPU.setdefault(type(sandbox).__name__, []).append((time.process_time() - cpu) / max(len(items), 1))
     return time.perf_counter() - started, results
+
+
+DRIVER_CPU: dict[str, list[float]] = {}
+"""This process's CPU seconds per program in each timed call, by sandbox: the driver's own cost (Ray's
+threads in this process included), which bounds how many workers one driver keeps busy."""
 
 
 class Cluster:
@@ -152,6 +158,14 @@ async def _compare_set(
     local_median, cluster_median = statistics.median(times["local"]), statistics.median(times["cluster"])
     print(f"{name} ({len(items)} programs): local pool {_range(times['local'])}; cluster {_range(times['cluster'])}")
     print(f"{name}: cluster / local (medians): {cluster_median / local_median:.3f}x (goal: at most 1.10x)")
+    local_cpu = statistics.median(DRIVER_CPU.pop("WorkerPool", [0.0])) * 1000
+    cluster_cpu = statistics.median(DRIVER_CPU.pop("ClusterSandbox", [0.0])) * 1000
+    job = sandboxes[0].stats.get("child_cpu", 0.0) + sandboxes[0].stats.get("worker_cpu", 0.0)
+    per_job = job / max(len(items) * rounds, 1) * 1000
+    sandboxes[0].stats.clear()
+    print(f"{name}: driver CPU per program: local {local_cpu:.2f} ms, cluster {cluster_cpu:.2f} ms; the programs' "
+          f"job CPU {per_job:.2f} ms: one driver keeps about {per_job / max(local_cpu, 1e-9):.0f} local workers "
+          f"and {per_job / max(cluster_cpu, 1e-9):.0f} cluster workers busy")  # fmt: skip
     local, remote = results["local"], results["cluster"]
     differing = [i for i, (a, b) in enumerate(zip(verdicts(remote), verdicts(local))) if a != b]
     tests = sum(len(r.outcomes) for r in local)

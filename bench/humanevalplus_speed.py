@@ -11,6 +11,11 @@ interval timer at the same limit, stopping at the first failure; no sandbox, no 
 own CPU time per worker, which no harness can go below, and that bare harness's wall time after its
 problems are loaded.
 
+Beside each measurement, the time each side would take at 4, 16 and 64 workers, predicted from this run
+(bench/_predict.py): refinelab's from its job trace (the larger of its job CPU over W, its longest chain
+and its driver's CPU, phase by phase), evalplus's from its process tree (the larger of its CPU over W and
+its main process's CPU: a lower bound, so the predicted ratio is if anything unfair to refinelab).
+
     python bench/humanevalplus_speed.py [--set ten|distinct] [--workers 2] [--shared ../shared/data]
 
 evalplus comes from PyPI (``pip install evalplus``); its HumanEval+ file is the shared one
@@ -34,6 +39,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from _measure import Measured, measure, ratio
+from _predict import WIDTHS, Trace, peer_prediction, read_trace, report
 from real_samples import DEFAULT_SHARED, rows
 
 from refinelab.check import read_samples
@@ -188,6 +194,15 @@ def agreement(order: list[tuple[str, int]], mine: list[tuple[bool, str]], theirs
     return f"verdicts agree on {len(order) - len(differ)}/{len(order)}"
 
 
+def predictions(trace: Trace, theirs: Measured, run: str) -> None:
+    """Both sides at 4, 16 and 64 workers, predicted from this run (see the module docstring)."""
+    print("\n".join(report(trace, f"refinelab ({run})")))
+    print(f"  evalplus ({run}): tree CPU {theirs.cpu:.1f} s, main process {theirs.main_cpu:.1f} s")
+    for workers in WIDTHS:
+        mine, peer = trace.predicted(workers), peer_prediction(theirs.cpu, theirs.main_cpu, workers)
+        print(f"    at {workers:>2} workers: refinelab {mine:6.1f} s, evalplus >= {peer:6.1f} s: {ratio(mine, peer)}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--set", choices=["ten", "distinct"], default="ten")
@@ -205,14 +220,16 @@ def main() -> int:
         order = sample_order(samples)
         print(f"{len(order)} real programs ({args.set}), {args.workers} workers each")
         for run in ("cold", "warm"):
-            out = folder / f"{run}.out.jsonl"
-            mine = measure(refinelab_command(samples, data, folder / "rl-cache", out, args.workers))
+            out, trace = folder / f"{run}.out.jsonl", folder / f"{run}.jobs.jsonl"
+            env = {**os.environ, "REFINELAB_JOB_TRACE": str(trace)}
+            mine = measure(refinelab_command(samples, data, folder / "rl-cache", out, args.workers), env=env)
             theirs, results = evalplus_run(samples, data, folder / "xdg", args.workers, folder / f"evalplus-{run}")
             print(mine.line(f"refinelab check ({run} cache)"))
             print(theirs.line(f"evalplus.evaluate ({run} cache)"))
             verdicts = agreement(order, refinelab_verdicts(out), evalplus_verdicts(results, order))
             memory = ratio(mine.pss_mib, theirs.pss_mib)
             print(f"  {run}: time {ratio(mine.wall, theirs.wall)}, memory {memory}; {verdicts}")
+            predictions(read_trace(trace, mine.main_cpu), theirs, run)
         seconds, cpu, bare = floor(samples, data, folder / "rl-cache", args.workers)
         mine_warm = refinelab_verdicts(folder / "warm.out.jsonl")
         same = sum(b == m[0] for b, m in zip(bare, mine_warm))

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Run every check CI runs, in the virtualenv scripts/install.sh made: first install the development
 # tools the checks need (below), then lint, types, the whole test suite (warnings are errors); as root,
-# the sandbox tests once more as an unprivileged user. After `bash scripts/install.sh`, this sets up and
-# tests everything on a fresh machine.
+# the sandbox tests once more as an unprivileged user, and the hostile suites where no namespace can be
+# made (as in a container: scripts/test-contained.sh), as root and as that user. After
+# `bash scripts/install.sh`, this sets up and tests everything on a fresh machine.
 #
 #   REFINELAB_SKIP_DEV_TOOLS=1 bash scripts/test.sh   # the tools are there already: go straight to the checks
 #   bash scripts/test.sh tests/report -x               # arguments go to pytest (and skip the unprivileged run)
@@ -59,5 +60,6 @@ fi
 "$PY" -m mypy
 "$PY" -m pytest "$@"
 if [ "$(id -u)" -eq 0 ] && [ "$#" -eq 0 ]; then
-  bash scripts/test-nonroot.sh  # the sandbox tests again, as an unprivileged user
+  bash scripts/test-contained.sh "$PY"  # the hostile suites as root without namespaces or capabilities
+  bash scripts/test-nonroot.sh  # the sandbox tests again, as an unprivileged user (and contained)
 fi

@@ -43,7 +43,8 @@ def private_imports(package: str, source: str, here: str = "refinelab") -> list[
     bad = []
     for line, name in imported_modules(source, here):
         parts = name.split(".")
-        if len(parts) > 2 and parts[1] != package and any(part.startswith("_") for part in parts[2:]):
+        private = [part for part in parts[2:] if part.startswith("_") and not part.startswith("__")]  # not dunders
+        if len(parts) > 2 and parts[1] != package and private:
             bad.append(f"line {line}: {name}")
     return bad
 
@@ -185,7 +186,56 @@ def test_refinelab_variables_are_read_in_one_place() -> None:
         # environment open_model is handed (docs/design/runtime.md)
         "models/_local.py": ["REFINELAB_LOCAL_CONTEXT", "REFINELAB_LOCAL_THREADS"],
         "models/_local_files.py": ["REFINELAB_CACHE_DIR"],
-        "problems/_fetch.py": ["REFINELAB_OFFLINE", "REFINELAB_RELEASE_URL"],
+        "_downloads/fetcher.py": ["REFINELAB_OFFLINE", "REFINELAB_RELEASE_URL"],
         "problems/_manifest.py": ["REFINELAB_BENCHMARK_MANIFEST"],
         "testing/_standin.py": ["REFINELAB_RELEASE_URL"],  # the stand-in hub writes it into the test's environment
+        # not a setting: a diagnostic for bench/ (every sandbox job's times, read by bench/_predict.py)
+        "sandbox/_trace.py": ["REFINELAB_JOB_TRACE"],
+        # not a setting: how the host hands a landlock worker it starts that worker's policy
+        "sandbox/_worker/confine.py": ["REFINELAB_CONFINE"],
     }
+
+
+RUNTIME_DOC = Path(__file__).resolve().parents[1] / "docs" / "design" / "runtime.md"
+SHARED_BASE = {"errors"}
+"""Packages (besides the root's private modules) every layer may import."""
+
+
+def documented_layers() -> list[list[str]]:
+    """The layer order docs/design/runtime.md draws (``a`` → ``b``/``c`` → ...), lowest first; packages
+    sharing a layer (``b``/``c``) are listed together."""
+    text = RUNTIME_DOC.read_text(encoding="utf-8")
+    found = re.search(r"The layers point one way: (.*?)\.\n\n", text, re.S)
+    assert found is not None, "docs/design/runtime.md draws the layer order"
+    order = " ".join(found.group(1).split())
+    return [re.findall(r"`(\w+)`", layer) for layer in order.split("→")]
+
+
+def test_the_documented_layer_order_is_the_code_s() -> None:
+    """Every package is in the order docs/design/runtime.md draws, and imports only packages drawn before
+    it (or the shared base): a package in a layer imports nothing from its own layer or a later one."""
+    layers = documented_layers()
+    rank = {package: i for i, layer in enumerate(layers) for package in layer}
+    packages = {package_of(path) for path in modules()} - {"__init__", "__main__"}
+    public = {p for p in packages if not p.startswith("_")} - SHARED_BASE
+    assert public == set(rank), f"drawn but not a package, or a package not drawn: {public ^ set(rank)}"
+    bad = []
+    for path in modules():
+        here = package_of(path)
+        if here not in rank:
+            continue
+        for line, name in imported_modules(path.read_text(encoding="utf-8"), package_path(path)):
+            other = name.split(".")[1] if "." in name else "refinelab"
+            if other in (here, *SHARED_BASE) or other.startswith("_"):
+                continue
+            if other == "refinelab" or rank.get(other, len(layers)) >= rank[here]:
+                bad.append(f"{path.relative_to(SOURCE)}:{line} imports {name}")
+    assert not bad, bad
+
+
+def test_the_layer_check_sees_an_upward_import() -> None:
+    """The check above fails on an import that points up the order, or at the root package."""
+    layers = documented_layers()
+    rank = {package: i for i, layer in enumerate(layers) for package in layer}
+    assert rank["problems"] < rank["sandbox"] < rank["store"] < rank["runtime"] < rank["cli"]
+    assert (1, "refinelab") in imported_modules("from refinelab import __version__\n")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-__version__ = "0.1.0"
+from refinelab._version import __version__
 
 if TYPE_CHECKING:
     from refinelab.solve import Solution, solve, solve_async

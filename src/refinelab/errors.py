@@ -88,11 +88,19 @@ class TransientError(Exception):
 
 
 class NotSupported(Exception):
-    """The server rejected a feature (``n`` > 1, structured output); the request can go without it."""
+    """The server rejected a feature (``n`` > 1, structured output, a sampling setting or one of its values,
+    a reasoning effort); the request can go without it, or with the field the server named instead.
 
-    def __init__(self, feature: str) -> None:
+    ``value``: the refused value, when the server refused that value rather than the setting; ``reason``: the
+    server's words; ``rename``: the field to use instead (``max_completion_tokens`` for ``max_tokens``).
+    """
+
+    def __init__(self, feature: str, *, value: str | None = None, reason: str = "", rename: str | None = None) -> None:
         super().__init__(feature)
         self.feature = feature
+        self.value = value
+        self.reason = reason
+        self.rename = rename
 
 
 class EndpointError(UserError):

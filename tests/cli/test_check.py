@@ -116,6 +116,28 @@ def test_sample_without_code(tmp_path: Path, problems: Path, capsys: pytest.Capt
     assert "field 'completion': missing" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    ("row", "said"),
+    [
+        (
+            {"task_id": "sq", "completion": ["    return x * x\n"]},
+            "field 'completion': must be a string (the program's text), not a list",
+        ),
+        ({"task_id": "sq", "solution": None}, "field 'solution': must be a string (the program's text), not null"),
+        (
+            {"task_id": "sq", "completion": {"code": "x"}},
+            "field 'completion': must be a string (the program's text), not an object",
+        ),
+    ],
+)
+def test_a_completion_of_the_wrong_type_is_named_as_such(
+    tmp_path: Path, problems: Path, capsys: pytest.CaptureFixture[str], row: dict[str, object], said: str
+) -> None:
+    path = samples(tmp_path, [row])
+    assert main(["check", str(path), "--benchmark", "jsonl", "--data", str(problems)]) == 2
+    assert capsys.readouterr().err.strip() == f"refinelab: error: {path}:1: {said}"
+
+
 def test_file_benchmarks_need_data(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["check", "--self-test", "--benchmark", "jsonl"]) == 2
     assert "needs --data FILE" in capsys.readouterr().err
@@ -191,3 +213,32 @@ def test_only_the_verdict_by_default_and_every_test_with_test_details(
     assert main([*args, "--test-details"]) == 0
     (line,) = map(json.loads, out.read_text().splitlines())
     assert [o["verdict"] for o in line["outcomes"]] == ["error", "pass"] and line["stop_at_failure"] is False
+
+
+def test_the_summary_says_which_tests_were_skipped_and_why(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A program that raises stops at once; one that answers wrong runs the rest of its stage (expected
+    values are judged outside the sandbox), and only the later stages are skipped."""
+    tests = [{"call": f"sq({i})", "expected": i * i} for i in range(10)]  # a first stage of 8, then 2
+    data = tmp_path / "ten.jsonl"
+    data.write_text(
+        json.dumps({"id": "sq", "kind": "function", "entry_point": "sq", "prompt": "Square.", "hidden_tests": tests})
+        + "\n"
+    )
+    rows = [
+        {"task_id": "sq", "solution": "def sq(x):\n    return x * x + (x == 1)\n"},  # wrong on the second test
+        {"task_id": "sq", "solution": "def sq(x):\n    if x == 3:\n        raise ValueError(x)\n    return x * x\n"},
+    ]
+    out = tmp_path / "out.jsonl"
+    assert (
+        main(["check", str(samples(tmp_path, rows)), "--benchmark", "jsonl", "--data", str(data), "--out", str(out)])
+        == 0
+    )
+    wrong, raising = (json.loads(line)["outcomes"] for line in out.read_text().splitlines())
+    assert [o["verdict"] for o in wrong] == ["pass", "fail", *["pass"] * 6, "skipped", "skipped"]
+    assert [o["verdict"] for o in raising] == ["pass"] * 3 + ["error"] + ["skipped"] * 6
+    printed = capsys.readouterr().out
+    assert "test outcomes: error 1, fail 1, pass 10, skipped 8" in printed
+    assert (
+        "  skipped: 6 after an error, timeout or crash (the program's later tests); 2 after a wrong answer" in printed
+    )
+    assert "--test-details runs every one" in printed

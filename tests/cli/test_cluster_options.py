@@ -5,6 +5,8 @@ in tests/sandbox/cluster_cases.py.)"""
 from __future__ import annotations
 
 import asyncio
+import json
+import socket
 import sys
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
@@ -19,6 +21,7 @@ from refinelab.experiment import BenchmarkChoice, ExperimentSpec, load_spec, res
 from refinelab.models import RetryPolicy
 from refinelab.runtime import Flags, Settings, open_runtime, resolve_settings
 from refinelab.sandbox import (
+    ClusterOptions,
     ClusterSandbox,
     FakeSandbox,
     Item,
@@ -26,6 +29,7 @@ from refinelab.sandbox import (
     RunResult,
     Sandbox,
     SandboxSettings,
+    Suite,
     WorkerPool,
     cluster_problem,
 )
@@ -119,6 +123,24 @@ def test_without_ray_a_cluster_run_names_the_extra(
     assert "pip install 'refinelab[ray]'" in capsys.readouterr().err
 
 
+def test_a_cluster_address_where_nothing_listens_is_one_line_and_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Ray itself would retry such an address for minutes, a warning each time; the address is tried
+    first, so the command says so at once."""
+    pytest.importorskip("ray", reason="the cluster sandbox needs Ray: pip install 'refinelab[ray]'")
+    problem = {"id": "echo", "kind": "stdio", "prompt": "Echo.", "hidden_tests": [{"stdin": "a\n", "stdout": "a\n"}]}
+    data = tmp_path / "problems.jsonl"
+    data.write_text(json.dumps(problem) + "\n", encoding="utf-8")
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))  # bound, not listening: nothing answers there
+        address = f"127.0.0.1:{closed.getsockname()[1]}"
+        argv = ["check", "--self-test", "--benchmark", "jsonl", "--data", str(data), "--cluster", address]
+        assert main(argv, {}) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith(f"refinelab: error: no Ray cluster at '{address}' (nothing answers")
+
+
 def test_replicas_do_not_change_the_run_id(tmp_path: Path) -> None:
     spec = tmp_path / "spec.toml"
     spec.write_text(
@@ -138,13 +160,20 @@ class Vanishing(FakeSandbox):
         super().__init__()
         self.left = left
 
-    async def run_items(
-        self, items: Sequence[Item], *, limits: Limits | None = None, isolate: bool = False
-    ) -> list[RunResult]:
+    def _call(self) -> None:
         self.left -= 1
         if self.left < 0:
             raise SandboxUnavailable("no cluster node is left to run programs")
-        return await super().run_items(items, limits=limits, isolate=isolate)
+
+    async def run_items(
+        self, items: Sequence[Item], *, limits: Limits | None = None, isolate: bool = False
+    ) -> list[RunResult]:
+        self._call()
+        return [await super(Vanishing, self).run(code, suite) for code, suite in items]
+
+    async def run(self, code: str, suite: Suite, *, limits: Limits | None = None) -> RunResult:
+        self._call()  # a call like any other
+        return await super().run(code, suite, limits=limits)
 
 
 @asynccontextmanager
@@ -172,3 +201,18 @@ def test_a_run_whose_sandbox_is_gone_stops_and_resumes(tmp_path: Path, monkeypat
         monkeypatch.setattr("refinelab.runtime._runtime.open_sandbox", lambda request: opened(FakeSandbox()))
         again = asyncio.run(run_experiment(spec, settings))
     assert (again.progress.skipped, again.progress.done) == (2, 2)
+
+
+def test_a_check_on_one_cluster_node_says_node_not_nodes(monkeypatch: pytest.MonkeyPatch) -> None:
+    from refinelab.cli._check import _isolation
+    from refinelab.sandbox import _cluster as cluster_module
+    from tests.sandbox.fake_ray import FakeNode, FakeRay
+
+    async def described(nodes: int) -> str:
+        fake = FakeRay([FakeNode(str(i) * 20) for i in range(nodes)])
+        monkeypatch.setattr(cluster_module, "_import_ray", lambda: fake)
+        async with ClusterSandbox("fake", options=ClusterOptions(poll_seconds=0.01, node_wait=0.2)) as sandbox:
+            return _isolation(sandbox)
+
+    assert asyncio.run(described(1)).endswith(", on 1 cluster node")
+    assert asyncio.run(described(2)).endswith(", on 2 cluster nodes")

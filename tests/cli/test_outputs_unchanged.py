@@ -7,10 +7,13 @@ scoring output on purpose: a program's tests after its first failure are ``skipp
 line names its time rule; check.txt and check.jsonl.gz were written again by the perf branch's code, and
 the merged code prints them byte for byte). Issue 20 added, on purpose, where each hidden result ran to
 ``export`` and ``check --out`` lines (``isolation``, ``node``): those keys are checked for their values,
-then the rest of each line must be what the old code wrote. The text report's table of actor prompt
+then the rest of each line must be what the old code wrote; issue 28 added each attempt's reasoning effort,
+reasoning tokens, thinking and the settings not sent, checked the same way. The text report's table of actor prompt
 tokens per attempt no longer lists configurations whose attempts are samples (``sampling``, ``codet``,
 ``verified``: their attempt indices are not rounds, and with ``n=100`` the table had 100 columns), on
-purpose: report-baseline.txt and report-400246.txt were written again for it."""
+purpose: report-baseline.txt and report-400246.txt were written again for it. Issue 27 made ``check``'s
+summary say which tests were skipped and why, on purpose: its line in check.txt and select.txt was
+written again."""
 
 from __future__ import annotations
 
@@ -41,7 +44,7 @@ def expected(file: str) -> bytes:
     return gzip.decompress(path.read_bytes()) if path.suffix == ".gz" else path.read_bytes()
 
 
-def without_added(written: bytes, added: dict[str, tuple[str | None, ...]]) -> bytes:
+def without_added(written: bytes, added: dict[str, tuple[object, ...]]) -> bytes:
     """JSON lines with the keys the old code did not write taken out of each line and each record nested
     in it, once each is found holding one of its allowed values in ``added``; the rest as written."""
     lines = []
@@ -79,8 +82,22 @@ def test_the_export_of_an_old_run_is_unchanged(store: Path, tmp_path: Path, run:
     assert main(["export", run, "--store", str(store), "--out", str(out)], {}) == 0
     written = out.read_bytes()
     assert b'"node": null' in written and b'"isolation": "none"' in written  # the old store's runs ran so
-    added = {"isolation": ("none", None), "node": (None,)}  # None: no hidden result, or this machine
+    added: dict[str, tuple[object, ...]] = {"isolation": ("none", None), "node": (None,)}  # None: no hidden result
+    added |= THINKING  # issue 28: nothing thought, asked with an effort or left unsent before efforts existed
     assert without_added(written, added) == expected(f"export-{name(run)}.jsonl.gz")
+
+
+THINKING: dict[str, tuple[object, ...]] = {
+    "reasoning_effort": (None,),
+    "critic_reasoning_effort": (None,),
+    "reasoning_tokens": (0,),
+    "critic_reasoning_tokens": (0, None),  # None: no critic judged the attempt
+    "reasoning": (None,),
+    "critic_reasoning": (None,),
+    "not_sent": ([],),
+    "critic_not_sent": ([],),
+}
+"""What issue 28 added to each ``export`` line, with the only values an old store's lines may hold."""
 
 
 def test_the_list_why_and_baseline_views_are_unchanged(

@@ -68,7 +68,7 @@ def test_recall_on_draft_is_judged_per_configuration_over_http(
 
 def test_a_missing_store_is_a_one_line_user_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["recall-draft", "--judge", "x", "--store", str(tmp_path / "none.sqlite")], {}) == 2
-    assert "no such store" in capsys.readouterr().err
+    assert "none.sqlite: no store here" in capsys.readouterr().err
 
 
 def test_unreadable_answers_are_counted_apart_never_guessed() -> None:

@@ -7,70 +7,62 @@ import asyncio
 from collections.abc import Sequence
 from pathlib import Path
 
-from refinelab.experiment._batching import Batching, HiddenScoring, RunLimits
-from refinelab.experiment._spec import SandboxChoice, load_spec
+from refinelab.experiment._batching import HiddenScoring, RunLimits
+from refinelab.experiment._spec import load_spec
+from refinelab.models import ScriptedModel
 from refinelab.problems import CallTest, Problem
 from refinelab.records import Usage
+from refinelab.runtime import SandboxChoice
 from refinelab.sandbox import FakeSandbox, Item, Limits, RunResult, Suite
-from refinelab.strategies import Attempt, Trajectory
+from refinelab.strategies import Attempt, Env, Trajectory, single_pass
 
 SUITE = Suite.of([CallTest("f(1)", 1)], entry_point="f")
-
-
-class Recording(FakeSandbox):
-    """The fake sandbox, recording each ``run_items`` call's size; the first call waits for ``release``."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.size = 1
-        self.calls: list[tuple[int, Limits | None]] = []
-        self.release = asyncio.Event()
-
-    async def run_items(
-        self, items: Sequence[Item], *, limits: Limits | None = None, isolate: bool = False
-    ) -> list[RunResult]:
-        self.calls.append((len(items), limits))
-        if len(self.calls) == 1:
-            await self.release.wait()
-        return await super().run_items(items, limits=limits, isolate=isolate)
 
 
 def program(i: int) -> str:
     return f"def f(x):\n    return x + {i}\n"
 
 
-def test_programs_asked_for_while_the_pool_is_busy_go_together_in_order() -> None:
-    async def body() -> tuple[list[RunResult], list[tuple[int, Limits | None]]]:
-        pool = Recording()
-        sandbox = Batching(pool)
-        first = asyncio.ensure_future(sandbox.run(program(0), SUITE))
-        await asyncio.sleep(0.01)  # the first call holds the only slot
-        later = [asyncio.ensure_future(sandbox.run(program(i), SUITE)) for i in range(1, 10)]
-        await asyncio.sleep(0.01)
-        pool.release.set()
-        results = [await first, *[await task for task in later]]
-        await sandbox.aclose()
-        return results, pool.calls
+class Gated(FakeSandbox):
+    """The fake sandbox, holding every run on the visible tests back until ``release``; ``hidden`` is set
+    when a program is run on the hidden tests."""
 
-    results, calls = asyncio.run(body())
-    assert [r.passed for r in results] == [True] + [False] * 9  # each caller gets its own program's result
-    assert [size for size, _ in calls] == [1, 9]
+    def __init__(self, visible: Suite) -> None:
+        super().__init__()
+        self.visible = visible
+        self.release = asyncio.Event()
+        self.hidden = asyncio.Event()
+
+    async def run_items(
+        self, items: Sequence[Item], *, limits: Limits | None = None, isolate: bool = False
+    ) -> list[RunResult]:
+        if any(suite.tests == self.visible.tests for _, suite in items):
+            await self.release.wait()
+        else:
+            self.hidden.set()
+        return await super().run_items(items, limits=limits, isolate=isolate)
 
 
-def test_requests_under_different_limits_are_sent_apart() -> None:
-    async def body() -> list[tuple[int, Limits | None]]:
-        pool = Recording()
-        pool.release.set()
-        sandbox = Batching(pool)
-        short = Limits(cpu_seconds=0.1)
-        await asyncio.gather(
-            sandbox.run(program(0), SUITE), sandbox.run(program(1), SUITE, limits=short), sandbox.run(program(2), SUITE)
-        )
-        await sandbox.aclose()
-        return pool.calls
+def test_an_attempts_hidden_tests_start_beside_its_visible_tests() -> None:
+    """``run`` scores an attempt on the hidden tests as soon as the strategy has its program: the hidden run
+    starts while the visible run is still held back (before, it waited for the strategy to end)."""
+    problem = Problem("p", "f", "function", (CallTest("f(0)", 0),), (CallTest("f(1)", 1),), entry_point="f")
 
-    calls = asyncio.run(body())
-    assert sorted((size, limits.cpu_seconds) for size, limits in calls if limits is not None) == [(1, 0.1), (2, 4.0)]
+    async def body() -> tuple[bool, list[RunResult | None]]:
+        sandbox = Gated(Suite.visible(problem))
+        scoring = HiddenScoring(sandbox, Limits(stop_at_failure=True))
+        env = Env(ScriptedModel([f"```python\n{program(0)}```"]), sandbox)
+        env.on_attempt = lambda code: scoring.start(code, problem)
+        unit = asyncio.ensure_future(single_pass(problem, env))
+        await sandbox.hidden.wait()  # never set while the visible run waits, if hidden scoring came after it
+        visible_done = unit.done()
+        sandbox.release.set()
+        trajectory = await unit
+        return visible_done, await scoring.score(trajectory, problem)
+
+    visible_done, hidden = asyncio.run(asyncio.wait_for(body(), 60))
+    assert not visible_done
+    assert [r.passed if r else None for r in hidden] == [True]
 
 
 def test_a_program_is_scored_on_hidden_tests_once_per_run() -> None:

@@ -1,5 +1,7 @@
-"""Moving the server (another port, ``localhost`` for ``127.0.0.1``) resumes the same run and re-sends
-nothing; a ``deployment`` tag is the explicit way to keep two deployments of one model name apart."""
+"""Moving the server (another port, ``localhost`` for ``127.0.0.1``) stops a run with work left and says
+so; told that the same model moved (``--endpoint-moved``), the run resumes and re-sends nothing, and
+records both addresses; a ``deployment`` tag is the explicit way to keep two deployments of one model name
+apart."""
 
 from __future__ import annotations
 
@@ -42,14 +44,22 @@ def test_a_run_stopped_halfway_resumes_on_another_port_and_host_name_with_no_rep
         assert stopped.status == "failed" and 0 < len(opened.trajectories(stopped.id)) < 3 * 6
     with serve(reply) as second:
         port = second.server_address[1]
-        assert run(f"http://localhost:{port}/v1", data, store) == 0
+        assert run(f"http://localhost:{port}/v1", data, store) == 2  # it says the server moved, asks nothing
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "actor and critic fake was served at http://127.0.0.1:" in err
+        assert f"is now at http://localhost:{port}/v1 (--base-url)" in err and "--endpoint-moved" in err
+        assert second.log == []
+        assert run(f"http://localhost:{port}/v1", data, store, "--endpoint-moved") == 0
         answered_second = bodies(second)
     assert answered_second and not set(answered_first) & set(answered_second)  # nothing was asked twice
     with Store(store) as opened:
         (finished,) = opened.runs()  # the same run, resumed: no second run
         assert finished.id == stopped.id and finished.status == "complete"
         assert len(opened.trajectories(finished.id)) == 3 * 6
-    with serve(reply) as third:  # a third address: everything is stored, nothing is asked
+        assert finished.header.endpoints is not None
+        actor = [use.endpoint.address for use in finished.header.endpoints if use.endpoint.role == "actor"]
+        assert actor == [first.base_url, f"http://localhost:{port}/v1"]  # both servers, in order
+    with serve(reply) as third:  # a third address: everything is stored, nothing is asked (and no question)
         assert run(third.base_url.replace("127.0.0.1", "localhost"), data, store) == 0
         assert third.log == []
 

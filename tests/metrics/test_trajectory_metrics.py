@@ -8,6 +8,7 @@ import pytest
 
 from refinelab.metrics import (
     ConfusionMatrix,
+    Paired,
     ScoredAttempt,
     ScoredTrajectory,
     actor_confidence,
@@ -202,6 +203,19 @@ def test_mcnemar_exact_and_bootstrap() -> None:
     diff = bootstrap_difference(pairs, resamples=500, seed=1)
     assert diff is not None and diff[0] == pytest.approx(-0.1) and diff[1] <= -0.1 <= diff[2]
     assert bootstrap_difference(pairs, resamples=500, seed=1) == diff  # seeded
+
+
+@pytest.mark.parametrize(
+    ("only_a", "only_b"),
+    [(0, 1), (3, 2), (10, 30), (2000, 2096), (2040, 2057), (4000, 4500), (19_900, 20_400), (20_150, 20_150),
+     (5, 40_295), (480_000, 520_000)],
+)  # fmt: skip
+def test_mcnemar_agrees_with_scipy_binomtest_to_six_digits(only_a: int, only_b: int) -> None:
+    from scipy.stats import binomtest  # type: ignore[import-untyped]
+
+    pairs = Paired((True,) * only_a + (False,) * only_b, (False,) * only_a + (True,) * only_b)
+    expected = binomtest(min(only_a, only_b), only_a + only_b, 0.5).pvalue
+    assert mcnemar(pairs) == pytest.approx(expected, rel=1e-6, abs=1e-300)
 
 
 def sample(i: int, passed: bool, tokens: int, visible: bool, count: int = 0) -> ScoredAttempt:

@@ -17,7 +17,6 @@ from refinelab.testing import serve
 pytestmark = pytest.mark.usefixtures("http_client")  # both HTTP clients (tests/models/conftest.py)
 
 ASK = [Message.user("hello there")]
-LOOSE_SECONDS = 10.0  # the target is 3 s; the loose bound keeps a loaded machine from failing the test
 
 
 def closed_port() -> int:
@@ -28,10 +27,13 @@ def closed_port() -> int:
 
 
 def timed_failure(url: str) -> tuple[str, float]:
+    """The error and how long it took (printed, never asserted: a loaded machine is slower). "At once" is
+    asserted as what it means: the default policy's 6 attempts and their backoff were not used."""
     model = Model(OpenAIBackend("vllm:x", url, "EMPTY"))  # the default retry policy: 6 attempts
     started = time.monotonic()
     with pytest.raises(EndpointError) as caught:
         model.generate_sync(ASK)
+    assert model.accounting.retries == 0, "retried (with backoff) instead of reporting at once"
     return str(caught.value), time.monotonic() - started
 
 
@@ -39,14 +41,14 @@ def test_nothing_listening_is_reported_at_once() -> None:
     port = closed_port()
     message, seconds = timed_failure(f"http://127.0.0.1:{port}/v1")
     print(f"closed port reported in {seconds:.3f} s")
-    assert seconds < LOOSE_SECONDS
     assert message.startswith(f"cannot reach http://127.0.0.1:{port}/v1 for vllm:x: nothing is listening at ")
     assert "(connection refused)" in message and "check the address, and that the server is running there" in message
 
 
-def test_a_host_that_drops_connections_is_reported_within_3_seconds() -> None:
+def test_a_host_that_drops_connections_is_reported_after_one_2_second_attempt() -> None:
     """A firewall that drops packets (or a machine that is off) never refuses: the connection attempt
-    itself must give up soon enough for the whole report to take under 3 s."""
+    itself gives up after 2 s, and is not retried (the report took 2.1 s on a quiet machine; the old 5 s
+    timeout took 5.3 s)."""
     with socket.socket() as listener:
         listener.bind(("127.0.0.1", 0))
         listener.listen(0)  # never accepted: once the backlog is full, new connections get no answer
@@ -62,13 +64,11 @@ def test_a_host_that_drops_connections_is_reported_within_3_seconds() -> None:
                 filler.close()
     print(f"silent host reported in {seconds:.3f} s")
     assert f"127.0.0.1:{port} did not accept a connection within 2 s" in message
-    assert seconds < 4.0  # 2 s and slack for a loaded machine (the old 5 s timeout took 5.3 s here)
 
 
 def test_an_unknown_host_is_reported_at_once() -> None:
     message, seconds = timed_failure("http://no-such-host.invalid:8000/v1")
     print(f"unknown host reported in {seconds:.3f} s")
-    assert seconds < LOOSE_SECONDS
     assert "the host name in no-such-host.invalid:8000 does not resolve (unknown host)" in message
 
 
@@ -92,9 +92,9 @@ def test_the_cli_says_so_in_one_line(capsys: pytest.CaptureFixture[str]) -> None
     assert capsys.readouterr().err == (
         "refinelab: error: base URL 'localhost:8000/v1' has no scheme: write http://localhost:8000/v1 (or https://)\n"
     )
-    started = time.monotonic()
     assert main(["ping", "vllm:x", "--base-url", f"http://127.0.0.1:{closed_port()}/v1"], environ={}) == 2
-    assert time.monotonic() - started < LOOSE_SECONDS and "(connection refused)" in capsys.readouterr().err
+    err = capsys.readouterr().err  # "cannot reach ... nothing is listening" is said only when nothing was retried
+    assert err.count("\n") == 1 and "nothing is listening at " in err and "(connection refused)" in err
 
 
 def test_a_server_that_answered_before_is_retried_when_it_goes_away() -> None:

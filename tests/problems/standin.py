@@ -64,7 +64,7 @@ LCB_UNTESTED = "abc350_c"
 def served_path(root: Path, pinned: PinnedFile) -> Path:
     """Where the stand-in keeps ``pinned``."""
     if pinned.host == "huggingface":
-        return root / "huggingface" / pinned.repo / pinned.revision / pinned.path
+        return root / "huggingface" / "datasets" / pinned.repo / pinned.revision / pinned.path
     kind = ("releases", "download") if pinned.asset else ("raw",)
     return root.joinpath("github", pinned.repo, *kind, pinned.revision, pinned.path)
 

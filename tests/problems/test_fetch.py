@@ -1,5 +1,6 @@
-"""Downloads by name against a stand-in hub on 127.0.0.1: verified, cached, offline afterwards; refused
-whole (nothing left in the cache) when the bytes, the size, the record count or the connection fail."""
+"""Benchmark downloads by name against the stand-in hub on 127.0.0.1: verified, cached, offline afterwards;
+refused whole (nothing left in the cache) when the bytes, the size or the record count are wrong; resumed
+where they stopped when the connection fails or the process is killed."""
 
 from __future__ import annotations
 
@@ -17,9 +18,10 @@ from pathlib import Path
 
 import pytest
 
+from refinelab._downloads import forget_hashes
 from refinelab.errors import UserError
 from refinelab.problems import FetchOptions, open_benchmark, read_benchmark
-from refinelab.problems._fetch import _HASHED, cached_path
+from refinelab.problems._fetch import cached_path
 from refinelab.problems._manifest import APPS, HUMANEVAL_PLUS, LIVECODEBENCH_FILES, PinnedFile
 from refinelab.testing import StandInHub, serve_standin
 
@@ -45,7 +47,9 @@ CONTENT = "".join(json.dumps(r) + "\n" for r in RECORDS).encode()
 
 def served(root: Path, pinned: PinnedFile, data: bytes, *, small: bool = False) -> str:
     """Put ``data`` where the stand-in serves ``pinned``; its path relative to ``root``."""
-    relative = Path("huggingface", pinned.repo, pinned.revision, pinned.path + (".git-blob" if small else ""))
+    relative = Path(
+        "huggingface", "datasets", pinned.repo, pinned.revision, pinned.path + (".git-blob" if small else "")
+    )
     if pinned.host == "github":
         relative = Path("github", pinned.repo, "releases", "download", pinned.revision, pinned.path)
     (root / relative).parent.mkdir(parents=True, exist_ok=True)
@@ -169,17 +173,29 @@ def test_a_dropped_connection_is_resumed_where_it_stopped(hub: StandInHub, tmp_p
     hub.cut[relative] = len(CONTENT) // 2 + 1
     files = open_benchmark("livecodebench", release="v1", options=options(hub, tmp_path))
     assert files.provenance.files[0].sha256 == hashlib.sha256(CONTENT).hexdigest()
-    assert sum(method == "GET" for method, _ in hub.requests) == 2
+    assert [r.range for r in hub.requests if r.method == "GET"] == [None, f"bytes={len(CONTENT) // 2 + 1}-"]
 
 
-def test_a_download_cut_short_for_good_is_refused_and_nothing_is_kept(hub: StandInHub, tmp_path: Path) -> None:
+def test_a_download_cut_short_for_good_keeps_what_arrived_and_the_next_one_resumes(
+    hub: StandInHub, tmp_path: Path
+) -> None:
     relative = served(hub.root, LCB, CONTENT)
     manifest(tmp_path, LCB, CONTENT)
-    hub.cut[relative] = 100
+    hub.cut[relative] = 100  # each connection closes after 100 bytes: three connections are not enough
     with pytest.raises(UserError) as refused:
         open_benchmark("livecodebench", release="v1", options=options(hub, tmp_path))
-    assert "cannot download" in str(refused.value) and "test.jsonl" in str(refused.value)
-    assert cached_files(tmp_path) == []
+    message = str(refused.value)
+    assert "cannot download" in message and "test.jsonl" in message and "\n" not in message
+    assert "300 bytes are kept and running again resumes" in message and "--data FILE" in message
+    path = cached_path(LCB, tmp_path / "cache")
+    assert not path.exists() and not path.with_name("test.jsonl.verified.json").exists()
+    assert [p.stat().st_size for p in path.parent.glob(".test.jsonl.*.partial")] == [300]
+    hub.cut.clear()
+    hub.requests.clear()
+    files = open_benchmark("livecodebench", release="v1", options=options(hub, tmp_path))
+    assert files.paths[0].read_bytes() == CONTENT
+    assert [r.range for r in hub.requests if r.method == "GET"] == ["bytes=300-"]
+    assert [p.name for p in cached_files(tmp_path)] == ["test.jsonl", "test.jsonl.verified.json"]
 
 
 def test_an_unreachable_hub_is_one_line_naming_the_file_and_data(tmp_path: Path) -> None:
@@ -210,7 +226,7 @@ def test_a_corrupted_cache_is_refused(hub: StandInHub, tmp_path: Path) -> None:
     data = bytearray(path.read_bytes())
     data[10] ^= 1
     path.write_bytes(bytes(data))
-    _HASHED.clear()  # as a new process would
+    forget_hashes()  # as a new process would
     with pytest.raises(UserError, match="cached benchmark file refused") as refused:
         open_benchmark("livecodebench", release="v1", options=options(hub, tmp_path))
     assert str(path) in str(refused.value) and "delete it" in str(refused.value)
@@ -236,7 +252,7 @@ def test_a_release_asset_is_checked_compressed_and_decompressed(hub: StandInHub,
     files = open_benchmark("humaneval-plus", options=options(hub, tmp_path))
     assert files.paths[0].name == "HumanEvalPlus.jsonl" and files.paths[0].read_bytes() == plus
     assert files.provenance.files[0].name == "HumanEvalPlus.jsonl"
-    assert ("GET", f"/{relative}") in hub.requests
+    assert ("GET", f"/{relative}") in [(r.method, r.path) for r in hub.requests]
     hub.corrupt.add(relative)
     for file in cached_files(tmp_path):
         file.unlink()
@@ -264,26 +280,38 @@ open_benchmark("livecodebench", release="v1", options=FetchOptions(Path(sys.argv
 
 
 @pytest.mark.parametrize("how", [signal.SIGKILL, signal.SIGTERM, signal.SIGINT])
-def test_a_killed_download_leaves_nothing_behind(hub: StandInHub, tmp_path: Path, how: signal.Signals) -> None:
+def test_a_killed_download_leaves_only_its_partial_file_and_the_next_one_resumes(
+    hub: StandInHub, tmp_path: Path, how: signal.Signals
+) -> None:
     relative = served(hub.root, LCB, CONTENT)
     manifest(tmp_path, LCB, CONTENT)
     hub.stall[relative] = 1000
     environ = [f"{k}={v}" for k, v in options(hub, tmp_path).environ.items()]
     child = subprocess.Popen([sys.executable, "-c", KILLED, str(tmp_path / "cache"), *environ])
+    path = cached_path(LCB, tmp_path / "cache")
     try:
-        deadline = time.monotonic() + 30
-        while not any(method == "GET" for method, _ in hub.requests) and time.monotonic() < deadline:
+        deadline = time.monotonic() + 60
+        while partial_size(path) < 1000 and time.monotonic() < deadline:  # the event: the first bytes are kept
             time.sleep(0.05)
-        time.sleep(0.3)  # the first bytes are in the temporary file
-        assert any(method == "GET" for method, _ in hub.requests)
+        assert partial_size(path) == 1000
         os.kill(child.pid, how)
         child.wait(timeout=30)
     finally:
         if child.poll() is None:
             child.kill()
             child.wait()
-    assert cached_files(tmp_path) == []
-    assert not cached_path(LCB, tmp_path / "cache").exists()
+    assert not path.exists() and not path.with_name("test.jsonl.verified.json").exists()
+    hub.stall.clear()
+    hub.requests.clear()
+    files = open_benchmark("livecodebench", release="v1", options=options(hub, tmp_path))
+    assert files.paths[0].read_bytes() == CONTENT and files.provenance.files[0].records == 3
+    assert [r.range for r in hub.requests if r.method == "GET"] == ["bytes=1000-"]
+    assert [p.name for p in cached_files(tmp_path)] == ["test.jsonl", "test.jsonl.verified.json"]
+
+
+def partial_size(path: Path) -> int:
+    """Bytes in the partial download of ``path`` (0 when there is none yet)."""
+    return sum(p.stat().st_size for p in path.parent.glob(f".{path.name}.*.partial")) if path.parent.is_dir() else 0
 
 
 def test_the_network_modules_load_only_to_download() -> None:
@@ -292,19 +320,50 @@ def test_the_network_modules_load_only_to_download() -> None:
     assert done.stdout.strip() == "[]"
 
 
-def test_without_o_tmpfile_a_named_partial_file_is_used_and_removed(
-    hub: StandInHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+def test_a_refused_download_removes_its_partial_file_and_the_next_one_starts_afresh(
+    hub: StandInHub, tmp_path: Path
 ) -> None:
-    monkeypatch.delattr(os, "O_TMPFILE", raising=False)  # as on macOS or a file system without it
     relative = served(hub.root, LCB, CONTENT)
     manifest(tmp_path, LCB, CONTENT)
     hub.corrupt.add(relative)
     with pytest.raises(UserError, match="SHA-256"):
         open_benchmark("livecodebench", release="v1", options=options(hub, tmp_path))
-    assert cached_files(tmp_path) == []
-    stale = cached_path(LCB, tmp_path / "cache").with_name(".test.jsonl.999999999.x.partial")
-    stale.write_bytes(b"left by a killed download")
+    assert cached_files(tmp_path) == [] and partial_size(cached_path(LCB, tmp_path / "cache")) == 0
     hub.corrupt.clear()
+    hub.requests.clear()
     files = open_benchmark("livecodebench", release="v1", options=options(hub, tmp_path))
-    assert [p.name for p in cached_files(tmp_path)] == ["test.jsonl", "test.jsonl.verified.json"]
     assert files.paths[0].read_bytes() == CONTENT
+    assert [r.range for r in hub.requests if r.method == "GET"] == [None]
+
+
+def test_a_partial_file_for_other_bytes_is_not_resumed(hub: StandInHub, tmp_path: Path) -> None:
+    served(hub.root, LCB, CONTENT)
+    manifest(tmp_path, LCB, CONTENT)
+    stale = cached_path(LCB, tmp_path / "cache").with_name(".test.jsonl.0123456789abcdef.partial")
+    stale.parent.mkdir(parents=True)
+    stale.write_bytes(b"left by a download of other bytes")
+    files = open_benchmark("livecodebench", release="v1", options=options(hub, tmp_path))
+    assert files.paths[0].read_bytes() == CONTENT and not stale.exists()
+    assert [r.range for r in hub.requests if r.method == "GET"] == [None]
+    assert [p.name for p in cached_files(tmp_path)] == ["test.jsonl", "test.jsonl.verified.json"]
+
+
+def test_a_download_stopped_after_its_last_byte_is_verified_without_asking_for_the_bytes_again(
+    hub: StandInHub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from refinelab._downloads.fetcher import _Download
+
+    served(hub.root, LCB, CONTENT)
+    manifest(tmp_path, LCB, CONTENT)
+
+    def stopped(self: _Download, handle: object, size: int) -> str:
+        raise KeyboardInterrupt  # as a Ctrl-C between the last byte and the check
+
+    with monkeypatch.context() as patched:
+        patched.setattr(_Download, "_verified", stopped)
+        with pytest.raises(KeyboardInterrupt):
+            open_benchmark("livecodebench", release="v1", options=options(hub, tmp_path))
+    assert partial_size(cached_path(LCB, tmp_path / "cache")) == len(CONTENT)
+    hub.requests.clear()
+    files = open_benchmark("livecodebench", release="v1", options=options(hub, tmp_path))
+    assert files.paths[0].read_bytes() == CONTENT and [r.method for r in hub.requests] == ["HEAD"]

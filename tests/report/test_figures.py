@@ -175,3 +175,14 @@ def test_legends_of_long_model_names_stay_whole_inside_the_figure(tmp_path: Path
 def _left_title(axes: Any) -> Any:
     """The left title's text artist (matplotlib keeps it as a private attribute; its bounds are checked)."""
     return axes._left_title
+
+
+@pytest.mark.parametrize("name", ["pass-by-iteration", "cost-vs-pass"])
+def test_a_run_where_nothing_passed_keeps_the_whole_percent_scale(tmp_path: Path, name: str) -> None:
+    with Store(tmp_path / "store.sqlite") as store:
+        fill(store)
+        store._db.execute("UPDATE attempts SET hidden_passed = 0, hidden_pass_count = 0")
+        report = build_report(store)
+    (axes,) = _draw(report, name).axes
+    low, high = axes.get_ylim()
+    assert low <= 0 and high >= 100, (low, high)

@@ -155,6 +155,19 @@ def test_report_and_export_commands(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert main(["report", "--store", str(tmp_path / "missing.sqlite")], {}) == 2
 
 
+def test_report_html_without_a_file_name_writes_report_html_here(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "store.sqlite"
+    with Store(path) as store:
+        fill(store)
+    monkeypatch.chdir(tmp_path)
+    assert main(["report", "--store", str(path), "--html"], {}) == 0
+    assert (tmp_path / "report.html").read_text(encoding="utf-8").startswith("<!doctype")
+    assert "refinelab: HTML report -> report.html" in capsys.readouterr().err
+    assert main(["report", "demo-1", "--store", str(path), "--html"], {}) == 0  # a run id, then the flag alone
+
+
 def test_the_headline_reads_change_from_the_first_attempt_in_text_and_html(store: Store) -> None:
     report = build_report(store)
     text, page = render_text(report), render_html(report)

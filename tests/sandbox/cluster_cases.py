@@ -283,65 +283,141 @@ def test_ray_client_addresses_work(cluster: Harness) -> None:
 
 
 # --- nodes joining and leaving --------------------------------------------------------------------
+#
+# These cases hold the programs back until the event under test has happened: each program marks that
+# it started, then waits for a release file the test writes once the node has joined or is gone (as the
+# sandbox sees it). However fast or loaded the machine, no program can finish early. Isolation is "none"
+# so that the programs see the test's folder; each waits at most WAIT_BOUND seconds, then returns anyway.
+
+WAIT_BOUND = 170
+"""How long a held program waits for its release at most (its own bound; under the wall-clock backstop of
+:data:`HELD_LIMITS`)."""
+HELD_LIMITS = Limits(cpu_seconds=60.0)
+"""Limits for held programs: a wall-clock backstop (181 s) longer than their own bound."""
+HELD = """\
+import os, time
+def f(n):
+    open(os.path.join({folder!r}, f"started-{{n}}"), "w").close()
+    for _ in range({bound} * 20):
+        if os.path.exists({release!r}):
+            break
+        time.sleep(0.05)
+    return n
+"""
 
 
-def test_a_node_that_joins_mid_run_is_used(cluster: Harness) -> None:
-    first = cluster.add("join")
+class Held:
+    """Programs held until :meth:`release`; each returns its own number (so a misdelivered result fails)."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.release_file = folder / "release"
+        code = HELD.format(folder=str(folder), release=str(self.release_file), bound=WAIT_BOUND)
+        self.code = code
+
+    def items(self, count: int) -> list[Item]:
+        return [(self.code, Suite.of([CallTest(f"f({n})", n)], entry_point="f")) for n in range(count)]
+
+    def started(self) -> int:
+        return len(list(self.folder.glob("started-*")))
+
+    def release(self) -> None:
+        self.release_file.touch()
+
+
+async def until(what: str, happened: Callable[[], bool], bound: float = 600.0) -> None:
+    """Wait for an event (checked every 50 ms); a bug that keeps it from happening fails after ``bound``
+    seconds instead of hanging (a hang guard, not a timing assertion)."""
+    deadline = asyncio.get_running_loop().time() + bound
+    while not happened():
+        assert asyncio.get_running_loop().time() < deadline, f"never happened: {what}"
+        await asyncio.sleep(0.05)
+
+
+def held_sandbox(cluster: Harness, resource: str, **more: Any) -> ClusterSandbox:
+    return ClusterSandbox(cluster.address, isolation="none", limits=HELD_LIMITS, options=options(resource, **more))
+
+
+def events(sandbox: ClusterSandbox, kind: str) -> list[str]:
+    return [event.node for event in sandbox.events if event.kind == kind]
+
+
+def node_name(node: Any) -> str:
+    return f"127.0.0.1/{node.node_id[:12]}"
+
+
+def test_a_node_that_joins_mid_run_is_used(cluster: Harness, tmp_path: Path) -> None:
+    first, held = cluster.add("join"), Held(tmp_path)
     joined: list[Any] = []
 
     async def main() -> list[RunResult]:
-        async with ClusterSandbox(cluster.address, options=options("join", batch_size=8)) as sandbox:
-            run = asyncio.ensure_future(sandbox.run_items(counting(300, spin=300_000)))
-            await asyncio.sleep(1.0)
+        async with held_sandbox(cluster, "join", batch_size=8) as sandbox:
+            run = asyncio.ensure_future(sandbox.run_items(held.items(40)))
+            await until("the first node runs a program", lambda: held.started() >= 1)
             joined.append(cluster.add("join"))  # in the main thread (Ray sets signal handlers); the run waits
+            await until("the joined node runs a program too", lambda: held.started() >= 2)
+            held.release()  # one worker per node, each program held: two started means both nodes hold work
             return await run
 
     try:
-        results = asyncio.run(main())
+        with pytest.warns(UserWarning, match="UNSANDBOXED"):
+            results = asyncio.run(main())
     finally:
+        held.release()
         for node in [first, *joined]:
             cluster.remove(node)
-    assert all(r.passed for r in results)
-    assert {r.node for r in results} == {f"127.0.0.1/{n.node_id[:12]}" for n in [first, *joined]}
+    assert [r.passed for r in results] == [True] * 40
+    assert {r.node for r in results} == {node_name(n) for n in [first, *joined]}
 
 
-def test_a_node_killed_mid_run_loses_nothing_and_scores_nothing_twice(cluster: Harness) -> None:
-    doomed = cluster.add("base")
-    items = counting(1500)  # enough that work is left for the others when the node goes, however fast it ran
+def test_a_node_killed_mid_run_loses_nothing_and_scores_nothing_twice(cluster: Harness, tmp_path: Path) -> None:
+    doomed, held = cluster.add("base"), Held(tmp_path)
+    items = held.items(48)
     seen: dict[str, Any] = {}
+    name = node_name(doomed)
 
     async def main() -> list[RunResult]:
-        async with ClusterSandbox(cluster.address, options=options("base", batch_size=16)) as sandbox:
+        async with held_sandbox(cluster, "base", batch_size=8) as sandbox:
             assert sandbox.size == 3
             run = asyncio.ensure_future(sandbox.run_items(items))
-            while sandbox.stats["batches"] < 3:
-                await asyncio.sleep(0.05)
+            # one worker per node and every program held: three started programs are one on each node
+            await until("every node runs a program", lambda: held.started() >= 3)
             cluster.remove(doomed)
+            await until("the sandbox sees the node lost", lambda: name in events(sandbox, "lost"))
+            held.release()
             results = await run
             seen.update(events=list(sandbox.events), stats=dict(sandbox.stats), size=sandbox.size)
             return results
 
-    results = asyncio.run(main())
-    name = f"127.0.0.1/{doomed.node_id[:12]}"
+    try:
+        with pytest.warns(UserWarning, match="UNSANDBOXED"):
+            results = asyncio.run(main())
+    finally:
+        held.release()
     assert [r.passed for r in results] == [True] * len(items)
     assert seen["stats"]["programs"] == len(items), "a program was delivered twice, or not at all"
+    assert name not in {r.node for r in results}  # the lost node's batches were all run again elsewhere
     kinds = [(event.kind, event.node) for event in seen["events"]]
     assert ("lost", name) in kinds and ("retried", name) in kinds, kinds
     assert seen["size"] == 2
 
 
-def test_with_no_node_left_the_run_stops_as_an_infrastructure_error(cluster: Harness) -> None:
-    alone = cluster.add("alone")
+def test_with_no_node_left_the_run_stops_as_an_infrastructure_error(cluster: Harness, tmp_path: Path) -> None:
+    alone, held = cluster.add("alone"), Held(tmp_path)
 
     async def main() -> None:
-        async with ClusterSandbox(cluster.address, options=options("alone", node_wait=2.0)) as sandbox:
-            run = asyncio.ensure_future(sandbox.run_items(counting(400, spin=200_000)))
-            await asyncio.sleep(1.0)
-            cluster.remove(alone)
+        async with held_sandbox(cluster, "alone", node_wait=2.0) as sandbox:
+            run = asyncio.ensure_future(sandbox.run_items(held.items(40)))
+            await until("the node runs a program", lambda: held.started() >= 1)
+            cluster.remove(alone)  # while its program is held: the run cannot have finished
             with pytest.raises(SandboxUnavailable, match="no cluster node is left"):
                 await run
 
-    asyncio.run(main())
+    try:
+        with pytest.warns(UserWarning, match="UNSANDBOXED"):
+            asyncio.run(main())
+    finally:
+        held.release()
 
 
 # --- the command line and the library entry points ------------------------------------------------

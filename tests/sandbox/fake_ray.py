@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
 
-from refinelab import __version__
+from refinelab._version import __version__
 from refinelab.sandbox import IsolationLevel, NodeInfo
 from refinelab.sandbox._cluster_node import NodeBatch, NodeSetup
 from refinelab.sandbox._judge import ProgramReports

@@ -8,6 +8,7 @@ import os
 import pickle
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -24,13 +25,14 @@ from refinelab.sandbox import ClusterOptions, ClusterSandbox, Limits, RunResult,
 from refinelab.sandbox import _cluster as cluster_module
 from refinelab.sandbox._cluster_node import NodeBatch
 from refinelab.sandbox._cluster_queue import BatchQueue, Call, RunKey, chunks_of
+from refinelab.sandbox._cluster_reach import probe_target, reach_problem
 from refinelab.sandbox._pool import input_items
 from tests.sandbox.fake_ray import FakeNode, FakeRay
 from tests.sandbox.loopback import in_loopback_namespace, namespace_problem
 
 T = TypeVar("T")
 ROOT = Path(__file__).resolve().parents[2]
-FAST = ClusterOptions(poll_seconds=0.01, node_wait=0.2)
+FAST = ClusterOptions(poll_seconds=0.01, node_wait=0.2, connect_seconds=None)  # no address here answers
 
 
 def squares(count: int) -> list[tuple[str, Suite]]:
@@ -131,7 +133,10 @@ def test_scoring_in_stages_keeps_where_each_program_ran(monkeypatch: pytest.Monk
     nodes = [FakeNode("a" * 20)]
     results = with_cluster(nodes, lambda sandbox: run_scored(sandbox, items, limits=limits), monkeypatch=monkeypatch)
     assert [r.passed for r in results] == [True, False]
-    assert [len(b.inputs[0].tests) for b in nodes[0].batches] == [8, 12]  # the wrong program stopped at stage 1
+    ran = sorted((len(inputs.tests), code) for b in nodes[0].batches for code, inputs in zip(b.programs, b.inputs))
+    assert ran == sorted(
+        [(8, items[0][0]), (8, items[1][0]), (12, items[0][0])]
+    )  # the wrong program stopped at stage 1
     assert {r.node for r in results} == {f"10.0.0.20/{'a' * 12}"}
 
 
@@ -319,6 +324,57 @@ def test_a_client_server_that_dies_as_it_starts_is_tried_again(monkeypatch: pyte
     with pytest.raises(UserError, match="start one with `ray start --head`"):
         asyncio.run(main())
     assert fake.inits == 10  # three tries for the race, one for anything else
+
+
+def test_the_probe_finds_what_listens_and_what_does_not() -> None:
+    with socket.socket() as listening, socket.socket() as closed:
+        listening.bind(("127.0.0.1", 0))
+        listening.listen(4)
+        closed.bind(("127.0.0.1", 0))  # bound, never listening: a connection is refused
+        up, down = listening.getsockname()[1], closed.getsockname()[1]
+        assert asyncio.run(reach_problem(f"127.0.0.1:{up}", {}, 5.0)) is None
+        assert asyncio.run(reach_problem(f"ray://127.0.0.1:{up}", {}, 5.0)) is None
+        problem = asyncio.run(reach_problem(f"127.0.0.1:{down}", {}, 5.0))
+        assert problem == f"nothing answers at 127.0.0.1:{down}: connection refused"
+        assert asyncio.run(reach_problem("auto", {"RAY_ADDRESS": f"127.0.0.1:{down}"}, 5.0)) == problem
+    assert probe_target("auto", {}) is None  # Ray looks for a cluster started on this machine itself
+    assert probe_target("ray://head:10001", {}) == ("head", 10001)
+
+
+def test_a_cluster_address_where_nothing_listens_is_one_line_before_ray_is_asked(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    fake = FakeRay([FakeNode("a" * 20)], connected=False)
+    monkeypatch.setattr(cluster_module, "_import_ray", lambda: fake)
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        address = f"127.0.0.1:{closed.getsockname()[1]}"
+        with pytest.raises(UserError, match=rf"no Ray cluster at '{address}' \(nothing answers at {address}"):
+            asyncio.run(ClusterSandbox(address).start())
+    assert fake.inits == 0  # Ray, which would have retried for minutes, was never asked
+
+
+def test_ray_init_keeps_the_callers_sigterm_handler(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``ray.init`` sets its own SIGTERM handler (it exits the process); the caller's comes back, so a run
+    stopped by SIGTERM is still marked interrupted."""
+    fake = FakeRay([FakeNode("a" * 20)], connected=False)
+    ray_init = fake.init
+
+    def init(**options: object) -> None:
+        signal.signal(signal.SIGTERM, lambda number, frame: sys.exit(number))  # what ray.init does
+        ray_init(**options)
+
+    fake.init = init  # type: ignore[method-assign]
+    monkeypatch.setattr(cluster_module, "_import_ray", lambda: fake)
+    mine = signal.getsignal(signal.SIGTERM)
+    seen = []
+
+    async def main() -> None:
+        async with ClusterSandbox("fake", options=FAST):
+            seen.append(signal.getsignal(signal.SIGTERM))
+
+    asyncio.run(main())
+    assert fake.inits == 1 and seen == [mine] and signal.getsignal(signal.SIGTERM) is mine
 
 
 def test_without_ray_the_error_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:

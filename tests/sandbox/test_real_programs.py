@@ -1,6 +1,6 @@
 """Verdicts on real programs real models wrote (../shared/data): repeatable, equal to the real
-interpreter's, and equal across isolation modes. (LiveCodeBench's own grader's passes are checked in
-tests/experiment/test_crosscheck.py.)"""
+interpreter's, and equal across isolation modes (bubblewrap, Landlock, none). (LiveCodeBench's own
+grader's passes are checked in tests/experiment/test_crosscheck.py.)"""
 
 from __future__ import annotations
 
@@ -19,8 +19,10 @@ from refinelab._location import Location
 from refinelab.problems import Problem, StdioTest, load_livecodebench
 from refinelab.problems._humaneval import _problem as humaneval_problem
 from refinelab.problems._mbpp import _humaneval_form as mbpp_problem
-from refinelab.sandbox import Limits, Suite, WorkerPool, outputs_match
+from refinelab.sandbox import IsolationMode, Limits, Suite, WorkerPool, outputs_match
 from refinelab.sandbox._bwrap import base_interpreter
+from tests.conftest import SHARED
+from tests.sandbox.isolations import choose
 
 T = TypeVar("T")
 
@@ -115,23 +117,36 @@ def single_pass_items(data: Path) -> list[tuple[str, Suite]]:
     return items
 
 
+@pytest.fixture(scope="module")
+def bubblewrap_verdicts() -> tuple[list[tuple[str, Suite]], list[tuple[str, ...]]]:
+    """Every single-pass program and its verdicts under bubblewrap, two workers (computed once)."""
+    if not SHARED.is_dir():
+        pytest.skip(f"shared benchmark data not found at {SHARED} (only present in the project workspace)")
+    items = single_pass_items(SHARED)
+    assert len(items) > 2000
+    return items, asyncio.run(_verdicts(items, "bwrap", Limits()))
+
+
 @pytest.mark.filterwarnings("ignore::refinelab.sandbox.SandboxWarning")
-def test_unsandboxed_verdicts_equal_the_sandboxed_ones_with_two_workers(shared_data: Path) -> None:
-    """Every test's verdict is the same with and without bubblewrap, two workers each.
+@pytest.mark.parametrize("isolation", ["none", "landlock"])
+def test_verdicts_equal_bubblewraps_test_by_test_with_two_workers(
+    bubblewrap_verdicts: tuple[list[tuple[str, Suite]], list[tuple[str, ...]]], isolation: IsolationMode
+) -> None:
+    """Every test's verdict is the same without bubblewrap (unsandboxed, and confined by Landlock
+    instead of namespaces) as with it, two workers each.
 
     Timing is not isolation: a program whose CPU time sits at the limit (MBPP's ``smartNumber(1000)``
     takes 4.0 s under Debian's python3, the limit is 4 s) may time out in one run and not in another
     even after the pool's confirming rerun. So a program whose verdicts differ is run again in both
     modes with a limit that does not bind, and must then agree: what is left is an isolation bug.
     """
-    items = single_pass_items(shared_data)
-    assert len(items) > 2000
-    sandboxed, unsandboxed = (asyncio.run(_verdicts(items, mode, Limits())) for mode in ("bwrap", "none"))
-    differing = [i for i, (a, b) in enumerate(zip(sandboxed, unsandboxed)) if a != b]
+    items, sandboxed = bubblewrap_verdicts
+    other = asyncio.run(_verdicts(items, choose(isolation), Limits()))
+    differing = [i for i, (a, b) in enumerate(zip(sandboxed, other)) if a != b]
     assert len(differing) <= 5, f"{len(differing)} programs differ: more than timing noise explains"
     retried = [items[i] for i in differing]
     generous = Limits(cpu_seconds=30)
-    again = [asyncio.run(_verdicts(retried, mode, generous)) for mode in ("bwrap", "none")]
+    again = [asyncio.run(_verdicts(retried, mode, generous)) for mode in ("bwrap", isolation)]
     still = [(i, a, b) for i, a, b in zip(differing, *again) if a != b]
     assert still == [], f"{len(still)} programs differ without a binding time limit, e.g. {still[:3]}"
 

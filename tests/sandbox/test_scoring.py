@@ -3,9 +3,16 @@ program's tests stop at the stage where it failed."""
 
 from __future__ import annotations
 
+import json
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
 from refinelab.problems import CallTest
 from refinelab.sandbox import Limits, RunResult, Suite, WorkerPool
-from refinelab.sandbox._scoring import FIRST_STAGE, run_scored, stages
+from refinelab.sandbox._scoring import FIRST_STAGE, run_scored, split_by_time, stages
+from refinelab.sandbox._trace import TRACE_VARIABLE, chain_of
 from tests.conftest import with_pool
 
 SUITE = Suite.of([CallTest(f"f({i})", i) for i in range(100)], entry_point="f")
@@ -47,3 +54,60 @@ def test_identical_programs_against_the_same_suite_run_once() -> None:
     assert [r.passed for r in results] == [True, False, True, True]
     assert results[0] is results[2] is results[3]
     assert children == 2
+
+
+LOOP = "def f(x):\n    while True:\n        pass\n"
+
+
+def ran(program: str, job: dict[str, list[str]]) -> bool:
+    """Whether a traced job ran ``program`` (its chain is the program's, on some suite)."""
+    return any(chain.startswith(chain_of(program)) for chain in job["chains"])
+
+
+def test_a_programs_timeout_rerun_does_not_hold_back_another_programs_next_stage(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Each program goes through its stages on its own: a right program's second stage starts while a
+    looping program scored beside it is still in the rerun that confirms its timeout (before, a group's
+    next stage waited for the group's every program, reruns included). Read from the job trace."""
+    trace = tmp_path / "jobs.jsonl"
+    monkeypatch.setenv(TRACE_VARIABLE, str(trace))
+    (looping, right), _ = score([(LOOP, SUITE), (RIGHT, SUITE)], Limits(cpu_seconds=0.5, stop_at_failure=True))
+    assert looping.outcomes[0].verdict == "timeout" and right.passed
+    jobs = [json.loads(line) for line in trace.read_text().splitlines() if "chains" in json.loads(line)]
+    loop_jobs = [job for job in jobs if ran(LOOP, job)]
+    right_jobs = [job for job in jobs if ran(RIGHT, job)]
+    assert len(loop_jobs) == 2 and len(right_jobs) == 3  # the run and its rerun; three stages
+    rerun = max(loop_jobs, key=lambda job: job["start"])
+    second_stage = sorted(right_jobs, key=lambda job: job["start"])[1]
+    assert second_stage["start"] < rerun["end"]
+
+
+def test_at_the_end_of_a_run_a_long_programs_confirming_rerun_starts_beside_it(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """With a worker idle and nothing waiting, the rerun that would confirm a timeout starts while the first
+    run still runs, so a looping program's limit and its rerun overlap; the verdict is the same."""
+    trace = tmp_path / "jobs.jsonl"
+    monkeypatch.setenv(TRACE_VARIABLE, str(trace))
+    (looping,), _ = score([(LOOP, SUITE)], Limits(cpu_seconds=1.0, stop_at_failure=True))
+    assert looping.outcomes[0].verdict == "timeout"
+    assert looping.outcomes[0].limit_seconds == 1.0
+    jobs = [json.loads(line) for line in trace.read_text().splitlines() if "chains" in json.loads(line)]
+    first, second = sorted((job for job in jobs if ran(LOOP, job)), key=lambda job: job["start"])
+    assert second["start"] < first["end"]
+
+
+def test_a_slow_stage_is_cut_by_the_references_time_and_scored_the_same() -> None:
+    """A stage whose tests took the reference longer than ``PIECE_SECONDS`` runs in pieces (concurrently, on
+    as many workers); the pieces cover every test once, in order, and the verdicts are those of one run."""
+    slow = replace(SUITE, reference_seconds=tuple([0.2] * 100))
+    pieces = split_by_time(slow, 0.5)
+    assert [len(piece.tests) for piece in pieces] == [2] * 50
+    assert [t for piece in pieces for t in piece.tests] == list(slow.tests)
+    assert split_by_time(SUITE, 0.5) == [SUITE]  # no reference times: not cut
+    items = [(RIGHT, slow), (WRONG_AT.format(at=3), slow), (WRONG_AT.format(at=50), slow)]
+    (right, early, later), _ = score(items, Limits(stop_at_failure=True))
+    assert right.passed and [o.verdict for o in right.outcomes] == ["pass"] * 100
+    assert not early.passed and early.outcomes[3].verdict == "fail"
+    assert not later.passed and later.outcomes[50].verdict == "fail"

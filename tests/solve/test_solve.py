@@ -12,7 +12,9 @@ import pytest
 
 from refinelab import solve
 from refinelab.errors import UserError
+from refinelab.experiment import ExperimentSpec
 from refinelab.models import GenerateConfig, Message
+from refinelab.runtime import Settings
 from refinelab.solve import Solution, SolveOptions, SolveProgress, solve_async
 from refinelab.store import Store
 from refinelab.testing import FunctionModel, ScriptedModel, serve
@@ -96,6 +98,20 @@ def test_solve_is_recorded_and_reportable(options: SolveOptions, tmp_path: Path)
         assert listing.done == listing.total == 1
         (detail,) = store.trajectory_details(listing.info.id)
         assert [(a.code or "").strip() for a in detail.attempts] == [FIB_DRAFT.strip(), FIB_FIXED.strip()]
+
+
+def test_settings_handed_over_are_used_as_they_are_and_the_run_records_its_sandbox(tmp_path: Path) -> None:
+    """The command line resolves its settings once and hands them over: the solve does not resolve them
+    again (the environment's store would win otherwise); its sandbox choice and endpoint are recorded."""
+    chosen = Settings(store=tmp_path / "handed.sqlite", environ={"REFINELAB_STORE": str(tmp_path / "env.sqlite")})
+    options = SolveOptions(strategy="exec-refine", settings=chosen, timeout=3.0, store=tmp_path / "ignored.sqlite")
+    model = ScriptedModel([fenced(FIB_DRAFT), fenced(FIB_FIXED)])
+    solution = solve(FIB_PROMPT, model, tests=FIB_TESTS, options=options)
+    assert solution.verified and not (tmp_path / "env.sqlite").exists() and not (tmp_path / "ignored.sqlite").exists()
+    with Store(tmp_path / "handed.sqlite") as store:
+        (run,) = store.runs()
+    assert ExperimentSpec.from_json(run.spec).sandbox.timeout == 3.0 and run.header.limits["cpu_seconds"] == 3.0
+    assert run.header.endpoints is not None and run.header.endpoints[0].endpoint.role == "actor"
 
 
 def test_progress_reports_attempts_and_tests(options: SolveOptions) -> None:

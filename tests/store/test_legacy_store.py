@@ -69,7 +69,17 @@ def test_an_old_store_loads_every_trajectory_and_export_line(legacy: Store) -> N
     rows = list(legacy.export_rows(run.id))
     added = {"config", "decisions", "trajectory_decisions", "generated_tests", "config_label", "refinement"}
     added |= {"isolation", "node"}  # each hidden result's, since
+    thinking = {"reasoning_effort", "critic_reasoning_effort", "reasoning_tokens", "critic_reasoning_tokens"}
+    thinking |= {"reasoning", "critic_reasoning", "not_sent", "critic_not_sent"}  # since m008_reasoning
+    added |= thinking
     same([{k: v for k, v in row.items() if k not in added} for row in rows], numbers["export"], "export")
+    for row in rows:  # nothing was thought, asked with an effort or left unsent before efforts existed
+        judged = row["critic_verdict"] is not None or row["critic_raw_reply"] is not None
+        assert {k: row[k] for k in thinking} == {
+            "reasoning_effort": None, "critic_reasoning_effort": None, "reasoning_tokens": 0,
+            "critic_reasoning_tokens": 0 if judged else None, "reasoning": None, "critic_reasoning": None,
+            "not_sent": [], "critic_not_sent": [],
+        }  # fmt: skip
     assert all(row["decisions"] == [] for row in rows)  # an old store has no selecting strategies' records
     first = [row["iteration"] == 0 for row in rows]
     assert [row["generated_tests"] for row in rows] == [[] if f else None for f in first]

@@ -200,6 +200,17 @@ def test_every_case_filter_counts_what_the_metrics_count(page: Any, base: str, d
     }
 
 
+def test_an_unknown_case_link_says_so_and_lists_every_trajectory(page: Any, base: str, demo: Demo) -> None:
+    with Store(demo.store) as store:
+        every = len(store.trajectories(demo.run_id))
+    open_route(page, base, f"run/{demo.run_id}/cases?case=regresions", "#case-list")
+    said = page.text_content("#unknown-case")
+    assert said is not None and "No case is called “regresions”" in said and "regressions" in said
+    assert len(case_rows(page)) == every
+    open_route(page, base, f"run/{demo.run_id}/cases?case=regressions", "#case-list")
+    assert page.query_selector("#unknown-case") is None
+
+
 def test_the_sanitize_hands_trajectory_reads_as_in_the_case_study(page: Any, base: str, demo: Demo) -> None:
     open_route(page, base, f"run/{demo.run_id}/cases?case=regressions", "#case-list tbody tr a")
     page.click("#case-list tbody tr a")

@@ -3,7 +3,6 @@ trajectory while the run's report is still being computed (a big run's report ta
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import pytest
@@ -19,10 +18,9 @@ def test_a_deep_link_on_a_cold_server_never_waits_for_the_runs_report(slow_repor
     page = browser.new_page()
     try:
         with serving(Source(slow_reports.store, live=True)) as server:
-            begun = time.monotonic()
             page.goto(f"{server.url}#/run/demo-1/t/{REFINE.key}/jsonl%2Fp2/0?attempt=1")
-            page.wait_for_selector("#attempt-1.focus", timeout=15_000)
-            assert time.monotonic() - begun < 15 and not slow_reports.release.is_set()
+            page.wait_for_selector("#attempt-1.focus", timeout=120_000)  # a hang guard, not a time target
+            assert not slow_reports.release.is_set()  # drawn while the report is still held back
             assert "regression error" in page.inner_text("#attempt-0 header")
             ARTIFACTS.mkdir(parents=True, exist_ok=True)
             page.screenshot(path=str(ARTIFACTS / "served-cold-deep-link.png"), full_page=True)

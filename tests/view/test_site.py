@@ -242,8 +242,13 @@ def test_a_store_from_before_problem_details_is_viewable(tmp_path: Path, monkeyp
     from refinelab.store import MIGRATIONS
 
     path = tmp_path / "old.sqlite"
-    node = tuple(m for m in MIGRATIONS if m[0] == "m006_attempt_node")  # the rows written here have its column
-    monkeypatch.setattr("refinelab.store._store.MIGRATIONS", MIGRATIONS[:3] + node)
+    # the rows written here have the columns of m006, m007 and m008 (which needs m005's table), not m004's details
+    later = tuple(
+        m
+        for m in MIGRATIONS
+        if m[0] in ("m005_generated_tests_and_decisions", "m006_attempt_node", "m007_run_endpoints", "m008_reasoning")
+    )
+    monkeypatch.setattr("refinelab.store._store.MIGRATIONS", MIGRATIONS[:3] + later)
     monkeypatch.setattr("refinelab.store._store.Store.add_problems", lambda self, run, problems: None)
     with Store(path) as store:
         fill(store)

@@ -4,6 +4,7 @@ benchmark's hidden tests, choosing one program per task by dual agreement, and s
 from refinelab.check._samples import (
     Sample,
     ScoredSample,
+    SkipCause,
     Summary,
     format_hint,
     read_samples,
@@ -33,6 +34,7 @@ __all__ = [
     "Selection",
     "SelectionOptions",
     "SelfTestReport",
+    "SkipCause",
     "Summary",
     "check_samples",
     "format_hint",

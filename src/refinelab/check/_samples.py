@@ -93,11 +93,26 @@ def read_samples(path: str | Path, problems: Sequence[Problem]) -> list[Sample]:
 
 
 def _code(record: dict[str, object], path: str | Path, line: int) -> tuple[str, Literal["completion", "solution"]]:
-    if isinstance(record.get("solution"), str):
-        return str(record["solution"]), "solution"
-    if isinstance(record.get("completion"), str):
-        return str(record["completion"]), "completion"
+    fields: tuple[Literal["completion", "solution"], ...] = ("solution", "completion")
+    for name in fields:
+        if isinstance(record.get(name), str):
+            return str(record[name]), name
+    for name in fields:
+        if name in record:  # there, but not text: say what it is, not that it is missing
+            kind = _json_kind(record[name])
+            raise InputError(path, line, name, f"must be a string (the program's text), not {kind}")
     raise InputError(path, line, "completion", "missing: a sample needs 'completion' or 'solution' (a string)")
+
+
+def _json_kind(value: object) -> str:
+    """What a JSON value is, in words (``a list``, ``null``...)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true or false"
+    if isinstance(value, (int, float)):
+        return "a number"
+    return "a list" if isinstance(value, list) else "an object" if isinstance(value, dict) else type(value).__name__
 
 
 def format_hint(samples: Sequence[Sample]) -> str | None:
@@ -141,6 +156,10 @@ async def score_samples(
     return [ScoredSample(sample, result, pool.limits) for sample, result in zip(samples, results)]
 
 
+SkipCause = Literal["failure", "stage"]
+"""Why a program's tests were skipped (see :attr:`Summary.skipped`)."""
+
+
 @dataclass(frozen=True)
 class Summary:
     """pass@k and outcome counts over scored samples."""
@@ -153,15 +172,31 @@ class Summary:
     """pass@k for k = 1, 10, 100 where every problem has at least k samples."""
     verdicts: dict[str, int] = field(default_factory=dict)
     """How many tests ended in each verdict."""
+    skipped: dict[SkipCause, int] = field(default_factory=dict)
+    """Skipped tests by what stopped their program: ``failure`` (an error, a timeout or a crash: the
+    worker runs none of the program's later tests) or ``stage`` (a wrong answer in an earlier stage: see
+    :func:`refinelab.sandbox.run_scored`)."""
 
 
 def summarize(scored: Sequence[ScoredSample]) -> Summary:
-    """pass@k (unbiased) over problems, and verdict counts over all tests."""
+    """pass@k (unbiased) over problems, verdict counts over all tests, and why tests were skipped."""
     per_problem: dict[str, list[bool]] = {}
     verdicts: Counter[str] = Counter()
+    skipped: Counter[SkipCause] = Counter()
     for item in scored:
         per_problem.setdefault(item.sample.problem.id, []).append(item.result.passed)
         verdicts.update(outcome.verdict for outcome in item.result.outcomes)
+        verdicts_run = [outcome.verdict for outcome in item.result.outcomes]
+        if "skipped" in verdicts_run:
+            first = verdicts_run.index("skipped")
+            stopped_by = verdicts_run[first - 1] if first else "pass"
+            skipped[_cause(stopped_by)] += verdicts_run.count("skipped")
     counts = [(len(v), sum(v)) for v in per_problem.values()]
     pass_at = {k: value for k in (1, 10, 100) if (value := mean_pass_at_k(counts, k)) is not None}
-    return Summary(len(per_problem), len(scored), pass_at, dict(verdicts))
+    return Summary(len(per_problem), len(scored), pass_at, dict(verdicts), dict(skipped))
+
+
+def _cause(stopped_by: str) -> SkipCause:
+    """The test just before a program's first skipped one ended so: a failure status stopped the program
+    in the worker; a pass or a wrong value means its stage was judged and had a wrong answer."""
+    return "stage" if stopped_by in ("pass", "fail") else "failure"

@@ -17,6 +17,7 @@ from refinelab.check._selection import (
 )
 from refinelab.errors import UserError
 from refinelab.problems import BENCHMARKS, BenchmarkFiles, FetchOptions, Problem, dated, open_benchmark, window_text
+from refinelab.runtime import NOT_GIVEN, SandboxChoice, SandboxRequest, choose_sandbox
 from refinelab.sandbox import IsolationMode, Limits, Sandbox, SandboxSettings, prepare_benchmark
 
 
@@ -44,6 +45,8 @@ class CheckOptions:
     """Sandbox mode."""
     allow_packages: tuple[str, ...] = ()
     """Packages candidates may import, beyond what the benchmark's grader offers."""
+    agreement_timeout: float | None = None
+    """CPU seconds per generated test when choosing by dual agreement; ``None``: CodeT's 0.1 s."""
 
     @property
     def missing_packages(self) -> tuple[str, ...]:
@@ -51,19 +54,27 @@ class CheckOptions:
         them fail)."""
         return BENCHMARKS[self.benchmark].offered_packages()[1]
 
+    def choice(self) -> SandboxChoice:
+        """The sandbox, chosen as ``run`` and ``solve`` choose theirs (:func:`refinelab.runtime.choose_sandbox`):
+        the benchmark's time rule unless a timeout is given."""
+        given = SandboxRequest(
+            isolation=self.isolation,
+            timeout=NOT_GIVEN if self.timeout is None else self.timeout,
+            allow_packages=self.allow_packages,
+            test_details=self.test_details,
+            agreement_timeout=NOT_GIVEN if self.agreement_timeout is None else self.agreement_timeout,
+        )
+        return choose_sandbox([self.benchmark], given)
+
     def limits(self) -> Limits:
         """The limits a check scores with: the benchmark's time rule unless a timeout is given, and every
         test run only with ``test_details`` (else a program stops at its first failure)."""
-        chosen = BENCHMARKS[self.benchmark]
-        limits = Limits(cpu_seconds=self.timeout or chosen.cpu_seconds, stop_at_failure=not self.test_details)
-        return limits.following_reference() if self.timeout is None and chosen.follows_reference else limits
+        return self.choice().hidden_limits()
 
     def sandbox(self) -> SandboxSettings:
         """The sandbox: the limits (:meth:`limits`), and what candidates may import (what is allowed plus
         what the benchmark's grader offers and is installed)."""
-        installed, _ = BENCHMARKS[self.benchmark].offered_packages()
-        packages = tuple(sorted({*self.allow_packages, *installed}))
-        return SandboxSettings(isolation=self.isolation, limits=self.limits(), packages=packages)
+        return self.choice().sandbox_settings([self.benchmark], self.limits())
 
     def files(self, fetch: FetchOptions) -> BenchmarkFiles:
         """The benchmark's files: ``data``, or its release downloaded once into the cache."""

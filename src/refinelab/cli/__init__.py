@@ -11,7 +11,7 @@ import warnings
 from collections.abc import Mapping, Sequence
 from typing import NoReturn
 
-from refinelab import __version__
+from refinelab._version import __version__
 from refinelab.cli import _check, _ping, _recall, _report, _run, _solve, _view
 from refinelab.errors import InfrastructureError, UserError
 

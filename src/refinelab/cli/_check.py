@@ -20,6 +20,7 @@ from refinelab.check import (
     Selection,
     SelectionOptions,
     SelfTestReport,
+    SkipCause,
     check_samples,
     format_hint,
     read_any_samples,
@@ -32,7 +33,7 @@ from refinelab.cli._progress import ProgressDisplay
 from refinelab.errors import UserError
 from refinelab.problems import BENCHMARKS, BenchmarkFiles, Problem, valid_date
 from refinelab.runtime import Runtime, open_runtime
-from refinelab.sandbox import ClusterEvent, ClusterSandbox, Sandbox
+from refinelab.sandbox import ClusterEvent, ClusterSandbox, Sandbox, WorkerPool, stages
 from refinelab.verification import AGREEMENT_SECONDS, agreement_limits
 
 
@@ -174,6 +175,7 @@ def run(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
         test_details=args.test_details,
         isolation=args.isolation,
         allow_packages=tuple(args.allow_package),
+        agreement_timeout=args.agreement_timeout,
     )
     for package in options.missing_packages:
         print(
@@ -206,7 +208,8 @@ async def _check(args: argparse.Namespace, options: CheckOptions, runtime: Runti
             _print_self_test(report, sandbox)
             return 1 if report.discrepancies else 0
         inputs = _inputs(args, problems)
-        result = await check_samples(inputs, sandbox, _selection_options(args) if args.select else None, show)
+        selection = _selection_options(args, options) if args.select else None
+        result = await check_samples(inputs, sandbox, selection, show)
         show.close()
     if result.selections is not None:
         _print_summary(result.scored, problems, sandbox)
@@ -254,12 +257,12 @@ def _check_selection_args(args: argparse.Namespace) -> None:
         raise UserError("--tests-per-sample must be at least 1")
 
 
-def _selection_options(args: argparse.Namespace) -> SelectionOptions:
+def _selection_options(args: argparse.Namespace, options: CheckOptions) -> SelectionOptions:
     return SelectionOptions(
         score=args.agreement_score,
         visible=args.visible_tests,
         per_sample=args.tests_per_sample,
-        limits=agreement_limits(args.agreement_timeout),
+        limits=agreement_limits(options.choice().agreement_timeout),
     )
 
 
@@ -306,7 +309,21 @@ def _print_summary(scored: Sequence[ScoredSample], problems: Sequence[Problem], 
     counts = ", ".join(f"{verdict} {count}" for verdict, count in sorted(summary.verdicts.items()))
     print(f"test outcomes: {counts}")
     if pool.limits.stop_at_failure and summary.verdicts.get("skipped"):
-        print("  (a program's tests after its first failure are skipped; --test-details runs every one)")
+        print(_skipped_line(summary.skipped))
+
+
+def _skipped_line(skipped: Mapping[SkipCause, int]) -> str:
+    """Which tests were skipped, and why (only each program's verdict was asked for)."""
+    parts = []
+    if skipped.get("failure"):
+        parts.append(f"{skipped['failure']} after an error, timeout or crash (the program's later tests)")
+    if skipped.get("stage"):
+        sizes = ", ".join(str(len(stage)) for stage in stages(10**6, staged=True)[:3])
+        parts.append(
+            f"{skipped['stage']} after a wrong answer (tests run in stages of {sizes}...; expected values stay out "
+            "of the sandbox, so a wrong answer is judged once its stage ends and stops only the later stages)"
+        )
+    return f"  skipped: {'; '.join(parts)}; --test-details runs every one"
 
 
 def _print_self_test(report: SelfTestReport, pool: Sandbox) -> None:
@@ -344,5 +361,6 @@ def _visible_line(report: SelfTestReport) -> str:
 
 
 def _isolation(pool: Sandbox) -> str:
-    where = f", on {len(pool.joined)} cluster nodes" if isinstance(pool, ClusterSandbox) else ""
-    return f"isolation: {pool.isolation}, {pool.limits.rule()}{where}"
+    where = f", on {counted(len(pool.joined), 'cluster node')}" if isinstance(pool, ClusterSandbox) else ""
+    got = f" ({pool.isolation_note})" if isinstance(pool, WorkerPool) and pool.isolation_note else ""
+    return f"isolation: {pool.isolation}{got}, {pool.limits.rule()}{where}"

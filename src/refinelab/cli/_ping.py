@@ -8,7 +8,17 @@ from collections.abc import Mapping
 from typing import Any
 
 from refinelab.cli import _options
-from refinelab.models import Completion, GenerateConfig, LocalBackend, Message, Model, open_model
+from refinelab.models import (
+    EndpointSetting,
+    GenerateConfig,
+    LocalBackend,
+    Message,
+    Model,
+    ModelProfile,
+    RoleEndpoint,
+    choose_endpoint,
+)
+from refinelab.runtime import Settings, open_runtime
 
 
 def add_parser(commands: Any, environ: Mapping[str, str]) -> None:
@@ -27,31 +37,56 @@ def add_parser(commands: Any, environ: Mapping[str, str]) -> None:
 def run(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
     """One request; user errors (unreachable, no key, unknown model) propagate as one line, exit 2."""
     settings = _options.settings(args, environ, ("config",))
-    model = open_model(args.model, settings.model_environ, base_url=args.base_url, config=settings.models)
-    if isinstance(model.backend, LocalBackend):
-        return _ping_local(model, model.backend)
-    completion = model.generate_sync([Message.user("Reply with the single word: ok")], GenerateConfig(max_tokens=8))
+    endpoint = choose_endpoint(
+        "actor", args.model, settings.models, over=[EndpointSetting(args.base_url, "--base-url")]
+    )
+    return asyncio.run(_ping(settings, endpoint))
+
+
+async def _ping(settings: Settings, endpoint: RoleEndpoint) -> int:
+    """The model opened through the runtime, without the response cache (the server itself must answer)."""
+    async with open_runtime(settings) as runtime:
+        model = runtime.model(endpoint.model, base_url=endpoint.base_url, cache=False)
+        if isinstance(model.backend, LocalBackend):
+            return await _ping_local(model, model.backend)
+        profile = model.accepts.profile
+        # a reasoning model thinks before it answers: 8 tokens would all go to thinking and leave no answer
+        cap = PING_THINKING_TOKENS if profile.reasons else 8
+        completion = await model.generate(
+            [Message.user("Reply with the single word: ok")], GenerateConfig(max_tokens=cap)
+        )
     usage = completion.usage
     cost = "unknown" if completion.cost_usd is None else f"${completion.cost_usd:.6f}"
     estimated = " (estimated)" if usage.estimated else ""
-    print(f"{completion.model} at {model.backend.endpoint}: {completion.text.strip()!r}")
+    thought = f" ({usage.reasoning_tokens} thinking)" if usage.reasoning_tokens or profile.reasons else ""
+    print(f"{completion.model} at {model.backend.endpoint} ({endpoint.chosen_by}): {completion.text.strip()!r}")
     print(
         f"latency {completion.latency_seconds * 1000:.0f} ms, tokens {usage.prompt_tokens} in / "
-        f"{usage.completion_tokens} out{estimated}, cost {cost}, retries {len(completion.retries)}"
+        f"{usage.completion_tokens} out{thought}{estimated}, cost {cost}, retries {len(completion.retries)}"
     )
+    print(f"model profile {profile.name}: {_profile_text(profile)}")
+    for item in completion.not_sent:
+        print(f"not sent: {item} ({item.reason})")
     return 0
 
 
-def _ping_local(model: Model, backend: LocalBackend) -> int:
+PING_THINKING_TOKENS = 512
+"""The cap of a reasoning model's ping (thinking and answer together)."""
+
+
+def _profile_text(profile: ModelProfile) -> str:
+    """What the profile says, in a few words."""
+    if not profile.reasons and profile.effort == "not_taken":
+        return "no reasoning effort"
+    refuses = f"; never sent: {', '.join(profile.refuses)}" if profile.refuses else ""
+    return f"reasoning effort through {profile.effort}, cap as {profile.token_limit}{refuses}"
+
+
+async def _ping_local(model: Model, backend: LocalBackend) -> int:
     """Load the model (timed), then generate up to 64 tokens greedily and report the model's speed."""
-
-    async def once() -> tuple[float, Completion]:
-        async with model:
-            loaded = await backend.load()
-            prompt = [Message.user("Count from 1 to 100, separated by spaces.")]
-            return loaded, await model.generate(prompt, GenerateConfig(temperature=0.0, max_tokens=64))
-
-    loaded, completion = asyncio.run(once())
+    loaded = await backend.load()
+    prompt = [Message.user("Count from 1 to 100, separated by spaces.")]
+    completion = await model.generate(prompt, GenerateConfig(temperature=0.0, max_tokens=64))
     usage, seconds = completion.usage, completion.latency_seconds
     size = backend.file.path.stat().st_size / 1e6
     where = backend.placement.describe() if backend.placement is not None else "not loaded"

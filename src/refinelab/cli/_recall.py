@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from refinelab.cli import _options
-from refinelab.errors import UserError
-from refinelab.experiment import DraftPair, Judgement, RecallOnDraft, draft_pairs, judge_drafts, recall_on_draft
+from refinelab.experiment import RecallOnDraft, draft_pairs, judge_drafts, recall_on_draft
 from refinelab.metrics import Rate
-from refinelab.models import Model, open_model
-from refinelab.store import Store
+from refinelab.models import EndpointSetting, RoleEndpoint, choose_endpoint
+from refinelab.runtime import Settings, open_runtime
 
 
 def add_parser(commands: Any, environ: Mapping[str, str]) -> None:
@@ -35,26 +34,25 @@ def add_parser(commands: Any, environ: Mapping[str, str]) -> None:
 def run(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
     """Judge every pair of the run and print recall on draft per configuration."""
     settings = _options.settings(args, environ, ("config", "store"))
-    if not settings.store.is_file():
-        raise UserError(f"{settings.store}: no such store (run `refinelab run` first, or pass --store)")
-    model = open_model(args.judge, settings.model_environ, base_url=args.base_url, config=settings.models)
-    with Store(settings.store) as store:
+    judge = choose_endpoint("judge", args.judge, settings.models, over=[EndpointSetting(args.base_url, "--base-url")])
+    return asyncio.run(_recall(args, settings, judge))
+
+
+async def _recall(args: argparse.Namespace, settings: Settings, judge: RoleEndpoint) -> int:
+    async with open_runtime(settings) as runtime:
+        store = runtime.open_store(create=False)
+        model = runtime.model(judge.model, base_url=judge.base_url)
         run_id = store.run(args.run_id).id
         pairs = draft_pairs(store, run_id, suggestions=("redraft", "refine") if args.with_refine else ("redraft",))
         if not pairs:
             print(f"run {run_id}: no critic suggested a redraft followed by a readable program; nothing to judge")
             return 0
-        judgements = asyncio.run(_judge(model, pairs))
+        judgements = await judge_drafts(model, pairs)
         rows = recall_on_draft(store, run_id, judgements)
-    print(f"run {run_id}: {len(pairs)} pairs judged by {model.name}")
+    print(f"run {run_id}: {len(pairs)} pairs judged by {model.name} at {judge.address} ({judge.chosen_by})")
     for line in _table(rows, args.with_refine):
         print(line)
     return 0
-
-
-async def _judge(model: Model, pairs: Sequence[DraftPair]) -> list[Judgement]:
-    async with model:
-        return await judge_drafts(model, pairs)
 
 
 def _rate(rate: Rate) -> str:

@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from refinelab._files import write_atomically
 from refinelab._words import counted
 from refinelab.cli import _options
 from refinelab.errors import UserError
 from refinelab.report import (
+    Report,
     build_report,
     figures_missing,
     render_html,
@@ -23,6 +26,7 @@ from refinelab.report import (
     report_json,
     why_text,
 )
+from refinelab.runtime import Settings, open_runtime
 from refinelab.store import RunListing, Store
 
 
@@ -35,7 +39,14 @@ def add_parsers(commands: Any, environ: Mapping[str, str]) -> None:
     _options.add_store(report)
     report.add_argument("--format", choices=["text", "csv", "json"], default="text", help="output format")
     report.add_argument("--out", type=Path, help="write to FILE instead of standard output")
-    report.add_argument("--html", type=Path, metavar="FILE", help="also write a self-contained HTML page")
+    report.add_argument(
+        "--html",
+        type=Path,
+        nargs="?",
+        const=DEFAULT_HTML,
+        metavar="FILE",
+        help=f"also write a self-contained HTML page (FILE default: {DEFAULT_HTML})",
+    )
     report.add_argument("--baseline", metavar="RUN", help="show differences against this run")
     report.add_argument(
         "--list", action="store_true", help="list stored runs: date, status, configurations, units done/total"
@@ -56,26 +67,53 @@ def add_parsers(commands: Any, environ: Mapping[str, str]) -> None:
     export.set_defaults(run=lambda args: run_export(args, environ))
 
 
-def _open(args: argparse.Namespace, environ: Mapping[str, str]) -> Store:
-    path = _options.settings(args, environ, ("store",)).store
-    if not path.exists():
-        raise UserError(f"{path}: no store here (run `refinelab run` first, or pass --store)")
-    return Store(path)
+T = TypeVar("T")
+DEFAULT_HTML = Path("report.html")
+"""Where ``report --html`` with no file name writes the page (in the current directory)."""
+
+
+def with_store(settings: Settings, read: Callable[[Store], T]) -> T:
+    """``read`` over the settings' store, opened through the runtime (a user error when there is none); from
+    inside a running event loop (a notebook, a browser driver's), on a loop of its own in a helper thread."""
+
+    async def opened() -> T:
+        async with open_runtime(settings) as runtime:
+            return read(runtime.open_store(create=False))
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(opened())
+    with ThreadPoolExecutor(1) as helper:
+        return helper.submit(asyncio.run, opened()).result()
+
+
+def stored_report(settings: Settings, run_id: str | None, baseline: str | None = None) -> Report:
+    """The report of a stored run (the newest with results when ``run_id`` is None)."""
+    return with_store(settings, lambda store: build_report(store, run_id, baseline=baseline))
+
+
+def _settings(args: argparse.Namespace, environ: Mapping[str, str]) -> Settings:
+    return _options.settings(args, environ, ("store",))
 
 
 def run_report(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
     """Print (or write) the report of each run."""
-    with _open(args, environ) as store:
-        if args.list:
-            print(run_listing(store.listing()), end="")
-            return 0
-        if args.why is not None:
-            return _emit(args, _why(store, args.runs, args.why))
-        reports = [build_report(store, run, baseline=args.baseline) for run in (args.runs or [None])]
+    settings = _settings(args, environ)
+    if args.list:
+        print(with_store(settings, lambda store: run_listing(store.listing())), end="")
+        return 0
+    if args.why is not None:
+        return _emit(args, with_store(settings, lambda store: _why(store, args.runs, args.why)))
+    reports = with_store(
+        settings, lambda store: [build_report(store, run, baseline=args.baseline) for run in args.runs or [None]]
+    )
     render = {"text": render_text, "csv": report_csv, "json": report_json}[args.format]
     _emit(args, "\n".join(render(report) for report in reports))
     if args.html is not None:
         write_atomically(args.html, "\n".join(render_html(report) for report in reports))
+        if args.html is DEFAULT_HTML:  # no name given: say where it went
+            print(f"refinelab: HTML report -> {args.html}", file=sys.stderr)
         if (missing := figures_missing()) is not None:
             print(f"refinelab: {args.html}: every table, no figures: {missing}", file=sys.stderr)
     return 0
@@ -130,9 +168,12 @@ def _listing_table(runs: Sequence[RunListing]) -> str:
 
 def run_export(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
     """Write every attempt of a run as JSON lines."""
-    with _open(args, environ) as store:
+
+    def rows(store: Store) -> tuple[str, list[str]]:
         run = store.run(args.run_id)
-        lines = [json.dumps(row) + "\n" for row in store.export_rows(run.id)]
+        return run.id, [json.dumps(row) + "\n" for row in store.export_rows(run.id)]
+
+    run_id, lines = with_store(_settings(args, environ), rows)
     write_atomically(args.out, lines)
-    print(f"{counted(len(lines), 'attempt')} of run {run.id} -> {args.out}")
+    print(f"{counted(len(lines), 'attempt')} of run {run_id} -> {args.out}")
     return 0

@@ -16,20 +16,23 @@ from refinelab._words import counted, dollars
 from refinelab.cli import _options
 from refinelab.cli._check import add_benchmark_options, print_cluster_events
 from refinelab.cli._progress import ProgressDisplay
+from refinelab.cli._report import stored_report
 from refinelab.errors import UserError
 from refinelab.experiment import (
     SAME,
     BenchmarkChoice,
+    EndpointChange,
     ExperimentSpec,
     Progress,
+    RunOptions,
     load_spec,
     resolve_sources,
     run_experiment,
 )
-from refinelab.models import url_problem
+from refinelab.models import checked_effort, url_problem
 from refinelab.problems import BENCHMARKS
-from refinelab.report import build_report, render_text
-from refinelab.store import Store
+from refinelab.report import render_text
+from refinelab.runtime import NOT_GIVEN, SandboxRequest, choose_sandbox
 from refinelab.strategies import StrategySpec
 
 T = TypeVar("T")
@@ -68,13 +71,42 @@ def add_parser(commands: Any, environ: Mapping[str, str]) -> None:
     parser.add_argument(
         "--base-url",
         action="append",
-        help="OpenAI-compatible server for the actor (vLLM, Ollama, llama.cpp...); repeat for replicas",
+        help="OpenAI-compatible server for the actors (vLLM, Ollama, llama.cpp...), over their own [models.endpoints] "
+        "entries and base_url in the spec; repeat for replicas",
     )
-    parser.add_argument("--critic-base-url", action="append", help="server for the critic (default: --base-url)")
+    parser.add_argument(
+        "--critic-base-url",
+        action="append",
+        help="server for the critics that are not also actors (default: their own [models.endpoints] entry, "
+        "else critic_base_url in the spec, else --base-url)",
+    )
+    moved = parser.add_mutually_exclusive_group()
+    moved.add_argument(
+        "--endpoint-moved",
+        action="store_true",
+        help="a model the run recorded at another server is the same model, moved: resume the run, keeping its "
+        "stored and cached answers",
+    )
+    moved.add_argument(
+        "--fresh",
+        action="store_true",
+        help="a model the run recorded at another server was another model: start a new run (ID.2...) whose "
+        "moved roles ask their own server again instead of taking the old server's cached answers",
+    )
+    parser.add_argument(
+        "--reasoning-effort",
+        action="append",
+        metavar="LEVEL",
+        help="reasoning effort to cross with every strategy (repeatable): none, minimal, low, medium, high, xhigh, "
+        "or a thinking-token budget (2048); replaces a spec's reasoning_effort",
+    )
     _options.add_config(parser)
     parser.add_argument("--concurrency", type=int, help="problems in flight (default 8)")
     parser.add_argument(
-        "--timeout", type=float, help="CPU seconds per test (default: the benchmarks', 6 for livecodebench, else 4)"
+        "--timeout",
+        type=float,
+        help="CPU seconds for every test (default: [sandbox] timeout in the spec, else the benchmarks' graders': "
+        "evalplus's max(1, 4 x the reference's time) for humaneval-plus and mbpp-plus, 6 for livecodebench, else 4)",
     )
     _options.add_isolation(parser, default=None)
     _options.add_cluster(parser)
@@ -86,18 +118,15 @@ def add_parser(commands: Any, environ: Mapping[str, str]) -> None:
 
 def run(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
     """Build the spec, run it, print the report; 1 when infrastructure failures are left to retry."""
-    spec = _spec(args)
+    spec, options = _spec(args), _run_options(args)  # every flag checked before anything is downloaded
     settings = _options.settings(args, environ, ("config", "store", "cache", "cluster"))
     spec = replace(spec, models=settings.models.merge(spec.models))  # the spec's own table wins
     with ProgressDisplay(sys.stderr) as show:
         spec = resolve_sources(spec, settings, None if args.quiet else show)
     display = TerminalProgress(sys.stderr, quiet=args.quiet)
-    display.note(f"run {spec.run_id}: {counted(len(spec.configurations()), 'configuration')} · store {settings.store}")
-    for choice in spec.benchmarks:
-        if choice.source is not None and not args.quiet:
-            display.note(f"benchmark: {choice.source.describe()}")
+    progress = Progress(on_update=_announcing(display, spec, settings.store, args.quiet))
     try:
-        summary = asyncio.run(_until_signal(run_experiment(spec, settings, Progress(on_update=display.update))))
+        summary = asyncio.run(_until_signal(run_experiment(spec, settings, progress, options=options)))
     except (KeyboardInterrupt, asyncio.CancelledError) as exc:
         display.finish()
         what = "interrupted" if isinstance(exc, KeyboardInterrupt) else "terminated (SIGTERM)"
@@ -105,8 +134,7 @@ def run(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
         return INTERRUPTED if isinstance(exc, KeyboardInterrupt) else TERMINATED
     display.finish()
     print_cluster_events(summary.events)
-    with Store(settings.store) as store:
-        report = build_report(store, summary.run_id)
+    report = stored_report(settings, summary.run_id)
     if not args.quiet:
         print(render_text(report), end="")
     open_failures = [f for f in report.failures if not f.resolved]
@@ -117,6 +145,26 @@ def run(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
         )
         return 1
     return 0
+
+
+def _announcing(
+    display: TerminalProgress, spec: ExperimentSpec, store: Path, quiet: bool
+) -> Callable[[Progress], None]:
+    """``display.update``, first saying (once the runner has chosen the run: the spec's own, or a fresh
+    generation of it) which run it is and what its benchmarks were read from."""
+    pending = [True]
+
+    def update(progress: Progress) -> None:
+        if pending and progress.run_id:
+            pending.clear()
+            count = counted(len(spec.configurations()), "configuration")
+            display.note(f"run {progress.run_id}: {count} · store {store}")
+            for choice in spec.benchmarks:
+                if choice.source is not None and not quiet:
+                    display.note(f"benchmark: {choice.source.describe()}")
+        display.update(progress)
+
+    return update
 
 
 INTERRUPTED = 128 + signal.SIGINT
@@ -141,11 +189,28 @@ def _spec(args: argparse.Namespace) -> ExperimentSpec:
     given = [name for name in _ONE_OFF if getattr(args, name) not in (None, [])]
     if args.spec is not None and given:
         raise UserError(f"give a spec file or --{given[0].replace('_', '-')} and the other one-off flags, not both")
-    spec = load_spec(args.spec) if args.spec is not None else _from_flags(args)
-    return _with_overrides(spec, args)
+    sandbox = _sandbox_flags(args)
+    spec = load_spec(args.spec, sandbox=sandbox) if args.spec is not None else _from_flags(args, sandbox)
+    efforts = tuple(dict.fromkeys(checked_effort(e, "--reasoning-effort") for e in args.reasoning_effort or ()))
+    return replace(
+        spec,
+        concurrency=_positive(args.concurrency, "--concurrency") or spec.concurrency,
+        reasoning_effort=efforts or spec.reasoning_effort,
+    )
 
 
-def _from_flags(args: argparse.Namespace) -> ExperimentSpec:
+def _sandbox_flags(args: argparse.Namespace) -> SandboxRequest:
+    """What ``--timeout`` and ``--isolation`` say, over a spec file's ``[sandbox]`` table (both go through
+    :func:`refinelab.runtime.choose_sandbox`, as ``check`` and ``solve`` do)."""
+    if args.timeout is not None and args.timeout <= 0:
+        raise UserError("--timeout must be positive")
+    return SandboxRequest(
+        isolation=NOT_GIVEN if args.isolation is None else args.isolation,
+        timeout=NOT_GIVEN if args.timeout is None else args.timeout,
+    )
+
+
+def _from_flags(args: argparse.Namespace, sandbox: SandboxRequest) -> ExperimentSpec:
     if args.benchmark is None or not args.strategy or not args.model:
         raise UserError("give a spec file, or at least --benchmark, --strategy and --model")
     params = dict(_param(text) for text in args.param)
@@ -173,28 +238,19 @@ def _from_flags(args: argparse.Namespace) -> ExperimentSpec:
         tuple(args.critic or [SAME]),
         _positive(args.repeats, "--repeats") or 1,
         args.name or f"{args.benchmark}",
+        sandbox=choose_sandbox([args.benchmark], sandbox),
     )
 
 
-def _with_overrides(spec: ExperimentSpec, args: argparse.Namespace) -> ExperimentSpec:
+def _run_options(args: argparse.Namespace) -> RunOptions:
+    """The servers the flags name (over the spec's, below a model's own entry: see docs/experiments.md) and
+    what to do when a role's server moved since the run was recorded."""
     for flag, urls in (("--base-url", args.base_url), ("--critic-base-url", args.critic_base_url)):
         for url in urls or ():
             if (problem := url_problem(url)) is not None:
                 raise UserError(f"{flag}: {problem}")
-    sandbox = spec.sandbox
-    if args.timeout is not None:
-        if args.timeout <= 0:
-            raise UserError("--timeout must be positive")
-        sandbox = replace(sandbox, timeout=args.timeout)
-    if args.isolation is not None:
-        sandbox = replace(sandbox, isolation=args.isolation)
-    return replace(
-        spec,
-        base_url=_urls(args.base_url) or spec.base_url,
-        critic_base_url=_urls(args.critic_base_url) or spec.critic_base_url,
-        concurrency=_positive(args.concurrency, "--concurrency") or spec.concurrency,
-        sandbox=sandbox,
-    )
+    change: EndpointChange = "moved" if args.endpoint_moved else "fresh" if args.fresh else "stop"
+    return RunOptions(_urls(args.base_url), _urls(args.critic_base_url), change)
 
 
 def _urls(given: list[str] | None) -> str | tuple[str, ...] | None:

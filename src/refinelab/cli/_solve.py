@@ -53,6 +53,11 @@ def add_parser(commands: Any, environ: Mapping[str, str]) -> None:
     parser.add_argument("--kind", choices=["function", "stdio"], help="detected when omitted")
     parser.add_argument("--signature", help="starter code: 'def fib(n: int) -> list[int]:' or @FILE")
     parser.add_argument("--strategy", default="verified", help="any registered strategy (default: verified)")
+    parser.add_argument(
+        "--reasoning-effort",
+        metavar="LEVEL",
+        help="how long a reasoning model thinks: none, minimal, low, medium, high, xhigh, or a thinking-token budget",
+    )
     budget = parser.add_argument_group("budget")
     budget.add_argument("--max-calls", type=int, help="model calls")
     budget.add_argument("--max-tokens", type=int, help="prompt plus completion tokens")
@@ -96,22 +101,19 @@ def run(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
 
 
 def _solve_options(args: argparse.Namespace, settings: Settings, display: _Display) -> SolveOptions:
-    """The options of the solve, its paths those of the settings resolved above."""
+    """The options of the solve, with the settings resolved above (a solve resolves them once)."""
     budget = Budget(args.max_calls, args.max_tokens, args.max_cost)
     return SolveOptions(
         signature=_text(args.signature, "--signature") if args.signature else None,
         strategy=args.strategy,
         budget=budget,
+        reasoning_effort=args.reasoning_effort,
         base_url=args.base_url[0] if args.base_url and len(args.base_url) == 1 else args.base_url,
-        config=settings.config,
-        store=settings.store,
         record=not args.no_record,
-        cache=settings.responses,
         timeout=args.timeout,
         isolation=args.isolation,
-        cluster=settings.cluster,
-        environ=settings.environ,
         on_progress=display.update,
+        settings=settings,
     )
 
 

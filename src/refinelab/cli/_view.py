@@ -12,6 +12,7 @@ from typing import Any
 
 from refinelab._words import counted
 from refinelab.cli import _options
+from refinelab.cli._report import with_store
 from refinelab.report import figures_missing
 from refinelab.view import Source, serving, write_site
 
@@ -29,14 +30,15 @@ def add_parser(commands: Any, environ: Mapping[str, str]) -> None:
 
 def run_view(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
     """Serve the viewer until interrupted, or write it as a static site."""
-    store = _options.settings(args, environ, ("store",)).store
+    settings = _options.settings(args, environ, ("store",))
+    store = with_store(settings, lambda opened: opened.path)  # a user error when there is none
     if (missing := figures_missing()) is not None:
         print(f"refinelab view: every page, no figures: {missing}", file=sys.stderr)
     if args.out is not None:
         count = write_site(Source(store, args.runs), args.out)
         print(f"{counted(count, 'file')} -> {args.out} (open {args.out / 'index.html'}; no network needed)")
         return 0
-    with serving(Source(store, args.runs, live=True), args.port) as server:
+    with serving(Source(store, args.runs, live=True), args.port) as server:  # its threads open their own
         print(f"refinelab view: {server.url} (Ctrl-C to stop)", file=sys.stderr, flush=True)
         if not args.no_open:
             webbrowser.open(server.url)

@@ -5,6 +5,7 @@ scoring samples files and self-testing benchmarks is :mod:`refinelab.check`. Rec
 follow-up over a stored run's trajectories, is here too.
 """
 
+from refinelab.experiment._endpoints import EndpointChange, RunOptions, run_endpoints
 from refinelab.experiment._problems import choose_problems, resolve_sources, select
 from refinelab.experiment._recall import (
     DraftPair,
@@ -22,20 +23,22 @@ from refinelab.experiment._spec import (
     BenchmarkChoice,
     Configuration,
     ExperimentSpec,
-    SandboxChoice,
     load_spec,
 )
 from refinelab.experiment._units import ScoredRun, score_attempts
+from refinelab.runtime import SandboxChoice
 
 __all__ = [
     "SAME",
     "BenchmarkChoice",
     "Configuration",
     "DraftPair",
+    "EndpointChange",
     "ExperimentSpec",
     "Judgement",
     "Progress",
     "RecallOnDraft",
+    "RunOptions",
     "RunSummary",
     "SandboxChoice",
     "ScoredRun",
@@ -47,6 +50,7 @@ __all__ = [
     "read_judgement",
     "recall_on_draft",
     "resolve_sources",
+    "run_endpoints",
     "run_experiment",
     "sandbox_settings",
     "score_attempts",

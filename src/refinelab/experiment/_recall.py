@@ -9,7 +9,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from refinelab.metrics import Rate, configuration_label
+from refinelab.metrics import Rate
 from refinelab.models import GenerateConfig, Message, Model
 from refinelab.store import Store
 from refinelab.strategies import Suggestion
@@ -127,7 +127,7 @@ def recall_on_draft(store: Store, run_id: str, judgements: Sequence[Judgement]) 
         mine = [j for j in judgements if j.pair.config == configuration.key]
         if not mine:
             continue
-        label = configuration_label(configuration.written, configuration.actor, configuration.critic)
+        label = configuration.label
         found.append(RecallOnDraft(label, _rate(mine, "redraft"), _rate(mine, "refine"), _unreadable(mine)))
     return found
 

@@ -18,13 +18,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
 from refinelab.errors import InfrastructureError, SandboxUnavailable
-from refinelab.experiment._batching import Batching, HiddenScoring, RunLimits
+from refinelab.experiment._batching import HiddenScoring, RunLimits
+from refinelab.experiment._endpoints import RunOptions, cached_from, choose_run, run_endpoints
 from refinelab.experiment._problems import choose_problems, resolve_sources
 from refinelab.experiment._record import begin_run
 from refinelab.experiment._spec import Configuration, ExperimentSpec
 from refinelab.experiment._units import Roles, WorkItem, run_unit, work_items
-from refinelab.models import Model
-from refinelab.problems import benchmark
+from refinelab.models import Model, Role, RoleEndpoint
 from refinelab.records import Spend
 from refinelab.runtime import Runtime, Settings, open_runtime
 from refinelab.sandbox import ClusterEvent, ClusterSandbox, SandboxSettings, default_workers
@@ -49,6 +49,8 @@ class Progress:
     once any price was unknown)."""
     on_update: Callable[[Progress], None] = field(default=lambda progress: None, repr=False)
     """Display hook."""
+    run_id: str = ""
+    """The run being worked on, once the runner has chosen it (the spec's id, or a fresh generation)."""
 
     def add(self, trajectory: Trajectory) -> None:
         """Count a stored unit."""
@@ -82,50 +84,58 @@ class RunSummary:
 
 
 def sandbox_settings(spec: ExperimentSpec) -> SandboxSettings:
-    """The sandbox a spec runs in: its isolation and time limits (:class:`RunLimits`: the visible tests');
-    its workers (never more than the cores); what candidates may import: what the spec allows plus what
-    each benchmark's grader offers."""
-    offered = {name for choice in spec.benchmarks for name in benchmark(choice.name).offered_packages()[0]}
+    """The sandbox a spec runs in: its sandbox choice (:func:`refinelab.runtime.choose_sandbox`) with the
+    visible tests' limits as the pool's, its workers never more than the cores, and what candidates may
+    import (what the spec allows plus what each benchmark's grader offers)."""
     chosen = spec.sandbox
-    return SandboxSettings(
-        isolation=chosen.isolation,
-        limits=RunLimits.of(chosen).pool,
-        workers=min(chosen.workers, default_workers()) if chosen.workers else None,
-        packages=tuple(sorted({*chosen.allow_packages, *offered})),
-    )
+    workers = min(chosen.workers, default_workers()) if chosen.workers else None
+    names = [choice.name for choice in spec.benchmarks]
+    return chosen.sandbox_settings(names, chosen.visible_limits(), workers=workers)
 
 
-async def run_experiment(spec: ExperimentSpec, settings: Settings, progress: Progress | None = None) -> RunSummary:
+async def run_experiment(
+    spec: ExperimentSpec, settings: Settings, progress: Progress | None = None, *, options: RunOptions | None = None
+) -> RunSummary:
     """Run (or resume) ``spec`` with the models of its own ``[models]`` table; see the module docstring.
     Benchmarks without a recorded source are resolved first (:func:`resolve_sources`), so the run id covers
-    the bytes it reads."""
+    the bytes it reads. ``options``: the servers given for this invocation, and what to do when a role's
+    server is not the one the run recorded (``_endpoints.py``: by default a user error before anything
+    is asked or written)."""
     progress = progress or Progress()
+    options = options or RunOptions()
     if any(choice.source is None for choice in spec.benchmarks):
         spec = await asyncio.to_thread(resolve_sources, spec, settings)
     limits = RunLimits.of(spec.sandbox)
+    endpoints = run_endpoints(spec, options)
     async with open_runtime(replace(settings, models=spec.models)) as runtime:
+        before = runtime.open_store() if runtime.settings.store.exists() else None
+        chosen = choose_run(before, spec, endpoints, options.endpoint_change)
+        run_id = progress.run_id = chosen.run_id
         pool = await runtime.open_sandbox(sandbox_settings(spec))
         fetch = settings.fetch_options()
         problems = await choose_problems(spec.benchmarks, pool, fetch)  # bad input: nothing is written
         store = runtime.open_store()
-        resumed = begin_run(store, spec, RunHeader.of(pool, limits=limits.hidden), problems)
-        sandbox = Batching(pool)
+        header = RunHeader.of(pool, limits=limits.hidden, endpoints=chosen.endpoints)
+        resumed = begin_run(store, spec, header, problems, run_id=run_id)
+        if resumed and chosen.record:
+            store.record_endpoints(run_id, chosen.endpoints)
+        models = {(e.role, e.model): (e, cached_from(e, chosen.endpoints)) for e in endpoints}
+        scoring = HiddenScoring(pool, limits.hidden)
+        context = _Context(store, scoring, runtime, spec, limits, run_id=run_id, endpoints=models)
         try:
-            await _schedule(
-                _Context(store, HiddenScoring(sandbox, limits.hidden), runtime, spec, limits), problems, progress
-            )
+            await _schedule(context, problems, progress)
         except (KeyboardInterrupt, asyncio.CancelledError):
-            store.finish_run(spec.run_id, "interrupted", "stopped by a signal (Ctrl-C or SIGTERM)")
+            store.finish_run(run_id, "interrupted", "stopped by a signal (Ctrl-C or SIGTERM)")
             raise
         except BaseException as exc:
-            store.finish_run(spec.run_id, "failed", f"{type(exc).__name__}: {exc}".splitlines()[0])
+            store.finish_run(run_id, "failed", f"{type(exc).__name__}: {exc}".splitlines()[0])
             raise
         finally:
-            await sandbox.aclose()
-        failed = {f.unit for f in store.failures(spec.run_id) if not f.resolved}
-        store.finish_run(spec.run_id, "incomplete" if failed else "complete")
+            await scoring.aclose()
+        failed = {f.unit for f in store.failures(run_id) if not f.resolved}
+        store.finish_run(run_id, "incomplete" if failed else "complete")
     events = tuple(pool.events) if isinstance(pool, ClusterSandbox) else ()
-    return RunSummary(spec.run_id, resumed, progress, events)
+    return RunSummary(run_id, resumed, progress, events)
 
 
 @dataclass(frozen=True)
@@ -135,30 +145,34 @@ class _Context:
     store: Store
     """Where units are stored."""
     scoring: HiddenScoring
-    """Scores attempts on hidden tests, each distinct program once; its sandbox (a :class:`Batching` in
-    front of the pool, see ``_batching.py``) is where every program of the run goes."""
+    """Scores attempts on hidden tests, each distinct program once; its sandbox (the run's pool or
+    cluster, see ``_batching.py``) is where every program of the run goes."""
     runtime: Runtime
     """Where models come from."""
     spec: ExperimentSpec
     """What runs."""
     limits: RunLimits
     """The run's limits: the visible tests', the hidden tests' and the agreement's."""
+    run_id: str
+    """The run units are stored in (the spec's id, or a fresh generation of it)."""
+    endpoints: dict[tuple[Role, str], tuple[RoleEndpoint, frozenset[str] | None]]
+    """Each (role, model)'s endpoint, and the endpoints its cached replies may come from (``None``: any)."""
 
     def roles(self, configuration: Configuration) -> Roles:
-        """The configuration's actor, and its critic (on the critic's server) for critic strategies."""
-        spec = self.spec
-        actor = self.runtime.model(configuration.actor, base_url=spec.base_url)
-        critic: Model | None = None
-        if configuration.critic is not None:
-            critic = self.runtime.model(configuration.critic, base_url=spec.critic_base_url or spec.base_url)
-        return Roles(actor, critic)
+        """The configuration's actor, and its critic for critic strategies, each where it is served."""
+        critic = None if configuration.critic is None else self._model("critic", configuration.critic)
+        return Roles(self._model("actor", configuration.actor), critic)
+
+    def _model(self, role: Role, name: str) -> Model:
+        endpoint, cached = self.endpoints[role, name]
+        return self.runtime.model(name, base_url=endpoint.base_url, cached_from=cached)
 
 
 async def _schedule(context: _Context, problems: list[RunProblem], progress: Progress) -> None:
     """Work through every unit not yet stored with ``spec.concurrency`` workers."""
     spec = context.spec
     items = work_items(spec.configurations(), problems, spec.repeats)
-    done = context.store.done(spec.run_id)
+    done = context.store.done(context.run_id)
     todo = [item for item in items if item.unit not in done]
     progress.total, progress.skipped = len(items), len(items) - len(todo)
     progress.on_update(progress)
@@ -175,7 +189,7 @@ async def _schedule(context: _Context, problems: list[RunProblem], progress: Pro
 
 
 async def _work(queue: asyncio.Queue[WorkItem], context: _Context, progress: Progress) -> None:
-    run_id = context.spec.run_id
+    run_id = context.run_id
     while not queue.empty():
         item = queue.get_nowait()
         try:

@@ -20,12 +20,21 @@ from typing import Any, TypeVar
 
 from refinelab._toml import located, read_toml
 from refinelab.errors import InputError, UserError
-from refinelab.models import EndpointSettings, ModelsConfig, Price, load_models_config, local_identity, url_problem
+from refinelab.models import (
+    EndpointSettings,
+    ModelsConfig,
+    Price,
+    checked_effort,
+    load_models_config,
+    local_identity,
+    url_problem,
+)
 from refinelab.problems import BENCHMARKS, Provenance, valid_date
 from refinelab.records import configuration_label
-from refinelab.sandbox import ISOLATION_MODES, IsolationMode, Limits
+from refinelab.runtime import NOT_GIVEN, NotGiven, SandboxChoice, SandboxRequest, choose_sandbox
+from refinelab.sandbox import ISOLATION_MODES
 from refinelab.store import StoredConfiguration
-from refinelab.strategies import Budget, StrategySpec
+from refinelab.strategies import Budget, Efforts, StrategySpec
 
 SAME = "same"
 """In ``critics``: the actor critiques itself."""
@@ -62,29 +71,6 @@ class BenchmarkChoice:
 
 
 @dataclass(frozen=True)
-class SandboxChoice:
-    """How generated code runs."""
-
-    isolation: IsolationMode = "auto"
-    """``auto``, ``bwrap`` or ``none``."""
-    timeout: float = Limits().cpu_seconds
-    """CPU seconds per test."""
-    workers: int | None = None
-    """Sandbox workers (default: the number of cores). Does not change results."""
-    allow_packages: tuple[str, ...] = ()
-    """Packages candidates may import (e.g. numpy)."""
-    follow_reference: bool = False
-    """Tests whose reference solution's time is known (HumanEval+) get evalplus's ``max(1, 4 x t)`` CPU
-    seconds instead of ``timeout`` (a spec file that gives no timeout sets this)."""
-    test_details: bool = False
-    """Run every hidden test of every attempt (the viewer then shows each one's outcome); by default an
-    attempt's hidden tests stop at its first failure, which is all the metrics and reports use."""
-    agreement_timeout: float = 0.1
-    """CPU seconds per generated test in dual agreement (``codet``, ``verified``,
-    ``sampling(select=dual-agreement)``): CodeT's 0.1 s."""
-
-
-@dataclass(frozen=True)
 class Configuration:
     """One strategy with one actor and (for critic strategies) one critic."""
 
@@ -94,28 +80,41 @@ class Configuration:
     """Actor model string."""
     critic: str | None
     """Critic model string (``None`` when the strategy has no critic); equal to ``actor`` for self-critique."""
+    effort: str | None = None
+    """The actor's reasoning effort (``None``: the model's default); it also goes to test-writing calls."""
+    critic_effort: str | None = None
+    """The critic's reasoning effort (``None`` without a critic, or the model's default)."""
+
+    @property
+    def efforts(self) -> Efforts:
+        """Each role's effort, as the strategy's :class:`Env` asks for it."""
+        return Efforts(self.effort, self.critic_effort)
 
     @property
     def key(self) -> str:
-        """A stable short id: the strategy's arguments as written, the models, and the content of its
-        prompt file when it has one (a configuration without one keeps the key it always had)."""
+        """A stable short id: the strategy's arguments as written, the models, the content of its prompt file
+        when it has one, and its efforts when it has any (a configuration without a prompt file or an effort
+        keeps the key it always had)."""
         fields: list[object] = [self.strategy.name, _plain(self.strategy.params), self.actor, self.critic]
         digest = self.strategy.bind().prompts_digest
         if digest is not None:
             fields.append(digest)
+        if self.effort is not None or self.critic_effort is not None:
+            fields.append({"effort": self.effort, "critic_effort": self.critic_effort})
         return hashlib.sha256(json.dumps(fields).encode()).hexdigest()[:10]
 
     @property
     def label(self) -> str:
-        """``strategy(args) · actor / critic``."""
-        return configuration_label(str(self.strategy), self.actor, self.critic)
+        """``strategy(args) · actor / critic``, then ``· effort LEVEL`` when it has one."""
+        return configuration_label(str(self.strategy), self.actor, self.critic, self.effort, self.critic_effort)
 
     def stored(self) -> StoredConfiguration:
         """This configuration as its run stores it."""
         strategy = self.strategy
         return StoredConfiguration(
-            key=self.key, strategy=strategy.name, params=strategy.arguments, actor=self.actor, critic=self.critic
-        )
+            key=self.key, strategy=strategy.name, params=strategy.arguments, actor=self.actor, critic=self.critic,
+            effort=self.effort, critic_effort=self.critic_effort,
+        )  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -135,10 +134,11 @@ class ExperimentSpec:
     name: str = "experiment"
     """A label; part of the run id."""
     base_url: str | tuple[str, ...] | None = None
-    """OpenAI-compatible server for the actors (overrides the model string's provider); several URLs
-    for replicas of the model."""
+    """OpenAI-compatible server for the actors whose own ``[models.endpoints]`` entry names none (over the
+    provider's default); several URLs for replicas of the model. See ``_endpoints.py``."""
     critic_base_url: str | tuple[str, ...] | None = None
-    """Server(s) for the critics (default: ``base_url``)."""
+    """Server(s) for the critics that are not also actors and whose own entry names none (default:
+    ``base_url``)."""
     concurrency: int = 8
     """Problems in flight at once (model calls are also capped per endpoint). Does not change results."""
     budget: Budget = field(default_factory=Budget)
@@ -148,11 +148,15 @@ class ExperimentSpec:
     models: ModelsConfig = field(default_factory=ModelsConfig)
     """Aliases, endpoints, deployment tags and prices: the spec's own ``[models]`` table over the
     project's ``refinelab.toml`` (the CLI merges them)."""
+    reasoning_effort: tuple[str, ...] = ()
+    """Reasoning efforts to cross with every strategy, actor and critic (``low``, ``high``, ``none``, or a
+    thinking-token budget such as ``2048``); empty: the models' defaults, as before efforts existed."""
 
     def configurations(self) -> list[Configuration]:
-        """Every strategy x actor (x critic, for critic strategies), in spec order, without duplicates; a
-        strategy written with ``actor=`` or ``critic=`` runs with that model only. Each configuration's
-        strategy is bound once (its prompt file read once), however often this is asked."""
+        """Every strategy x actor (x critic, for critic strategies) x reasoning effort, in spec order, without
+        duplicates; a strategy written with ``actor=``, ``critic=`` or ``effort=`` runs with that model or
+        effort only, and ``critic_effort=`` gives its critic its own effort (else the actor's). Each
+        configuration's strategy is bound once (its prompt file read once), however often this is asked."""
         return list(self._configurations)
 
     @cached_property
@@ -162,9 +166,16 @@ class ExperimentSpec:
             plain = strategy.without_models()
             for actor in self._actors_for(strategy):
                 for critic in self._critics_for(strategy, actor):
-                    configuration = Configuration(plain, actor, critic)
-                    found.setdefault(configuration.key, configuration)
+                    for effort in self._efforts_for(strategy):
+                        critic_effort = _critic_effort(strategy, critic, effort)
+                        configuration = Configuration(plain, actor, critic, effort, critic_effort)
+                        found.setdefault(configuration.key, configuration)
         return tuple(found.values())
+
+    def _efforts_for(self, strategy: StrategySpec) -> tuple[str | None, ...]:
+        if "effort" in strategy.params:
+            return (str(strategy.params["effort"]),)
+        return self.reasoning_effort or (None,)
 
     def _actors_for(self, strategy: StrategySpec) -> tuple[str, ...]:
         return (str(strategy.params["actor"]),) if "actor" in strategy.params else self.actors
@@ -190,6 +201,8 @@ class ExperimentSpec:
         values["actors"] = tuple(str(v) for v in _list(data.get("actors")))
         if "critics" in values:
             values["critics"] = tuple(str(v) for v in _list(values["critics"]))
+        if "reasoning_effort" in values:
+            values["reasoning_effort"] = tuple(str(v) for v in _list(values["reasoning_effort"]))
         if "budget" in values:
             values["budget"] = _record(Budget, values["budget"])
         if "sandbox" in values:
@@ -216,6 +229,14 @@ class ExperimentSpec:
         for key, default in _LATER_SANDBOX_DEFAULTS.items():
             if sandbox.get(key) == default:
                 sandbox.pop(key)
+        if not self.reasoning_effort:  # a spec without efforts reads, and hashes, as before they existed
+            data.pop("reasoning_effort")
+        models = data["models"]
+        assert isinstance(models, dict)
+        for settings in dict(models["endpoints"]).values():
+            for key in _LATER_ENDPOINT_KEYS:
+                if settings.get(key) is None:
+                    settings.pop(key, None)
         return data
 
     @property
@@ -250,10 +271,19 @@ class ExperimentSpec:
         return found
 
 
+_LATER_ENDPOINT_KEYS = ("profile", "effort_control", "token_limit", "refuses", "thinking_budgets")
+"""``[models.endpoints]`` keys added after runs were first stored: left out of a stored spec while unset."""
 _NEWER_BENCHMARK_KEYS = ("before", "release", "source")
 """Benchmark keys added after runs were first stored: left out of the stored spec (and the run id) when unset."""
 
 R = TypeVar("R")
+
+
+def _critic_effort(strategy: StrategySpec, critic: str | None, effort: str | None) -> str | None:
+    """The critic's effort: the strategy's ``critic_effort=``, else the actor's; none without a critic."""
+    if critic is None:
+        return None
+    return str(strategy.params["critic_effort"]) if "critic_effort" in strategy.params else effort
 
 
 def _benchmark_choice(table: object) -> BenchmarkChoice:
@@ -313,6 +343,7 @@ _TOP = {
     "budget",
     "sandbox",
     "models",
+    "reasoning_effort",
 }
 _BENCHMARK = {"name", "data", "problems", "after", "before", "release", "sample", "seed", "limit"}
 _LATER_SANDBOX_DEFAULTS: dict[str, object] = {
@@ -336,8 +367,10 @@ _SANDBOX = {"isolation", "timeout", "workers", "allow_packages", "test_details",
 _BUDGET = {"max_calls", "max_tokens", "max_cost_usd"}
 
 
-def load_spec(path: str | Path) -> ExperimentSpec:
-    """Read and validate a spec file; relative data paths are relative to the file."""
+def load_spec(path: str | Path, *, sandbox: SandboxRequest | None = None) -> ExperimentSpec:
+    """Read and validate a spec file; relative data paths are relative to the file. ``sandbox``: what the
+    command line says about the sandbox, over the file's ``[sandbox]`` table (:func:`choose_sandbox`
+    decides the rest from the benchmarks, as for a run from flags)."""
     path = Path(path)
     table = read_toml(path)
     _known(path, table, _TOP, "")
@@ -354,8 +387,11 @@ def load_spec(path: str | Path) -> ExperimentSpec:
         critic_base_url=reader.urls(table, "critic_base_url"),
         concurrency=reader.integer(table, "concurrency", 8),
         budget=reader.budget(table.get("budget", {})),
-        sandbox=reader.sandbox(table.get("sandbox", {}), [b.name for b in benchmarks]),
+        sandbox=choose_sandbox(
+            [b.name for b in benchmarks], sandbox or SandboxRequest(), reader.sandbox(table.get("sandbox", {}))
+        ),
         models=load_models_config(path) if "models" in table else ModelsConfig(),
+        reasoning_effort=reader.efforts(table, "reasoning_effort"),
     )
     if not spec.benchmarks:
         raise located(path, "benchmarks", "missing: add at least one [[benchmarks]] table with a name")
@@ -392,6 +428,19 @@ class _Reader:
         if not isinstance(value, list) or not value or not all(isinstance(v, str) and v for v in value):
             raise self.error(key, "must be a non-empty list of strings")
         return value
+
+    def efforts(self, table: dict[str, object], key: str) -> tuple[str, ...]:
+        """Reasoning efforts: a list of levels or thinking-token budgets (empty when the key is absent)."""
+        value = table.get(key)
+        if value is None:
+            return ()
+        if not isinstance(value, list) or not value:
+            raise self.error(key, 'must be a non-empty list of efforts, e.g. ["low", "high"]')
+        try:
+            found = tuple(checked_effort(v, "effort") for v in value)
+        except UserError as exc:
+            raise self.error(key, str(exc).removeprefix("effort: ")) from None
+        return tuple(dict.fromkeys(found))
 
     def string(self, table: dict[str, object], key: str) -> str | None:
         value = table.get(key)
@@ -476,30 +525,25 @@ class _Reader:
         calls, tokens = reader.optional_integer(table, "max_calls"), reader.optional_integer(table, "max_tokens")
         return Budget(calls, tokens, reader.number(table, "max_cost_usd"))
 
-    def sandbox(self, table: object, benchmarks: list[str]) -> SandboxChoice:
-        """The sandbox table; without a timeout, the longest the spec's benchmarks' graders allow."""
+    def sandbox(self, table: object) -> SandboxRequest:
+        """What the ``[sandbox]`` table says (what it leaves out, :func:`choose_sandbox` decides)."""
         if not isinstance(table, dict):
             raise located(self.path, "sandbox", "must be a table")
         _known(self.path, table, _SANDBOX, "sandbox.")
         reader = _Reader(self.path, "sandbox.")
-        isolation = reader.string(table, "isolation") or "auto"
-        if isolation not in ISOLATION_MODES:
+        isolation = reader.string(table, "isolation")
+        if isolation is not None and isolation not in ISOLATION_MODES:
             raise reader.error("isolation", f"must be {', '.join(ISOLATION_MODES[:-1])} or {ISOLATION_MODES[-1]}")
-        given = reader.number(table, "timeout")
-        timeout = given or max((BENCHMARKS[b].cpu_seconds for b in benchmarks), default=Limits().cpu_seconds)
-        packages = tuple(reader.strings(table, "allow_packages"))
-        workers = reader.optional_integer(table, "workers")
-        details = table.get("test_details", False)
-        if not isinstance(details, bool):
+        details = table.get("test_details", NOT_GIVEN)
+        if not isinstance(details, (bool, NotGiven)):
             raise reader.error("test_details", "must be true or false")
-        agreement = reader.number(table, "agreement_timeout") or SandboxChoice.agreement_timeout
-        follow = given is None and any(BENCHMARKS[b].follows_reference for b in benchmarks)
-        return SandboxChoice(
-            isolation,
-            timeout,
-            workers,
-            packages,
-            follow_reference=follow,
+        workers = reader.optional_integer(table, "workers")
+        timeout, agreement = reader.number(table, "timeout"), reader.number(table, "agreement_timeout")
+        return SandboxRequest(
+            isolation=NOT_GIVEN if isolation is None else isolation,
+            timeout=NOT_GIVEN if timeout is None else timeout,
+            workers=NOT_GIVEN if workers is None else workers,
+            allow_packages=tuple(reader.strings(table, "allow_packages")) if "allow_packages" in table else NOT_GIVEN,
             test_details=details,
-            agreement_timeout=agreement,
+            agreement_timeout=NOT_GIVEN if agreement is None else agreement,
         )

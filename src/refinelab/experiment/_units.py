@@ -56,11 +56,14 @@ class ScoredRun:
 async def run_unit(
     item: WorkItem, roles: Roles, scoring: HiddenScoring, budget: Budget, limits: RunLimits
 ) -> ScoredRun:
-    """Run the strategy (generated tests on the agreement's limits), judge its generated tests, then score
-    every attempt on the hidden tests (each distinct program once per run, through ``scoring``)."""
+    """Run the strategy (generated tests on the agreement's limits), judge its generated tests, and score
+    every attempt on the hidden tests (each distinct program once per run, through ``scoring``; an
+    attempt's scoring starts as soon as the strategy has its program, beside its visible tests)."""
     problem = item.problem.problem
     sandbox = scoring.sandbox
     env = Env(roles.actor, sandbox, critic=roles.critic, budget=budget, repeat=item.repeat, agreement=limits.agreement)
+    env.on_attempt = lambda code: scoring.start(code, problem)
+    env.efforts = item.configuration.efforts
     strategy_run = await item.configuration.strategy.run(problem, env)
     trajectory = await with_reference_verdicts(strategy_run, problem, sandbox, limits.agreement)
     return ScoredRun(trajectory, await scoring.score(trajectory, problem))

@@ -26,6 +26,14 @@ from refinelab.metrics._compare import (
     trajectories_pass_at_k,
 )
 from refinelab.metrics._critic import ConfusionMatrix, DecisionCount, confusion_matrix, critic_coverage, decisions
+from refinelab.metrics._effort import (
+    EffortComparison,
+    TokenPoint,
+    effort_comparisons,
+    effort_rank,
+    pareto_frontier,
+    token_points,
+)
 from refinelab.metrics._intervals import Bootstrap, Interval, PerProblem
 from refinelab.metrics._passk import mean_pass_at_k, pass_at_k
 from refinelab.metrics._refinement import (
@@ -64,6 +72,7 @@ __all__ = [
     "ConfusionMatrix",
     "CriticCall",
     "DecisionCount",
+    "EffortComparison",
     "EqualTokens",
     "Interval",
     "Means",
@@ -74,6 +83,7 @@ __all__ = [
     "ScoredAttempt",
     "ScoredTrajectory",
     "Spend",
+    "TokenPoint",
     "Usage",
     "actor_confidence",
     "answer_at",
@@ -91,6 +101,8 @@ __all__ = [
     "critic_coverage",
     "decisions",
     "disagreements",
+    "effort_comparisons",
+    "effort_rank",
     "first_pass_iterations",
     "generated_test_accuracy",
     "improved",
@@ -103,6 +115,7 @@ __all__ = [
     "means",
     "multiple",
     "paired",
+    "pareto_frontier",
     "pass_at_iteration",
     "pass_at_k",
     "pass_by_iteration",
@@ -119,6 +132,7 @@ __all__ = [
     "selection_accuracy",
     "step_rates",
     "tests_generated",
+    "token_points",
     "total_cost",
     "trajectories_pass_at_k",
     "worsened",

@@ -6,11 +6,25 @@ Strategies call ``await model.generate(messages, config)``."""
 from refinelab.errors import CacheMiss, EndpointError, EndpointFailed, NotSupported, TransientError
 from refinelab.models._cache import CacheMode, ResponseCache, cache_key
 from refinelab.models._doubles import FunctionModel, ScriptedModel
+from refinelab.models._endpoints import EndpointSetting, Role, RoleEndpoint, choose_endpoint
 from refinelab.models._limits import EndpointLimits
 from refinelab.models._local import LocalBackend, LocalOptions
 from refinelab.models._local_files import LOCAL_MODELS, LocalFile, local_identity
 from refinelab.models._model import Accounting, Backend, Model, RetryPolicy
-from refinelab.models._prices import DEFAULT_PRICES, Price, PriceTable
+from refinelab.models._prices import DEFAULT_PRICES, LISTED, ListedPrice, Price, PriceTable
+from refinelab.models._profiles import (
+    EFFORT_LEVELS,
+    PROFILES,
+    SERVERS,
+    Accepts,
+    EffortControl,
+    ModelProfile,
+    ProfileOverrides,
+    TokenLimit,
+    checked_effort,
+    effort_problem,
+    profile_for,
+)
 from refinelab.models._resolve import (
     PROVIDERS,
     EndpointSettings,
@@ -21,44 +35,64 @@ from refinelab.models._resolve import (
     resolve,
     url_problem,
 )
-from refinelab.models._types import Completion, GenerateConfig, Message, Reply, Retry, Usage
+from refinelab.models._thinking import split_thinking
+from refinelab.models._types import Completion, GenerateConfig, Message, NotSent, Reply, Retry, Usage
 
 __all__ = [
     "DEFAULT_PRICES",
+    "EFFORT_LEVELS",
+    "LISTED",
     "LOCAL_MODELS",
+    "PROFILES",
     "PROVIDERS",
+    "SERVERS",
+    "Accepts",
     "Accounting",
     "Backend",
     "CacheMiss",
     "CacheMode",
     "Completion",
+    "EffortControl",
     "EndpointError",
     "EndpointFailed",
     "EndpointLimits",
+    "EndpointSetting",
     "EndpointSettings",
     "FunctionModel",
     "GenerateConfig",
+    "ListedPrice",
     "LocalBackend",
     "LocalFile",
     "LocalOptions",
     "Message",
     "Model",
+    "ModelProfile",
     "ModelSpec",
     "ModelsConfig",
+    "NotSent",
     "NotSupported",
     "Price",
     "PriceTable",
+    "ProfileOverrides",
     "Reply",
     "ResponseCache",
     "Retry",
     "RetryPolicy",
+    "Role",
+    "RoleEndpoint",
     "ScriptedModel",
+    "TokenLimit",
     "TransientError",
     "Usage",
     "cache_key",
+    "checked_effort",
+    "choose_endpoint",
+    "effort_problem",
     "load_models_config",
     "local_identity",
     "open_model",
+    "profile_for",
     "resolve",
+    "split_thinking",
     "url_problem",
 ]

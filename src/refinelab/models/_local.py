@@ -6,8 +6,10 @@ and the critic) are decoded together, one sequence each, in llama.cpp batches, a
 share its evaluation (:mod:`refinelab.models._local_engine`). A request's handling is three steps a subclass
 or a later feature can change one at a time: the prompt (:meth:`LocalBackend.prompt`, the chat template),
 the jobs (:meth:`LocalBackend.jobs`, the settings of each sample), and the reply
-(:meth:`LocalBackend.reply`, from what the engine generated). Why in-process rather than a server, and what
-batching keeps reproducible: docs/design/models.md ("Local models").
+(:meth:`LocalBackend.reply`, from what the engine generated). A request with a reasoning effort to a thinking
+model runs its plan (thinking off, or within a budget: :mod:`refinelab.models._local_thinking`) as completions
+of the raw prompt, each a job of the same engine, so its samples are decoded beside everything else. Why
+in-process rather than a server, and what batching keeps reproducible: docs/design/models.md ("Local models").
 """
 
 from __future__ import annotations
@@ -22,10 +24,13 @@ import time
 import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from refinelab.errors import UserError
 from refinelab.models._local_files import DEFAULT_MAX_TOKENS, LocalFile
+from refinelab.models._local_thinking import ThinkingPlan, generate_thinking, thinking_plan
+from refinelab.models._profiles import Accepts, profile_for
+from refinelab.models._thinking import split_thinking
 from refinelab.models._types import GenerateConfig, Message, Reply, Usage
 
 if TYPE_CHECKING:
@@ -103,6 +108,8 @@ class LocalBackend:
         self.identity = _identity(file, self.options)
         """What determines its replies (the file's SHA-256, the context, the defaults and the layers on a GPU,
         never the path): the response cache keys on this instead of the model string."""
+        self.accepts = Accepts(profile_for(model))
+        """Whether the model thinks and its thinking budgets (its profile): shared with the :class:`Model`."""
         self._engine = engine_for(file, self.options, sequences_given=options.sequences is not None)
 
     @property
@@ -127,19 +134,44 @@ class LocalBackend:
 
     async def complete(self, messages: Sequence[Message], config: GenerateConfig, n: int) -> list[Reply]:
         """``n`` samples, decoded with every other request in flight; sample ``i`` of a seeded request uses
-        ``seed + i``."""
+        ``seed + i``. A thinking model asked for a reasoning effort follows its thinking plan."""
         await self.load()
         template = self._engine.template
         assert template is not None
         prompt = self.prompt(template, messages, config)
-        tickets = self._engine.submit(self.jobs(template, prompt, config, n))
+        jobs = self.jobs(template, prompt, config, n)
+        plan = thinking_plan(config.reasoning_effort, self.accepts.profile)
+        if plan is not None:
+            return list(await asyncio.gather(*(self._think(job, plan) for job in jobs)))
+        return [self.reply(outcome) for outcome in await self._generate(jobs)]
+
+    async def _generate(self, jobs: list[Job]) -> list[Outcome]:
+        """The jobs decoded (with whatever else is in flight); cancelled, they leave the engine."""
+        tickets = self._engine.submit(jobs)
         try:
-            outcomes = await asyncio.gather(*(asyncio.wrap_future(t.future) for t in tickets))
+            return list(await asyncio.gather(*(asyncio.wrap_future(t.future) for t in tickets)))
         except BaseException:
             for ticket in tickets:
                 ticket.cancel()  # a queued job never starts; a running one stops at the next step
             raise
-        return [self.reply(outcome) for outcome in outcomes]
+
+    async def _think(self, job: Job, plan: ThinkingPlan) -> Reply:
+        """One sample under a thinking plan: its completions of the raw prompt are jobs of the engine, so the
+        samples' thinking (one prompt, evaluated once) and answers are decoded in batches too."""
+        took: list[float] = []
+
+        async def complete(prompt: str, settings: Mapping[str, Any]) -> Mapping[str, Any]:
+            sampling = dataclasses.replace(settings["sampling"], grammar=settings.get("grammar"))
+            (outcome,) = await self._generate([Job(prompt, sampling, settings["max_tokens"], tuple(settings["stop"]))])
+            took.append(outcome.seconds)
+            choice = {"text": outcome.text, "finish_reason": outcome.finish_reason}
+            return {"choices": [choice], "usage": _usage(outcome)}
+
+        settings = {"sampling": job.sampling, "max_tokens": job.max_tokens, "stop": list(job.stop)}
+        if job.sampling.grammar is not None:  # structured output constrains the answer, not the thinking
+            settings["grammar"] = job.sampling.grammar
+        chat = await generate_thinking(complete, job.prompt, settings, plan)
+        return self._counted(_reply(self._wrapped(chat), opens_thinking=self._opens, seconds=sum(took)))
 
     def prompt(self, template: ChatTemplate, messages: Sequence[Message], config: GenerateConfig) -> str:
         """The formatted prompt: the model's chat template over the conversation."""
@@ -162,28 +194,56 @@ class LocalBackend:
         return [Job(prompt, sampling, max_tokens, stop) for sampling in samplings]
 
     def reply(self, outcome: Outcome) -> Reply:
-        """The reply for a finished job: its text, the model's own token counts, the time it took in the
-        batch (not the time it queued), and a response shaped like llama-cpp-python's."""
-        usage = Usage(outcome.prompt_tokens, outcome.completion_tokens, 0)
-        raw: dict[str, object] = {
-            "id": f"chatcmpl-{uuid.uuid4()}",
-            "object": "chat.completion",
-            "created": int(time.time()),
-            "model": str(self.file.path),
-            "choices": [
-                {
-                    "index": 0,
-                    "message": {"role": "assistant", "content": outcome.text},
-                    "finish_reason": outcome.finish_reason,
-                }
-            ],
-            "usage": {
-                "prompt_tokens": usage.prompt_tokens,
-                "completion_tokens": usage.completion_tokens,
-                "total_tokens": usage.prompt_tokens + usage.completion_tokens,
-            },
-        }
-        return Reply(outcome.text, usage, outcome.finish_reason, raw, latency_seconds=outcome.seconds)
+        """The reply for a finished job: its text (a thinking section taken out), the model's own token
+        counts, the time it took in the batch (not the time it queued), and a response shaped like
+        llama-cpp-python's."""
+        message = {"role": "assistant", "content": outcome.text}
+        choice = {"index": 0, "message": message, "finish_reason": outcome.finish_reason}
+        raw = self._wrapped({"choices": [choice], "usage": _usage(outcome)})
+        return self._counted(_reply(raw, opens_thinking=self._opens, seconds=outcome.seconds))
+
+    @property
+    def _opens(self) -> bool:
+        """Whether the model's template may open the thinking section itself (its reply is read so)."""
+        profile = self.accepts.profile
+        return profile.reasons and profile.opens_thinking
+
+    def _wrapped(self, chat: Mapping[str, Any]) -> dict[str, Any]:
+        """A chat completion with the fields llama-cpp-python's carries (id, object, created, model)."""
+        head = {"id": f"chatcmpl-{uuid.uuid4()}", "object": "chat.completion", "created": int(time.time())}
+        return {**head, "model": str(self.file.path), **chat}
+
+    def _counted(self, reply: Reply) -> Reply:
+        """The reply with its thinking tokens counted by the model's own tokenizer, where not counted yet."""
+        model = self._engine.model
+        if not reply.reasoning or reply.usage is None or reply.usage.reasoning_tokens or model is None:
+            return reply
+        tokens = len(model.tokenize(reply.reasoning))
+        usage = dataclasses.replace(reply.usage, reasoning_tokens=min(tokens, reply.usage.completion_tokens))
+        return dataclasses.replace(reply, usage=usage)
+
+
+def _usage(outcome: Outcome) -> dict[str, int]:
+    """An outcome's token counts, as llama-cpp-python reports them."""
+    total = outcome.prompt_tokens + outcome.completion_tokens
+    return {
+        "prompt_tokens": outcome.prompt_tokens,
+        "completion_tokens": outcome.completion_tokens,
+        "total_tokens": total,
+    }
+
+
+def _reply(response: Mapping[str, Any], *, opens_thinking: bool = False, seconds: float | None = None) -> Reply:
+    """A reply from an OpenAI-shaped chat completion; usage is the model's own token count. A thinking section
+    is taken out of the text (the answer alone is read for code). ``seconds``: the time the engine worked on
+    it, the reply's latency."""
+    choice = response["choices"][0]
+    usage = response["usage"]
+    text, thinking = split_thinking(choice["message"].get("content") or "", opens_thinking=opens_thinking)
+    thought = (usage.get("completion_tokens_details") or {}).get("reasoning_tokens", 0)
+    counted = Usage(usage["prompt_tokens"], usage["completion_tokens"], 0, reasoning_tokens=thought)
+    raw = dict(response)
+    return Reply(text, counted, choice["finish_reason"], raw, reasoning=thinking, latency_seconds=seconds)
 
 
 def resolved(options: LocalOptions) -> LocalOptions:

@@ -16,15 +16,16 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
+import sys
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from refinelab._downloads import FetchOptions, HubFile, Keep, default_cache_dir, fetch
+from refinelab._progress import ProgressHook
 from refinelab.errors import MissingDependency, UserError
 from refinelab.models._types import GenerateConfig
-from refinelab.problems import default_cache_dir
 
 GEMMA_TEMPLATE = (
     "{{ bos_token }}"
@@ -38,20 +39,6 @@ GEMMA_TEMPLATE = (
 ``gemma`` chat format writes it, for Gemma GGUFs that carry no ``tokenizer.chat_template``. Gemma has no system
 role and, like that format, this one leaves system messages out: given the instructions as text, the 270M base
 model repeats them instead of writing code (0 of 8 HumanEval drafts parsed, against 2 of 8 without them)."""
-
-
-@dataclass(frozen=True)
-class HubFile:
-    """A GGUF file in a Hugging Face repo."""
-
-    repo: str
-    """``owner/name``."""
-    filename: str
-    """The file's path in the repo."""
-    revision: str = "main"
-    """A commit (pinned) or a branch or tag (pinned to its commit at the first download)."""
-    sha256: str | None = None
-    """The file's expected SHA-256; ``None``: the hub's own LFS hash for the revision is checked instead."""
 
 
 @dataclass(frozen=True)
@@ -92,7 +79,7 @@ LOCAL_MODELS: Mapping[str, NamedModel] = {
             "bartowski/Qwen2.5-Coder-1.5B-Instruct-GGUF",
             "Qwen2.5-Coder-1.5B-Instruct-Q4_K_M.gguf",
             "dbc3b1648b0fddfef8ebed4a0233d4a966ec12f1",
-            "f530705d447660a4336c329981af164b471b60b974b1d808d57e8ec9fe23b239",
+            sha256="f530705d447660a4336c329981af164b471b60b974b1d808d57e8ec9fe23b239",
         ),
         "Qwen2.5-Coder 1.5B Instruct, Q4_K_M (986 MB, from Hugging Face; Apache-2.0)",
     ),
@@ -101,7 +88,7 @@ LOCAL_MODELS: Mapping[str, NamedModel] = {
             "bartowski/Qwen2.5-Coder-7B-Instruct-GGUF",
             "Qwen2.5-Coder-7B-Instruct-Q4_K_M.gguf",
             "edafdf364bf87b6bcaf18bf8f7ab1c0c15ae9142",
-            "1664fccab734674a50763490a8c6931b70e3f2f8ec10031b54806d30e5f956b6",
+            sha256="1664fccab734674a50763490a8c6931b70e3f2f8ec10031b54806d30e5f956b6",
         ),
         "Qwen2.5-Coder 7B Instruct, Q4_K_M (4.7 GB, from Hugging Face; Apache-2.0)",
     ),
@@ -144,24 +131,21 @@ def models_dir(environ: Mapping[str, str]) -> Path:
     return cache_dir(environ) / "models"
 
 
-def resolve_local(label: str, environ: Mapping[str, str]) -> LocalFile:
+def resolve_local(label: str, environ: Mapping[str, str], progress: ProgressHook | None = None) -> LocalFile:
     """The file behind ``local:LABEL``, fetched or assembled into the cache on first use; user errors name
-    what to do."""
+    what to do. ``progress`` is told the bytes of a download."""
     if not label:
         raise UserError(
             f"model 'local:' names no model: write local:PATH.gguf, local:OWNER/REPO/FILE.gguf or {_named()}"
         )
     if label in LOCAL_MODELS:
-        return _named_file(label, LOCAL_MODELS[label], environ)
+        return _named_file(label, LOCAL_MODELS[label], environ, progress)
     path = Path(label).expanduser()
     if path.is_file():
         return LocalFile(label, path, file_sha256(path, models_dir(environ)))
     if _looks_like_hub(label) and not label.startswith(("/", ".", "~")):
-        from refinelab.models._hub import fetch
-
-        hub = parse_hub(label)
-        found = fetch(hub, models_dir(environ), environ)
-        return LocalFile(label, found, file_sha256(found, models_dir(environ)))
+        found, sha = fetch_hub_file(parse_hub(label), environ, progress)
+        return LocalFile(label, found, sha)
     if path.exists():
         raise UserError(f"local model {label}: not a file")
     raise UserError(
@@ -191,6 +175,34 @@ def parse_hub(label: str) -> HubFile:
     return HubFile(f"{owner}/{name}", filename, revision or "main")
 
 
+HUB_KEEP = Keep("model file", "download the file yourself and use local:PATH.gguf")
+"""How model files are kept, and what a user can do instead of downloading one."""
+
+
+def fetch_hub_file(hub: HubFile, environ: Mapping[str, str], progress: ProgressHook | None = None) -> tuple[Path, str]:
+    """The verified local copy of a model file in a Hugging Face repo and its SHA-256, downloaded (or resumed)
+    into ``<cache dir>/models/hf/`` on first use by refinelab's one fetcher. A cached copy is hashed again only
+    when its size or modification time changed: a model of gigabytes is loaded at every start."""
+    shown = progress or _TenthsOnStderr()
+    fetched = fetch(hub, FetchOptions(cache_dir(environ), environ, shown, "when-changed"), HUB_KEEP)
+    return fetched.path, fetched.sha256
+
+
+class _TenthsOnStderr:
+    """Where nobody handed a progress hook (``open_model``), a model download still says how far it got: a line
+    on standard error at each tenth (``hf_hub_download``, which downloaded model files before, drew a bar)."""
+
+    def __init__(self) -> None:
+        self.shown = -1
+
+    def __call__(self, what: str, done: int, total: int) -> None:
+        tenth = 10 * done // total if total else 0
+        if tenth > self.shown:
+            self.shown = tenth
+            size = f" of {total / 1e6:,.1f} MB" if total else ""
+            print(f"refinelab: {what}: {10 * tenth}%{size}", file=sys.stderr, flush=True)
+
+
 def _looks_like_hub(label: str) -> bool:
     return label.partition("@")[0].count("/") >= 2 and label.partition("@")[0].endswith(".gguf")
 
@@ -199,16 +211,12 @@ def _named() -> str:
     return "one of " + ", ".join(f"local:{name}" for name in LOCAL_MODELS)
 
 
-def _named_file(label: str, named: NamedModel, environ: Mapping[str, str]) -> LocalFile:
+def _named_file(label: str, named: NamedModel, environ: Mapping[str, str], progress: ProgressHook | None) -> LocalFile:
     source = named.source
     if isinstance(source, PackageFile):
         path, sha = _assembled(source, models_dir(environ))
     else:
-        from refinelab.models._hub import fetch
-
-        path = fetch(source, models_dir(environ), environ)
-        assert source.sha256 is not None  # named hub files are pinned
-        sha = source.sha256
+        path, sha = fetch_hub_file(source, environ, progress)  # named hub files are pinned: sha is the pinned hash
     return LocalFile(label, path, sha, named.chat_template, named.defaults)
 
 
@@ -286,8 +294,3 @@ def remember(note: Path, data: dict[str, object]) -> None:
         os.replace(file.name, note)
     except OSError:
         pass
-
-
-def remove_tree(path: Path) -> None:
-    """Delete a staging directory, whatever is in it."""
-    shutil.rmtree(path, ignore_errors=True)

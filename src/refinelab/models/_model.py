@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import random
 import time
 from collections.abc import Sequence
@@ -13,10 +14,13 @@ from refinelab.errors import CacheMiss, EndpointError, EndpointFailed, NotSuppor
 from refinelab.models._cache import ResponseCache, cache_key
 from refinelab.models._limits import EndpointLimits
 from refinelab.models._prices import PriceTable
-from refinelab.models._tokens import estimate_usage, split_usage
-from refinelab.models._types import Completion, GenerateConfig, Message, Reply, Retry, Usage
+from refinelab.models._profiles import Accepts, profile_for
+from refinelab.models._tokens import count_tokens, estimate_usage, split_usage
+from refinelab.models._types import Completion, GenerateConfig, Message, NotSent, Reply, Retry, Usage
 from refinelab.records import Spend
 
+_MAX_REFUSALS = 8
+"""Tries of one request, each without what the server refused before (more means it refuses anything)."""
 MAX_N = 128
 """Samples asked for in one request at most (OpenAI rejects a larger ``n``): more are split into several
 requests of at most this many, sent concurrently."""
@@ -117,9 +121,16 @@ class Model:
         every model it opens its own, so two models of one endpoint keep one cap)."""
         self.retry = retry or RetryPolicy()
         self.cache = cache
+        self.cached_from: frozenset[str] | None = None
+        """When set, a cached reply is taken only if one of these endpoints gave it (``Backend.endpoint``
+        as the cache records it): a fresh run's role whose server changed asks its own server again
+        rather than take the other server's answers. ``None``: any reply for the request."""
         self.prices = prices or PriceTable()
         self.accounting = Accounting()
         self._unsupported: set[str] = set()
+        self.accepts: Accepts = getattr(backend, "accepts", None) or Accepts(profile_for(backend.model))
+        """What the model takes: its profile (``refinelab.models._profiles``) and what its server refused so
+        far (learned once, then left out of every request and recorded as not sent); its backend's own."""
         self._per_sample = bool(getattr(backend, "batches_requests", False))
         if self._per_sample:
             self._unsupported.add("n")  # one request a sample: the backend batches them
@@ -146,7 +157,9 @@ class Model:
         config = config or GenerateConfig()
         samples = list(range(first_sample, first_sample + n))
         caching = self.cache is not None
-        keys = {s: cache_key(self.deployment, self.identity, messages, config, s) for s in samples} if caching else {}
+        wire = self.accepts.profile.key() if _changes_requests(self.accepts) else None
+        keyed = functools.partial(cache_key, self.deployment, self.identity, messages, config)
+        keys = {s: keyed(s, wire) for s in samples} if caching else {}
         if self.cache is None or self.cache.mode != "rw":
             return await self._draw(messages, config, samples, keys)
         while leaders := {f for k in keys.values() if (f := self._in_flight.get(k)) is not None}:
@@ -192,7 +205,7 @@ class Model:
     def _cached(self, messages: Sequence[Message], key: str, sample: int) -> Completion | None:
         if self.cache is None or self.cache.mode == "off":
             return None
-        found = self.cache.lookup(key)
+        found = self.cache.lookup(key, endpoints=self.cached_from)
         if found is None:
             if self.cache.mode == "ro":
                 raise CacheMiss(f"replay mode: no cached response for a request to {self.name} (sample {sample})")
@@ -215,7 +228,7 @@ class Model:
     ) -> dict[int, Completion]:
         """The samples in requests of at most :data:`MAX_N` each, sent together; those of a request the
         server refused for its ``n`` are left out (and ``n`` is not asked for again)."""
-        if "n" in self._unsupported:
+        if "n" in self._unsupported or not self.accepts.profile.takes_n:
             return {}
         chunks = [samples[start : start + MAX_N] for start in range(0, len(samples), MAX_N)]
         done = await asyncio.gather(*(self._call(messages, config, c, keys) for c in chunks), return_exceptions=True)
@@ -264,10 +277,17 @@ class Model:
             return replies
         prompt = split_usage(estimate_usage(self.name, messages, ""), len(replies))
         return [
-            reply if reply.usage is not None else
-            replace(reply, usage=share + estimate_usage(self.name, (), reply.text))
+            reply if reply.usage is not None else replace(reply, usage=share + self._estimated_output(reply))
             for reply, share in zip(replies, prompt)
-        ]  # fmt: skip
+        ]
+
+    def _estimated_output(self, reply: Reply) -> Usage:
+        """The estimated output of a reply without usage: its answer and its thinking, if it returned any."""
+        output = estimate_usage(self.name, (), reply.text)
+        if not reply.reasoning:
+            return output
+        thought = count_tokens(self.name, reply.reasoning)
+        return replace(output, completion_tokens=output.completion_tokens + thought, reasoning_tokens=thought)
 
     async def _attempts(
         self, messages: Sequence[Message], config: GenerateConfig, n: int, retries: list[Retry]
@@ -276,12 +296,7 @@ class Model:
         for attempt in range(1, self.retry.attempts + 1):
             started = time.perf_counter()
             try:
-                replies = await self.backend.complete(messages, self._supported(config), n)
-            except NotSupported as exc:
-                if exc.feature != "json_schema" or "json_schema" in self._unsupported:
-                    raise
-                self._unsupported.add("json_schema")  # ask again without it; callers parse the text
-                continue
+                replies = await self._without_refused(messages, config, n)
             except TransientError as exc:
                 # a server that never answered is reported at once: nothing listening, unknown host, bad
                 # address; one that has answered before may be restarting, so that is retried
@@ -296,10 +311,37 @@ class Model:
             return replies, time.perf_counter() - started
         raise AssertionError("unreachable: the loop returns or raises")
 
-    def _supported(self, config: GenerateConfig) -> GenerateConfig:
+    async def _without_refused(self, messages: Sequence[Message], config: GenerateConfig, n: int) -> list[Reply]:
+        """The backend's replies, asked again without each setting the server refuses (learned once, recorded
+        on the replies as not sent); a refused ``n`` is the caller's to handle."""
+        for _ in range(_MAX_REFUSALS):
+            sent, not_sent = self._supported(config)
+            try:
+                replies = await self.backend.complete(messages, sent, n)
+            except NotSupported as exc:
+                if exc.feature == "n":
+                    raise
+                self._learn(exc)
+                continue
+            return [replace(reply, not_sent=not_sent) for reply in replies] if not_sent else replies
+        raise EndpointError(f"{self.backend.endpoint} kept refusing settings of a request to {self.name}")
+
+    def _supported(self, config: GenerateConfig) -> tuple[GenerateConfig, tuple[NotSent, ...]]:
+        """The settings to send and those left out (the profile's and the server's refusals, recorded on the
+        replies); structured output is dropped where the server refused it (callers parse the text)."""
+        config, not_sent = self.accepts.prepare(self.name, config)
         if config.json_schema is not None and "json_schema" in self._unsupported:
-            return GenerateConfig(**{**config.key(), "json_schema": None})  # type: ignore[arg-type]
-        return config
+            return replace(config, json_schema=None), not_sent
+        return config, not_sent
+
+    def _learn(self, refusal: NotSupported) -> None:
+        """Remember what the server refused, for this request's next try and every later request."""
+        if refusal.feature == "json_schema":  # callers parse the text instead
+            self._unsupported.add("json_schema")
+        elif refusal.rename is not None:
+            self.accepts.token_limit = refusal.rename  # type: ignore[assignment]
+        else:
+            self.accepts.learn(refusal.feature, refusal.value, f"{self.backend.endpoint} refused it: {refusal.reason}")
 
     def _give_up(self, error: TransientError, retries: list[Retry]) -> None:
         self.accounting.failures += 1
@@ -328,5 +370,18 @@ class Model:
         self.accounting.add(Spend(usage, cost))
         return Completion(
             reply.text, usage, latency, reply.finish_reason, self.name, cost,
-            sample=sample, cached=cached, retries=retries, raw=reply.raw,
+            sample=sample, cached=cached, retries=retries, raw=reply.raw, reasoning=reply.reasoning,
+            not_sent=reply.not_sent,
         )  # fmt: skip
+
+
+def _changes_requests(accepts: Accepts) -> bool:
+    """The model's profile changes what is sent (a reasoning model, a refused setting, another cap field):
+    its rules join the response cache key, so another rule never answers from a reply sent under the old one.
+    Models whose requests go as asked keep the keys they always had."""
+    profile = accepts.profile
+    return profile.reasons or bool(profile.refuses) or profile.token_limit in _RENAMED
+
+
+_RENAMED = ("max_completion_tokens",)
+"""Cap fields other than the plain ``max_tokens``."""

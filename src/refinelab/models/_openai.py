@@ -7,12 +7,15 @@ from __future__ import annotations
 import asyncio
 import importlib.util
 import json
-from collections.abc import Sequence
+import re
+from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import urlsplit
 
 from refinelab.errors import EndpointError, MissingDependency, NotSupported, TransientError
-from refinelab.models._tokens import split_usage
+from refinelab.models._profiles import Accepts, effort_fields, profile_for
+from refinelab.models._thinking import message_thinking, split_thinking
+from refinelab.models._tokens import split_usage, with_reasoning_counted
 from refinelab.models._types import GenerateConfig, Message, Reply, Usage
 
 CONNECT_SECONDS = 2.0
@@ -25,7 +28,9 @@ a connection timeout is retried like any transient failure."""
 class OpenAIBackend:
     """Chat completions at ``base_url``."""
 
-    def __init__(self, model: str, base_url: str, api_key: str, *, timeout: float = 600.0) -> None:
+    def __init__(
+        self, model: str, base_url: str, api_key: str, *, timeout: float = 600.0, accepts: Accepts | None = None
+    ) -> None:
         try:
             import openai
         except ImportError:
@@ -39,6 +44,8 @@ class OpenAIBackend:
         self._api_key = api_key
         self._timeout = timeout
         self._clients: dict[int, Any] = {}
+        self.accepts = accepts or Accepts(profile_for(model))
+        """What the model takes (its profile, and what its server refused): shared with the :class:`Model`."""
 
     def _client(self) -> Any:
         """One client per event loop: an async HTTP client cannot move between loops."""
@@ -78,9 +85,11 @@ class OpenAIBackend:
             "model": self.name,
             "messages": [{"role": m.role, "content": m.content} for m in messages],
         }
-        for key in ("temperature", "top_p", "max_tokens", "seed"):
+        for key in ("temperature", "top_p", "seed"):
             if getattr(config, key) is not None:
                 request[key] = getattr(config, key)
+        if config.max_tokens is not None:
+            request[self.accepts.limit_field] = config.max_tokens
         if config.stop:
             request["stop"] = list(config.stop)
         if n > 1:
@@ -88,6 +97,7 @@ class OpenAIBackend:
         if config.json_schema is not None:
             schema = json.loads(config.json_schema)
             request["response_format"] = {"type": "json_schema", "json_schema": {"name": "response", "schema": schema}}
+        request.update(effort_fields(self.accepts.profile, config.reasoning_effort))
         return request
 
     def _replies(self, data: object, n: int) -> list[Reply]:
@@ -98,13 +108,23 @@ class OpenAIBackend:
         assert isinstance(data, dict)
         usage = _usage(data.get("usage"))
         shares: list[Usage | None] = [None] * n if usage is None else list(split_usage(usage, n))
+        counted = usage is not None and _reports_reasoning(data.get("usage"))
         replies = []
         for choice, share in zip(choices[:n], shares):
             message = choice.get("message")
-            content = message.get("content") if isinstance(message, dict) else None
+            message = message if isinstance(message, dict) else {}
+            content = message.get("content")
+            text, inline = split_thinking(content if isinstance(content, str) else "", opens_thinking=self._opens)
             raw = data if n == 1 else {**data, "choices": [choice]}  # each sample keeps its own choice only
-            replies.append(Reply(content if isinstance(content, str) else "", share, choice.get("finish_reason"), raw))
+            thinking = message_thinking(message) or inline
+            if share is not None and thinking and not counted:  # the server counted none: count the text
+                share = with_reasoning_counted(self.model, share, thinking)
+            replies.append(Reply(text, share, choice.get("finish_reason"), raw, reasoning=thinking))
         return replies
+
+    @property
+    def _opens(self) -> bool:
+        return self.accepts.profile.opens_thinking
 
     def _translate(self, exc: Exception, config: GenerateConfig, n: int) -> Exception:
         openai = self._openai
@@ -139,6 +159,9 @@ class OpenAIBackend:
 
     def _fatal(self, exc: Exception, status: object, config: GenerateConfig, n: int) -> Exception:
         message = str(getattr(exc, "message", exc))
+        refused = refused_setting(exc, message, config) if status == 400 else None
+        if refused is not None:
+            return refused
         if status == 400 and n > 1 and "n" in message.lower():
             return NotSupported("n")
         if status == 400 and config.json_schema is not None and ("response_format" in message or "schema" in message):
@@ -151,6 +174,47 @@ class OpenAIBackend:
             listing = f"GET {self.endpoint}/models lists them"
             return EndpointError(f"{self.endpoint} does not know model {self.name!r}: check the name ({listing})")
         return EndpointError(f"{self.endpoint} rejected the request for {self.model} ({status}): {message}")
+
+
+WIRE_SETTINGS: Mapping[str, str] = {
+    "temperature": "temperature",
+    "top_p": "top_p",
+    "seed": "seed",
+    "stop": "stop",
+    "max_tokens": "max_tokens",
+    "max_completion_tokens": "max_tokens",
+    "reasoning_effort": "reasoning_effort",
+    "chat_template_kwargs": "reasoning_effort",
+    "thinking_token_budget": "reasoning_effort",
+}
+"""Request fields a server may refuse, and the setting each carries (``response_format`` and ``n`` have
+their own fallbacks)."""
+_NAMED = re.compile(r"Unsupported (parameter|value): '([\w.\[\]]+)'")
+_INSTEAD = re.compile(r"Use '(max_completion_tokens|max_tokens)' instead")
+
+
+def refused_setting(exc: Exception, message: str, config: GenerateConfig) -> NotSupported | None:
+    """The setting a 400 refuses, read from OpenAI's error body (``param`` and ``code``
+    ``unsupported_parameter`` / ``unsupported_value``) or from its message; ``None`` for another 400.
+
+    A refused value (``temperature`` 0: "Only the default (1) value is supported") is the value, so other
+    values still go; a refused parameter is the setting; ``max_tokens`` with "Use 'max_completion_tokens'
+    instead" is a rename, not a refusal."""
+    code, param = getattr(exc, "code", None), getattr(exc, "param", None)
+    named = _NAMED.search(message)
+    if not isinstance(param, str) or code not in ("unsupported_parameter", "unsupported_value"):
+        if named is None:
+            return None
+        code, param = f"unsupported_{named.group(1)}", named.group(2)
+    setting = WIRE_SETTINGS.get(param)
+    if setting is None or getattr(config, setting) in (None, ()):
+        return None
+    instead = _INSTEAD.search(message)
+    if setting == "max_tokens":
+        return NotSupported("max_tokens", reason=message, rename=instead.group(1) if instead else None)
+    value = getattr(config, setting)
+    shown = ", ".join(value) if isinstance(value, tuple) else str(value)
+    return NotSupported(setting, value=shown if code == "unsupported_value" else None, reason=message)
 
 
 def _causes(exc: BaseException) -> list[BaseException]:
@@ -181,7 +245,17 @@ def _usage(usage: object) -> Usage | None:
     details = usage.get("prompt_tokens_details")
     cached = details.get("cached_tokens") if isinstance(details, dict) else 0
     completion = usage.get("completion_tokens")
-    return Usage(usage["prompt_tokens"], completion if isinstance(completion, int) else 0, cached or 0)
+    output = usage.get("completion_tokens_details")
+    thought = output.get("reasoning_tokens") if isinstance(output, dict) else None
+    completion = completion if isinstance(completion, int) else 0
+    thought = thought if isinstance(thought, int) else 0
+    return Usage(usage["prompt_tokens"], completion, cached or 0, reasoning_tokens=thought)
+
+
+def _reports_reasoning(usage: object) -> bool:
+    """The usage block counts reasoning tokens itself (``completion_tokens_details.reasoning_tokens``)."""
+    details = usage.get("completion_tokens_details") if isinstance(usage, dict) else None
+    return isinstance(details, dict) and isinstance(details.get("reasoning_tokens"), int)
 
 
 def _retry_after(exc: Exception) -> float | None:

@@ -83,6 +83,8 @@ class ReplicaBackend:
         self.replicas = [Replica(backend, max(1, concurrency)) for backend in replicas]
         self.model = replicas[0].model
         self.endpoint = ", ".join(replica.endpoint for replica in self.replicas)
+        self.accepts = getattr(replicas[0], "accepts", None)
+        """The replicas' shared profile and learned refusals (they serve one model), when they have one."""
         self._turn = 0
         self._conditions: dict[int, asyncio.Condition] = {}
 

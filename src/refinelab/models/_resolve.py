@@ -19,6 +19,15 @@ from refinelab.errors import InputError, UserError
 from refinelab.models._cache import ResponseCache
 from refinelab.models._model import Backend, Model, RetryPolicy
 from refinelab.models._prices import Price, PriceTable
+from refinelab.models._profiles import (
+    EFFORT_LEVELS,
+    Accepts,
+    EffortControl,
+    ProfileOverrides,
+    TokenLimit,
+    named_profile,
+    profile_for,
+)
 
 
 @dataclass(frozen=True)
@@ -63,6 +72,25 @@ class EndpointSettings:
     n_gpu_layers: int | None = None
     """``local:`` models: layers offloaded to the GPU, -1 for all (default: all when llama.cpp has a GPU
     backend, none otherwise)."""
+    profile: str | None = None
+    """The model profile to use instead of the one its name matches (``openai-o-series`` for a deployment
+    named ``my-o4``): see ``refinelab.models._profiles``."""
+    effort_control: EffortControl | None = None
+    """How a reasoning effort is sent (``reasoning_effort``, ``chat_template_kwargs``, ``llamacpp``,
+    ``ollama``, ``not_taken``)."""
+    token_limit: TokenLimit | None = None
+    """The field that caps a reply: ``max_tokens`` or ``max_completion_tokens``."""
+    refuses: tuple[str, ...] | None = None
+    """Settings the model does not take (never sent; recorded as not sent when asked for)."""
+    thinking_budgets: Mapping[str, int | None] | None = None
+    """Thinking tokens of each effort level on servers that take a budget (``{ low = 1024, high = 8192 }``)."""
+
+    @property
+    def profile_overrides(self) -> ProfileOverrides:
+        """The keys that change the model's profile."""
+        return ProfileOverrides(
+            self.profile, self.effort_control, self.token_limit, self.refuses, self.thinking_budgets
+        )
 
     def merge(self, override: EndpointSettings) -> EndpointSettings:
         """These settings with every field ``override`` sets replaced."""
@@ -147,10 +175,13 @@ def _only(table: dict[str, object], allowed: set[str], path: str | Path, where: 
         raise located(Path(path), f"{where}.{unknown[0]}", "unknown key")
 
 
+_ENDPOINT_KEYS = {"base_url", "concurrency", "price", "deployment", *(f.name for f in fields(ProfileOverrides))}
+
+
 def _endpoint(table: object, path: str | Path, where: str) -> EndpointSettings:
     if not isinstance(table, dict):
         raise InputError(path, None, where, "must be a table")
-    _only(table, {"base_url", "concurrency", "price", "deployment", *_LOCAL_KEYS}, path, where)
+    _only(table, {*_ENDPOINT_KEYS, *_LOCAL_KEYS}, path, where)
     local = _local_settings(table, path, where)
     url = _base_url(table.get("base_url"), path, where)
     concurrency, price, deployment = table.get("concurrency"), table.get("price"), table.get("deployment")
@@ -159,7 +190,51 @@ def _endpoint(table: object, path: str | Path, where: str) -> EndpointSettings:
     if deployment is not None and (not isinstance(deployment, str) or not deployment):
         raise InputError(path, None, f"{where}.deployment", "must be a non-empty string")
     priced = _price(price, path, f"{where}.price") if price is not None else None
-    return EndpointSettings(url, concurrency, priced, deployment, **local)
+    found = _profile_keys(table, path, where)  # each value checked against its field's type
+    return replace(EndpointSettings(url, concurrency, priced, deployment, **local), **found)  # type: ignore[arg-type]
+
+
+_CHOICES: Mapping[str, tuple[str, ...]] = {
+    "effort_control": ("reasoning_effort", "chat_template_kwargs", "llamacpp", "ollama", "local", "not_taken"),
+    "token_limit": ("max_tokens", "max_completion_tokens"),
+}
+
+
+def _profile_keys(table: Mapping[str, object], path: str | Path, where: str) -> dict[str, object]:
+    """The endpoint's profile overrides (``profile``, ``effort_control``, ``token_limit``, ``refuses``,
+    ``thinking_budgets``), each checked."""
+    found: dict[str, object] = {}
+    if "profile" in table:
+        try:
+            found["profile"] = named_profile(str(table["profile"])).name
+        except UserError as exc:
+            raise InputError(path, None, f"{where}.profile", str(exc)) from None
+    for key, choices in _CHOICES.items():
+        if key in table:
+            if table[key] not in choices:
+                raise InputError(path, None, f"{where}.{key}", f"must be one of {', '.join(choices)}")
+            found[key] = table[key]
+    if "refuses" in table:
+        found["refuses"] = _refuses(table["refuses"], path, f"{where}.refuses")
+    if "thinking_budgets" in table:
+        found["thinking_budgets"] = _budgets(table["thinking_budgets"], path, f"{where}.thinking_budgets")
+    return found
+
+
+def _refuses(value: object, path: str | Path, where: str) -> tuple[str, ...]:
+    known = ("temperature", "top_p", "seed", "stop", "json_schema", "reasoning_effort")
+    if not isinstance(value, list) or not all(v in known for v in value):
+        raise InputError(path, None, where, f"must be a list of settings among {', '.join(known)}")
+    return tuple(value)
+
+
+def _budgets(value: object, path: str | Path, where: str) -> dict[str, int | None]:
+    levels = [level for level in EFFORT_LEVELS if level != "none"]
+    if not isinstance(value, dict) or not all(
+        k in levels and isinstance(v, int) and not isinstance(v, bool) and v > 0 for k, v in value.items()
+    ):
+        raise InputError(path, None, where, f"must map levels ({', '.join(levels)}) to positive token counts")
+    return dict(value)
 
 
 _LOCAL_KEYS = {"context": 256, "threads": 1, "n_gpu_layers": -1}
@@ -282,7 +357,8 @@ def open_model(
     settings = config.settings(text)
     prices = PriceTable({spec.model: settings.price} if settings.price else None)
     concurrency, deployment = settings.concurrency or 16, settings.deployment or ""
-    backends = [OpenAIBackend(spec.model, url, spec.api_key) for url in spec.base_urls]
+    accepts = Accepts(profile_for(spec.model, settings.profile_overrides))  # one, shared by every replica
+    backends = [OpenAIBackend(spec.model, url, spec.api_key, accepts=accepts) for url in spec.base_urls]
     if len(backends) == 1:
         backend: Backend = backends[0]
     else:
@@ -310,6 +386,7 @@ def _open_local(
     given = {k: v for k in ("context", "threads", "n_gpu_layers") if (v := getattr(settings, k)) is not None}
     options = replace(LocalOptions.from_environ(environ), sequences=settings.concurrency, **given)
     backend = LocalBackend(model, resolve_local(model.partition(":")[2], environ), options)
+    backend.accepts = Accepts(profile_for(model, settings.profile_overrides))  # before the Model takes it
     prices = PriceTable({model: settings.price} if settings.price else None)
     deployment = settings.deployment or ""
     return Model(backend, concurrency=backend.sequences, retry=retry, cache=cache, prices=prices, deployment=deployment)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from functools import lru_cache
 
 from refinelab.models._types import Message, Usage
@@ -37,17 +38,31 @@ def estimate_usage(model: str, messages: Sequence[Message], completion: str) -> 
     return Usage(prompt, count(completion), 0, estimated=True)
 
 
+def count_tokens(model: str, text: str) -> int:
+    """Tokens of ``text`` as :func:`estimate_usage` counts them."""
+    provider, _, name = model.partition(":")
+    counter = _tiktoken_counter(name) if provider == "openai" else None
+    return (counter or _rough)(text)
+
+
+def with_reasoning_counted(model: str, usage: Usage, reasoning: str) -> Usage:
+    """``usage`` with its reasoning tokens counted from the thinking text (at most the completion tokens,
+    which include them), marked estimated: for servers that return the thinking but do not count it."""
+    thought = min(count_tokens(model, reasoning), usage.completion_tokens)
+    return replace(usage, reasoning_tokens=thought, estimated=True)
+
+
 def split_usage(usage: Usage, n: int) -> list[Usage]:
     """One request's usage shared among its ``n`` samples, exactly: each count divided evenly, the
     remainder going one token each to the first samples, so the shares add up to the request's usage
     (servers report one ``usage`` block for all choices of a request: the prompt once, the completions
     summed)."""
-    prompts, completions, cached = (_shares(count, n) for count in _counts(usage))
-    return [Usage(p, c, k, usage.estimated) for p, c, k in zip(prompts, completions, cached)]
+    prompts, completions, cached, thought = (_shares(count, n) for count in _counts(usage))
+    return [Usage(p, c, k, usage.estimated, r) for p, c, k, r in zip(prompts, completions, cached, thought)]
 
 
-def _counts(usage: Usage) -> tuple[int, int, int]:
-    return usage.prompt_tokens, usage.completion_tokens, usage.cached_tokens
+def _counts(usage: Usage) -> tuple[int, int, int, int]:
+    return usage.prompt_tokens, usage.completion_tokens, usage.cached_tokens, usage.reasoning_tokens
 
 
 def _shares(count: int, n: int) -> list[int]:

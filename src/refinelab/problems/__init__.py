@@ -1,8 +1,8 @@
 """Benchmark problems and their tests, as data, and the loaders for each benchmark."""
 
+from refinelab._downloads import FetchOptions, default_cache_dir
 from refinelab.problems._asserts import as_value_test, tests_from_check, tests_from_statements
 from refinelab.problems._examples import prompt_examples
-from refinelab.problems._fetch import FetchOptions, default_cache_dir
 from refinelab.problems._humaneval import load_humaneval
 from refinelab.problems._humanevalplus import HumanEvalPlusTask, read_humanevalplus
 from refinelab.problems._io import read_jsonl

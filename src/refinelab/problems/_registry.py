@@ -9,8 +9,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from refinelab._downloads import FetchOptions
 from refinelab.errors import UserError
-from refinelab.problems._fetch import FetchOptions
 from refinelab.problems._humaneval import load_humaneval
 from refinelab.problems._jsonl import load_jsonl
 from refinelab.problems._livecodebench import load_livecodebench

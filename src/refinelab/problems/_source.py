@@ -3,7 +3,7 @@ record of which bytes they were.
 
 Order: ``--data FILE`` first; then evalplus's own override variables (``HUMANEVAL_OVERRIDE_PATH`` for
 HumanEval+, ``MBPP_OVERRIDE_PATH`` for MBPP+), as evalplus reads them; then the pinned source,
-downloaded into the cache once (see :mod:`refinelab.problems._fetch`).
+downloaded into the cache once (see :mod:`refinelab.problems._fetch` and :mod:`refinelab._downloads`).
 """
 
 from __future__ import annotations
@@ -13,8 +13,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from refinelab._downloads import FetchOptions, file_sha256
 from refinelab.errors import UserError
-from refinelab.problems._fetch import FetchOptions, fetch, file_sha256
+from refinelab.problems._fetch import fetch
 from refinelab.problems._manifest import downloadable, manifest_from, release_for
 from refinelab.problems._provenance import FileRecord, Provenance
 

@@ -7,6 +7,7 @@ This package sits low: it imports nothing from the sandbox, the models or the st
 """
 
 from refinelab.records._records import (
+    EFFORT_ORDER,
     Origin,
     ScoredAttempt,
     ScoredTrajectory,
@@ -15,10 +16,12 @@ from refinelab.records._records import (
     Suggestion,
     Usage,
     configuration_label,
+    effort_suffix,
     total_cost,
 )
 
 __all__ = [
+    "EFFORT_ORDER",
     "Origin",
     "ScoredAttempt",
     "ScoredTrajectory",
@@ -27,5 +30,6 @@ __all__ = [
     "Suggestion",
     "Usage",
     "configuration_label",
+    "effort_suffix",
     "total_cost",
 ]

@@ -12,6 +12,8 @@ from collections.abc import Iterable
 from dataclasses import KW_ONLY, dataclass, field, replace
 from typing import Literal
 
+EFFORT_ORDER = ("none", "minimal", "low", "medium", "high", "xhigh")
+"""Reasoning effort levels, least thinking first (a thinking-token budget is written as a number instead)."""
 Origin = Literal["draft", "refine", "redraft", "sample"]
 """How an attempt came about."""
 Suggestion = Literal["pass", "refine", "redraft"]
@@ -48,6 +50,9 @@ class Usage:
     """Input tokens the server served from its prompt cache (part of ``prompt_tokens``)."""
     estimated: bool = False
     """True when any of these counts was estimated because the server did not report it."""
+    reasoning_tokens: int = 0
+    """Output tokens the model spent thinking (part of ``completion_tokens``, billed as output): the server's
+    ``completion_tokens_details.reasoning_tokens``, else counted from the reasoning text it returned."""
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
@@ -55,6 +60,7 @@ class Usage:
             self.completion_tokens + other.completion_tokens,
             self.cached_tokens + other.cached_tokens,
             self.estimated or other.estimated,
+            self.reasoning_tokens + other.reasoning_tokens,
         )
 
     def __sub__(self, other: Usage) -> Usage:
@@ -64,7 +70,13 @@ class Usage:
             self.completion_tokens - other.completion_tokens,
             self.cached_tokens - other.cached_tokens,
             self.estimated,
+            self.reasoning_tokens - other.reasoning_tokens,
         )
+
+    @property
+    def visible_tokens(self) -> int:
+        """Output tokens of the answer itself (completion tokens less the thinking ones)."""
+        return self.completion_tokens - self.reasoning_tokens
 
     @property
     def total_tokens(self) -> int:
@@ -139,6 +151,11 @@ class ScoredAttempt:
     """The critic call's part of :attr:`spend` (nothing without a critic call)."""
     critic_latency_seconds: float = 0.0
     """The critic call's part of :attr:`latency_seconds`."""
+    not_sent: tuple[str, ...] = ()
+    """Settings the actor call asked for that the model does not take and were not sent (``temperature=0.0``):
+    the reply was sampled as the model samples, not as the strategy asked."""
+    critic_not_sent: tuple[str, ...] = ()
+    """The same for the critic call."""
 
     def without_critic(self) -> ScoredAttempt:
         """This attempt as if the critic had not been asked about it (its call, verdict and time gone)."""
@@ -150,6 +167,7 @@ class ScoredAttempt:
             critic_spend=Spend(),
             latency_seconds=self.latency_seconds - self.critic_latency_seconds,
             critic_latency_seconds=0.0,
+            critic_not_sent=(),
         )
 
     @property
@@ -171,6 +189,11 @@ class ScoredAttempt:
     def tokens(self) -> int:
         """Prompt plus completion tokens."""
         return self.prompt_tokens + self.completion_tokens
+
+    @property
+    def reasoning_tokens(self) -> int:
+        """Thinking tokens of the actor and critic calls (part of :attr:`completion_tokens`)."""
+        return self.spend.usage.reasoning_tokens
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -208,6 +231,11 @@ class ScoredTrajectory:
     """Whether a critic strategy asked its critic about the attempt at the iteration cap, as it recorded
     it; ``None`` when it recorded nothing (not a critic strategy, or a run from before Self-Refine's loop
     ended at the last refinement, which always asked)."""
+    effort: str | None = None
+    """The reasoning effort the configuration asked of its actor (``low``, ``high``, a thinking-token budget);
+    ``None`` when it set none (the model's default)."""
+    critic_effort: str | None = None
+    """The reasoning effort asked of its critic; ``None`` when none was set."""
 
     @property
     def passed(self) -> bool:
@@ -240,14 +268,37 @@ class ScoredTrajectory:
         return sum(a.latency_seconds for a in self.attempts)
 
     @property
+    def reasoning_tokens(self) -> int:
+        """Thinking tokens of every call (part of :attr:`tokens`)."""
+        return self.spend.usage.reasoning_tokens
+
+    @property
+    def actor_at(self) -> tuple[str, str | None]:
+        """The actor and the effort it was asked for: what single pass, sampling and a refinement strategy must
+        share to be compared as "the same model" (another effort is another arm of the experiment)."""
+        return self.actor, self.effort
+
+    @property
     def label(self) -> str:
-        """``strategy(args) · actor / critic``."""
-        return configuration_label(
-            f"{self.strategy}({self.params})" if self.params else self.strategy, self.actor, self.critic
-        )
+        """``strategy(args) · actor / critic``, then the effort when one was set."""
+        strategy = f"{self.strategy}({self.params})" if self.params else self.strategy
+        return configuration_label(strategy, self.actor, self.critic, self.effort, self.critic_effort)
 
 
-def configuration_label(strategy: str, actor: str, critic: str | None) -> str:
-    """How reports name a configuration: ``strategy(args) · actor / critic``."""
+def configuration_label(
+    strategy: str, actor: str, critic: str | None, effort: str | None = None, critic_effort: str | None = None
+) -> str:
+    """How reports name a configuration: ``strategy(args) · actor / critic``, with ``· effort LEVEL`` when an
+    effort was set (``· effort LEVEL / critic LEVEL`` when the critic's differs). A configuration without an
+    effort keeps the label it always had."""
     models = actor if critic is None else f"{actor} / {critic}"
-    return f"{strategy} · {models}"
+    return f"{strategy} · {models}{effort_suffix(effort, critic_effort if critic is not None else effort)}"
+
+
+def effort_suffix(effort: str | None, critic_effort: str | None) -> str:
+    """`` · effort low`` (`` · effort low / critic high`` when the critic's differs; ``default`` names the
+    model's own); "" without an effort."""
+    if effort is None and critic_effort is None:
+        return ""
+    critic = f" / critic {critic_effort or 'default'}" if critic_effort != effort else ""
+    return f" · effort {effort or 'default'}{critic}"

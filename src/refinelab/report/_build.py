@@ -40,6 +40,7 @@ from refinelab.metrics import (
     trajectories_pass_at_k,
 )
 from refinelab.report._baseline import Baseline, baseline_rows
+from refinelab.report._effort import EffortSection, effort_section
 from refinelab.report._overview import OverviewTable, build_overview
 from refinelab.report._selection import SelectionSection, selection_section
 from refinelab.store import Failure, RunInfo, Store, StoredProblem
@@ -135,9 +136,28 @@ class Row:
     tests_generated: Rate = field(default_factory=lambda: Rate(0, 0))
     """Problems (x repeats) on which the strategy wrote tests: all for ``codet`` and ``verified``; for
     ``exec-refine``, those without visible tests."""
+    effort: str | None = None
+    """The actor's reasoning effort (``None``: the model's default)."""
+    critic_effort: str | None = None
+    """The critic's reasoning effort."""
+    reasoning_tokens: float = 0.0
+    """Mean thinking tokens per problem (part of ``use.tokens``)."""
+
+    @property
+    def thinks(self) -> bool:
+        """It ran with an effort or spent thinking tokens (its JSON then says so)."""
+        return self.effort is not None or self.critic_effort is not None or self.reasoning_tokens > 0
 
     def to_json(self) -> dict[str, object]:
-        """The numbers as one flat object, as reports have always exported them."""
+        """The numbers as one flat object, as reports have always exported them (with ``effort``,
+        ``critic_effort`` and ``reasoning_tokens`` for a configuration that thinks)."""
+        found = self._numbers()
+        if self.thinks:
+            found |= {"effort": self.effort, "critic_effort": self.critic_effort}
+            found["reasoning_tokens"] = self.reasoning_tokens
+        return found
+
+    def _numbers(self) -> dict[str, object]:
         passes, refinement, judged, confidence = self.passes, self.refinement, self.judged, self.confidence
         return {
             "label": self.label, "strategy": self.strategy, "actor": self.actor, "critic": self.critic,
@@ -205,6 +225,8 @@ class Report:
     """The headline table with 95% bootstrap intervals: all problems, per benchmark, per difficulty."""
     selection: SelectionSection = field(default_factory=SelectionSection)
     """Generated-test and selection accuracy of ``codet``/``verified``; ``verified`` at equal tokens."""
+    efforts: EffortSection = field(default_factory=EffortSection)
+    """Tokens against pass@1 per (strategy x effort), effort levels paired, overthinking, settings not sent."""
 
 
 def build_report(store: Store, run_id: str | None = None, *, baseline: str | None = None) -> Report:
@@ -214,9 +236,9 @@ def build_report(store: Store, run_id: str | None = None, *, baseline: str | Non
     groups: dict[str, list[ScoredTrajectory]] = {}
     for trajectory in trajectories:
         groups.setdefault(trajectory.config, []).append(trajectory)
-    singles = {g[0].actor: g for g in groups.values() if g[0].strategy == "single-pass"}
+    singles = {g[0].actor_at: g for g in groups.values() if g[0].strategy == "single-pass"}
     depth = max((max_iteration(group) for group in groups.values()), default=0)
-    rows = tuple(_row(group, singles.get(group[0].actor), depth) for group in groups.values())
+    rows = tuple(_row(group, singles.get(group[0].actor_at), depth) for group in groups.values())
     problems = store.problems(run.id)
     configs, repeats = len(store.configurations(run.id)), run.repeats
     return Report(
@@ -231,6 +253,7 @@ def build_report(store: Store, run_id: str | None = None, *, baseline: str | Non
         baseline=_against(store, groups, baseline),
         overview=build_overview(trajectories, store.problem_details(run.id)),
         selection=selection_section(groups),
+        efforts=effort_section(groups),
     )
 
 
@@ -256,6 +279,9 @@ def _row(group: Sequence[ScoredTrajectory], single: Sequence[ScoredTrajectory] |
         judged=_judged(group),
         confidence=_confidence(group),
         tests_generated=tests_generated(group),
+        effort=first.effort,
+        critic_effort=first.critic_effort,
+        reasoning_tokens=sum(t.reasoning_tokens for t in group) / len(group),
     )
 
 
@@ -328,11 +354,11 @@ def _caps(group: Sequence[ScoredTrajectory], top: int) -> tuple[tuple[int, float
 
 
 def _comparisons(
-    groups: dict[str, list[ScoredTrajectory]], singles: dict[str, list[ScoredTrajectory]]
+    groups: dict[str, list[ScoredTrajectory]], singles: dict[tuple[str, str | None], list[ScoredTrajectory]]
 ) -> tuple[Comparison, ...]:
     found = []
     for group in groups.values():
-        single = singles.get(group[0].actor)
+        single = singles.get(group[0].actor_at)
         if single is None or group is single:
             continue
         pairs = compare_paired(single, group)
@@ -368,7 +394,7 @@ def _equal_tokens(groups: dict[str, list[ScoredTrajectory]]) -> tuple[tuple[str,
     for group in groups.values():
         if group[0].strategy == "single-pass" or group in samplers:
             continue
-        for sampler in (s for s in samplers if s[0].actor == group[0].actor):
+        for sampler in (s for s in samplers if s[0].actor_at == group[0].actor_at):
             result = sampling_at_equal_tokens(group, sampler)
             if result is not None:
                 found.append((group[0].label, sampler[0].label, result))

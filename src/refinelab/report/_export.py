@@ -8,7 +8,9 @@ import json
 from dataclasses import asdict
 
 from refinelab.experiment import ExperimentSpec
+from refinelab.metrics import PairedComparison
 from refinelab.report._build import Report
+from refinelab.report._effort import EffortSection
 from refinelab.store import Failure, RunInfo
 
 
@@ -27,12 +29,34 @@ def report_json(report: Report) -> str:
         "selection": asdict(report.selection),
         "baseline": _baseline(report),
     }
+    if report.efforts.shown:  # runs without efforts or thinking export as they always did
+        data["efforts"] = efforts_json(report.efforts)
     return json.dumps(data, indent=2, default=str) + "\n"
+
+
+def efforts_json(section: EffortSection) -> dict[str, object]:
+    """The reasoning section: points on the tokens-against-pass@1 plane, effort comparisons with their
+    overthinking cases, and the settings not sent."""
+    comparisons = [
+        {**{k: v for k, v in asdict(c).items() if k != "paired"}, **_paired(c.paired),
+         "overthinking": [list(key) for key in c.overthinking]}
+        for c in section.comparisons
+    ]  # fmt: skip
+    return {
+        "points": [asdict(point) for point in section.points],
+        "comparisons": comparisons,
+        "not_sent": [asdict(count) for count in section.not_sent],
+    }
+
+
+def _paired(paired: PairedComparison) -> dict[str, object]:
+    found = asdict(paired)
+    return {key: found[key] for key in ("pairs", "pass_a", "pass_b", "only_a", "only_b", "p_value", "difference")}
 
 
 def _run_json(run: RunInfo) -> dict[str, object]:
     """The run as the JSON report has always shown it: its header's fields beside the others, the spec
-    read back as this refinelab reads it."""
+    read back as this refinelab reads it; and where each model role was served, for runs that recorded it."""
     header = run.header
     return {
         "id": run.id,
@@ -46,6 +70,7 @@ def _run_json(run: RunInfo) -> dict[str, object]:
         "finished": run.finished,
         "note": run.note,
         "process": None if run.process is None else asdict(run.process),
+        **({} if header.endpoints is None else {"endpoints": [use.to_json() for use in header.endpoints]}),
     }
 
 
@@ -80,6 +105,8 @@ def report_csv(report: Report) -> str:
     header += ["pass_final", "regression_errors", "avg_refinements", "avg_attempts", "tokens_per_task"]
     header += ["seconds_per_task", "cost_per_task_usd", "tokens_x_single", "cost_x_single", "improvement_rate"]
     header += ["regression_rate", "false_accepts", "false_rejects", "critic_attempts_judged", "tests_generated_on"]
+    thinking = report.efforts.shown  # runs without efforts or thinking keep the columns they always had
+    header += ["effort", "critic_effort", "reasoning_tokens_per_task"] if thinking else []
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(header)
@@ -110,6 +137,7 @@ def report_csv(report: Report) -> str:
                 _blank(r.judged.confusion and r.judged.confusion.false_reject),
                 _blank(r.judged.confusion and r.judged.covered.count),
                 r.tests_generated.count,
+                *([_blank(r.effort), _blank(r.critic_effort), r.reasoning_tokens] if thinking else []),
             ]
         )
     return out.getvalue()

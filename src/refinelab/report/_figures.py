@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from refinelab._words import counted
 from refinelab.errors import MissingDependency
-from refinelab.metrics import Interval
+from refinelab.metrics import Interval, TokenPoint, pareto_frontier
 from refinelab.report._build import Report, Row
 from refinelab.report._overview import OverviewRow
 
@@ -81,6 +81,7 @@ class _Style:
 FIGURES: tuple[tuple[str, str], ...] = (
     ("pass-by-iteration", "Pass@1 by iteration"),
     ("cost-vs-pass", "Cost against pass@1"),
+    ("tokens-vs-pass", "Tokens (thinking included) against pass@1, per strategy and effort"),
     ("critic-confusion", "Critic verdicts against the hidden tests"),
     ("first-pass", "Iterations to first pass"),
 )
@@ -95,6 +96,7 @@ def figure_titles(report: Report | None = None) -> tuple[tuple[str, str], ...]:
     has = {
         "pass-by-iteration": bool(_headline_rows(report)),
         "cost-vs-pass": bool(report.rows),
+        "tokens-vs-pass": report.efforts.shown,
         "critic-confusion": bool(_judged(report.rows)),
         "first-pass": bool(report.rows),
     }
@@ -117,6 +119,7 @@ def _draw(report: Report, name: str) -> MplFigure:
     draw: dict[str, Callable[[], MplFigure]] = {
         "pass-by-iteration": lambda: _iterations(report, styles),
         "cost-vs-pass": lambda: _pareto(report.rows, _headline(report), styles),
+        "tokens-vs-pass": lambda: _tokens(report.efforts.points, styles),
         "critic-confusion": lambda: _confusions(report.rows, styles),
         "first-pass": lambda: _first_pass(report.rows, styles),
     }
@@ -280,8 +283,15 @@ def _reference_line(axes: Axes, row: OverviewRow, style: _Style, span: tuple[flo
 def _percent_limits(axes: Axes, intervals: Sequence[Interval]) -> None:
     low = min(100 * i.low for i in intervals)
     high = max(100 * i.high for i in intervals)
+    if high == 0:  # nothing passed: the whole scale, so 0% reads as none of 100%, not as a zoomed-in band
+        _whole_percent_scale(axes)
+        return
     pad = max(5.0, (high - low) * 0.08)
     axes.set_ylim(max(0.0, low - pad) - 2, min(100.0, high + pad) + 2)  # markers at 0 or 100 stay whole
+
+
+def _whole_percent_scale(axes: Axes) -> None:
+    axes.set_ylim(-2, 102)  # markers at 0 or 100 stay whole
 
 
 # --- Pareto: cost against pass@1 -----------------------------------------------------------------
@@ -313,6 +323,8 @@ def _pareto(rows: Sequence[Row], headline: dict[str, OverviewRow], styles: dict[
     axes.set_xlabel(f"mean cost, {unit} (actor + critic)" if dollars else "mean tokens per problem (actor + critic)")
     axes.set_ylabel("pass@1 of the returned answer (%)")
     axes.set_xlim(left=0, right=max(x for x, _ in points) * 1.12 or 1)
+    if all(row.passes.final == 0 for row in rows):  # else matplotlib zooms onto a flat line at 0
+        _whole_percent_scale(axes)
     _thousands(axes)
     _legend(figure, 3.4)
     return figure
@@ -333,11 +345,36 @@ def _cost_scale(largest: float) -> tuple[float, str]:
 
 def _frontier(points: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
     """Points no other point beats on both cost (lower) and pass rate (higher), cheapest first."""
-    found: list[tuple[float, float]] = []
-    for x, y in sorted(points, key=lambda p: (p[0], -p[1])):
-        if not found or y > found[-1][1]:
-            found.append((x, y))
-    return found
+    return [points[i] for i in pareto_frontier(points)]
+
+
+# --- tokens against pass@1, per strategy and effort -------------------------------------------------
+
+
+def _tokens(points: Sequence[TokenPoint], styles: dict[str, _Style]) -> MplFigure:
+    """Each configuration's mean tokens per problem against its pass@1, both with their 95% intervals, and
+    the Pareto frontier the metrics marked (nothing uses fewer tokens and passes as often)."""
+    figure = _new(3.4)
+    axes = figure.subplots()
+    for point in points:
+        style, tokens, passed = styles[point.label], point.tokens, point.pass_at_1
+        x_error = [[tokens.value - tokens.low], [tokens.high - tokens.value]]
+        y_error = [[100 * (passed.value - passed.low)], [100 * (passed.high - passed.value)]]
+        axes.errorbar([tokens.value], [100 * passed.value], xerr=x_error, yerr=y_error, color=style.color,
+                      marker=style.marker, markersize=8, capsize=3, linestyle="none",
+                      label=style.legend(point.label))  # fmt: skip
+        axes.annotate(str(style.number), (tokens.value, 100 * passed.value), xytext=(6, 4), textcoords="offset points",
+                      fontsize=8)  # fmt: skip
+    frontier = sorted((p.tokens.value, 100 * p.pass_at_1.value) for p in points if p.frontier)
+    axes.step([x for x, _ in frontier], [y for _, y in frontier], where="post", color="#444444", linestyle="--",
+              linewidth=1, label="Pareto frontier (nothing with fewer tokens does better)")  # fmt: skip
+    axes.set_title("Tokens against pass@1 (error bars: 95% bootstrap intervals, both ways)")
+    axes.set_xlabel("mean tokens per problem (prompt + answer + thinking; actor, critic, test-writing)")
+    axes.set_ylabel("pass@1 of the returned answer (%)")
+    axes.set_xlim(left=0, right=max(p.tokens.high for p in points) * 1.12 or 1)
+    _thousands(axes)
+    _legend(figure, 3.4)
+    return figure
 
 
 def _thousands(axes: Axes) -> None:

@@ -117,13 +117,13 @@ def _table(
 ) -> OverviewTable:
     bootstrap = Bootstrap(len(keys), seed=seed)
     index = {key: i for i, key in enumerate(keys)}
-    singles = {g[0].actor: g for g in groups.values() if g[0].strategy == "single-pass"}
+    singles = {g[0].actor_at: g for g in groups.values() if g[0].strategy == "single-pass"}
     rows = []
     for group in groups.values():
         members = [t for t in group if t.problem in index]
         if not members:
             continue
-        single = [t for t in singles.get(group[0].actor, []) if t.problem in index]
+        single = [t for t in singles.get(group[0].actor_at, []) if t.problem in index]
         rows.append(_row(members, max_iteration(group), _Slice(bootstrap, index), single))
     return OverviewTable(kind, name, len(keys), tuple(rows))
 

@@ -52,7 +52,8 @@ def selection_section(groups: Mapping[str, Sequence[ScoredTrajectory]]) -> Selec
     rows = tuple(_row(group) for group in groups.values() if group and group[0].strategy in SELECTING)
     pairs = []
     for mine in (g for g in groups.values() if g and g[0].strategy == "verified"):
-        for other in (g for g in groups.values() if g and g[0].strategy in ITERATIVE and g[0].actor == mine[0].actor):
+        iterative = (g for g in groups.values() if g and g[0].strategy in ITERATIVE)
+        for other in (g for g in iterative if g[0].actor_at == mine[0].actor_at):
             result = refinement_at_equal_tokens(mine, other)
             if result is not None:
                 pairs.append((mine[0].label, other[0].label, result))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from datetime import datetime
 
 from refinelab._words import counted, dollars
 from refinelab.experiment import ExperimentSpec
@@ -10,8 +11,10 @@ from refinelab.metrics import Rate
 from refinelab.problems import window_text
 from refinelab.report._baseline import Baseline, difference_text, paired_cells, unpaired_text
 from refinelab.report._build import Report, Row
+from refinelab.report._effort import effort_tables
 from refinelab.report._selection import selection_tables
 from refinelab.report._table import Table
+from refinelab.store import EndpointUse
 
 """(title, header, rows)."""
 HEADLINE = "Pass@1 (%) on the hidden tests by iteration (change from the first attempt)"
@@ -58,6 +61,7 @@ def tables(report: Report) -> list[Table]:
     if any(len(r.refinement.prompt_by_round) > 1 for r in iterating):
         found.append(_prompts(iterating))
     found.extend(selection_tables(report.selection))
+    found.extend(effort_tables(report.efforts))
     if report.baseline is not None:
         found.append(_baseline(report, report.baseline))
     return found
@@ -261,6 +265,7 @@ def header_lines(report: Report) -> list[str]:
         f"run {run.id} ({status}) · refinelab {versions.get('refinelab', '?')} · Python {versions.get('python', '?')}",
         f"sandbox: isolation {header.isolation} · {_time_rule(limits)} "
         f"(wall x{limits.get('wall_factor')}) · memory {_mib(limits.get('memory_bytes'))}",
+        *endpoint_lines(header.endpoints),
         f"{counted(report.problems, 'problem')}: {report.hidden_tests}",
         *source_lines(ExperimentSpec.from_json(run.spec)),
     ]
@@ -270,6 +275,27 @@ def header_lines(report: Report) -> list[str]:
             "finish them"
         )
     return lines
+
+
+def endpoint_lines(endpoints: Sequence[EndpointUse] | None) -> list[str]:
+    """Where each model role was served and which setting chose it; a role a resume moved names every
+    server in order, with when it moved (runs stored before refinelab recorded it show nothing)."""
+    if not endpoints:
+        return []
+    roles: dict[tuple[str, str], list[EndpointUse]] = {}
+    for use in endpoints:
+        roles.setdefault((use.endpoint.role, use.endpoint.model), []).append(use)
+    lines = ["model endpoints:"]
+    for (role, model), uses in roles.items():
+        places = [f"{u.endpoint.address} ({u.endpoint.chosen_by})" for u in uses]
+        moves = [f", from {_when(u.since)} {place}" for u, place in zip(uses[1:], places[1:])]
+        fresh = " (cached replies only from these)" if any(u.fresh for u in uses) else ""
+        lines.append(f"  {role} {model}: {places[0]}{''.join(moves)}{fresh}")
+    return lines
+
+
+def _when(seconds: float) -> str:
+    return datetime.fromtimestamp(seconds).strftime("%Y-%m-%d %H:%M")
 
 
 def source_lines(spec: ExperimentSpec) -> list[str]:

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from refinelab.records import configuration_label
 from refinelab.store import StoredConfiguration, TrajectoryDetail
 from refinelab.strategies import Decision
 
@@ -15,15 +14,10 @@ def why_text(
 ) -> str:
     """Every trajectory of ``run_id`` on ``problem``: what it returned, whether that passes the hidden
     tests, and, for a selecting strategy, each decision and its generated tests."""
-    labels = {c.key: _label(c) for c in configs}
+    labels = {c.key: c.label for c in configs}
     blocks = [f"Why each configuration returned what it did on {problem} (run {run_id})\n"]
     blocks += [_trajectory(t, labels) for t in trajectories]
     return "\n".join(blocks)
-
-
-def _label(config: StoredConfiguration) -> str:
-    strategy = f"{config.strategy}({config.params})" if config.params else config.strategy
-    return configuration_label(strategy, config.actor, config.critic)
 
 
 def _trajectory(t: TrajectoryDetail, labels: Mapping[str, str]) -> str:

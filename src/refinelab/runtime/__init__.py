@@ -1,10 +1,12 @@
 """The runtime: settings resolved once (flag > ``REFINELAB_*`` environment > ``refinelab.toml`` > default)
 and the one builder that opens models, the response cache, the sandbox and the store from them, for
-``run``, ``check``, ``solve`` and ``view`` alike. See docs/design/runtime.md for where a new model
+``run``, ``check``, ``solve`` and ``view`` alike; and the sandbox a command's programs run in, with
+their limits, chosen once (:func:`choose_sandbox`). See docs/design/runtime.md for where a new model
 backend, a new sandbox or a new setting goes."""
 
 from refinelab.runtime._project import CONFIG_NAME, find_config
 from refinelab.runtime._runtime import Runtime, open_runtime
+from refinelab.runtime._sandbox import SandboxChoice, SandboxRequest, choose_sandbox
 from refinelab.runtime._settings import (
     DEFAULT_STORE,
     NOT_GIVEN,
@@ -24,8 +26,11 @@ __all__ = [
     "Flags",
     "NotGiven",
     "Runtime",
+    "SandboxChoice",
+    "SandboxRequest",
     "Setting",
     "Settings",
+    "choose_sandbox",
     "find_config",
     "open_runtime",
     "resolve_settings",

@@ -2,7 +2,8 @@
 one response cache, sharing one cap per endpoint), the sandbox and the store — closed in reverse order
 when the block ends.
 
-``run``, ``check``, ``solve`` and the library entry points behind them open everything here, so there is
+``run``, ``check``, ``solve``, ``report``, ``view``, ``recall-draft``, ``ping`` and the library entry
+points behind them open everything here, so there is
 one place for each choice: which backend serves a model string (:func:`refinelab.models.open_model`),
 which sandbox to open (:func:`refinelab.sandbox.open_sandbox`), and where the store and caches live (the
 settings). See docs/design/runtime.md.
@@ -10,10 +11,11 @@ settings). See docs/design/runtime.md.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Collection, Sequence
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import replace
 
+from refinelab.errors import UserError
 from refinelab.models import EndpointLimits, Model, ResponseCache, open_model
 from refinelab.runtime._settings import Settings
 from refinelab.sandbox import Sandbox, SandboxSettings, default_workers, open_sandbox
@@ -29,26 +31,39 @@ class Runtime:
         self._stack = stack
         self._limits = EndpointLimits()
         self._cache: ResponseCache | None = None
-        self._models: dict[tuple[str, tuple[str, ...] | None], Model] = {}
+        self._models: dict[tuple[str, tuple[str, ...] | None, frozenset[str] | None, bool], Model] = {}
         self._store: Store | None = None
         self.sandboxes: list[Sandbox] = []
         """Every sandbox opened, in order (a command reports what happened to a cluster's nodes)."""
 
-    def model(self, name: str, *, base_url: str | Sequence[str] | None = None) -> Model:
+    def model(
+        self,
+        name: str,
+        *,
+        base_url: str | Sequence[str] | None = None,
+        cached_from: Collection[str] | None = None,
+        cache: bool = True,
+    ) -> Model:
         """The model for a model string (an alias of the settings' ``[models]`` table included), over the
         response cache; one :class:`Model` per model string and server (or list of replicas: ``base_url``
-        may name several), closed with the runtime."""
-        key = (name, None if base_url is None else (base_url,) if isinstance(base_url, str) else tuple(base_url))
+        may name several), closed with the runtime. ``base_url`` is where a role's endpoint resolution
+        (:func:`refinelab.models.choose_endpoint`) sent it, when a flag or a spec key chose it;
+        ``cached_from``: take cached replies only from these endpoints (a fresh run's moved role);
+        ``cache=False``: no response cache at all (``ping`` asks the server itself)."""
+        urls = None if base_url is None else (base_url,) if isinstance(base_url, str) else tuple(base_url)
+        sources = None if cached_from is None else frozenset(cached_from)
+        key = (name, urls, sources, cache)
         if key not in self._models:
             model = open_model(
                 name,
                 self.settings.model_environ,
                 base_url=base_url,
                 config=self.settings.models,
-                cache=self._response_cache(),
+                cache=self._response_cache() if cache else None,
                 retry=self.settings.retry,
             )
             model.limits = self._limits  # every model of one endpoint keeps one cap on requests in flight
+            model.cached_from = sources
             self._stack.push_async_callback(model.aclose)
             self._models[key] = model
         return self._models[key]
@@ -63,10 +78,14 @@ class Runtime:
         self.sandboxes.append(sandbox)
         return sandbox
 
-    def open_store(self) -> Store:
-        """The store (created when it does not exist yet), closed with the runtime."""
+    def open_store(self, *, create: bool = True) -> Store:
+        """The store, closed with the runtime: created when it does not exist yet, or, with ``create=False``
+        (the commands that read stored runs), a user error saying there is none."""
         if self._store is None:
-            self._store = self._stack.enter_context(Store(self.settings.store))
+            path = self.settings.store
+            if not create and not path.is_file():
+                raise UserError(f"{path}: no store here (run `refinelab run` first, or pass --store)")
+            self._store = self._stack.enter_context(Store(path))
         return self._store
 
     def _response_cache(self) -> ResponseCache:

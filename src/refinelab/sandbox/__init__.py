@@ -16,7 +16,7 @@ from refinelab.sandbox._packed import Packed
 from refinelab.sandbox._pool import WorkerPool
 from refinelab.sandbox._protocol import Sandbox
 from refinelab.sandbox._reference import prepare_benchmark
-from refinelab.sandbox._scoring import run_scored
+from refinelab.sandbox._scoring import run_scored, stages
 from refinelab.sandbox._suite import Item, Suite, SuiteInputs
 from refinelab.sandbox._workers import IsolationMode, SandboxWarning, default_workers
 
@@ -48,5 +48,6 @@ __all__ = [
     "outputs_match",
     "prepare_benchmark",
     "run_scored",
+    "stages",
     "values_match",
 ]

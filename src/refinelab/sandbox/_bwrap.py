@@ -310,6 +310,7 @@ def userns_advice(stderr: str, sysctl_root: Path = Path("/proc/sys")) -> str | N
         "or run refinelab as root (the sandbox then needs no user namespace)",
         "or pass --isolation none (no sandbox: only for code you trust)",
     ]
+    fixes[0] = fixes[0].removeprefix("or ")  # the first fix named, when no setting was found to blame
     return f" (unprivileged user namespaces are unavailable: {found}; to fix: {', '.join(fixes)})"
 
 

@@ -12,6 +12,7 @@ stops the run, which resumes when started again. See docs/design/cluster.md.
 from __future__ import annotations
 
 import asyncio
+import os
 import time
 import warnings
 from collections.abc import Sequence
@@ -23,6 +24,7 @@ from refinelab.problems import CallTest
 from refinelab.sandbox._cluster_node import NodeBatch, NodeInfo, NodeRunner, NodeSetup
 from refinelab.sandbox._cluster_options import ClusterEvent, ClusterEventKind, ClusterOptions
 from refinelab.sandbox._cluster_queue import BatchQueue, Call, Chunk, RunKey, chunks_of
+from refinelab.sandbox._cluster_reach import bounded_ray_init, reach_problem
 from refinelab.sandbox._confirm import Rerun, confirmed
 from refinelab.sandbox._judge import ProgramReports, Ran, value_or_outcome
 from refinelab.sandbox._limits import Limits
@@ -32,7 +34,14 @@ from refinelab.sandbox._protocol import Sandbox
 from refinelab.sandbox._suite import InputItem, Item, Suite, SuiteInputs
 from refinelab.sandbox._workers import IsolationMode, SandboxWarning
 
-_STRENGTH: dict[IsolationLevel, int] = {"fake": 0, "none": 0, "bwrap": 1, "bwrap-uid": 2}
+_STRENGTH: dict[IsolationLevel, int] = {
+    "fake": 0,
+    "none": 0,
+    "landlock": 1,
+    "landlock-uid": 2,
+    "bwrap": 3,
+    "bwrap-uid": 4,
+}
 _WORKER_BATCH = 32
 """Programs per worker job on a node (the local pool's default)."""
 
@@ -121,7 +130,7 @@ class ClusterSandbox(Sandbox):
     async def start(self) -> None:
         """Connect to the cluster and start a pool on every node with CPUs; wait (``node_wait``) for one."""
         self._ray = _import_ray()
-        self._connect()
+        await self._connect()
         self._remote = self._ray.remote(num_cpus=0, max_restarts=0)(NodeRunner)
         deadline = time.monotonic() + self.options.node_wait
         await self._discover()
@@ -137,17 +146,24 @@ class ClusterSandbox(Sandbox):
         self._spawn(self._watch())
         self._spawn(self._dispatch())
 
-    def _connect(self) -> None:
+    async def _connect(self) -> None:
+        """Connect unless the caller is connected already; first check that something answers at the
+        address, so a wrong one fails in seconds (``_cluster_reach.py``)."""
         ray = self._ray
         if ray.is_initialized():
             return  # the caller's own connection (a notebook, a test): used, and left open
+        seconds = self.options.connect_seconds
+        problem = None if seconds is None else await reach_problem(self.address, os.environ, seconds)
         try:
-            self._init()
+            if problem is not None:
+                raise ConnectionError(problem)
+            with bounded_ray_init():
+                self._init()
         except ConnectionError as exc:
             raise UserError(
                 f"no Ray cluster at {self.address!r} ({exc}); start one with `ray start --head`, "
                 "or give its address (ray://HOST:10001, or HOST:6379)"
-            ) from None
+            ) from None  # ConnectionError: Ray's own reason, or nothing answering at the address
         self._own_init = True
 
     def _init(self) -> None:
@@ -317,7 +333,7 @@ class ClusterSandbox(Sandbox):
         self._changed.set()
 
     def _incompatible(self, info: NodeInfo) -> str | None:
-        from refinelab import __version__
+        from refinelab._version import __version__
 
         if info.version != __version__:
             return f"refinelab {info.version} there, {__version__} here: install the same version on every node"

@@ -16,7 +16,7 @@ import socket
 import warnings
 from dataclasses import dataclass
 
-from refinelab import __version__
+from refinelab._version import __version__
 from refinelab.sandbox._judge import ProgramReports
 from refinelab.sandbox._limits import Limits
 from refinelab.sandbox._outcome import IsolationLevel

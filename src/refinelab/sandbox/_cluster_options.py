@@ -24,6 +24,10 @@ class ClusterOptions:
     """How long a node may take to start its pool."""
     max_tries: int = 3
     """Lost nodes a batch may go through before its programs fail as an infrastructure error."""
+    connect_seconds: float | None = 5.0
+    """How long a TCP connection to the cluster's address may take before nothing counts as answering there:
+    checked before Ray is asked to connect, so a wrong address fails in seconds (``_cluster_reach.py``);
+    ``None``: not checked."""
     node_resource: str | None = None
     """Use only the nodes offering this custom Ray resource (``ray start --resources='{"refinelab": 1}'``),
     e.g. to keep programs off a shared cluster's GPU nodes. Default: every node with CPUs."""

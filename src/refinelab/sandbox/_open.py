@@ -29,7 +29,7 @@ class SandboxSettings:
     """How to open a sandbox (see :func:`open_sandbox`)."""
 
     isolation: IsolationMode = "auto"
-    """``auto``, ``bwrap`` or ``none`` (see :data:`IsolationMode`)."""
+    """``auto``, ``bwrap``, ``landlock`` or ``none`` (see :data:`IsolationMode`)."""
     limits: Limits = field(default_factory=Limits)
     """The limits per test."""
     workers: int | None = None

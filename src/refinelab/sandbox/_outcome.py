@@ -14,11 +14,14 @@ process died without reporting (a signal, ``os._exit``); ``skipped``: not run be
 timed out, or (when only the verdict was asked for) failed.
 """
 
-IsolationLevel = Literal["bwrap-uid", "bwrap", "none", "fake"]
+IsolationLevel = Literal["bwrap-uid", "bwrap", "landlock-uid", "landlock", "none", "fake"]
 """How strongly candidate code was isolated.
 
 ``bwrap-uid``: bubblewrap namespaces and a private unprivileged uid per worker (process limits hold);
 ``bwrap``: bubblewrap namespaces under the caller's uid (process limits shared with that uid);
+``landlock-uid``: no namespaces; Landlock, a seccomp filter and a private uid per worker (where root
+may change uid: process limits hold); ``landlock``: the same under the caller's uid (a container's root
+keeps uid 0, without any capability; see docs/design/sandbox.md);
 ``none``: no sandbox, only rlimits and process-group cleanup (unsafe for untrusted code);
 ``fake``: :class:`~refinelab.sandbox.FakeSandbox`, trusted test code run in the caller's own process.
 """

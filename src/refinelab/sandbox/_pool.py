@@ -9,8 +9,10 @@ the caller decides whether to retry; the pool never raises because of what candi
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Sequence
-from typing import TypeVar
+import os
+import time
+from collections import OrderedDict
+from collections.abc import Sequence
 
 from refinelab.problems import CallTest
 from refinelab.sandbox._confirm import Rerun, confirmed
@@ -18,11 +20,17 @@ from refinelab.sandbox._judge import ProgramReports, Ran, crash_report, value_or
 from refinelab.sandbox._limits import Limits
 from refinelab.sandbox._outcome import IsolationLevel, RunResult, TestOutcome
 from refinelab.sandbox._protocol import Sandbox
+from refinelab.sandbox._queue import Placement, Unit, UnitQueue, current_placement
 from refinelab.sandbox._suite import InputItem, Item, Suite, SuiteInputs
+from refinelab.sandbox._trace import JobTrace, chain_of
 from refinelab.sandbox._worker import protocol as wire
 from refinelab.sandbox._workers import IsolationMode, WorkerLauncher, WorkerProcess, default_workers
 
-T = TypeVar("T")
+_INPUTS_KEPT = 128
+"""Suites whose inputs the pool keeps built (a program's stages and a problem's samples reuse them)."""
+SPECULATE_AFTER = 0.5
+"""Seconds a program may run, with workers idle and nothing waiting, before its confirming rerun starts
+beside it (:meth:`WorkerPool._speculate`)."""
 
 
 def _job(items: Sequence[InputItem], limits: Limits, isolate: bool, job_id: int) -> dict[str, object]:
@@ -57,6 +65,12 @@ def input_items(items: Sequence[Item], limits: Limits) -> list[InputItem]:
     return [(program, inputs[id(suite)]) for program, suite in items]
 
 
+def _rerun_is_whole(inputs: SuiteInputs, limits: Limits) -> bool:
+    """Whether the run that confirms a timeout of a program on ``inputs`` is the whole program again
+    (``_confirm._again``): a function program whose tests stop at a timeout, with a rerun allowed."""
+    return inputs.kind == "function" and limits.after_timeout == "skip" and limits.timeout_reruns >= 1
+
+
 def _backstop(items: Sequence[InputItem], limits: Limits) -> float:
     """How long the host waits for a job's reply: every test's wall-clock backstop, and a margin."""
     walls = (seconds * limits.wall_factor + 1.0 for _, inputs in items for seconds in inputs.test_seconds(limits))
@@ -78,19 +92,29 @@ class WorkerPool(Sandbox):
         workers: int | None = None,
         limits: Limits | None = None,
         isolation: IsolationMode = "auto",
-        batch_size: int = 32,
+        batch_size: int = 8,
         packages: Sequence[str] = (),
     ) -> None:
         self.size = workers or default_workers()
         self.batch_size = max(1, batch_size)
+        """Programs in one job at most: few, so no job holds a worker long (a wrong program may spend its
+        whole limit; a job of 32 such took 17 CPU seconds on HumanEval+), and enough that the fork and round
+        trip of a job stay a small share of its programs' cost."""
         self.packages = tuple(packages)
         self.limits = limits or Limits()
         self.mode: IsolationMode = isolation
         self.isolation: IsolationLevel = "none"
-        self._idle: asyncio.Queue[WorkerProcess] = asyncio.Queue()
+        self._idle: list[WorkerProcess] = []
         self._all: list[WorkerProcess] = []
+        self._queue = UnitQueue()
+        self._jobs: set[asyncio.Task[None]] = set()
+        self._running: dict[Unit, float] = {}  # programs in a job now, and when it started
+        self._timer: asyncio.TimerHandle | None = None
+        self._pump_soon = False
+        self._inputs: OrderedDict[int, tuple[Suite, Limits, SuiteInputs]] = OrderedDict()
         self._launcher = WorkerLauncher(isolation, self.limits, self.packages)
         self._next_id = 0
+        self._trace: JobTrace | None = None
         self.stats: dict[str, float] = {}
         """Totals the workers reported: children forked, their CPU seconds, job wall and worker CPU."""
 
@@ -102,18 +126,41 @@ class WorkerPool(Sandbox):
         await self.close()
 
     async def start(self) -> None:
-        """Choose the isolation level and start the workers."""
+        """Choose the isolation level and start the workers (and the job trace ``REFINELAB_JOB_TRACE``
+        names, if any: ``_trace.py``)."""
         workers = await self._launcher.start(self.size)
         self.isolation = workers[0].command.isolation
-        for worker in workers:
-            self._all.append(worker)
-            self._idle.put_nowait(worker)
+        self._trace = JobTrace.from_environment(os.environ)
+        self._all += workers
+        self._idle += workers
+
+    @property
+    def isolation_note(self) -> str:
+        """What the isolation got, in words, where it is not bubblewrap (``landlock``: the Landlock ABI,
+        how signals are confined, and whose uid the jobs run as); empty otherwise."""
+        return self._launcher.note
 
     async def close(self) -> None:
-        """Stop every worker."""
+        """Stop every worker (programs still waiting are cancelled)."""
+        if self._timer is not None:
+            self._timer.cancel()
+        for unit in self._queue.drain():
+            unit.done.cancel()
+        busy = [worker for worker in self._all if worker not in self._idle]
+        for worker in busy:  # a job nobody waits for any more (a backup whose first run stood): no grace
+            if worker.process is not None and worker.process.returncode is None:
+                # SIGTERM, not SIGKILL: a landlock worker (no PID namespace) ends its job's processes on it,
+                # and a killed one would leave them to the machine; bubblewrap's namespace dies with it either way
+                worker.process.terminate()
+        for job in list(self._jobs):
+            job.cancel()
+        await asyncio.gather(*self._jobs, return_exceptions=True)
         await asyncio.gather(*(worker.stop() for worker in self._all))
         self._all.clear()
+        self._idle.clear()
         self._launcher.cleanup()
+        if self._trace is not None:
+            self._trace.close()
 
     async def run(self, code: str, suite: Suite, *, limits: Limits | None = None) -> RunResult:
         """Run one program against a suite and judge every test. Never raises for what the code does."""
@@ -131,23 +178,29 @@ class WorkerPool(Sandbox):
     ) -> list[RunResult]:
         """Run programs, each against its own suite, and judge every test; results in item order.
 
-        Function programs are batched: one child process runs a batch of programs in turn, with the
+        Function programs are batched: one child process runs a job's programs in turn, with the
         interpreter state restored between them and a fresh child whenever a program leaves anything
-        behind that cannot be restored (see ``_worker/state.py``). Batches interleave the items, so the
-        samples of one slow problem spread over all workers. ``isolate=True`` gives every program its
-        own process (slower; the strongest separation between programs). Stdio programs always get a
-        process per test. CPU timeouts are confirmed by a rerun where it can change the verdict
-        (``_confirm.py``, the rule :class:`ClusterSandbox` follows too).
+        behind that cannot be restored (see ``_worker/state.py``). Jobs are cut from everything waiting,
+        whoever asked for it (``_queue.py``). ``isolate=True`` gives every program its own process (slower;
+        the strongest separation between programs). Stdio programs always get a process per test. CPU
+        timeouts are confirmed by a rerun where it can change the verdict (``_confirm.py``, the rule
+        :class:`ClusterSandbox` follows too), each program's as soon as its own run ends.
         """
         limits = limits or self.limits
-        inputs = input_items(items, limits)
+        inputs = self._input_items(items, limits)
+        placement = current_placement()
 
-        async def batch(chosen: list[int]) -> list[RunResult]:
-            batch_inputs = [inputs[i] for i in chosen]
-            found = await self._raw_batch(batch_inputs, limits, isolate)
-            return await confirmed([items[i] for i in chosen], batch_inputs, found, limits, self._alone(limits))
+        async def judged(i: int) -> RunResult:
+            if not inputs[i][1].tests:
+                return RunResult((), self.isolation)
+            program, suite_inputs = inputs[i]
+            speculate = _rerun_is_whole(suite_inputs, limits)
+            unit = self._submit(program, suite_inputs, limits, isolate, placement, speculate=speculate)
+            ran = await unit.done
+            (result,) = await confirmed([items[i]], [inputs[i]], [ran], limits, self._alone(limits, unit))
+            return result
 
-        return await self._in_batches(inputs, batch, RunResult((), self.isolation))
+        return list(await asyncio.gather(*(judged(i) for i in range(len(items)))))
 
     async def reports(
         self, items: Sequence[InputItem], *, limits: Limits | None = None, isolate: bool = False
@@ -159,54 +212,135 @@ class WorkerPool(Sandbox):
         caller judges, and sends the reruns worth running back (``_confirm.py``).
         """
         limits = limits or self.limits
+        placement = current_placement()
+        found = await asyncio.gather(
+            *(self._submit(code, inputs, limits, isolate, placement).done for code, inputs in items if inputs.tests)
+        )
+        runs = iter(found)
+        return [next(runs).reports if inputs.tests else ProgramReports((), "") for _, inputs in items]
 
-        async def batch(chosen: list[int]) -> list[ProgramReports]:
-            return [ran.reports for ran in await self._raw_batch([items[i] for i in chosen], limits, isolate)]
+    def _input_items(self, items: Sequence[Item], limits: Limits) -> list[InputItem]:
+        """:func:`input_items`, reusing the inputs of suites seen lately (the suite kept alive with them)."""
+        found: list[InputItem] = []
+        for program, suite in items:
+            kept = self._inputs.get(id(suite))
+            if kept is None or kept[0] is not suite or not (kept[1] is limits or kept[1] == limits):
+                kept = (suite, limits, suite.inputs(limits))
+                self._inputs[id(suite)] = kept
+                if len(self._inputs) > _INPUTS_KEPT:
+                    self._inputs.popitem(last=False)
+            else:
+                self._inputs.move_to_end(id(suite))
+            found.append((program, kept[2]))
+        return found
 
-        return await self._in_batches(items, batch, ProgramReports((), ""))
-
-    async def _in_batches(
-        self, items: Sequence[InputItem], run: Callable[[list[int]], Awaitable[list[T]]], empty: T
-    ) -> list[T]:
-        """``run`` on each batch of the items with tests, concurrently; ``empty`` for an item without."""
-        found: list[T | None] = [None] * len(items)
-        runnable = [i for i, (_, inputs) in enumerate(items) if inputs.tests]
-        for i in set(range(len(items))) - set(runnable):
-            found[i] = empty
-        batches = self._batches(runnable, items)
-        for batch, results in zip(batches, await asyncio.gather(*(run(batch) for batch in batches))):
-            for i, result in zip(batch, results):
-                found[i] = result
-        assert all(r is not None for r in found), "every item gets a result"
-        return [r for r in found if r is not None]
-
-    def _batches(self, indices: list[int], items: Sequence[InputItem]) -> list[list[int]]:
-        """Split into batches of the same kind; function items interleaved across the batches."""
-        stdio = [[i] for i in indices if items[i][1].kind == "stdio"]
-        functions = [i for i in indices if items[i][1].kind == "function"]
-        count = -(-len(functions) // self.batch_size) if functions else 0
-        count = max(count, min(len(functions), self.size))
-        return stdio + [functions[start::count] for start in range(count)]
-
-    def _alone(self, limits: Limits) -> Rerun:
-        """How a confirming rerun runs here: one program, a job of its own, in a fresh process."""
+    def _alone(self, limits: Limits, first: Unit | None = None) -> Rerun:
+        """How a confirming rerun runs here: one program, a job of its own, in a fresh process, ahead of
+        fresh work; ``first``'s backup when one was started (:meth:`_speculate`) and it is that same run."""
 
         async def rerun(code: str, inputs: SuiteInputs) -> Ran:
-            (ran,) = await self._raw_batch([(code, inputs)], limits, True)
-            return ran
+            if first is not None and first.backup is not None and first.item == (code, inputs):
+                return await first.backup
+            chain = first.chain if first is not None else None
+            placement = Placement(urgent=True, alone=True, chain=chain)
+            return await self._submit(code, inputs, limits, True, placement).done
 
         return rerun
 
-    async def _raw_batch(self, items: list[InputItem], limits: Limits, isolate: bool) -> list[Ran]:
-        """The worker's reports, one per program (a crashed worker yields ``crashed`` reports)."""
-        reply = await self._dispatch(lambda: _job(items, limits, isolate, self._new_id()), _backstop(items, limits))
+    def _submit(
+        self,
+        program: str,
+        inputs: SuiteInputs,
+        limits: Limits,
+        isolate: bool,
+        placement: Placement,
+        *,
+        speculate: bool = False,
+    ) -> Unit:
+        """Queue one program; its run comes back on the unit's future as soon as its job ends. Jobs are cut
+        once this turn of the event loop has queued what it will (a caller's programs go together)."""
+        done: asyncio.Future[Ran] = asyncio.get_running_loop().create_future()
+        chain = placement.chain or chain_of(program)
+        unit = Unit((program, inputs), limits, isolate, placement, done, chain, speculate=speculate)
+        self._queue.put(unit)
+        if not self._pump_soon:
+            self._pump_soon = True
+            asyncio.get_running_loop().call_soon(self._pump)
+        return unit
+
+    def _pump(self) -> None:
+        """Give every idle worker a job while programs wait; with workers idle and nothing waiting, look for
+        long runs to back up (:meth:`_speculate`)."""
+        self._pump_soon = False
+        while self._idle and (units := self._queue.take(self.size, self.batch_size)):
+            job = asyncio.ensure_future(self._serve(self._idle.pop(), units))
+            self._jobs.add(job)
+            job.add_done_callback(self._jobs.discard)
+        if self._idle and self._jobs and self._timer is None:
+            self._timer = asyncio.get_running_loop().call_later(SPECULATE_AFTER, self._speculate)
+
+    def _speculate(self) -> None:
+        """At the end of a run, start the confirming rerun of each program that has run for
+        :data:`SPECULATE_AFTER` seconds beside it, on a worker that would idle otherwise: if the program
+        exceeds its CPU limit, its rerun (``_confirm.py``) is already under way, so its limit and the rerun
+        overlap instead of adding up. Only where the rerun is the whole program again (``speculate``); the
+        verdict is the same either way (the first run within the limit stands)."""
+        self._timer = None
+        now = time.perf_counter()
+        spare = len(self._idle) - len(self._queue)
+        for unit, started in list(self._running.items()):
+            if spare <= 0:
+                break
+            if unit.speculate and unit.backup is None and now - started >= SPECULATE_AFTER:
+                placement = Placement(urgent=True, alone=True, chain=unit.chain)
+                unit.backup = self._submit(*unit.item, unit.limits, True, placement).done
+                spare -= 1
+        self._pump()
+
+    async def _serve(self, worker: WorkerProcess, units: list[Unit]) -> None:
+        """Run one job on ``worker`` and hand each program its run."""
+        started = time.perf_counter()
+        for unit in units:
+            self._running[unit] = started
+        try:
+            first = units[0]
+            runs, stats = await self._raw_batch(worker, [unit.item for unit in units], first.limits, first.isolate)
+            if self._trace is not None:
+                chains = [unit.chain for unit in units]
+                values = all(chain.startswith("values:") for chain in chains)
+                self._trace.job(min(unit.submitted for unit in units), started, chains, stats, values=values)
+            for unit, ran in zip(units, runs):
+                if not unit.done.done():
+                    unit.done.set_result(ran)
+        except BaseException as exc:
+            for unit in units:
+                if unit.done.done():
+                    continue
+                if isinstance(exc, Exception):
+                    unit.done.set_exception(exc)
+                else:
+                    unit.done.cancel()
+            raise
+        finally:
+            for unit in units:
+                self._running.pop(unit, None)
+            self._idle.append(worker)
+            self._pump()
+
+    async def _raw_batch(
+        self, worker: WorkerProcess, items: list[InputItem], limits: Limits, isolate: bool
+    ) -> tuple[list[Ran], object]:
+        """The worker's reports, one per program (a crashed worker yields ``crashed`` reports), and the
+        job's stats."""
+        reply = await self._call(worker, _job(items, limits, isolate, self._new_id()), _backstop(items, limits))
         if reply is None:
             crash = crash_report("the sandbox worker stopped answering and was replaced")
-            return [self._ran([crash] * len(inputs.tests), "") for _, inputs in items]
+            return [self._ran([crash] * len(inputs.tests), "") for _, inputs in items], None
         rows, outputs = reply[wire.RESULTS], reply.get(wire.OUTPUTS)
         assert isinstance(rows, list) and isinstance(outputs, list)
-        self._record(reply.get(wire.STATS))
-        return [self._ran(row, str(out)) for row, out in zip(rows, outputs)]
+        stats = reply.get(wire.STATS)
+        self._record(stats)
+        return [self._ran(row, str(out)) for row, out in zip(rows, outputs)], stats
 
     def _ran(self, row: Sequence[object], output: str) -> Ran:
         return Ran(ProgramReports(tuple(row), output), None, self.isolation)
@@ -234,22 +368,21 @@ class WorkerPool(Sandbox):
         tests = [CallTest(expr, None) for expr in expressions]
         suite = Suite.of(tests, entry_point=entry_point, setup=setup)
         limits = limits or self.limits
-        (ran,) = await self._raw_batch([(code, suite.inputs(limits))], limits, True)
+        chain = f"values:{self._new_id()}"
+        placement = Placement(alone=True, chain=chain)
+        ran = await self._submit(code, suite.inputs(limits), limits, True, placement).done
         return [value_or_outcome(test, report) for test, report in zip(tests, ran.reports.row)]
 
     def _new_id(self) -> int:
         self._next_id += 1
         return self._next_id
 
-    async def _dispatch(self, job: Callable[[], dict[str, object]], backstop: float) -> dict[str, object] | None:
-        """Send a job to the next free worker; the job is built only then (jobs waiting for a worker hold
-        no copies of their suites)."""
-        worker = await self._idle.get()
+    @staticmethod
+    async def _call(worker: WorkerProcess, job: dict[str, object], backstop: float) -> dict[str, object] | None:
+        """Send a job to ``worker``; ``None`` (the worker replaced) when it stopped answering."""
         try:
-            return await worker.call(job(), backstop)
+            return await worker.call(job, backstop)
         except (asyncio.TimeoutError, asyncio.IncompleteReadError, ConnectionError, ValueError):
             await worker.stop()
             await worker.start()
             return None
-        finally:
-            self._idle.put_nowait(worker)

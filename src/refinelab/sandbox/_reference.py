@@ -247,56 +247,69 @@ def _from_json(item: dict[str, object]) -> Output:
 
 
 async def _compute(source: Path, pool: Sandbox, progress: ProgressHook, reader: Reader) -> list[Computed]:
-    """Every task's outputs and times, in the file's order, two tasks at once per worker (records are read
-    as they are needed)."""
+    """Every task's outputs and times, in the file's order. The work is cut in chunks of :data:`CHUNK`
+    inputs, across tasks: two chunks at once per worker, each taken by the first free one, so a task with
+    many inputs spreads over every worker instead of running its chunks one after another (records are
+    read as their first chunk is taken)."""
     total = 0
     for task in reader(source):
         task.reference()  # every record checked before any work: a missing solution is an error now
         total += len(task.inputs)
     done = 0
-
-    def advance(count: int) -> None:
-        nonlocal done
-        done += count
-        progress("computing expected outputs", done, total)
-
-    found: dict[int, Computed] = {}
-    pending = enumerate(reader(source))
+    found: dict[int, tuple[str, list[_Chunk | None]]] = {}
+    pending = _chunks(reader(source))
 
     async def work() -> None:
-        for position, task in pending:  # shared: each task goes to the first free worker
-            found[position] = (task.task_id, *await _reference_outputs(task, pool, advance))
+        nonlocal done
+        for position, task, number in pending:  # shared: each chunk goes to the first free worker
+            slots = found.setdefault(position, (task.task_id, [None] * -(-len(task.inputs) // CHUNK)))[1]
+            chunk = slots[number] = await _chunk_outputs(task, number * CHUNK, pool)
+            done += len(chunk[0])
+            progress("computing expected outputs", done, total)
 
     progress("computing expected outputs", 0, total)
-    # Two tasks per worker: while the host decodes and packs one chunk's values, the worker runs another's.
+    # Two chunks per worker: while the host decodes and packs one chunk's values, the worker runs another's.
     await asyncio.gather(*(work() for _ in range(2 * pool.size)))
-    return [found[position] for position in sorted(found)]
+    return [_joined_chunks(*found[position]) for position in sorted(found)]
 
 
-async def _reference_outputs(
-    task: HumanEvalPlusTask, pool: Sandbox, advance: Callable[[int], None]
-) -> tuple[list[Output], list[float | None]]:
-    """Outputs of the canonical solution (``{"error": ...}`` where it failed) and its CPU seconds on each
-    input (``None`` where it failed), in chunks of inputs."""
-    program, entry = task.reference(), task.entry_point
-    marker = f"refinelab-large-value-{secrets.token_hex(8)}"
-    setup = _timed_setup()
+_Chunk = tuple[list[Output], list["float | None"]]
+"""The outputs of a chunk of a task's inputs, and the reference's CPU seconds on each."""
+
+
+def _chunks(tasks: Iterator[HumanEvalPlusTask]) -> Iterator[tuple[int, HumanEvalPlusTask, int]]:
+    """Each task's chunks in file order: (the task's position, the task, the chunk's number)."""
+    for position, task in enumerate(tasks):
+        for number in range(-(-len(task.inputs) // CHUNK)):
+            yield position, task, number
+
+
+def _joined_chunks(task_id: str, chunks: list[_Chunk | None]) -> Computed:
     outputs: list[Output] = []
     seconds: list[float | None] = []
-    exprs = task.expressions
-    for start in range(0, len(exprs), CHUNK):
-        chunk = exprs[start : start + CHUNK]
-        wrapped = [f"{_TIMED}(lambda: {expr}, {marker!r})" for expr in chunk]
-        values = await pool.values(program, wrapped, entry_point=entry, setup=setup, limits=REFERENCE_LIMITS)
-        for expr, timed in zip(chunk, values):
-            value, spent = timed if isinstance(timed, list) and len(timed) == 2 else (timed, None)
-            if value == marker:
-                (value,) = await pool.values(program, [expr], entry_point=entry, limits=REFERENCE_LIMITS)
-            outputs.append(_output(value, task.atol, packable=entry != "find_zero"))
-            seconds.append(
-                float(spent) if isinstance(spent, (int, float)) and not isinstance(value, TestOutcome) else None
-            )
-        advance(len(chunk))
+    for chunk in chunks:
+        assert chunk is not None, "every chunk of a task is computed"
+        outputs += chunk[0]
+        seconds += chunk[1]
+    return task_id, outputs, seconds
+
+
+async def _chunk_outputs(task: HumanEvalPlusTask, start: int, pool: Sandbox) -> _Chunk:
+    """Outputs of the canonical solution on the chunk of inputs from ``start`` (``{"error": ...}`` where it
+    failed) and its CPU seconds on each (``None`` where it failed)."""
+    program, entry = task.reference(), task.entry_point
+    marker = f"refinelab-large-value-{secrets.token_hex(8)}"
+    chunk = task.expressions[start : start + CHUNK]
+    wrapped = [f"{_TIMED}(lambda: {expr}, {marker!r})" for expr in chunk]
+    values = await pool.values(program, wrapped, entry_point=entry, setup=_timed_setup(), limits=REFERENCE_LIMITS)
+    outputs: list[Output] = []
+    seconds: list[float | None] = []
+    for expr, timed in zip(chunk, values):
+        value, spent = timed if isinstance(timed, list) and len(timed) == 2 else (timed, None)
+        if value == marker:
+            (value,) = await pool.values(program, [expr], entry_point=entry, limits=REFERENCE_LIMITS)
+        outputs.append(_output(value, task.atol, packable=entry != "find_zero"))
+        seconds.append(float(spent) if isinstance(spent, (int, float)) and not isinstance(value, TestOutcome) else None)
     return outputs, seconds
 
 

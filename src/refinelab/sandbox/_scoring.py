@@ -9,13 +9,17 @@
   program early (the worker itself stops a program at an error, a timeout or a crash). Each stage
   loads the program afresh, as evalplus runs its base and plus inputs in separate processes. With
   every outcome wanted, a program's tests run together, as one.
+* **Slow stages**: a stage whose tests took the reference solution more than ``PIECE_SECONDS`` runs in
+  pieces of about that much, concurrently, each loading the program afresh (as a stage does).
 * **Large expected values** (HumanEval+ has values of several megabytes, and a correct candidate sends
   a value that size back for each such test): a suite whose large expected values add up to more than
-  ``PART_BYTES`` is run in pieces; a piece carrying more than ``HEAVY_BYTES`` runs as a sandbox job of
-  its own (the pool would otherwise batch several into one reply).
+  ``PART_BYTES`` is run in pieces; a suite carrying more than ``HEAVY_BYTES``, and every piece of a suite
+  cut in pieces, runs as a sandbox job of its own (the pool would otherwise batch several into one reply,
+  or put the pieces of a slow stage back together).
 
-Outcomes are put back together in test order. Groups of programs go through their stages concurrently,
-so no worker waits for the slowest program of another group.
+Outcomes are put back together in test order. Every program goes through its stages on its own: its
+next stage waits for nothing but its own last one, so no program waits for another's timeout or rerun;
+the pool puts the programs waiting at any moment together in jobs (``_queue.py``).
 """
 
 from __future__ import annotations
@@ -30,15 +34,21 @@ from refinelab.sandbox._limits import Limits
 from refinelab.sandbox._outcome import RunResult, TestOutcome
 from refinelab.sandbox._packed import Packed
 from refinelab.sandbox._protocol import Sandbox
+from refinelab.sandbox._queue import Placement, current_placement, placed
 from refinelab.sandbox._suite import Suite
+from refinelab.sandbox._trace import chain_of
 
 PART_BYTES = 2 * 2**20
 """Most expected bytes in one piece of a suite (a single larger test gets a piece of its own)."""
 HEAVY_BYTES = 256 * 2**10
 """A piece expecting more than this runs as a job of its own."""
+PIECE_SECONDS = 0.5
+"""Most reference CPU seconds in one piece of a stage (HumanEval+ and MBPP+ know the reference's time on
+each test): a stage that takes a right program longer is cut, and its pieces run at once on as many
+workers, so no one program's stage holds a worker for long while others idle."""
 FIRST_STAGE = 8
 """Tests in a program's first stage when only the verdict is wanted; each later stage is eight times
-the one before (8, 56, 448, ...: a wrong program stops within eight times the tests it needed)."""
+the one before (8, 64, 512, ...: a wrong program stops within eight times the tests it needed)."""
 GROWTH = 8
 SKIPPED = TestOutcome("skipped", "not run: an earlier test failed (only the verdict was asked for)")
 
@@ -63,6 +73,23 @@ def split_suite(suite: Suite, part_bytes: int = PART_BYTES) -> list[Suite]:
             filled = 0
         pieces[-1].append(index)
         filled += size
+    return [suite.subset(piece) for piece in pieces]
+
+
+def split_by_time(suite: Suite, seconds: float = PIECE_SECONDS) -> list[Suite]:
+    """``suite`` in pieces whose reference times add up to at most ``seconds`` each (a single slower test
+    gets a piece of its own); ``[suite]`` itself when it fits or its reference times are not known."""
+    times = suite.reference_seconds
+    if len(times) != len(suite.tests) or sum(times) <= seconds:
+        return [suite]
+    pieces: list[list[int]] = [[]]
+    filled = 0.0
+    for index, spent in enumerate(times):
+        if pieces[-1] and filled + spent > seconds:
+            pieces.append([])
+            filled = 0.0
+        pieces[-1].append(index)
+        filled += spent
     return [suite.subset(piece) for piece in pieces]
 
 
@@ -94,18 +121,16 @@ async def run_scored(
     unique = sorted(set(first.values()))
     counter = _Counter(len(unique), progress)
     scorer = _Scorer(pool, limits, isolate, counter)
-    results: dict[int, RunResult] = {}
-    size = max(pool.batch_size, 1)
-    groups = [unique[start : start + size] for start in range(0, len(unique), size)]
     counter.start()
-    for group, found in zip(groups, await asyncio.gather(*(scorer.score([items[i] for i in g]) for g in groups))):
-        results.update(zip(group, found))
+    found = await asyncio.gather(*(scorer.score(*items[i]) for i in unique))
+    results = dict(zip(unique, found))
     return [results[first[(program, id(suite))]] for program, suite in items]
 
 
 @dataclass
 class _Scorer:
-    """Runs groups of programs through their stages (see the module docstring)."""
+    """Runs each program through its stages, on its own: a program's next stage waits only for its own
+    last one (and that one's timeout rerun), never for other programs (see the module docstring)."""
 
     pool: Sandbox
     limits: Limits
@@ -114,27 +139,24 @@ class _Scorer:
     suites: dict[tuple[int, int, int], Suite] = field(default_factory=dict)
     """Stage suites, one object per (suite, stage): the pool sends a suite once per job however many
     programs share it."""
+    pieces: dict[int, tuple[Suite, list[Suite]]] = field(default_factory=dict)
+    """Each stage suite's pieces (samples of a problem share them), the suite kept alive beside them."""
 
-    async def score(self, items: list[Item]) -> list[RunResult]:
-        """Each item's result: its stages in turn, a stage only for programs that passed every earlier one."""
-        outcomes: list[list[TestOutcome]] = [[] for _ in items]
-        last = [RunResult((), self.pool.isolation) for _ in items]  # each program's latest stage
-        plans = [stages(len(suite.tests), self.limits.stop_at_failure) for _, suite in items]
-        alive = list(range(len(items)))
-        step = 0
-        while alive:
-            found = await self._run([(items[i][0], self._stage_suite(items[i][1], plans[i][step])) for i in alive])
-            running, alive = alive, []
-            for i, result in zip(running, found):
-                outcomes[i] += result.outcomes
-                last[i] = result
-                if step + 1 < len(plans[i]) and all(o.passed for o in result.outcomes):
-                    alive.append(i)
-                    continue
-                outcomes[i] += [SKIPPED] * (len(items[i][1].tests) - len(outcomes[i]))
-                self.counter.finished()
-            step += 1
-        return [_with_outcomes(result, o) for o, result in zip(outcomes, last)]
+    async def score(self, program: str, suite: Suite) -> RunResult:
+        """The program's result: its stages in turn, each only after it passed every earlier one; later
+        stages go ahead of fresh work in the pool (a chain already started ends first)."""
+        outcomes: list[TestOutcome] = []
+        last = RunResult((), self.pool.isolation)
+        chain = f"{chain_of(program)}@{id(suite):x}"
+        for step, tests in enumerate(stages(len(suite.tests), self.limits.stop_at_failure)):
+            with placed(Placement(urgent=step > 0, chain=chain)):
+                last = await self._run(program, self._stage_suite(suite, tests))
+            outcomes += last.outcomes
+            if not all(o.passed for o in last.outcomes):
+                break
+        outcomes += [SKIPPED] * (len(suite.tests) - len(outcomes))
+        self.counter.finished()
+        return _with_outcomes(last, outcomes)
 
     def _stage_suite(self, suite: Suite, tests: range) -> Suite:
         """The suite of one stage: ``suite`` itself when the stage is all of it."""
@@ -145,33 +167,25 @@ class _Scorer:
             self.suites[key] = suite.subset(list(tests))
         return self.suites[key]
 
-    async def _run(self, items: list[Item]) -> list[RunResult]:
-        """One stage of several programs: large suites in pieces, heavy pieces one per job."""
-        parts, owners = _parts(items)
-        heavy = [i for i, (_, suite) in enumerate(parts) if expected_bytes(suite.tests) > HEAVY_BYTES]
-        light = [i for i in range(len(parts)) if i not in set(heavy)]
-        groups = [[i] for i in heavy] + ([light] if light else [])
-        found = await asyncio.gather(
-            *(
-                self.pool.run_items([parts[i] for i in group], limits=self.limits, isolate=self.isolate)
-                for group in groups
-            )
-        )
-        results: dict[int, RunResult] = {}
-        for group, group_results in zip(groups, found):
-            results.update(zip(group, group_results))
-        return [_joined([results[i] for i in owner]) for owner in owners]
+    async def _run(self, program: str, suite: Suite) -> RunResult:
+        """One stage of a program: a large or slow suite in pieces, each in a job of its own."""
+        kept = self.pieces.get(id(suite))
+        if kept is None:
+            kept = self.pieces[id(suite)] = (suite, [q for piece in split_suite(suite) for q in split_by_time(piece)])
+        pieces = kept[1]
+        if len(pieces) == 1 and expected_bytes(suite.tests) <= HEAVY_BYTES:
+            (result,) = await self.pool.run_items([(program, suite)], limits=self.limits, isolate=self.isolate)
+            return result
+        found = await asyncio.gather(*(self._piece(program, piece) for piece in pieces))
+        return _joined(list(found))
 
-
-def _parts(items: Sequence[Item]) -> tuple[list[Item], list[range]]:
-    pieces: dict[int, list[Suite]] = {}
-    parts: list[Item] = []
-    owners: list[range] = []
-    for program, suite in items:
-        split = pieces.setdefault(id(suite), split_suite(suite))  # samples of a problem share its pieces
-        owners.append(range(len(parts), len(parts) + len(split)))
-        parts += [(program, piece) for piece in split]
-    return parts, owners
+    async def _piece(self, program: str, piece: Suite) -> RunResult:
+        """One piece of a stage cut in pieces, in a job of its own: pieces are cut so that they run at
+        once on several workers (or so that a heavy reply comes alone), not to be put together again."""
+        current = current_placement()
+        with placed(Placement(urgent=current.urgent, alone=True, chain=current.chain)):
+            (result,) = await self.pool.run_items([(program, piece)], limits=self.limits, isolate=self.isolate)
+        return result
 
 
 class _Counter:

@@ -11,23 +11,42 @@ import json
 import os
 import tempfile
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Literal
 
 from refinelab.errors import InfrastructureError, MissingDependency
-from refinelab.sandbox._bwrap import WorkerCommand, bwrap_command, probe_bwrap, unsandboxed_command
+from refinelab.sandbox._bwrap import WorkerCommand, base_interpreter, bwrap_command, probe_bwrap, unsandboxed_command
+from refinelab.sandbox._landlock import (
+    Identity,
+    Layout,
+    confinement_refused,
+    identity,
+    kernel_problem,
+    landlock_command,
+    what_it_got,
+)
 from refinelab.sandbox._limits import Limits
 from refinelab.sandbox._worker import protocol as wire
 
 _START_TIMEOUT = 30.0
 
-IsolationMode = Literal["auto", "bwrap", "none"]
-"""``auto``: bubblewrap when it works, else the unsandboxed fallback with a warning; ``bwrap``: fail if
-bubblewrap does not work; ``none``: no sandbox (trusted code only)."""
+IsolationMode = Literal["auto", "bwrap", "landlock", "none"]
+"""``auto``: the first of ``bwrap`` and ``landlock`` that works here, else refuse to start (never
+``none`` unless asked); ``bwrap``: bubblewrap's namespaces, or fail; ``landlock``: Landlock and seccomp
+without namespaces (containers, pods, CI runners), or fail; ``none``: no sandbox (trusted code only)."""
+
+SANDBOX_HELP = (
+    "to get one: install bubblewrap (bash scripts/install.sh) and allow it user namespaces, or in a container "
+    "run it with --security-opt seccomp=unconfined --security-opt apparmor=unconfined --security-opt "
+    "systempaths=unconfined (docs/design/sandbox.md: Docker and Kubernetes), or use a kernel with Landlock "
+    "ABI 3 (Linux 6.2) or newer; or pass --isolation none (no sandbox: only for code you trust)"
+)
+"""How to get a sandbox where none works, in one line (``auto`` refusing, and ``none`` warning)."""
 
 
 class SandboxWarning(UserWarning):
-    """Candidate code is running without isolation."""
+    """Candidate code is running without isolation, or with a weaker one than asked for by ``auto``
+    (Landlock where bubblewrap could not start: the warning says why)."""
 
 
 def default_workers() -> int:
@@ -83,46 +102,104 @@ class WorkerProcess:
         return reply
 
     async def stop(self) -> None:
-        """End the process: close its input (it exits), kill it if it does not."""
+        """End the process: close its input (it exits), terminate it if it does not (a confined worker
+        then ends its job's processes first: without a PID namespace nothing else would), kill it last."""
         process = self.process
         self.process = None
         if process is None:
             return
         if process.stdin is not None:
             process.stdin.close()  # the worker exits at end of input
-        try:
-            await asyncio.wait_for(process.wait(), 2.0)
-        except asyncio.TimeoutError:
-            process.kill()
-            await process.wait()
+        for end in (process.terminate, process.kill):
+            try:
+                await asyncio.wait_for(process.wait(), 2.0)
+                break
+            except asyncio.TimeoutError:
+                end()
+        await process.wait()
         if self._stderr_task is not None:
             await asyncio.gather(self._stderr_task, return_exceptions=True)
 
 
 class WorkerLauncher:
-    """Chooses how workers run (bubblewrap or the unsandboxed fallback) and makes their commands."""
+    """Chooses how workers run (bubblewrap, Landlock, or unsandboxed when asked) and makes their commands."""
 
     def __init__(self, mode: IsolationMode, limits: Limits, packages: Sequence[str]) -> None:
         self.mode = mode
         self.limits = limits
         self.packages = tuple(packages)
+        self.note = ""
+        """What the chosen isolation got, in words, when it is not bubblewrap (``WorkerPool.isolation_note``)."""
         self._scratch: tempfile.TemporaryDirectory[str] | None = None
+        self._layout: Layout | None = None
+        self._identity: Identity | None = None
+        self._chosen: IsolationMode = mode
+        self._passed_over: list[str] = []
+        """Why ``auto`` did not take the isolations before the chosen one."""
 
     def commands(self, count: int) -> list[WorkerCommand]:
-        """Commands for ``count`` workers; warns (``SandboxWarning``) when they run unsandboxed."""
-        if self.mode != "none":
-            reason = probe_bwrap(self.limits)
-            if reason is None:
-                return [bwrap_command(i, self.limits, packages=self.packages) for i in range(count)]
-            if self.mode == "bwrap":
-                raise MissingDependency(reason)
-            warnings.warn(f"UNSANDBOXED: {reason}; candidate code runs with rlimits only", SandboxWarning, stacklevel=4)
-        else:
+        """Commands for ``count`` workers, in the isolation the mode asks for.
+
+        Raises:
+            MissingDependency: the isolation asked for does not work here (``auto``: none does), with
+                the reason and how to get one.
+        """
+        if self.mode == "none":
             warnings.warn(
-                "UNSANDBOXED: isolation='none'; candidate code runs with rlimits only", SandboxWarning, stacklevel=4
+                f"UNSANDBOXED: isolation='none'; candidate code runs with rlimits only ({SANDBOX_HELP})",
+                SandboxWarning,
+                stacklevel=4,
             )
-        self._scratch = tempfile.TemporaryDirectory(prefix="refinelab-")
-        return [self._unsandboxed(i) for i in range(count)]
+            self._scratch = tempfile.TemporaryDirectory(prefix="refinelab-")
+            return [self._unsandboxed(i) for i in range(count)]
+        reasons: list[str] = []
+        for mode, probe, make in self._isolations():
+            if self.mode not in ("auto", mode):
+                continue
+            reason = probe()
+            if reason is None:
+                self._chosen, self._passed_over = mode, reasons
+                return make(count)
+            reasons.append(f"{mode}: {reason}")
+        raise self._refusal(reasons)
+
+    def _refusal(self, reasons: list[str]) -> MissingDependency:
+        """The error when the isolation asked for does not work here (``auto``: none does)."""
+        if self.mode != "auto":
+            return MissingDependency(reasons[-1])
+        return MissingDependency(f"no sandbox works here ({'; '.join(reasons)}); {SANDBOX_HELP}")
+
+    def _isolations(
+        self,
+    ) -> list[tuple[IsolationMode, Callable[[], str | None], Callable[[int], list[WorkerCommand]]]]:
+        """The sandboxes ``auto`` tries, strongest first: each with its probe and its commands."""
+        return [
+            ("bwrap", lambda: probe_bwrap(self.limits), self._bwrap),
+            ("landlock", self._probe_landlock, self._landlock),
+        ]
+
+    def _probe_landlock(self) -> str | None:
+        """The kernel's side only: whether what the workers enforce is enforced, each proves as it starts
+        (``confine.verify``), and a worker that cannot is this isolation's refusal (:meth:`start`)."""
+        self._identity = identity(base_interpreter())
+        return kernel_problem()
+
+    def _say_what_it_got(self) -> None:
+        if self._chosen != "landlock":
+            return
+        assert self._identity is not None
+        self.note = what_it_got(self._identity)
+        if self._passed_over:  # auto fell through: say what the run gets instead, and why
+            message = f"isolation landlock ({self.note}): {'; '.join(self._passed_over)}"
+            warnings.warn(message, SandboxWarning, stacklevel=5)
+
+    def _bwrap(self, count: int) -> list[WorkerCommand]:
+        return [bwrap_command(i, self.limits, packages=self.packages) for i in range(count)]
+
+    def _landlock(self, count: int) -> list[WorkerCommand]:
+        assert self._identity is not None
+        self._layout = Layout(self.packages)
+        return [landlock_command(i, self._layout, self._identity) for i in range(count)]
 
     def _unsandboxed(self, index: int) -> WorkerCommand:
         """A worker without isolation, in its own scratch directory: each worker empties its own."""
@@ -132,16 +209,26 @@ class WorkerLauncher:
         return unsandboxed_command(scratch=scratch, packages=self.packages)
 
     async def start(self, count: int) -> list[WorkerProcess]:
-        """Start ``count`` workers; if any fails, stop the others and raise its error."""
+        """Start ``count`` workers; if any fails, stop the others and raise its error (a confined worker's
+        refusal to start is this isolation's: see :meth:`_probe_landlock`)."""
         workers = [WorkerProcess(command) for command in self.commands(count)]
         started = await asyncio.gather(*(worker.start() for worker in workers), return_exceptions=True)
-        failures = [outcome for outcome in started if isinstance(outcome, BaseException)]
+        failures = [
+            (worker, outcome) for worker, outcome in zip(workers, started) if isinstance(outcome, BaseException)
+        ]
         if failures:
             await asyncio.gather(*(worker.stop() for worker in workers))
-            raise failures[0]
+            worker, error = failures[0]
+            refused = confinement_refused(worker.stderr_tail)
+            if refused is not None:
+                raise self._refusal([*self._passed_over, f"landlock: {refused}"]) from error
+            raise error
+        self._say_what_it_got()
         return workers
 
     def cleanup(self) -> None:
-        """Remove the unsandboxed workers' scratch directories (after they stopped)."""
+        """Remove the workers' scratch directories (after they stopped)."""
         if self._scratch is not None:
             self._scratch.cleanup()
+        if self._layout is not None:
+            self._layout.cleanup()

@@ -16,18 +16,27 @@ from pathlib import Path
 
 from refinelab.errors import UserError
 from refinelab.experiment import ScoredRun, score_attempts
-from refinelab.models import Model
+from refinelab.models import EndpointSetting, Model, RoleEndpoint, checked_effort, choose_endpoint
 from refinelab.problems import Problem, ProblemKind
-from refinelab.runtime import NOT_GIVEN, Flags, Settings, open_runtime, resolve_settings
-from refinelab.sandbox import Limits, RunResult, Sandbox, SandboxSettings, TestOutcome, default_workers
+from refinelab.runtime import (
+    NOT_GIVEN,
+    Flags,
+    SandboxChoice,
+    SandboxRequest,
+    Settings,
+    choose_sandbox,
+    open_runtime,
+    resolve_settings,
+)
+from refinelab.sandbox import RunResult, Sandbox, SandboxSettings, TestOutcome, default_workers
 from refinelab.solve._generate import StrategyTests, generated_tests, strategy_tests, with_generation
 from refinelab.solve._progress import WatchedEnv
 from refinelab.solve._record import SolveRun, record
 from refinelab.solve._solution import Evidence, Solution, TestCheck
 from refinelab.solve._task import SolveOptions, Task, build_task
 from refinelab.solve._tests import GivenTest, completed_body
-from refinelab.store import RunHeader
-from refinelab.strategies import STRATEGIES, Attempt, StrategySpec, Trajectory
+from refinelab.store import EndpointUse, RunHeader
+from refinelab.strategies import STRATEGIES, Attempt, Efforts, StrategySpec, Trajectory
 
 _WORKERS = 2
 """Sandbox workers of a solve unless the settings name a count: one program at a time, and its tests."""
@@ -59,13 +68,15 @@ async def solve_async(
         every generated one). Cancelling returns the best attempt so far, its stop reason ``interrupted``.
     """
     options = options or SolveOptions()
+    effort = None if options.reasoning_effort is None else checked_effort(options.reasoning_effort, "reasoning effort")
     task = build_task(prompt, tests, io, kind, options.signature)
     spec = bind_strategy(options.strategy)
-    settings = solve_settings(options)
+    settings, sandbox = solve_settings(options), solve_sandbox(options)
+    endpoint = _endpoint(model, options, settings)
     started = time.monotonic()
     async with open_runtime(settings) as runtime:
-        actor = model if isinstance(model, Model) else runtime.model(model, base_url=options.base_url)
-        pool = await runtime.open_sandbox(_sandbox(options, settings))
+        actor = model if isinstance(model, Model) else runtime.model(model, base_url=endpoint.base_url)
+        pool = await runtime.open_sandbox(_sandbox(sandbox, settings))
         entry = task.problem.entry_point
         env = WatchedEnv(
             actor,
@@ -73,6 +84,7 @@ async def solve_async(
             budget=options.budget,
             on_progress=options.on_progress,
             complete=lambda reply: completed_body(prompt, entry, reply),
+            efforts=Efforts(effort, effort),
         )
         generation = None
         if not task.tests.tests:
@@ -87,14 +99,19 @@ async def solve_async(
         meta = _Meta(actor.name, str(spec), time.monotonic() - started)
         solution = conclude(task, ScoredRun(trajectory, hidden), agreement, meta)
         if options.record:
-            run = SolveRun(task=task, strategy=spec, model=meta.model, header=RunHeader.of(pool))
+            used = (EndpointUse(endpoint=endpoint, since=time.time()),)
+            header = RunHeader.of(pool, endpoints=used)
+            run = SolveRun(task=task, strategy=spec, model=meta.model, header=header, sandbox=sandbox, effort=effort)
             run_id = record(runtime.open_store(), run, solution, hidden)
             solution = replace(solution, evidence=replace(solution.evidence, run_id=run_id))
     return solution
 
 
 def solve_settings(options: SolveOptions) -> Settings:
-    """The settings of a solve: its options over ``REFINELAB_*``, the project config, and the defaults."""
+    """The settings of a solve: those it was handed, else its options over ``REFINELAB_*``, the project
+    config, and the defaults."""
+    if options.settings is not None:
+        return options.settings
     environ = os.environ if options.environ is None else options.environ
     flags = Flags(
         config=NOT_GIVEN if options.config is None else options.config,
@@ -103,6 +120,14 @@ def solve_settings(options: SolveOptions) -> Settings:
         cluster=NOT_GIVEN if options.cluster is None else options.cluster,
     )
     return resolve_settings(flags, environ, Path.cwd())
+
+
+def _endpoint(model: str | Model, options: SolveOptions, settings: Settings) -> RoleEndpoint:
+    """Where the solve's model is served: ``base_url`` over its own ``[models.endpoints]`` entry (a
+    :class:`Model` handed in is where its backend says)."""
+    if isinstance(model, Model):
+        return RoleEndpoint("actor", model.name, (model.backend.endpoint,), "the Model handed to solve")
+    return choose_endpoint("actor", model, settings.models, over=[EndpointSetting(options.base_url, "base_url")])
 
 
 def bind_strategy(text: str) -> StrategySpec:
@@ -116,11 +141,17 @@ def bind_strategy(text: str) -> StrategySpec:
     return spec
 
 
-def _sandbox(options: SolveOptions, settings: Settings) -> SandboxSettings:
+def solve_sandbox(options: SolveOptions) -> SandboxChoice:
+    """The sandbox of a solve, chosen as ``run`` and ``check`` choose theirs (no benchmark: its timeout
+    applies to every test)."""
     if options.timeout <= 0:
         raise UserError(f"timeout must be positive, not {options.timeout}")
+    return choose_sandbox((), SandboxRequest(isolation=options.isolation, timeout=options.timeout))
+
+
+def _sandbox(chosen: SandboxChoice, settings: Settings) -> SandboxSettings:
     workers = settings.workers or min(_WORKERS, default_workers())
-    return SandboxSettings(isolation=options.isolation, limits=Limits(cpu_seconds=options.timeout), workers=workers)
+    return chosen.sandbox_settings((), chosen.visible_limits(), workers=workers)
 
 
 async def _run(

@@ -14,7 +14,7 @@ from typing import Literal
 from refinelab.models import Completion, GenerateConfig, Message, Model, Usage
 from refinelab.problems import Problem
 from refinelab.sandbox import RunResult, Sandbox
-from refinelab.strategies import DEFAULT_PROMPTS, Budget, Env, Origin, Samples
+from refinelab.strategies import DEFAULT_PROMPTS, Budget, Efforts, Env, Origin, Samples
 
 Phase = Literal["generating", "testing", "writing tests", "done"]
 """What the solve is doing."""
@@ -67,8 +67,10 @@ class WatchedEnv(Env):
         budget: Budget,
         on_progress: Callable[[SolveProgress], None] | None = None,
         complete: Callable[[str], str | None] = lambda reply: None,
+        efforts: Efforts | None = None,
     ) -> None:
         super().__init__(actor, sandbox, budget=budget)
+        self.efforts = efforts or Efforts()
         self.on_progress = on_progress
         self.complete = complete
         """Turns a reply that is only a function's body into the whole program (``None``: leave it)."""

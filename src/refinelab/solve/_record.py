@@ -6,10 +6,11 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from refinelab.experiment import BenchmarkChoice, ExperimentSpec, begin_run
+from refinelab.runtime import SandboxChoice
 from refinelab.sandbox import RunResult
 from refinelab.store import SOLVE_BENCHMARK, RunHeader, RunProblem, Store, Unit
 from refinelab.strategies import StrategySpec
@@ -34,7 +35,11 @@ class SolveRun:
     model: str
     """The actor's model string."""
     header: RunHeader
-    """Versions, isolation and limits."""
+    """Versions, isolation, limits and the model's endpoint."""
+    sandbox: SandboxChoice = field(default_factory=SandboxChoice)
+    """The sandbox it was chosen (recorded in its spec, as a run's is)."""
+    effort: str | None = None
+    """The reasoning effort every call asked for (``None``: the model's default)."""
 
 
 def record(store: Store, run: SolveRun, solution: Solution, hidden: Sequence[RunResult | None]) -> str:
@@ -45,6 +50,8 @@ def record(store: Store, run: SolveRun, solution: Solution, hidden: Sequence[Run
         (run.strategy,),
         (run.model,),
         name=_name(problem.prompt),
+        sandbox=run.sandbox,
+        reasoning_effort=() if run.effort is None else (run.effort,),
     )
     configuration = spec.configurations()[0]
     run_id = f"solve-{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:6]}"

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from refinelab.errors import UserError
 from refinelab.problems import AssertTest, CallTest, Problem, ProblemKind, StdioTest, prompt_examples
+from refinelab.runtime import Settings
 from refinelab.sandbox import IsolationMode, Limits
 from refinelab.solve._progress import SolveProgress
 from refinelab.solve._tests import GivenTest, TestSet, called_names, describe, parse_given_tests
@@ -39,6 +40,9 @@ class SolveOptions:
     """Any registered strategy, with arguments: ``exec-refine(max_iters=3)``."""
     budget: Budget = field(default_factory=Budget)
     """Limits on calls, tokens and dollars."""
+    reasoning_effort: str | None = None
+    """How long a reasoning model thinks (``low``, ``high``, ``none``, a thinking-token budget such as
+    ``"2048"``): every call of the solve asks for it; ``None``: the model's default."""
     base_url: str | Sequence[str] | None = None
     """An OpenAI-compatible server for a model given by name (several: replicas of the model)."""
     config: Path | None = None
@@ -60,6 +64,10 @@ class SolveOptions:
     """Environment for API keys and defaults (default: the process's)."""
     on_progress: Callable[[SolveProgress], None] | None = None
     """Called as the work advances (attempt, tests passing, tokens, elapsed)."""
+    settings: Settings | None = None
+    """Settings resolved already (the command line resolves its flags once and hands them over); ``None``:
+    resolved here from ``config``, ``store``, ``cache``, ``cluster`` and ``environ`` over ``REFINELAB_*``, the
+    project config and the defaults (those fields are then not read)."""
 
 
 @dataclass(frozen=True)

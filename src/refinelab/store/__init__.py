@@ -11,6 +11,7 @@ from refinelab.store._migrations import MIGRATIONS
 from refinelab.store._process import ProcessId
 from refinelab.store._records import (
     SOLVE_BENCHMARK,
+    EndpointUse,
     Failure,
     RunHeader,
     RunInfo,
@@ -30,6 +31,7 @@ __all__ = [
     "SOLVE_BENCHMARK",
     "AttemptDetail",
     "CriticDetail",
+    "EndpointUse",
     "Failure",
     "GeneratedTest",
     "GenerationDetail",

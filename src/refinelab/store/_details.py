@@ -13,6 +13,7 @@ import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from refinelab.models import NotSent
 from refinelab.records import Origin, StopReason, Suggestion
 from refinelab.sandbox import TestOutcome
 from refinelab.store._generated import GenerationDetail, read_decisions, read_generations
@@ -70,6 +71,12 @@ class CriticDetail:
     """Its wall time."""
     cached: bool
     """The reply came from the response cache."""
+    reasoning_tokens: int = 0
+    """Thinking tokens of the critic call (part of ``completion_tokens``)."""
+    reasoning: str | None = None
+    """The critic's thinking, where its server returned it."""
+    not_sent: tuple[NotSent, ...] = ()
+    """Settings the critic call asked for that were not sent to the model."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -124,6 +131,13 @@ class AttemptDetail:
     """Result on the hidden tests (the truth every metric uses)."""
     critic: CriticDetail | None
     """The critic's view, when one was consulted."""
+    reasoning_tokens: int = 0
+    """Thinking tokens of the actor call (part of ``completion_tokens``)."""
+    reasoning: str | None = None
+    """The actor's thinking, where its server returned it (the code was read from the answer only)."""
+    not_sent: tuple[NotSent, ...] = ()
+    """Settings the actor call asked for that were not sent to the model (``temperature=0.0`` to a model that
+    samples only at 1)."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -221,10 +235,12 @@ SELECT a.config, a.problem, a.repeat,
        a.completion_tokens, a.cached_tokens, a.estimated, a.cost_usd, a.latency_s, a.cached,
        a.visible_passed, a.visible_pass_count, a.visible_outcomes,
        a.hidden_passed, a.hidden_pass_count, a.hidden_total, a.hidden_outcomes,
+       a.reasoning_tokens, a.reasoning, a.not_sent,
        k.idx AS critic_idx, k.raw AS critic_raw, k.verdict AS critic_verdict, k.critique AS critic_critique,
        k.parse_error AS critic_parse_error, k.confidence AS critic_confidence,
        k.prompt_tokens AS critic_prompt_tokens, k.completion_tokens AS critic_completion_tokens,
-       k.cost_usd AS critic_cost_usd, k.latency_s AS critic_latency_s, k.cached AS critic_cached
+       k.cost_usd AS critic_cost_usd, k.latency_s AS critic_latency_s, k.cached AS critic_cached,
+       k.reasoning_tokens AS critic_reasoning_tokens, k.reasoning AS critic_reasoning, k.not_sent AS critic_not_sent
 FROM attempts a LEFT JOIN critic_outputs k
   ON k.run_id = a.run_id AND k.config = a.config AND k.problem = a.problem AND k.repeat = a.repeat AND k.idx = a.idx
 WHERE a.run_id = ? AND (? IS NULL OR a.problem = ?) ORDER BY a.config, a.problem, a.repeat, a.idx
@@ -264,6 +280,9 @@ def _attempt(row: sqlite3.Row) -> AttemptDetail:
         visible=_visible(row),
         hidden=_test_run(row["hidden_passed"], row["hidden_pass_count"], row["hidden_total"], row["hidden_outcomes"]),
         critic=_critic(row),
+        reasoning_tokens=int(row["reasoning_tokens"]),
+        reasoning=row["reasoning"],
+        not_sent=_not_sent(row["not_sent"]),
     )
 
 
@@ -293,7 +312,15 @@ def _critic(row: sqlite3.Row) -> CriticDetail | None:
         cost_usd=row["critic_cost_usd"],
         latency_seconds=float(row["critic_latency_s"]),
         cached=bool(row["critic_cached"]),
+        reasoning_tokens=int(row["critic_reasoning_tokens"]),
+        reasoning=row["critic_reasoning"],
+        not_sent=_not_sent(row["critic_not_sent"]),
     )
+
+
+def _not_sent(text: str | None) -> tuple[NotSent, ...]:
+    """The records of a ``not_sent`` column (none for ``NULL``: everything was sent, or the row predates it)."""
+    return tuple(NotSent.from_json(item) for item in json.loads(text)) if text else ()
 
 
 def _outcomes(text: str | None) -> tuple[TestOutcome, ...] | None:

@@ -23,7 +23,7 @@ def save_rows(db: sqlite3.Connection, run_id: str, unit: Unit, trajectory: Traje
     key = (run_id, unit.config, unit.problem, unit.repeat)
     for index, generation in enumerate(trajectory.generations):
         db.execute(
-            "INSERT INTO test_generations VALUES (" + ", ".join(["?"] * 14) + ")",  # noqa: S608 - placeholders only
+            f"INSERT INTO test_generations ({_GENERATION_COLUMNS}) VALUES ({', '.join(['?'] * 15)})",  # noqa: S608 - placeholders only
             (*key, *_generation_columns(index, generation)),
         )
     for seq, decision in enumerate(trajectory.decisions):
@@ -33,6 +33,13 @@ def save_rows(db: sqlite3.Connection, run_id: str, unit: Unit, trajectory: Traje
         )
 
 
+_GENERATION_COLUMNS = (
+    "run_id, config, problem, repeat, idx, raw, tests, rejected, reference_passed, prompt_tokens, "
+    "completion_tokens, cost_usd, latency_s, cached, reasoning_tokens"
+)
+"""The ``test_generations`` columns a row fills, named (so migrations merged in any order agree)."""
+
+
 def _generation_columns(index: int, generation: TestGeneration) -> tuple[object, ...]:
     """A ``test_generations`` row after its unit's key columns."""
     usage = generation.usage
@@ -40,7 +47,7 @@ def _generation_columns(index: int, generation: TestGeneration) -> tuple[object,
     return (
         index, generation.raw, json.dumps([test_json(t) for t in generation.tests], default=str),
         json.dumps(list(generation.rejected)), reference, usage.prompt_tokens, usage.completion_tokens,
-        generation.cost_usd, generation.latency_seconds, int(generation.cached),
+        generation.cost_usd, generation.latency_seconds, int(generation.cached), usage.reasoning_tokens,
     )  # fmt: skip
 
 
@@ -69,16 +76,17 @@ def generation_totals(db: sqlite3.Connection, run_id: str) -> dict[Unit, Totals]
     reference passes (``None`` when the problem has no reference)."""
     totals: dict[Unit, Totals] = {}
     rows = db.execute(
-        "SELECT config, problem, repeat, prompt_tokens, completion_tokens, cost_usd, tests, reference_passed "
-        "FROM test_generations WHERE run_id = ? ORDER BY config, problem, repeat, idx",
+        "SELECT config, problem, repeat, prompt_tokens, completion_tokens, cost_usd, tests, reference_passed, "
+        "reasoning_tokens FROM test_generations WHERE run_id = ? ORDER BY config, problem, repeat, idx",
         (run_id,),
     )
-    for config, problem, repeat, prompt, completion, cost, tests, reference in rows:
+    for config, problem, repeat, prompt, completion, cost, tests, reference, thought in rows:
         unit = Unit(str(config), str(problem), int(repeat))
         before = totals.get(unit, Totals())
         verdicts = None if reference is None else json.loads(reference)
         correct = None if verdicts is None else (before.correct or 0) + sum(bool(v) for v in verdicts)
-        spent = Spend(Usage(int(prompt), int(completion)), None if cost is None else float(cost))
+        usage = Usage(int(prompt), int(completion), reasoning_tokens=int(thought))
+        spent = Spend(usage, None if cost is None else float(cost))
         totals[unit] = Totals(before.spend + spent, before.tests + len(json.loads(tests)), correct)
     return totals
 

@@ -115,5 +115,35 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (
         ALTER TABLE attempts ADD COLUMN node TEXT
         """,
     ),
+    (
+        "m007_run_endpoints",
+        """
+        ALTER TABLE runs ADD COLUMN endpoints TEXT
+        """,
+    ),
+    (
+        "m008_reasoning",
+        """
+        ALTER TABLE configs ADD COLUMN effort TEXT;
+        ALTER TABLE configs ADD COLUMN critic_effort TEXT;
+        ALTER TABLE attempts ADD COLUMN reasoning_tokens INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE attempts ADD COLUMN reasoning TEXT;
+        ALTER TABLE attempts ADD COLUMN not_sent TEXT;
+        ALTER TABLE critic_outputs ADD COLUMN reasoning_tokens INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE critic_outputs ADD COLUMN reasoning TEXT;
+        ALTER TABLE critic_outputs ADD COLUMN not_sent TEXT;
+        ALTER TABLE test_generations ADD COLUMN reasoning_tokens INTEGER NOT NULL DEFAULT 0;
+        DROP VIEW model_calls;
+        CREATE VIEW model_calls AS
+            SELECT run_id, config, problem, repeat, idx, 'actor' AS role, prompt_tokens, completion_tokens,
+                   cost_usd, latency_s, cached, reasoning_tokens FROM attempts
+            UNION ALL
+            SELECT run_id, config, problem, repeat, idx, 'critic' AS role, prompt_tokens, completion_tokens,
+                   cost_usd, latency_s, cached, reasoning_tokens FROM critic_outputs
+            UNION ALL
+            SELECT run_id, config, problem, repeat, idx, 'tests' AS role, prompt_tokens, completion_tokens,
+                   cost_usd, latency_s, cached, reasoning_tokens FROM test_generations
+        """,
+    ),
 )
 """Named migrations, applied in order; append new ones, never edit a released one."""

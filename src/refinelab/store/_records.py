@@ -9,10 +9,12 @@ from __future__ import annotations
 import platform
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
-from typing import Literal
+from typing import Literal, cast
 
-from refinelab import __version__
+from refinelab._version import __version__
+from refinelab.models import Role, RoleEndpoint
 from refinelab.problems import Problem
+from refinelab.records import configuration_label
 from refinelab.sandbox import Limits, Sandbox
 from refinelab.store._process import ProcessId
 
@@ -50,6 +52,36 @@ class RunProblem:
 
 
 @dataclass(frozen=True, kw_only=True)
+class EndpointUse:
+    """Where one model role of a run sent its requests, from when on."""
+
+    endpoint: RoleEndpoint
+    """The role, its model, the URL(s) and the setting that chose them."""
+    since: float
+    """Unix time the run took this endpoint for the role (its start, or the resume that moved it)."""
+    fresh: bool = False
+    """The role takes cached replies only from the endpoints the run recorded for it (a run started with
+    ``--fresh`` because another server had answered the role before)."""
+
+    def to_json(self) -> dict[str, object]:
+        """As stored in the run's ``endpoints`` column."""
+        return {**self.endpoint.to_json(), "since": self.since, "fresh": self.fresh}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, object]) -> EndpointUse:
+        """As :meth:`to_json` stored it."""
+        urls, since = data.get("urls"), data.get("since")
+        endpoint = RoleEndpoint(
+            cast(Role, str(data.get("role"))),
+            str(data.get("model")),
+            tuple(str(url) for url in urls) if isinstance(urls, list) else (),
+            str(data.get("chosen_by")),
+        )
+        when = float(since) if isinstance(since, (int, float)) else 0.0
+        return cls(endpoint=endpoint, since=when, fresh=bool(data.get("fresh")))
+
+
+@dataclass(frozen=True, kw_only=True)
 class RunHeader:
     """What a run records about where it ran, beside its spec, when it starts.
 
@@ -63,13 +95,25 @@ class RunHeader:
     """The sandbox's isolation level."""
     limits: Mapping[str, object]
     """The sandbox's limits per test, as stored (a :class:`~refinelab.sandbox.Limits` as a table)."""
+    endpoints: tuple[EndpointUse, ...] | None = None
+    """Where each model role sent its requests, in the order the run took them (a role a resume moved has
+    two entries); ``None`` for runs stored before refinelab recorded it."""
 
     @classmethod
-    def of(cls, sandbox: Sandbox, *, limits: Limits | None = None) -> RunHeader:
+    def of(
+        cls, sandbox: Sandbox, *, limits: Limits | None = None, endpoints: tuple[EndpointUse, ...] = ()
+    ) -> RunHeader:
         """The header of a run starting now, in this process, on ``sandbox``; ``limits``: what its hidden
-        tests are scored under, when not the sandbox's own (``run`` stops them at a first failure)."""
+        tests are scored under, when not the sandbox's own (``run`` stops them at a first failure);
+        ``endpoints``: where its model roles are served."""
         versions = {"refinelab": __version__, "python": platform.python_version()}
-        return cls(versions=versions, isolation=sandbox.isolation, limits=asdict(limits or sandbox.limits))
+        return cls(
+            versions=versions, isolation=sandbox.isolation, limits=asdict(limits or sandbox.limits), endpoints=endpoints
+        )
+
+    def endpoints_now(self) -> dict[tuple[str, str], EndpointUse]:
+        """The latest endpoint of each (role, model), from :attr:`endpoints` (empty when not recorded)."""
+        return {(use.endpoint.role, use.endpoint.model): use for use in self.endpoints or ()}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -153,11 +197,20 @@ class StoredConfiguration:
     """Actor model."""
     critic: str | None
     """Critic model, for critic strategies."""
+    effort: str | None = None
+    """The actor's reasoning effort (``None``: none set, and every run from before efforts existed)."""
+    critic_effort: str | None = None
+    """The critic's reasoning effort."""
 
     @property
     def written(self) -> str:
         """The strategy as written: ``name(args)``, or the name alone without arguments."""
         return f"{self.strategy}({self.params})" if self.params else self.strategy
+
+    @property
+    def label(self) -> str:
+        """How reports name it: ``strategy(args) · actor / critic``, then its effort when it has one."""
+        return configuration_label(self.written, self.actor, self.critic, self.effort, self.critic_effort)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
+from refinelab.models import NotSent
 from refinelab.records import ScoredAttempt, ScoredTrajectory, Spend, Usage, configuration_label
 from refinelab.sandbox import RunResult
 from refinelab.store._details import unit_of
 from refinelab.store._generated import Totals
 from refinelab.store._process import ProcessId
-from refinelab.store._records import RunHeader, RunInfo, Unit
+from refinelab.store._records import EndpointUse, RunHeader, RunInfo, Unit
 from refinelab.strategies import Attempt
 
 
@@ -25,8 +26,18 @@ def stored_json(value: object) -> str:
     return json.dumps(value, default=str)
 
 
+def not_sent_json(items: Sequence[NotSent]) -> str | None:
+    """A ``not_sent`` column's text (``None`` when everything asked for was sent)."""
+    return json.dumps([item.to_json() for item in items]) if items else None
+
+
+def not_sent_read(text: str | None) -> tuple[NotSent, ...]:
+    """The records of a ``not_sent`` column (none for ``NULL``, as every row from before it was written)."""
+    return tuple(NotSent.from_json(item) for item in json.loads(text)) if text else ()
+
+
 def attempt_row(run_id: str, unit: Unit, attempt: Attempt, hidden: RunResult | None) -> tuple[object, ...]:
-    """The ``attempts`` row of one attempt and its hidden-test result, in column order."""
+    """The ``attempts`` row of one attempt and its hidden-test result, in :data:`ATTEMPT_COLUMNS` order."""
     usage, visible = attempt.usage, attempt.visible
     return (
         run_id, unit.config, unit.problem, unit.repeat,
@@ -42,11 +53,12 @@ def attempt_row(run_id: str, unit: Unit, attempt: Attempt, hidden: RunResult | N
         None if hidden is None else stored_json([o.to_json() for o in hidden.outcomes]),
         None if hidden is None else hidden.isolation,
         None if hidden is None else hidden.node,
+        usage.reasoning_tokens, attempt.reasoning, not_sent_json(attempt.not_sent),
     )  # fmt: skip
 
 
 def critic_row(run_id: str, unit: Unit, attempt: Attempt) -> tuple[object, ...]:
-    """The ``critic_outputs`` row of an attempt the critic judged, in column order."""
+    """The ``critic_outputs`` row of an attempt the critic judged, in :data:`CRITIC_COLUMNS` order."""
     critic = attempt.critic
     assert critic is not None
     usage = critic.usage
@@ -54,10 +66,11 @@ def critic_row(run_id: str, unit: Unit, attempt: Attempt) -> tuple[object, ...]:
         run_id, unit.config, unit.problem, unit.repeat,
         attempt.index, critic.raw, critic.verdict, critic.critique, critic.parse_error, critic.confidence,
         usage.prompt_tokens, usage.completion_tokens, critic.cost_usd, critic.latency_seconds, int(critic.cached),
+        usage.reasoning_tokens, critic.reasoning, not_sent_json(critic.not_sent),
     )  # fmt: skip
 
 
-HEADER_COLUMNS = ("versions", "isolation", "limits")
+HEADER_COLUMNS = ("versions", "isolation", "limits", "endpoints")
 """The ``runs`` columns holding the :class:`RunHeader`, in the order :func:`header_columns` gives them."""
 RUN_COLUMNS = "id, name, created, spec, status, finished, note, host, pid, pid_started, " + ", ".join(HEADER_COLUMNS)
 """What :func:`run_info` reads."""
@@ -70,13 +83,28 @@ INSERT_RUN = (
 
 def header_columns(header: RunHeader) -> dict[str, object]:
     """The header as its ``runs`` columns (:data:`HEADER_COLUMNS`), in order."""
-    return {"versions": json.dumps(header.versions), "isolation": header.isolation, "limits": json.dumps(header.limits)}
+    return {
+        "versions": json.dumps(header.versions),
+        "isolation": header.isolation,
+        "limits": json.dumps(header.limits),
+        "endpoints": endpoints_json(header.endpoints),
+    }
+
+
+def endpoints_json(endpoints: Sequence[EndpointUse] | None) -> str | None:
+    """The ``endpoints`` column: a JSON list, or NULL where they are not known."""
+    return None if endpoints is None else json.dumps([use.to_json() for use in endpoints])
 
 
 def read_header(row: sqlite3.Row) -> RunHeader:
-    """The header of a ``runs`` row."""
+    """The header of a ``runs`` row (no endpoints for runs stored before refinelab recorded them)."""
+    stored = row["endpoints"]
+    endpoints = None if stored is None else tuple(EndpointUse.from_json(use) for use in json.loads(stored))
     return RunHeader(
-        versions=json.loads(row["versions"]), isolation=str(row["isolation"]), limits=json.loads(row["limits"])
+        versions=json.loads(row["versions"]),
+        isolation=str(row["isolation"]),
+        limits=json.loads(row["limits"]),
+        endpoints=endpoints,
     )
 
 
@@ -106,11 +134,23 @@ VALUES (?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (run_id, problem) DO UPDATE
 SET metadata = COALESCE(problems.metadata, excluded.metadata), prompt = COALESCE(problems.prompt, excluded.prompt)
 """
-INSERT_ATTEMPT = "INSERT INTO attempts VALUES (" + ", ".join(["?"] * 27) + ")"  # noqa: S608 - placeholders only
-INSERT_CRITIC = "INSERT INTO critic_outputs VALUES (" + ", ".join(["?"] * 15) + ")"  # noqa: S608 - placeholders only
+ATTEMPT_COLUMNS = (
+    "run_id, config, problem, repeat, idx, origin, code, response, feedback, parse_error, confidence, prompt_tokens, "
+    "completion_tokens, cached_tokens, estimated, cost_usd, latency_s, cached, visible_passed, visible_pass_count, "
+    "visible_outcomes, hidden_passed, hidden_pass_count, hidden_total, hidden_outcomes, isolation, node, "
+    "reasoning_tokens, reasoning, not_sent"
+)
+"""The ``attempts`` columns :func:`attempt_row` fills, named (so migrations merged in any order agree)."""
+CRITIC_COLUMNS = (
+    "run_id, config, problem, repeat, idx, raw, verdict, critique, parse_error, confidence, prompt_tokens, "
+    "completion_tokens, cost_usd, latency_s, cached, reasoning_tokens, reasoning, not_sent"
+)
+"""The ``critic_outputs`` columns :func:`critic_row` fills."""
+INSERT_ATTEMPT = f"INSERT INTO attempts ({ATTEMPT_COLUMNS}) VALUES ({', '.join(['?'] * 30)})"  # noqa: S608 - placeholders only
+INSERT_CRITIC = f"INSERT INTO critic_outputs ({CRITIC_COLUMNS}) VALUES ({', '.join(['?'] * 18)})"  # noqa: S608 - placeholders only
 TRAJECTORIES_QUERY = """
 SELECT t.config, c.strategy, c.params, c.actor, c.critic, t.problem, t.repeat, t.final, t.stop_reason,
-       t.recorded_params
+       t.recorded_params, c.effort, c.critic_effort
 FROM trajectories t JOIN configs c ON c.run_id = t.run_id AND c.config = t.config
 WHERE t.run_id = ? ORDER BY c.position, t.problem, t.repeat
 """
@@ -119,13 +159,16 @@ SELECT a.config, a.problem, a.repeat, a.idx, a.origin, a.hidden_passed, a.visibl
        COALESCE(a.visible_pass_count, 0) AS visible_pass_count, k.idx AS critic_idx, k.verdict,
        a.prompt_tokens, a.completion_tokens, a.cost_usd, a.latency_s, a.confidence,
        k.prompt_tokens AS critic_prompt_tokens, k.completion_tokens AS critic_completion_tokens,
-       k.cost_usd AS critic_cost_usd, k.latency_s AS critic_latency_s, k.confidence AS critic_confidence
+       k.cost_usd AS critic_cost_usd, k.latency_s AS critic_latency_s, k.confidence AS critic_confidence,
+       a.reasoning_tokens, k.reasoning_tokens AS critic_reasoning_tokens, a.not_sent,
+       k.not_sent AS critic_not_sent
 FROM attempts a LEFT JOIN critic_outputs k
   ON k.run_id = a.run_id AND k.config = a.config AND k.problem = a.problem AND k.repeat = a.repeat AND k.idx = a.idx
 WHERE a.run_id = ? ORDER BY a.config, a.problem, a.repeat, a.idx
 """
 EXPORT_QUERY = """
-SELECT t.run_id, t.config, t.problem AS problem_id, c.strategy, c.params, c.actor, c.critic, t.repeat,
+SELECT t.run_id, t.config, t.problem AS problem_id, c.strategy, c.params, c.actor, c.critic,
+       c.effort AS reasoning_effort, c.critic_effort AS critic_reasoning_effort, t.repeat,
        a.idx AS iteration, a.origin, a.code, k.verdict AS critic_verdict, k.critique AS critic_critique,
        a.visible_passed, a.hidden_passed,
        a.hidden_pass_count, a.hidden_total, a.prompt_tokens, a.completion_tokens, a.cost_usd, a.latency_s,
@@ -134,7 +177,9 @@ SELECT t.run_id, t.config, t.problem AS problem_id, c.strategy, c.params, c.acto
        k.confidence AS critic_confidence, a.feedback, t.final = a.idx AS is_final, t.stop_reason,
        a.response AS raw_reply, a.parse_error, a.cached, k.raw AS critic_raw_reply,
        k.parse_error AS critic_parse_error, k.cached AS critic_cached, p.metadata AS difficulty,
-       a.visible_outcomes, a.hidden_outcomes, a.isolation, a.node
+       a.visible_outcomes, a.hidden_outcomes, a.isolation, a.node,
+       a.reasoning_tokens, k.reasoning_tokens AS critic_reasoning_tokens, a.reasoning, k.reasoning AS critic_reasoning,
+       a.not_sent, k.not_sent AS critic_not_sent
 FROM trajectories t
 JOIN configs c ON c.run_id = t.run_id AND c.config = t.config
 LEFT JOIN problems p ON p.run_id = t.run_id AND p.problem = t.problem
@@ -147,7 +192,9 @@ WHERE t.run_id = ? ORDER BY c.position, t.problem, t.repeat, a.idx
 
 def scored_attempt(row: sqlite3.Row) -> ScoredAttempt:
     """An attempt as the metrics see it, from an :data:`ATTEMPTS_QUERY` row (actor and critic spend added)."""
-    actor = Spend(Usage(int(row["prompt_tokens"]), int(row["completion_tokens"])), row["cost_usd"])
+    thought = int(row["reasoning_tokens"])
+    usage = Usage(int(row["prompt_tokens"]), int(row["completion_tokens"]), reasoning_tokens=thought)
+    actor = Spend(usage, row["cost_usd"])
     critic = row["critic_idx"] is not None
     critic_spend = _critic_spend(row) if critic else Spend()
     critic_latency = float(row["critic_latency_s"]) if critic else 0.0
@@ -165,11 +212,14 @@ def scored_attempt(row: sqlite3.Row) -> ScoredAttempt:
         critic_confidence=row["critic_confidence"],
         critic_spend=critic_spend,
         critic_latency_seconds=critic_latency,
+        not_sent=tuple(item.described for item in not_sent_read(row["not_sent"])),
+        critic_not_sent=tuple(item.described for item in not_sent_read(row["critic_not_sent"])),
     )
 
 
 def _critic_spend(row: sqlite3.Row) -> Spend:
-    usage = Usage(int(row["critic_prompt_tokens"]), int(row["critic_completion_tokens"]))
+    thought = int(row["critic_reasoning_tokens"] or 0)
+    usage = Usage(int(row["critic_prompt_tokens"]), int(row["critic_completion_tokens"]), reasoning_tokens=thought)
     return Spend(usage, row["critic_cost_usd"])
 
 
@@ -194,6 +244,8 @@ def scored_trajectory(
         generated_tests=written.tests,
         generated_correct=written.correct,
         critique_last=_critique_last(row["recorded_params"]),
+        effort=row["effort"],
+        critic_effort=row["critic_effort"],
     )
 
 
@@ -204,6 +256,10 @@ def _critique_last(recorded: str | None) -> bool | None:
     return value if isinstance(value, bool) else None
 
 
+def _optional(value: object) -> str | None:
+    return None if value is None else str(value)
+
+
 def export_line(row: dict[str, object], first_origin: str) -> dict[str, object]:
     """An :data:`EXPORT_QUERY` row as its ``refinelab export`` line: flags as booleans, outcomes and difficulty
     read, the configuration's label beside its key, and ``refinement``: the refinements before this attempt,
@@ -211,9 +267,12 @@ def export_line(row: dict[str, object], first_origin: str) -> dict[str, object]:
     whose attempt indices (``iteration``) count samples, not refinements."""
     params, strategy = str(row["params"] or ""), str(row["strategy"])
     name = f"{strategy}({params})" if params else strategy
-    row["config_label"] = configuration_label(
-        name, str(row["actor"]), None if row["critic"] is None else str(row["critic"])
-    )
+    critic = None if row["critic"] is None else str(row["critic"])
+    efforts = _optional(row["reasoning_effort"]), _optional(row["critic_reasoning_effort"])
+    row["config_label"] = configuration_label(name, str(row["actor"]), critic, *efforts)
+    for column in ("not_sent", "critic_not_sent"):
+        items = not_sent_read(_optional(row[column]))
+        row[column] = [{"setting": i.setting, "value": i.value, "reason": i.reason} for i in items]
     row["refinement"] = None if first_origin == "sample" else row["iteration"]
     for flag in ("visible_passed", "hidden_passed", "is_final", "cached", "critic_cached"):
         if row[flag] is not None:

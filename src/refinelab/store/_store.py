@@ -34,6 +34,7 @@ from refinelab.store._generated import generation_totals, read_selection, save_r
 from refinelab.store._migrations import MIGRATIONS
 from refinelab.store._process import ProcessId
 from refinelab.store._records import (
+    EndpointUse,
     Failure,
     RunHeader,
     RunInfo,
@@ -55,6 +56,7 @@ from refinelab.store._rows import (
     UPSERT_PROBLEM,
     attempt_row,
     critic_row,
+    endpoints_json,
     export_line,
     header_columns,
     run_info,
@@ -129,11 +131,21 @@ class Store:
             self._db.execute(INSERT_RUN, (*row, *header_columns(header).values(), *owner))
         return True
 
+    def record_endpoints(self, run_id: str, endpoints: Sequence[EndpointUse]) -> None:
+        """Replace the endpoints a run records for its model roles (a resume that moved a role appends to
+        what was there: see ``RunHeader.endpoints``)."""
+        with self._transaction():
+            self._db.execute("UPDATE runs SET endpoints = ? WHERE id = ?", (endpoints_json(endpoints), run_id))
+
     def add_configurations(self, run_id: str, configurations: Sequence[StoredConfiguration]) -> None:
         """Record the run's configurations, in spec order (idempotent)."""
-        rows = [(run_id, c.key, c.strategy, c.params, c.actor, c.critic, i) for i, c in enumerate(configurations)]
+        rows = [
+            (run_id, c.key, c.strategy, c.params, c.actor, c.critic, i, c.effort, c.critic_effort)
+            for i, c in enumerate(configurations)
+        ]
+        columns = "run_id, config, strategy, params, actor, critic, position, effort, critic_effort"
         with self._transaction():
-            self._db.executemany("INSERT OR IGNORE INTO configs VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+            self._db.executemany(f"INSERT OR IGNORE INTO configs ({columns}) VALUES ({', '.join('?' * 9)})", rows)  # noqa: S608
 
     def add_problems(self, run_id: str, problems: Sequence[RunProblem]) -> None:
         """Record the run's problems (idempotent)."""
@@ -249,7 +261,10 @@ class Store:
 
     def configurations(self, run_id: str) -> list[StoredConfiguration]:
         """The configurations of a run, in spec order."""
-        query = "SELECT config, strategy, params, actor, critic FROM configs WHERE run_id = ? ORDER BY position"
+        query = (
+            "SELECT config, strategy, params, actor, critic, effort, critic_effort FROM configs WHERE run_id = ? "
+            "ORDER BY position"
+        )
         return [
             StoredConfiguration(
                 key=row["config"],
@@ -257,6 +272,8 @@ class Store:
                 params=row["params"],
                 actor=row["actor"],
                 critic=row["critic"],
+                effort=row["effort"],
+                critic_effort=row["critic_effort"],
             )
             for row in self._rows(query, (run_id,))
         ]

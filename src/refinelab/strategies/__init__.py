@@ -11,7 +11,7 @@ import pkgutil
 
 from refinelab.strategies._codet import codet
 from refinelab.strategies._critics import self_redraft, self_refine
-from refinelab.strategies._env import Budget, BudgetExhausted, Env, Samples
+from refinelab.strategies._env import Budget, BudgetExhausted, Efforts, Env, Samples
 from refinelab.strategies._execution import exec_refine, sampling, single_pass
 from refinelab.strategies._feedback import FeedbackFormat, MemoryPolicy, feedback
 from refinelab.strategies._parsing import (
@@ -58,6 +58,7 @@ __all__ = [
     "Critique",
     "Decision",
     "DecisionKind",
+    "Efforts",
     "Env",
     "FeedbackFormat",
     "MemoryPolicy",

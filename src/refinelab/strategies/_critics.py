@@ -48,6 +48,8 @@ async def _critique(env: Env, problem: Problem, attempt: Attempt, loop: _CriticL
         latency_seconds=completion.latency_seconds,
         cost_usd=completion.cost_usd,
         cached=completion.cached,
+        reasoning=completion.reasoning,
+        not_sent=completion.not_sent,
     )
     return replace(attempt, critic=output)
 

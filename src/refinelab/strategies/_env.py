@@ -6,8 +6,8 @@ Strategies never build clients; swapping a model or a sandbox never touches a st
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
 from typing import Annotated, Literal
 
 from annotated_types import Ge, Gt
@@ -65,6 +65,20 @@ class Spent:
 
 
 @dataclass(frozen=True)
+class Efforts:
+    """The reasoning effort of each role's calls (``None``: the model's default); part of a configuration."""
+
+    actor: str | None = None
+    """The actor's (and the test-writing calls')."""
+    critic: str | None = None
+    """The critic's."""
+
+    def of(self, role: Role) -> str | None:
+        """The effort of ``role``'s calls."""
+        return self.actor if role == "actor" else self.critic
+
+
+@dataclass(frozen=True)
 class Samples:
     """What :meth:`Env.generate_n` drew: the samples, in sample order, and why there are fewer than asked."""
 
@@ -102,6 +116,23 @@ class Env:
         self.repeat = repeat
         """Which repetition of the same problem and configuration this is: repeats are distinct samples
         (their own cache entries), so a repeated run is a new draw, not a cache hit."""
+        self.on_attempt: Callable[[str], None] | None = None
+        """Told each attempt's program as soon as it exists (``run`` starts its hidden scoring then)."""
+        self.efforts = Efforts()
+        """The reasoning effort every call of each role asks for (over the strategy's own settings), set by
+        whoever runs the strategy (a configuration's efforts): strategies stay unaware of it, and it joins each
+        request's cache key."""
+
+    def attempted(self, code: str) -> None:
+        """Say that an attempt's program exists (strategies call it as soon as they have the code): ``run``
+        starts scoring it on the hidden tests at once, beside its visible tests, so a looping program's
+        limits overlap instead of adding up. The strategy never sees that result."""
+        if self.on_attempt is not None:
+            self.on_attempt(code)
+
+    def _with_effort(self, role: Role, config: GenerateConfig) -> GenerateConfig:
+        effort = self.efforts.of(role)
+        return config if effort is None else replace(config, reasoning_effort=effort)
 
     def check_budget(self) -> None:
         """Raise :class:`BudgetExhausted` if the next call would go over a limit (calls in flight count as
@@ -155,6 +186,7 @@ class Env:
         completions: list[Completion] = []
         try:
             first = first_sample + self.repeat * REPEAT_STRIDE
+            config = self._with_effort(role, config)
             completions = await model.generate_n(messages, config, n=allowed, first_sample=first)
             return Samples(tuple(completions), refused)
         finally:
@@ -169,6 +201,7 @@ class Env:
         model = self.actor if role == "actor" else self.critic
         completion: Completion | None = None
         try:
+            config = self._with_effort(role, config)
             completion = await model.generate(messages, config, sample=sample + self.repeat * REPEAT_STRIDE)
             return completion
         finally:

@@ -64,6 +64,8 @@ async def _judged(env: Env, problem: Problem, request: _Request, completion: Com
     parsed = extract_code(completion.text, problem.entry_point)
     confidence = extract_confidence(completion.text).value if request.ask_confidence else None
     code = None if parsed.value is None else with_prompt_imports(problem, parsed.value)
+    if code is not None:
+        env.attempted(code)
     visible = await env.execute(code, problem) if code is not None and problem.visible_tests else None
     return Attempt(
         request.index,
@@ -78,6 +80,8 @@ async def _judged(env: Env, problem: Problem, request: _Request, completion: Com
         visible=visible,
         cost_usd=completion.cost_usd,
         cached=completion.cached,
+        reasoning=completion.reasoning,
+        not_sent=completion.not_sent,
     )
 
 

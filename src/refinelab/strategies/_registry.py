@@ -12,7 +12,7 @@ from typing import Any, Concatenate, ParamSpec, Protocol, cast
 
 from refinelab._validate import problem_with, type_hints
 from refinelab.errors import UserError
-from refinelab.models import GenerateConfig
+from refinelab.models import GenerateConfig, checked_effort
 from refinelab.problems import Problem
 from refinelab.strategies._env import Env
 from refinelab.strategies._prompts import Prompts
@@ -37,8 +37,11 @@ class Strategy(Protocol[P]):
 StrategyFunction = Callable[Concatenate[Problem, Env, P], Awaitable[Trajectory]]
 """What ``@strategy`` decorates: ``async def name(problem, env, *, option=default, ...) -> Trajectory``."""
 
-RUNNER_KEYS = ("actor", "critic")
-"""Spec keys that choose models: the experiment runner builds the :class:`Env` from them."""
+RUNNER_KEYS = ("actor", "critic", "effort", "critic_effort")
+"""Spec keys that choose models and their reasoning efforts: the experiment runner builds the :class:`Env` from
+them (``effort=`` pins the actor's effort for this strategy, ``critic_effort=`` gives its critic its own)."""
+_MODEL_KEYS = ("actor", "critic")
+_EFFORT_KEYS = ("effort", "critic_effort")
 _SETTINGS = ("temperature", "top_p", "max_tokens", "seed")
 
 
@@ -87,13 +90,15 @@ class RegisteredStrategy:
         return BoundStrategy(self, kwargs, digest)
 
     def _check_models(self, params: Mapping[str, object]) -> None:
-        if "critic" in params and not self.uses_critic:
-            raise UserError(
-                f"strategy {self.name!r} asks no critic: critic={_shown(params['critic'])} would not be used"
-            )
-        for key in RUNNER_KEYS:
+        for key in ("critic", "critic_effort"):
+            if key in params and not self.uses_critic:
+                raise UserError(f"strategy {self.name!r} asks no critic: {key}={_shown(params[key])} would not be used")
+        for key in _MODEL_KEYS:
             if key in params and not (isinstance(params[key], str) and params[key]):
                 raise UserError(f"strategy {self.name!r}: {key}={_shown(params[key])}: must be a model string")
+        for key in _EFFORT_KEYS:
+            if key in params:
+                checked_effort(params[key], f"strategy {self.name!r}: {key}")
 
     def _check(self, params: Mapping[str, object], arguments: dict[str, object], hints: dict[str, Any]) -> None:
         for key, value in arguments.items():
@@ -217,8 +222,9 @@ class StrategySpec:
         return STRATEGIES[self.name].bind(self.params)
 
     def without_models(self) -> StrategySpec:
-        """This spec without its model choices (``actor``, ``critic``), sharing its binding: they are the
-        runner's, never the strategy function's, so the bound arguments (and a loaded prompt file) stay."""
+        """This spec without its model and effort choices (``actor``, ``critic``, ``effort``,
+        ``critic_effort``), sharing its binding: they are the runner's, never the strategy function's, so the
+        bound arguments (and a loaded prompt file) stay."""
         plain = StrategySpec(self.name, {k: v for k, v in self.params.items() if k not in RUNNER_KEYS})
         plain.__dict__["_bound"] = self.bind()  # the cached_property's slot: bound once, not again
         return plain

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from refinelab.models import Completion
+from refinelab.models import Completion, NotSent
 from refinelab.problems import Problem, Test
 from refinelab.records import Origin as Origin  # re-exported for the strategies
 from refinelab.records import Spend, Usage
@@ -45,6 +45,10 @@ class CriticOutput:
     """Price of the critic call; ``None`` when unknown."""
     cached: bool = False
     """True when the reply came from the response cache."""
+    reasoning: str | None = None
+    """The critic's thinking, where its server returned it (the verdict is read from ``raw``, the answer)."""
+    not_sent: tuple[NotSent, ...] = ()
+    """Settings the critic call asked for that were not sent to the model."""
 
     @property
     def spend(self) -> Spend:
@@ -82,6 +86,11 @@ class Attempt:
     """Price of the actor call; ``None`` when unknown."""
     cached: bool = False
     """True when the actor's reply came from the response cache."""
+    reasoning: str | None = None
+    """The actor's thinking, where its server returned it (the code is read from ``response``, the answer)."""
+    not_sent: tuple[NotSent, ...] = ()
+    """Settings the actor call asked for that were not sent to the model (``temperature=0.0`` to a model that
+    samples only at 1)."""
 
     @property
     def spend(self) -> Spend:

@@ -4,6 +4,10 @@ model layer (and for users testing their own setup without a model).
 ``faults`` is a queue of what to do with the next requests ("429", "500", "slow", "malformed", "drop",
 "401", "404", "400"); a request with no queued fault gets a normal answer, or a random fault with
 probability ``fault_rate``. Every request body and what was done with it is recorded.
+
+``mimic`` makes it a reasoning model's server (:mod:`refinelab.testing._reasoning`): OpenAI's reasoning
+models, refusing what they refuse with their error bodies (a request so refused is logged as ``refused``) and
+counting thinking tokens as they do, or vLLM serving a thinking model, returning the thinking.
 """
 
 from __future__ import annotations
@@ -17,6 +21,11 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, TextIO
+
+from refinelab.testing._reasoning import OPENAI_REASONING, VLLM_THINKING, ReasoningMimic, with_thinking
+
+MIMICS = {"openai-reasoning": OPENAI_REASONING, "vllm-thinking": VLLM_THINKING}
+"""The reasoning servers ``python -m refinelab.testing._fake_server --mimic NAME`` plays."""
 
 ReplyWriter = Callable[[dict[str, object]], str]
 """Writes the answer to a request body."""
@@ -35,9 +44,11 @@ class FakeOpenAI(ThreadingHTTPServer):
     daemon_threads = True
     request_queue_size = 256  # the default backlog of 5 resets connections under concurrent load
 
-    def __init__(self, reply: ReplyWriter = echo) -> None:
+    def __init__(self, reply: ReplyWriter = echo, *, mimic: ReasoningMimic | None = None) -> None:
         super().__init__(("127.0.0.1", 0), _Handler)
         self.reply = reply
+        self.mimic = mimic
+        """The reasoning model's server it plays, if any."""
         self.faults: deque[str] = deque()
         self.fault_rate = 0.0
         self.random = random.Random(1)  # noqa: S311 - fault injection, not cryptography
@@ -89,6 +100,10 @@ class FakeOpenAI(ThreadingHTTPServer):
         """Bodies of the requests that got a normal answer."""
         return [body for body, action in self.log if action == "ok"]
 
+    def refused(self) -> list[dict[str, Any]]:
+        """Bodies of the requests the mimicked reasoning server refused."""
+        return [body for body, action in self.log if action == "refused"]
+
 
 class _Handler(BaseHTTPRequestHandler):
     server: FakeOpenAI
@@ -106,6 +121,12 @@ class _Handler(BaseHTTPRequestHandler):
             action = "reject-n"
         if action == "ok" and "response_format" in body and not self.server.accept_schema:
             action = "reject-schema"
+        mimic = self.server.mimic
+        refusal = mimic.refusal(body) if action == "ok" and mimic is not None else None
+        if refusal is not None:
+            self.server.record(body, "refused")
+            self._send(refusal[0], json.dumps(refusal[1]).encode())
+            return
         self.server.record(body, action)
         if self.server.delay:
             time.sleep(self.server.delay)
@@ -135,26 +156,31 @@ class _Handler(BaseHTTPRequestHandler):
     def _ok(self, body: dict[str, object]) -> None:
         n = int(body.get("n", 1))  # type: ignore[call-overload]
         texts = [self.server.reply(body) for _ in range(n)]
+        choices = [
+            {"index": i, "message": {"role": "assistant", "content": t}, "finish_reason": "stop"}
+            for i, t in enumerate(texts)
+        ]
+        mimic = self.server.mimic
+        counts = [with_thinking(mimic, body, c, t) for c, t in zip(choices, texts)] if mimic else []
+        thought = [c[0] for c in counts] or [0] * n
+        visible = [c[1] for c in counts] or [len(t.split()) for t in texts]
         response: dict[str, object] = {
             "id": "chatcmpl-test",
             "object": "chat.completion",
             "created": 0,
             "model": body["model"],
-            "choices": [
-                {"index": i, "message": {"role": "assistant", "content": t}, "finish_reason": "stop"}
-                for i, t in enumerate(texts)
-            ],
+            "choices": choices,
         }
         if self.server.usage:
             messages = body["messages"]
             assert isinstance(messages, list)
             prompt = sum(len(str(m["content"]).split()) for m in messages)
-            completion = sum(len(t.split()) for t in texts)
-            response["usage"] = {
-                "prompt_tokens": prompt,
-                "completion_tokens": completion,
-                "total_tokens": prompt + completion,
-            }
+            completion = sum(visible) + sum(thought)
+            usage: dict[str, object] = {"prompt_tokens": prompt, "completion_tokens": completion}
+            usage["total_tokens"] = prompt + completion
+            if mimic is not None and mimic.kind == "openai":  # OpenAI counts the thinking; vLLM does not
+                usage["completion_tokens_details"] = {"reasoning_tokens": sum(thought)}
+            response["usage"] = usage
         self._send(200, json.dumps(response).encode())
         self.wfile.flush()
         self.server.sent(body)
@@ -172,9 +198,10 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 @contextmanager
-def serve(reply: ReplyWriter = echo) -> Iterator[FakeOpenAI]:
-    """Run a :class:`FakeOpenAI` in a background thread for the ``with`` block."""
-    server = FakeOpenAI(reply)
+def serve(reply: ReplyWriter = echo, *, mimic: ReasoningMimic | None = None) -> Iterator[FakeOpenAI]:
+    """Run a :class:`FakeOpenAI` in a background thread for the ``with`` block (``mimic``: as a reasoning
+    model's server)."""
+    server = FakeOpenAI(reply, mimic=mimic)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
@@ -192,8 +219,9 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--delay", type=float, default=0.0)
     parser.add_argument("--log", help="append a line per answer sent")
+    parser.add_argument("--mimic", choices=sorted(MIMICS), help="play a reasoning model's server")
     args = parser.parse_args()
-    server = FakeOpenAI()
+    server = FakeOpenAI(mimic=MIMICS[args.mimic] if args.mimic else None)
     server.delay = args.delay
     if args.log:
         server.answers = open(args.log, "a", encoding="utf-8")  # noqa: SIM115 - open while serving, until killed

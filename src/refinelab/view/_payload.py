@@ -18,7 +18,6 @@ from refinelab.metrics import (
     ScoredAttempt,
     ScoredTrajectory,
     compare_paired,
-    configuration_label,
     critic_call,
     critic_call_attempts,
     disagreements,
@@ -88,6 +87,8 @@ class TrajectorySummary:
     """Why the strategy stopped."""
     tokens: int
     """Tokens spent (actor and critic)."""
+    reasoning_tokens: int
+    """The part of them spent thinking."""
     cost_usd: float | None
     """Dollars spent; None when a price is unknown."""
     seconds: float
@@ -117,10 +118,7 @@ def runs_payload(store: Store, runs: Sequence[RunInfo]) -> dict[str, object]:
 
 def run_sides(store: Store, run: RunInfo) -> list[Side]:
     """The configurations of a run, as compare sides."""
-    return [
-        Side(run.id, slug(run.id), c.key, i, configuration_label(c.written, c.actor, c.critic))
-        for i, c in enumerate(store.configurations(run.id))
-    ]
+    return [Side(run.id, slug(run.id), c.key, i, c.label) for i, c in enumerate(store.configurations(run.id))]
 
 
 def _run_header(run: RunInfo) -> dict[str, object]:
@@ -150,7 +148,19 @@ def run_payload(
         "problems": [_problem_entry(p) for p in problems],
         "trajectories": [asdict(summarize_trajectory(t)) for t in trajectories],
         "disagreements": [[problem, repeat] for problem, repeat in disagreements(trajectories)],
+        "efforts": report.efforts.shown,
+        "overthinking": overthinking_cases(report),
     }
+
+
+def overthinking_cases(report: Report) -> list[list[object]]:
+    """``[config, problem, repeat]`` of every trajectory a higher effort got wrong where a lower effort of the
+    same strategy got right (the higher effort's trajectory; the report's effort comparisons count them)."""
+    found: dict[tuple[str, str, int], None] = {}
+    for comparison in report.efforts.comparisons:
+        for problem, repeat in comparison.overthinking:
+            found.setdefault((comparison.higher_config, problem, repeat))
+    return [list(key) for key in found]
 
 
 def problems_payload(store: Store, run: RunInfo) -> dict[str, object]:
@@ -178,6 +188,7 @@ def summarize_trajectory(trajectory: ScoredTrajectory) -> TrajectorySummary:
         passed=trajectory.passed,
         stop_reason=trajectory.stop_reason,
         tokens=trajectory.tokens,
+        reasoning_tokens=trajectory.reasoning_tokens,
         cost_usd=trajectory.cost_usd,
         seconds=trajectory.latency_seconds,
         regression_errors=tuple(regression_error_attempts(trajectory)),

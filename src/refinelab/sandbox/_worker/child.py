@@ -26,7 +26,7 @@ import time
 import traceback
 import types
 
-from . import codec
+from . import codec, confine
 from .protocol import (
     BEGIN,
     CALL,
@@ -389,6 +389,11 @@ def _prepare(job: dict[str, object], fds: dict[str, int]) -> None:
     os.setsid()
     for target, source in ((0, fds["input"]), (1, fds["out"]), (2, fds["err"]), (3, fds["res"])):
         os.dup2(source, target)
+    if confine.ACTIVE is not None:
+        try:
+            confine.ACTIVE.enter()  # before the descriptors close: its Landlock layer is one
+        except BaseException as exc:  # noqa: BLE001 - nothing runs unconfined
+            confine.failed(str(exc))
     os.closerange(4, 1 << 16)
     limits = job[LIMITS]
     assert isinstance(limits, dict)

@@ -15,6 +15,7 @@ import os
 import signal
 from dataclasses import dataclass
 
+from . import confine
 from . import protocol as wire
 from .child import suite_of
 from .protocol import Step
@@ -73,6 +74,9 @@ def _run_child(
     watch = Watch(nonce, limits, stdio=job[wire.MODE] == wire.STDIO, seconds=seconds)
     status, cpu = watch_child(pid, fds, watch)
     sweep(pid)
+    if _confinement_failed(watch, int(status)):
+        # never a verdict: the worker stops, and the host replaces it and reports the job crashed
+        raise RuntimeError(watch.err.decode(errors="replace").strip())
     return watch, Ended(
         int(status),
         float(cpu),
@@ -80,6 +84,13 @@ def _run_child(
         stop_at_failure=limits.get(wire.STOP_AT_FAILURE) is True,
         continue_after_timeout=limits.get(wire.AFTER_TIMEOUT) == wire.CONTINUE,
     )
+
+
+def _confinement_failed(watch: Watch, status: int) -> bool:
+    """Whether the child could not confine itself (``confine.failed``). Only before it reported anything:
+    it announces each program before running it, so a program that exits the same way is its own end."""
+    exited = os.WIFEXITED(status) and os.WEXITSTATUS(status) == confine.FAILED
+    return exited and watch.res_received == 0 and watch.err.startswith(confine.FAILED_MARK)
 
 
 def death(watch: Watch, info: Ended) -> Result:

@@ -16,7 +16,7 @@ import signal
 import sys
 import time
 
-from . import codec
+from . import codec, confine
 from . import protocol as wire
 from .child import CANDIDATE_FILE, error_message, take_snapshot
 from .jobs import run_function_job, run_stdio_job
@@ -183,7 +183,25 @@ def main() -> None:
     sys.path.extend(sys.argv[2:])  # packages the user allowed candidates to import
     install_site_builtins()
     warm_up()
+    description = os.environ.pop(confine.ENVIRONMENT, None)
+    if description is not None:
+        _confine(description, scratch)
     take_snapshot()
     gc.collect()
     _write_all(proto_out, wire.READY)
     serve(proto_in, proto_out, scratch)
+
+
+def _confine(description: str, scratch: str) -> None:
+    """The ``landlock`` isolation: confine this worker, prove a child is confined, or exit saying why
+    (one line on stderr: the host falls through to the next isolation with it)."""
+    try:
+        confine.activate(description)
+        failure = confine.ACTIVE.verify() if confine.ACTIVE is not None else "not confined"
+    except (OSError, ValueError) as exc:
+        failure = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+    if failure:
+        sys.stderr.write(f"refinelab: landlock: {failure}\n")
+        sys.exit(3)
+    confine.on_termination()
+    os.chdir(scratch)

@@ -21,6 +21,7 @@ import signal
 import time
 from collections.abc import Callable
 
+from . import confine
 from . import protocol as wire
 from .child import child_main, program_mark
 from .protocol import Step
@@ -336,11 +337,15 @@ def sweep(child_pid: int) -> None:
     """End every process the job started.
 
     Inside the sandbox the worker is PID 1 of its own namespace, so every other process in it belongs
-    to the job and all are killed. Anywhere else (the unsandboxed fallback) only the job's process group
-    is killed: a namespace-wide sweep there would hit unrelated processes.
+    to the job and all are killed. Confined by Landlock (no namespace), the worker is the subreaper of
+    every process the job started, and kills its own descendants. Anywhere else (the unsandboxed
+    fallback) only the job's process group is killed: a namespace-wide sweep there would hit unrelated
+    processes.
     """
     if os.getpid() == 1:
         _sweep_namespace()
+    elif confine.ACTIVE is not None:
+        confine.sweep_descendants()
     else:
         _kill_quietly(-child_pid)
 

@@ -13,6 +13,7 @@ const CASES = [
   ["improvements", "Improvements", "first attempt wrong, returned answer right"],
   ["worsened", "Right → wrong", "first attempt right, returned answer wrong"],
   ["disagree", "Disagreements", "trajectories on problems some configurations solve and others do not"],
+  ["overthinking", "Overthinking", "a higher reasoning effort got wrong what a lower effort of the same strategy got right"],
 ];
 const ATTEMPT_CASES = { regressions: "regression_errors", "false-rejections": "false_rejections", "false-acceptances": "false_acceptances" };
 const VERDICT_LETTER = { pass: "✓", refine: "R", redraft: "D" };
@@ -257,18 +258,25 @@ async function download(path, name) {
 
 function caseCounts(data) {
   const counts = {};
-  for (const [key] of CASES) counts[key] = caseRows(data, key).length;
+  for (const [key] of shownCases(data)) counts[key] = caseRows(data, key).length;
   return counts;
+}
+
+// Overthinking is a case of runs with reasoning efforts only.
+function shownCases(data) {
+  return CASES.filter(([key]) => key !== "overthinking" || data.efforts);
 }
 
 // One row per case the metrics count: attempts for the attempt-level cases, trajectories otherwise.
 function caseRows(data, key) {
   const rows = [];
   const disagree = new Set(data.disagreements.map(([p, r]) => `${p}\u0000${r}`));
+  const overthought = new Set((data.overthinking || []).map(([c, p, r]) => `${c}\u0000${p}\u0000${r}`));
   for (const t of data.trajectories) {
     if (ATTEMPT_CASES[key]) for (const i of t[ATTEMPT_CASES[key]]) rows.push({ t, attempt: i });
     else if (key === "all" || (key === "improvements" && t.improved) || (key === "worsened" && t.worsened) ||
-             (key === "disagree" && disagree.has(`${t.problem}\u0000${t.repeat}`))) rows.push({ t, attempt: undefined });
+             (key === "disagree" && disagree.has(`${t.problem}\u0000${t.repeat}`)) ||
+             (key === "overthinking" && overthought.has(`${t.config}\u0000${t.problem}\u0000${t.repeat}`))) rows.push({ t, attempt: undefined });
   }
   return rows;
 }
@@ -279,7 +287,9 @@ async function casesPage(runId, query) {
   const data = await runData(runId, LIVE);
   setNav(runId, "cases");
   setStatus(data.run);
-  const key = query.get("case") || "all";
+  const asked = query.get("case") || "all";
+  const known = CASES.some(([k]) => k === asked);
+  const key = known ? asked : "all";  // an unknown case (a typo, an old link) says so and lists every trajectory
   const chosen = { config: query.get("config") || "", difficulty: query.get("difficulty") || "", q: query.get("q") || "" };
   const problems = Object.fromEntries(data.problems.map((p) => [p.key, p]));
   const labels = Object.fromEntries(data.configs.map((c) => [c.config, c.label]));
@@ -288,11 +298,14 @@ async function casesPage(runId, query) {
     (!chosen.difficulty || (problems[t.problem]?.difficulty || "unknown") === chosen.difficulty) &&
     (!chosen.q || t.problem.toLowerCase().includes(chosen.q.toLowerCase())));
   const counts = caseCounts(data);
-  const [, title, what] = CASES.find(([k]) => k === key) || CASES[0];
+  const [, title, what] = shownCases(data).find(([k]) => k === key) || CASES[0];
   show(
+    known ? null : el("p", { class: "error", id: "unknown-case" },
+      `No case is called “${asked}” (this link may be mistyped or from another version): every trajectory is ` +
+      `shown; the cases are ${CASES.map(([k]) => k).join(", ")}.`),
     el("h1", {}, title),
     el("p", { class: "note" }, `${what}. ${rows.length} shown${rows.length !== counts[key] ? ` of ${counts[key]}` : ""}.`),
-    el("div", { class: "cases" }, CASES.map(([k, t]) => el("a", {
+    el("div", { class: "cases" }, shownCases(data).map(([k, t]) => el("a", {
       class: `case${k === key ? " current" : ""}`, href: hash("run", runId, "cases", { ...chosen, case: k }), "data-case": k,
     }, el("b", {}, counts[k]), el("span", {}, t)))),
     filters(runId, key, chosen, data),
@@ -407,7 +420,21 @@ function attemptCard(a, trajectory, summary, link) {
       testBadge("hidden tests", a.hidden), a.visible ? testBadge("visible tests", a.visible) : null,
       a.critic ? verdictBadge(a) : null, ...marks,
       el("a", { class: "permalink", href: link, title: "a link to this attempt (with the full run id)" }, "link")),
-    el("div", { class: "body" }, codePane(a), el("div", {}, criticPanel(a), testsPanel(a), feedbackPanel(a), actorPanel(a))));
+    el("div", { class: "body" }, codePane(a), el("div", {}, thinkingPanel(a), criticPanel(a), testsPanel(a), feedbackPanel(a), actorPanel(a))));
+}
+
+// The actor's thinking, folded, beside its code (the code was read from the answer only).
+function thinkingPanel(a) {
+  if (!a.reasoning && !a.reasoning_tokens) return null;
+  const said = `${thousands(a.reasoning_tokens)} thinking tokens`;
+  return el("div", { class: "panel thinking" }, el("h3", {}, "Thinking"),
+    a.reasoning ? el("details", {}, el("summary", {}, `show the actor's thinking (${said})`), el("pre", { class: "raw reasoning" }, a.reasoning))
+      : el("p", { class: "muted" }, `${said}; the server does not return the thinking itself`));
+}
+
+function notSentList(items) {
+  if (!items || !items.length) return null;
+  return el("ul", { class: "not-sent" }, items.map((n) => el("li", {}, el("span", { class: "badge warn" }, `${n.setting}=${n.value} not sent`), " ", el("span", { class: "muted" }, n.reason))));
 }
 
 // --- selecting strategies (codet, verified): why they refined, discarded and chose ---------------
@@ -493,8 +520,11 @@ function criticPanel(a) {
     el("p", { class: "muted" }, call ? `${call[0]}: ${truth}.` : `no readable verdict; ${truth}.`),
     c.critique ? el("p", { class: "critique" }, c.critique) : el("p", { class: "muted" }, "(no critique text)"),
     c.parse_error ? el("p", { class: "error" }, `could not read the reply: ${c.parse_error}`) : null,
-    el("p", { class: "numbers" }, `${thousands(c.prompt_tokens)} prompt + ${thousands(c.completion_tokens)} completion tokens · ${seconds(c.latency_seconds)} · ${money(c.cost_usd)}` +
+    el("p", { class: "numbers" }, `${thousands(c.prompt_tokens)} prompt + ${thousands(c.completion_tokens)} completion tokens` +
+      (c.reasoning_tokens ? ` (${thousands(c.reasoning_tokens)} thinking)` : "") + ` · ${seconds(c.latency_seconds)} · ${money(c.cost_usd)}` +
       (c.confidence !== null ? ` · confidence ${c.confidence}` : "") + (c.cached ? " · cached reply" : "")),
+    notSentList(c.not_sent),
+    c.reasoning ? el("details", {}, el("summary", {}, "critic's thinking"), el("pre", { class: "raw reasoning" }, c.reasoning)) : null,
     el("details", {}, el("summary", {}, "critic's raw reply"), el("pre", { class: "raw" }, c.raw)));
 }
 
@@ -539,9 +569,11 @@ function feedbackPanel(a) {
 function actorPanel(a) {
   return el("div", { class: "panel" }, el("h3", {}, "Actor"),
     el("p", { class: "numbers" }, `${thousands(a.prompt_tokens)} prompt + ${thousands(a.completion_tokens)} completion tokens` +
+      (a.reasoning_tokens ? ` (${thousands(a.reasoning_tokens)} thinking)` : "") +
       (a.estimated ? " (estimated)" : "") + ` · ${seconds(a.latency_seconds)} · ${money(a.cost_usd)}` +
       (a.confidence !== null ? ` · stated confidence ${a.confidence}` : "") + (a.cached ? " · cached reply" : "")),
     a.parse_error ? el("p", { class: "error" }, `no code: ${a.parse_error}`) : null,
+    notSentList(a.not_sent),
     el("details", {}, el("summary", {}, "actor's raw reply"), el("pre", { class: "raw" }, a.response)));
 }
 

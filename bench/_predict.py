@@ -1,0 +1,155 @@
+"""What a run would take at W workers, from the job trace it wrote (``REFINELAB_JOB_TRACE``, see
+``src/refinelab/sandbox/_trace.py``), so a 2-core machine can tell whether a change helps at 16.
+
+A run is a sequence of phases separated by a barrier (computing reference values, then scoring: check
+loads its problems before it scores anything). Within a phase, W workers cannot finish before
+``total job CPU / W``, nor before the longest chain that cannot be split (a program's jobs one after
+another: its stages, its pieces, the rerun that confirms its timeout; a job counts whole in the chain of
+every program in it, since its programs run in turn in one process), nor before the driver's own CPU in
+that phase (one process judges every result). The phase takes the largest of the three; the run, the
+sum over phases, plus the driver's CPU before each phase's first job ended (start-up, loading what the
+phase before computed) and after the last job (writing the results), which nothing overlaps. Job CPU
+is the children's and the worker's, as the workers measured it.
+
+For a peer that runs as a main process handing work to a pool (evalplus), the same rule from outside:
+the larger of the process tree's CPU over W and the main process's own CPU (:func:`peer_prediction`, a
+lower bound: it assumes the peer's main process overlaps every bit of its work with its pool's).
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+WIDTHS = (4, 16, 64)
+"""The worker counts every bench predicts."""
+
+
+@dataclass(frozen=True)
+class Phase:
+    """One phase of a traced run."""
+
+    name: str
+    """``reference`` (expected values) or ``scoring`` (everything else)."""
+    jobs: int
+    """Sandbox jobs."""
+    programs: int
+    """Programs run (a program in several jobs counts in each)."""
+    cpu: float
+    """Job CPU seconds (children and workers)."""
+    chain: float
+    """The longest chain's CPU seconds."""
+    driver: float
+    """The driver's CPU seconds from this phase's first job's end to its last job's."""
+
+    def seconds(self, workers: int) -> float:
+        """The phase at ``workers`` workers (see the module docstring)."""
+        return max(self.cpu / workers, self.chain, self.driver)
+
+
+@dataclass(frozen=True)
+class Trace:
+    """A traced run, cut into phases."""
+
+    phases: tuple[Phase, ...]
+    """In order."""
+    serial: float
+    """Driver CPU seconds outside every phase (before each phase's first job, after the last)."""
+
+    def predicted(self, workers: int) -> float:
+        """Seconds the run would take at ``workers`` workers."""
+        return self.serial + sum(phase.seconds(workers) for phase in self.phases)
+
+    @property
+    def cpu(self) -> float:
+        """Job CPU seconds of the whole run."""
+        return sum(phase.cpu for phase in self.phases)
+
+    def floor(self, workers: int) -> float:
+        """The CPU floor: every job's CPU spread evenly over ``workers``."""
+        return self.cpu / workers
+
+    def scoring(self) -> Phase | None:
+        """The scoring phase, if the run had one."""
+        return next((phase for phase in self.phases if phase.name == "scoring"), None)
+
+
+def read_trace(path: Path, main_cpu: float | None = None) -> Trace:
+    """The trace at ``path``; ``main_cpu``: the driver process's whole CPU time, measured from outside (what
+    it spent after its pool closed counts as serial too)."""
+    records = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    jobs = sorted((r for r in records if "chains" in r), key=lambda r: r["end"])
+    closed = [r["driver_cpu"] for r in records if "closed" in r]
+    phases: list[Phase] = []
+    serial = before = 0.0
+    for name, members in _phases(jobs):
+        first, last = _number(members[0]["driver_cpu"]), _number(members[-1]["driver_cpu"])
+        serial += first - before  # start-up, or what the driver did between phases (loading what was computed)
+        phases.append(_phase(name, members, last - first))
+        before = last
+    end = max([before, *closed])
+    serial += end - before
+    if main_cpu is not None and main_cpu > end:
+        serial += main_cpu - end
+    return Trace(tuple(phases), serial)
+
+
+def _number(value: object) -> float:
+    assert isinstance(value, (int, float)), value
+    return float(value)
+
+
+def _phases(jobs: list[dict[str, object]]) -> list[tuple[str, list[dict[str, object]]]]:
+    """Consecutive jobs of the same kind, as phases (reference values, then scoring)."""
+    found: list[tuple[str, list[dict[str, object]]]] = []
+    for job in jobs:
+        name = "reference" if job["values"] else "scoring"
+        if not found or found[-1][0] != name:
+            found.append((name, []))
+        found[-1][1].append(job)
+    return found
+
+
+def _phase(name: str, jobs: list[dict[str, object]], driver: float) -> Phase:
+    chains: dict[str, float] = defaultdict(float)
+    cpu = 0.0
+    programs = 0
+    for job in jobs:
+        spent = float(job["child_cpu"]) + float(job["worker_cpu"])  # type: ignore[arg-type]
+        cpu += spent
+        programs += int(job["programs"])  # type: ignore[call-overload]
+        for chain in job["chains"]:  # type: ignore[attr-defined]
+            chains[chain] += spent
+    return Phase(name, len(jobs), programs, cpu, max(chains.values(), default=0.0), max(driver, 0.0))
+
+
+def peer_prediction(tree_cpu: float, main_cpu: float, workers: int) -> float:
+    """A peer's time at ``workers`` (see the module docstring): a lower bound."""
+    return max(tree_cpu / workers, main_cpu)
+
+
+def report(trace: Trace, label: str) -> list[str]:
+    """Lines describing a trace: its phases, and the prediction at each of :data:`WIDTHS`."""
+    lines = [f"  {label}: job CPU {trace.cpu:.1f} s, driver CPU outside the jobs' phases {trace.serial:.1f} s"]
+    for phase in trace.phases:
+        lines.append(
+            f"    {phase.name}: {phase.jobs} jobs, {phase.programs} programs, job CPU {phase.cpu:.1f} s, "
+            f"longest chain {phase.chain:.2f} s, driver CPU {phase.driver:.1f} s"
+        )
+    scoring = trace.scoring()
+    if scoring is not None and scoring.programs:
+        per = scoring.driver / scoring.programs * 1000
+        feeds = scoring.cpu / scoring.driver if scoring.driver > 0 else float("inf")
+        lines.append(
+            f"    driver CPU per program scored: {per:.2f} ms against {scoring.cpu / scoring.programs * 1000:.2f} ms "
+            f"of job CPU: one driver keeps about {feeds:.0f} workers busy"
+        )
+    for workers in WIDTHS:
+        predicted = trace.predicted(workers)
+        lines.append(
+            f"    at {workers:>2} workers: {predicted:7.1f} s predicted; CPU floor {trace.floor(workers):6.1f} s "
+            f"({predicted / max(trace.floor(workers), 1e-9):.2f}x the floor)"
+        )
+    return lines

@@ -1,0 +1,117 @@
+"""``run``'s tail: how long a run goes on after the model's last reply, against a server with real latency.
+
+``refinelab run`` does single pass on HumanEval's 164 problems at ``--in-flight`` units (16) against a local
+OpenAI-compatible server that waits ``--latency`` seconds (2) before each reply and answers with real
+programs real models wrote (tests/experiment/real_server.py, in a process of its own). With ``--loop-last``
+(the default) the reply for the last problem is a program that loops on every test, the case that ends a
+run late: a looping program pays its visible tests' limit and the rerun that confirms it, and its hidden
+tests' limit and rerun. The tail is the time from the server's last reply to the end of the run; the goal
+is at most one test limit (HumanEval's 4 s) plus 1.5 s. The job trace (bench/_predict.py) says what the
+run would take at 4, 16 and 64 workers.
+
+    python bench/run_tail.py [--latency 2] [--in-flight 16] [--no-loop-last] [--shared ../shared/data]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _measure import measure
+from _predict import read_trace, report
+
+ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_SHARED = Path(os.environ.get("REFINELAB_SHARED_DATA") or ROOT.parent / "shared" / "data")
+LIMIT = 4.0
+"""HumanEval's CPU seconds per test."""
+SERVER = """
+import sys, time
+from pathlib import Path
+sys.path.insert(0, {root!r})
+from tests.experiment.real_server import real_answers
+from refinelab.testing import FakeOpenAI
+answers = real_answers(Path({shared!r}), [f"HumanEval/{{i}}" for i in range(164)], width=1)
+LOOP = "```python\\ndef generate_integers(a, b):\\n    while True:\\n        pass\\n```"
+log = open({log!r}, "a")
+
+def reply(request):
+    text = answers(request)
+    if {loop_last} and "def generate_integers" in str(request):
+        text = LOOP
+    log.write(f"{{time.time()}}\\n")
+    log.flush()
+    return text
+
+server = FakeOpenAI(reply)
+server.delay = {latency}
+print(server.base_url, flush=True)
+server.serve_forever()
+"""
+SPEC = """name = "run-tail"
+actors = ["vllm:real-programs"]
+strategies = ["single-pass"]
+concurrency = {in_flight}
+
+[[benchmarks]]
+name = "humaneval"
+
+[models.endpoints."vllm:real-programs"]
+concurrency = {in_flight}
+"""
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--latency", type=float, default=2.0)
+    parser.add_argument("--in-flight", type=int, default=16)
+    parser.add_argument("--no-loop-last", dest="loop_last", action="store_false")
+    parser.add_argument("--shared", type=Path, default=DEFAULT_SHARED)
+    args = parser.parse_args()
+    if not (args.shared / "llm-outputs").is_dir():
+        print(f"shared data not found at {args.shared} (give --shared or REFINELAB_SHARED_DATA)", file=sys.stderr)
+        return 2
+    with tempfile.TemporaryDirectory(prefix="run-tail-") as name:
+        folder = Path(name)
+        log, trace = folder / "replies.log", folder / "jobs.jsonl"
+        script = SERVER.format(
+            root=str(ROOT), shared=str(args.shared), log=str(log), loop_last=args.loop_last, latency=args.latency
+        )
+        server = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+        try:
+            assert server.stdout is not None
+            base_url = server.stdout.readline().strip()
+            spec = folder / "spec.toml"
+            spec.write_text(SPEC.format(in_flight=args.in_flight))
+            env = {
+                **os.environ,
+                "REFINELAB_CACHE_DIR": str(folder / "cache"),
+                "XDG_CACHE_HOME": str(folder),
+                "REFINELAB_JOB_TRACE": str(trace),
+            }
+            command = [sys.executable, "-m", "refinelab", "run", str(spec), "--store", str(folder / "store.sqlite")]
+            started = time.time()
+            measured = measure([*command, "--base-url", base_url, "--quiet"], env=env)
+            ended = started + measured.wall
+        finally:
+            server.terminate()
+            server.wait()
+        replies = [float(line) for line in log.read_text().splitlines()]
+        tail = ended - max(replies)
+        print(f"{len(replies)} replies at {args.latency:g} s latency, {args.in_flight} in flight"
+              f"{', the last problem a looping program' if args.loop_last else ''}")  # fmt: skip
+        print(measured.line("refinelab run single-pass"))
+        print(f"  tail after the last reply: {tail:.2f} s (goal: one test limit + 1.5 s = {LIMIT + 1.5:.1f} s)")
+        print("\n".join(report(read_trace(trace, measured.main_cpu), "refinelab run")))
+    print("(a shared machine: one run; the tail is wall time on this machine)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

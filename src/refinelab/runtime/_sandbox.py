@@ -1,0 +1,111 @@
+"""The sandbox a command's programs run in and the limits they run under, decided in one place.
+
+``run`` (from flags and from a spec file), ``check`` and ``solve`` each hand :func:`choose_sandbox` what
+their layers say (:class:`SandboxRequest`: the command's flags first, then a spec file's ``[sandbox]``
+table) and the benchmarks they run; what no layer says comes from the benchmarks' own graders: their
+longest time per test (LiveCodeBench's 6 s, else 4 s) and, for HumanEval+ and MBPP+, evalplus's rule
+(each test ``max(1, 4 x`` its reference's time ``)``), which a timeout given at any layer replaces. The
+answer, a :class:`SandboxChoice`, is what a run records in its spec (it is part of the run id), so a run
+started from flags and one from a spec file that say the same thing record the same limits and get the
+same id. Where programs run (workers, a cluster) is a setting, not part of the choice's results.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, fields, replace
+
+from refinelab.problems import benchmark
+from refinelab.runtime._settings import NOT_GIVEN, NotGiven
+from refinelab.sandbox import IsolationMode, Limits, SandboxSettings
+from refinelab.verification import AGREEMENT_SECONDS, agreement_limits
+
+DEFAULT_TIMEOUT = Limits().cpu_seconds
+"""CPU seconds per test when neither a layer nor a benchmark says otherwise."""
+
+
+@dataclass(frozen=True)
+class SandboxChoice:
+    """How generated code runs: what a run records (see the module docstring)."""
+
+    isolation: IsolationMode = "auto"
+    """``auto``, ``bwrap`` or ``none``."""
+    timeout: float = DEFAULT_TIMEOUT
+    """CPU seconds per test."""
+    workers: int | None = None
+    """Sandbox workers (default: the number of cores). Does not change results."""
+    allow_packages: tuple[str, ...] = ()
+    """Packages candidates may import (e.g. numpy)."""
+    follow_reference: bool = False
+    """Tests whose reference solution's time is known (HumanEval+) get evalplus's ``max(1, 4 x t)`` CPU
+    seconds instead of ``timeout`` (set when no layer gives a timeout and a benchmark follows the rule)."""
+    test_details: bool = False
+    """Run every hidden test of every attempt (the viewer then shows each one's outcome); by default an
+    attempt's hidden tests stop at its first failure, which is all the metrics and reports use."""
+    agreement_timeout: float = AGREEMENT_SECONDS
+    """CPU seconds per generated test in dual agreement (``codet``, ``verified``,
+    ``sampling(select=dual-agreement)``, ``check --select``): CodeT's 0.1 s."""
+
+    def visible_limits(self) -> Limits:
+        """Limits for running programs on tests whose every outcome is wanted (visible tests, self-tests)."""
+        limits = Limits(cpu_seconds=self.timeout)
+        return limits.following_reference() if self.follow_reference else limits
+
+    def hidden_limits(self) -> Limits:
+        """Limits for scoring: a program's tests stop at its first failure unless ``test_details``."""
+        return replace(self.visible_limits(), stop_at_failure=not self.test_details)
+
+    def agreement_limits(self) -> Limits:
+        """Limits for generated tests in dual agreement: ``agreement_timeout`` each, every verdict wanted."""
+        return agreement_limits(self.agreement_timeout, self.visible_limits())
+
+    def packages(self, benchmarks: Sequence[str]) -> tuple[str, ...]:
+        """What candidates may import: what is allowed, plus what each benchmark's grader offers and is
+        installed here."""
+        offered = {package for name in benchmarks for package in benchmark(name).offered_packages()[0]}
+        return tuple(sorted({*self.allow_packages, *offered}))
+
+    def sandbox_settings(
+        self, benchmarks: Sequence[str], limits: Limits, *, workers: int | None = None
+    ) -> SandboxSettings:
+        """The sandbox to open: this isolation, ``limits`` as the pool's own, the packages
+        (:meth:`packages`), and ``workers`` (else this choice's; else the settings' or one per core)."""
+        chosen = workers or self.workers
+        return SandboxSettings(
+            isolation=self.isolation, limits=limits, workers=chosen, packages=self.packages(benchmarks)
+        )
+
+
+@dataclass(frozen=True, kw_only=True)
+class SandboxRequest:
+    """What one layer (a command's flags, a spec file's ``[sandbox]`` table, a library call) says about the
+    sandbox; :data:`~refinelab.runtime.NOT_GIVEN` leaves a field to the layers below."""
+
+    isolation: IsolationMode | NotGiven = NOT_GIVEN
+    """Sandbox mode."""
+    timeout: float | NotGiven = NOT_GIVEN
+    """CPU seconds for every test (replaces the benchmarks' rules, evalplus's included)."""
+    workers: int | NotGiven = NOT_GIVEN
+    """Sandbox workers."""
+    allow_packages: tuple[str, ...] | NotGiven = NOT_GIVEN
+    """Packages candidates may import."""
+    test_details: bool | NotGiven = NOT_GIVEN
+    """Run every hidden test of every program."""
+    agreement_timeout: float | NotGiven = NOT_GIVEN
+    """CPU seconds per generated test in dual agreement."""
+
+
+def choose_sandbox(benchmarks: Sequence[str], *layers: SandboxRequest) -> SandboxChoice:
+    """The sandbox for programs of ``benchmarks`` (registered names; none for ``solve``): each field from
+    the first of ``layers`` that gives it, else the benchmarks' graders' (see the module docstring), else
+    the default."""
+    given = {}
+    for field in fields(SandboxRequest):
+        value = next((v for layer in layers if not isinstance(v := getattr(layer, field.name), NotGiven)), NOT_GIVEN)
+        if not isinstance(value, NotGiven):
+            given[field.name] = value
+    graders = [benchmark(name) for name in benchmarks]
+    if "timeout" not in given:
+        given["timeout"] = max((grader.cpu_seconds for grader in graders), default=DEFAULT_TIMEOUT)
+        given["follow_reference"] = any(grader.follows_reference for grader in graders)
+    return SandboxChoice(**given)

@@ -1,0 +1,69 @@
+"""A record of every sandbox job, for working out what a run would take on more workers.
+
+With ``REFINELAB_JOB_TRACE=FILE`` in its environment, a :class:`~refinelab.sandbox.WorkerPool` appends one
+JSON line per job to ``FILE``: when its first program was queued, when it started and ended (seconds on
+one clock, ``time.perf_counter``), the CPU seconds its children and its worker spent, the worker's wall
+time, how many programs it ran, which chains they continue (a program's stages and reruns share its
+chain), whether it computed reference values, and the driver's own CPU seconds so far. A last line,
+written when the pool closes, holds the driver's CPU then. ``bench/_predict.py`` reads it: the larger
+of the total CPU over W workers and the longest chain that cannot be split is what the run would take
+at W workers (docs/design/sandbox.md, "Where the time goes").
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import TextIO
+
+TRACE_VARIABLE = "REFINELAB_JOB_TRACE"
+"""The environment variable naming the trace file."""
+
+
+def chain_of(program: str) -> str:
+    """A short name for a program's chain (its stages and reruns are one chain)."""
+    return hashlib.blake2b(program.encode(), digest_size=6).hexdigest()
+
+
+class JobTrace:
+    """Appends job records to a file (see the module docstring)."""
+
+    def __init__(self, path: Path) -> None:
+        self._handle: TextIO | None = path.open("a", encoding="utf-8")
+
+    @classmethod
+    def from_environment(cls, environ: Mapping[str, str]) -> JobTrace | None:
+        """The trace ``REFINELAB_JOB_TRACE`` asks for, if any."""
+        path = environ.get(TRACE_VARIABLE)
+        return cls(Path(path)) if path else None
+
+    def job(self, submitted: float, started: float, chains: Sequence[str], stats: object, *, values: bool) -> None:
+        """Record a job that has just ended (``stats``: what its worker reported)."""
+        if self._handle is None:
+            return
+        numbers = stats if isinstance(stats, dict) else {}
+        record = {
+            "submitted": round(submitted, 6),
+            "start": round(started, 6),
+            "end": round(time.perf_counter(), 6),
+            "child_cpu": numbers.get("child_cpu", 0.0),
+            "worker_cpu": numbers.get("worker_cpu", 0.0),
+            "wall": numbers.get("wall", 0.0),
+            "programs": len(chains),
+            "chains": sorted(set(chains)),
+            "values": values,
+            "driver_cpu": round(time.process_time(), 6),
+        }
+        self._handle.write(json.dumps(record) + "\n")
+
+    def close(self) -> None:
+        """Write the closing line (the driver's CPU now) and close the file."""
+        if self._handle is None:
+            return
+        self._handle.write(json.dumps({"closed": round(time.perf_counter(), 6),
+                                       "driver_cpu": round(time.process_time(), 6)}) + "\n")  # fmt: skip
+        self._handle.close()
+        self._handle = None
