@@ -306,3 +306,34 @@ def test_a_failure_in_the_engine_reaches_its_jobs_and_the_next_request_starts_af
     with pytest.raises(RuntimeError, match="a bug in a step"):
         model.generate_sync(TALK, GenerateConfig(max_tokens=4))
     assert model.generate_sync(TALK, GenerateConfig(max_tokens=4)).usage.completion_tokens == 4
+
+
+def test_latency_is_the_time_in_the_batch_not_the_time_queued(
+    local_model_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One sequence: the second request waits for the first to finish; its latency runs from its admission
+    (after the first finished) to its last token, so it fits inside what the test saw from admission to reply."""
+    import time
+
+    model = Model(_sequences(local_model_env, 1).backend, concurrency=2)  # both requests reach the engine's queue
+    engine = _engine(model)
+    admitted: dict[str, float] = {}
+    admit = engine._admit
+
+    def recording(ticket: Any, slot: int) -> None:
+        admitted[ticket.job.prompt] = time.perf_counter()
+        admit(ticket, slot)
+
+    monkeypatch.setattr(engine, "_admit", recording)
+
+    async def two() -> tuple[float, Completion]:
+        config = GenerateConfig(temperature=0.0, max_tokens=24, stop=("no such stop",))
+        first = asyncio.ensure_future(model.generate(TALK, config))
+        second = await model.generate([Message.user("Count to ten.")], config)
+        await first
+        return time.perf_counter(), second
+
+    replied, second = asyncio.run(two())
+    (when,) = [at for prompt, at in admitted.items() if "Count to ten." in prompt]
+    assert min(admitted.values()) < when  # it was admitted second, after the first finished
+    assert 0 < second.latency_seconds <= replied - when

@@ -3,6 +3,7 @@ hash (cache key and run id), memory, and the one-line errors for what is missing
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -179,3 +180,17 @@ def test_layers_on_a_gpu_are_part_of_the_identity_and_none_is_the_old_one(tmp_pa
     assert "n_gpu_layers" not in cpu.identity  # the identity runs made before this option had
     assert LocalBackend("local:m", file, LocalOptions(n_gpu_layers=-1)).identity != cpu.identity
     assert LocalBackend("local:m", file, LocalOptions(n_gpu_layers=0, threads=3, sequences=2)).identity == cpu.identity
+
+
+@pytest.mark.parametrize(("gpu", "layers", "sequences"), [(True, -1, 16), (False, 0, 8)])
+def test_layers_default_to_all_with_a_gpu_build_and_none_without(
+    monkeypatch: pytest.MonkeyPatch, gpu: bool, layers: int, sequences: int
+) -> None:
+    from refinelab.models import _local_llama
+    from refinelab.models._local import resolved
+
+    monkeypatch.setattr(_local_llama, "gpu_offload_available", lambda: gpu)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)  # two cores
+    found = resolved(LocalOptions())
+    assert (found.n_gpu_layers, found.sequences) == (layers, sequences)
+    assert resolved(LocalOptions(n_gpu_layers=0, sequences=3)) == LocalOptions(n_gpu_layers=0, sequences=3)

@@ -158,6 +158,8 @@ class LocalBackend:
     async def _think(self, job: Job, plan: ThinkingPlan) -> Reply:
         """One sample under a thinking plan: its completions of the raw prompt are jobs of the engine, so the
         samples' thinking (one prompt, evaluated once) and answers are decoded in batches too."""
+        from refinelab.models._local_engine import Job
+
         took: list[float] = []
 
         async def complete(prompt: str, settings: Mapping[str, Any]) -> Mapping[str, Any]:
