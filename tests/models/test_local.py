@@ -326,14 +326,18 @@ def test_latency_is_the_time_in_the_batch_not_the_time_queued(
 
     monkeypatch.setattr(engine, "_admit", recording)
 
-    async def two() -> tuple[float, Completion]:
-        config = GenerateConfig(temperature=0.0, max_tokens=24, stop=("no such stop",))
-        first = asyncio.ensure_future(model.generate(TALK, config))
-        second = await model.generate([Message.user("Count to ten.")], config)
-        await first
-        return time.perf_counter(), second
+    config = GenerateConfig(temperature=0.0, max_tokens=24, stop=("no such stop",))
+    asks = {"talk": TALK, "count": [Message.user("Count to ten.")]}
 
-    replied, second = asyncio.run(two())
-    (when,) = [at for prompt, at in admitted.items() if "Count to ten." in prompt]
-    assert min(admitted.values()) < when  # it was admitted second, after the first finished
-    assert 0 < second.latency_seconds <= replied - when
+    async def timed(messages: list[Message]) -> tuple[Completion, float]:
+        completion = await model.generate(messages, config)
+        return completion, time.perf_counter()
+
+    async def both() -> list[tuple[Completion, float]]:
+        return list(await asyncio.gather(*(timed(m) for m in asks.values())))
+
+    done = dict(zip(asks, asyncio.run(both())))
+    at = {name: next(t for prompt, t in admitted.items() if asks[name][-1].content in prompt) for name in asks}
+    later = max(at, key=lambda name: at[name])  # it waited in the queue until the other finished
+    completion, replied = done[later]
+    assert 0 < completion.latency_seconds <= replied - at[later]
