@@ -29,6 +29,7 @@ from typing import Any
 
 from refinelab.models import GenerateConfig, LocalBackend, Message, Model, open_model
 from refinelab.models._local_files import GEMMA_TEMPLATE
+from refinelab.models._local_llama import reference_llama
 from refinelab.strategies import Prompts
 
 FIRST_RUN = [
@@ -57,11 +58,11 @@ def prompts(count: int) -> list[list[Message]]:
 
 
 def direct_llama(path: Path, threads: int | None) -> Any:
-    """llama-cpp-python on the same file with the same chat template, as a user would set it up."""
-    import llama_cpp
+    """llama-cpp-python on the same file with the same chat template, as a user would set it up, with the
+    kernels refinelab's engine uses (so both generate the same tokens)."""
     from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
-    llama = llama_cpp.Llama(str(path), n_ctx=4096, n_threads=threads, verbose=False)
+    llama = reference_llama(path, n_ctx=4096, n_threads=threads, n_threads_batch=threads, verbose=False)
     formatter = Jinja2ChatFormatter(GEMMA_TEMPLATE, eos_token="<eos>", bos_token="<bos>", stop_token_ids=[1])
     llama.chat_handler = formatter.to_chat_handler()
     return llama

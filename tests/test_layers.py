@@ -182,8 +182,8 @@ def test_refinelab_variables_are_read_in_one_place() -> None:
         ],
         "runtime/_project.py": ["REFINELAB_CONFIG"],
         "models/_resolve.py": ["REFINELAB_API_KEY"],
-        # the local backend's options and model-file folder, read from the environment open_model is handed
-        # (to lift into Settings once open_model takes them: docs/design/runtime.md)
+        # the local backend's options under its per-model settings, and its model-file folder, read from the
+        # environment open_model is handed (docs/design/runtime.md)
         "models/_local.py": ["REFINELAB_LOCAL_CONTEXT", "REFINELAB_LOCAL_THREADS"],
         "models/_local_files.py": ["REFINELAB_CACHE_DIR"],
         "_downloads/fetcher.py": ["REFINELAB_OFFLINE", "REFINELAB_RELEASE_URL"],

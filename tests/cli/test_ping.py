@@ -44,6 +44,6 @@ def test_ping_with_a_config_alias(tmp_path: Path, capsys: pytest.CaptureFixture[
 
 def test_bad_config_is_a_located_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     config = tmp_path / "refinelab.toml"
-    config.write_text('[models.endpoints."vllm:x"]\nbase_url = "http://h/v1"\nthreads = 3\n')
+    config.write_text('[models.endpoints."vllm:x"]\nbase_url = "http://h/v1"\nworkers = 3\n')
     assert main(["ping", "vllm:x", "--config", str(config)], environ={}) == 2
-    assert "field 'models.endpoints.vllm:x.threads': unknown key" in capsys.readouterr().err
+    assert "field 'models.endpoints.vllm:x.workers': unknown key" in capsys.readouterr().err

@@ -1,7 +1,8 @@
-"""kill -9 a ``refinelab run`` on a real local model (Gemma 3 270M, in-process llama.cpp) at random moments;
-running it again must finish with results identical to an uninterrupted run's, and no prompt whose reply was
-stored before a kill may be generated again (its stored reply, with llama-cpp-python's id for that
-generation, must be the one the finished run used)."""
+"""kill -9 a ``refinelab run`` on a real local model (Gemma 3 270M, in-process llama.cpp, requests decoded
+together) at random moments; running it again must finish with results identical to an uninterrupted run's
+(greedy and seeded samples, decoded beside other sequences than before), and no prompt whose reply was
+stored before a kill may be generated again (its stored reply, with the id of that generation, must be the
+one the finished run used)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,11 @@ import pytest
 from tests.experiment.fakes import write_benchmark
 from tests.experiment.test_runner import exported
 
-STRATEGIES = ["single-pass(max_tokens=12)", "exec-refine(max_tokens=12, max_iters=2)"]
+STRATEGIES = [
+    "single-pass(max_tokens=12)",
+    "exec-refine(max_tokens=12, max_iters=2)",
+    "sampling(n=3, max_tokens=12, temperature=0.8, seed=3)",  # samples decoded together, each cached when done
+]
 
 
 def command(data: Path, store: Path) -> list[str]:
@@ -32,7 +37,7 @@ def command(data: Path, store: Path) -> list[str]:
 
 
 def generations(store: Path) -> dict[str, str]:
-    """Cache key -> the id llama-cpp-python gave the generation stored for it."""
+    """Cache key -> the id the local backend gave the generation stored for it."""
     cache = store.with_name(f"{store.stem}-responses.sqlite")
     if not cache.exists():
         return {}

@@ -1,6 +1,8 @@
 """The in-process llama.cpp backend on the real Gemma 3 270M GGUF: greedy output identical to llama-cpp-python
-called directly with the same chat template and settings, the model's own token counts, seeds, stop and max
-tokens, requests served in arrival order, cancellation, the cache keyed by the file's hash."""
+called directly with the same chat template and settings, alone or decoded together with other sequences;
+the model's own token counts; seeded samples the same whatever else is in the batch; a prompt evaluated once
+for its samples; stop and max tokens; jobs admitted in arrival order; cancellation; the cache keyed by the
+file's hash."""
 
 from __future__ import annotations
 
@@ -14,8 +16,9 @@ from typing import Any, cast
 import pytest
 
 from refinelab.errors import EndpointError, UserError
-from refinelab.models import GenerateConfig, LocalBackend, Message, Model, ResponseCache, open_model
+from refinelab.models import Completion, GenerateConfig, LocalBackend, Message, Model, ResponseCache, open_model
 from refinelab.models._local_files import GEMMA_TEMPLATE
+from refinelab.models._local_llama import reference_llama
 
 pytestmark = pytest.mark.slow
 
@@ -32,12 +35,11 @@ TALK = [
 
 @pytest.fixture(scope="module")
 def direct(local_model_env: dict[str, str]) -> Any:
-    """llama-cpp-python itself on the same file, with the same chat template, as a user would call it."""
-    import llama_cpp
+    """llama-cpp-python itself on the same file, with the same chat template, as a user would call it, with
+    the kernels the engine chooses (docs/design/models.md, "Batched decoding")."""
     from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
-    path = gemma_path(local_model_env)
-    llama = llama_cpp.Llama(str(path), n_ctx=4096, verbose=False)
+    llama = reference_llama(gemma_path(local_model_env), n_ctx=4096, verbose=False)
     formatter = Jinja2ChatFormatter(GEMMA_TEMPLATE, eos_token="<eos>", bos_token="<bos>", stop_token_ids=[1])
     llama.chat_handler = formatter.to_chat_handler()
     return llama
@@ -95,59 +97,134 @@ def test_stop_sequences_are_honoured(local_model_env: dict[str, str]) -> None:
     assert cut.text == whole[: whole.index(stop)] and cut.finish_reason == "stop"
 
 
-def test_requests_are_served_in_the_order_they_came(
+def test_jobs_are_admitted_in_the_order_they_came(
     local_model_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    model = open_model("local:gemma-3-270m", local_model_env)
-    backend = model.backend
-    assert isinstance(backend, LocalBackend)
-    engine = backend._engine
-    served: list[str] = []
-    generate = engine.generate
+    model = _sequences(local_model_env, 2)
+    engine = _engine(model)
+    admitted: list[str] = []
+    admit = engine._admit
 
-    def recording(job: Any) -> Any:
-        served.append(job.messages[-1]["content"])
-        return generate(job)
+    def recording(ticket: Any, slot: int) -> None:
+        admitted.append(ticket.job.prompt)
+        admit(ticket, slot)
 
-    monkeypatch.setattr(engine, "generate", recording)
+    monkeypatch.setattr(engine, "_admit", recording)
     prompts = [f"Say the number {i}." for i in range(6)]
 
     async def many() -> None:
         await asyncio.gather(*(model.generate([Message.user(p)], GenerateConfig(max_tokens=3)) for p in prompts))
 
     asyncio.run(many())
-    assert served == prompts
+    assert [next(p for p in prompts if p in prompt) for prompt in admitted] == prompts
 
 
-def test_a_cancelled_request_stops_and_frees_the_model(
+def test_a_cancelled_request_stops_and_frees_its_sequence(
     local_model_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    model = open_model("local:gemma-3-270m", local_model_env)
-    backend = model.backend
-    assert isinstance(backend, LocalBackend)
-    engine = backend._engine
+    model = _sequences(local_model_env, 1)  # one sequence: the next request needs the cancelled one's slot
+    engine = _engine(model)
     lengths: list[int] = []
-    generate = engine.generate
+    release = engine._release
 
-    def measured(job: Any) -> Any:
-        reply = generate(job)
-        assert reply.usage is not None  # the local engine always counts its tokens
-        lengths.append(reply.usage.completion_tokens)
-        return reply
+    def measured(running: Any) -> None:
+        lengths.append(len(running.text.tokens))
+        release(running)
 
-    monkeypatch.setattr(engine, "generate", measured)
+    monkeypatch.setattr(engine, "_release", measured)
 
     async def cancel_then_ask() -> str:
         long = asyncio.create_task(model.generate(TALK, GenerateConfig(temperature=0.0, max_tokens=3000)))
-        while engine._running is None:
-            await asyncio.sleep(0.01)
-        await asyncio.sleep(0.5)
+        while not any(engine._slots):
+            await asyncio.sleep(0.01)  # until it decodes
         long.cancel()
-        short = await asyncio.wait_for(model.generate([Message.user("Hi")], GenerateConfig(max_tokens=2)), 300)
-        return short.text
+        return (await model.generate([Message.user("Hi")], GenerateConfig(max_tokens=2))).text
 
     asyncio.run(cancel_then_ask())
     assert len(lengths) == 2 and lengths[0] < 3000 and lengths[1] <= 2
+
+
+FUNCTIONS = [[Message.user(f'def f{i}(x):\n    """Return x times {i}."""\n')] for i in range(4)]
+
+
+def test_greedy_output_is_the_same_whatever_is_decoded_beside_it(local_model_env: dict[str, str], direct: Any) -> None:
+    """Each of several prompts, decoded alone by llama-cpp-python and together with the others (and with
+    sampled sequences beside them) by refinelab: the same text and the same token counts."""
+    conversations = [CODE, TALK, *FUNCTIONS]
+    alone = [
+        direct.create_chat_completion(chat(c), temperature=0.0, max_tokens=48, stop=["no such stop"])
+        for c in conversations
+    ]
+    model = _sequences(local_model_env, 8)
+
+    async def together() -> list[Completion]:
+        greedy = GenerateConfig(temperature=0.0, max_tokens=48, stop=("no such stop",))
+        sampled = GenerateConfig(temperature=1.0, seed=3, max_tokens=30)
+        others = [model.generate(TALK, sampled, sample=i) for i in range(2)]
+        return list(await asyncio.gather(*(model.generate(c, greedy) for c in conversations), *others))
+
+    ours = asyncio.run(together())[: len(conversations)]
+    assert [c.text for c in ours] == [a["choices"][0]["message"]["content"] for a in alone]
+    assert [(c.usage.prompt_tokens, c.usage.completion_tokens) for c in ours] == [
+        (a["usage"]["prompt_tokens"], a["usage"]["completion_tokens"]) for a in alone
+    ]
+
+
+def test_a_seeded_sample_is_the_same_whatever_else_is_in_the_batch(local_model_env: dict[str, str]) -> None:
+    config = GenerateConfig(temperature=1.0, seed=11, max_tokens=24, stop=("no such stop",))
+    alone = [c.text for c in asyncio.run(_sequences(local_model_env, 1).generate_n(CODE, config, n=3))]
+    model = _sequences(local_model_env, 8)
+
+    async def crowded() -> list[Completion]:
+        noisy = GenerateConfig(temperature=0.7, max_tokens=20)
+        noise = [model.generate([Message.user(f"Count to {i}.")], noisy) for i in range(4)]
+        drawn = asyncio.ensure_future(model.generate_n(CODE, config, n=3))
+        await asyncio.gather(drawn, *noise)
+        return drawn.result()
+
+    assert [c.text for c in asyncio.run(crowded())] == alone
+    assert len(set(alone)) > 1
+
+
+def test_the_samples_of_one_prompt_evaluate_it_once(
+    local_model_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    model = _sequences(local_model_env, 4)
+    engine = _engine(model)
+    asyncio.run(model.generate(TALK, GenerateConfig(max_tokens=1)))  # loaded: the context exists
+    context = engine._context
+    assert context is not None
+    prefills: list[int] = []
+    prefill = context.prefill
+
+    def counted(seq: int, tokens: Any) -> Any:
+        prefills.append(len(tokens))
+        return prefill(seq, tokens)
+
+    monkeypatch.setattr(context, "prefill", counted)
+    config = GenerateConfig(temperature=0.9, seed=5, max_tokens=16, stop=("no such stop",))
+    shared = [c.text for c in asyncio.run(model.generate_n(CODE, config, n=4))]
+    assert len(prefills) == 1  # the other three copied its KV cache and its logits
+    single = _sequences(local_model_env, 1)
+    one_by_one = [asyncio.run(single.generate(CODE, config, sample=i)).text for i in range(4)]
+    assert shared == one_by_one  # a copied prompt gives what its own evaluation gives
+
+
+def _sequences(environ: dict[str, str], sequences: int) -> Model:
+    """``local:gemma-3-270m`` decoding up to ``sequences`` sequences together (its own engine; a context of
+    1024 tokens a sequence keeps each engine's KV cache small, and must not change a token)."""
+    from refinelab.models._local import LocalOptions
+    from refinelab.models._local_files import resolve_local
+
+    file = resolve_local("gemma-3-270m", environ)
+    backend = LocalBackend("local:gemma-3-270m", file, LocalOptions(context=1024, sequences=sequences))
+    return Model(backend, concurrency=sequences)
+
+
+def _engine(model: Model) -> Any:
+    backend = model.backend
+    assert isinstance(backend, LocalBackend)
+    return backend._engine
 
 
 def test_the_cache_keys_on_the_files_hash_not_its_path(local_model_env: dict[str, str], tmp_path: Path) -> None:
@@ -210,4 +287,57 @@ def test_ping_reports_load_time_and_tokens_per_second(local_model_env: dict[str,
     )
     assert done.returncode == 0, done.stderr
     assert "loaded in" in done.stdout and "tokens/s" in done.stdout and "sha256 a5fd3b62230a" in done.stdout
+    assert "runs on the CPU" in done.stdout and "sequences decoded together" in done.stdout
     assert done.stderr == ""  # llama.cpp's loading notes stay out of the way
+
+
+def test_a_failure_in_the_engine_reaches_its_jobs_and_the_next_request_starts_afresh(
+    local_model_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    model = _sequences(local_model_env, 2)
+    engine = _engine(model)
+    step = engine._step
+
+    def broken() -> None:
+        monkeypatch.setattr(engine, "_step", step)  # once
+        raise RuntimeError("a bug in a step")
+
+    monkeypatch.setattr(engine, "_step", broken)
+    with pytest.raises(RuntimeError, match="a bug in a step"):
+        model.generate_sync(TALK, GenerateConfig(max_tokens=4))
+    assert model.generate_sync(TALK, GenerateConfig(max_tokens=4)).usage.completion_tokens == 4
+
+
+def test_latency_is_the_time_in_the_batch_not_the_time_queued(
+    local_model_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One sequence: the second request waits for the first to finish; its latency runs from its admission
+    (after the first finished) to its last token, so it fits inside what the test saw from admission to reply."""
+    import time
+
+    model = Model(_sequences(local_model_env, 1).backend, concurrency=2)  # both requests reach the engine's queue
+    engine = _engine(model)
+    admitted: dict[str, float] = {}
+    admit = engine._admit
+
+    def recording(ticket: Any, slot: int) -> None:
+        admitted[ticket.job.prompt] = time.perf_counter()
+        admit(ticket, slot)
+
+    monkeypatch.setattr(engine, "_admit", recording)
+
+    config = GenerateConfig(temperature=0.0, max_tokens=24, stop=("no such stop",))
+    asks = {"talk": TALK, "count": [Message.user("Count to ten.")]}
+
+    async def timed(messages: list[Message]) -> tuple[Completion, float]:
+        completion = await model.generate(messages, config)
+        return completion, time.perf_counter()
+
+    async def both() -> list[tuple[Completion, float]]:
+        return list(await asyncio.gather(*(timed(m) for m in asks.values())))
+
+    done = dict(zip(asks, asyncio.run(both())))
+    at = {name: next(t for prompt, t in admitted.items() if asks[name][-1].content in prompt) for name in asks}
+    later = max(at, key=lambda name: at[name])  # it waited in the queue until the other finished
+    completion, replied = done[later]
+    assert 0 < completion.latency_seconds <= replied - at[later]

@@ -3,16 +3,18 @@ hash (cache key and run id), memory, and the one-line errors for what is missing
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
 import pytest
 
-from refinelab.errors import MissingDependency, UserError
+from refinelab.errors import InputError, MissingDependency, UserError
 from refinelab.experiment import load_spec
-from refinelab.models import GenerateConfig, LocalBackend, Message, open_model
-from refinelab.models._local import LocalOptions, import_llama_cpp
+from refinelab.models import GenerateConfig, LocalBackend, Message, load_models_config, open_model
+from refinelab.models._local import LocalOptions, default_sequences
 from refinelab.models._local_files import PackageFile, _assembled, file_sha256, record_sha256, resolve_local
+from refinelab.models._local_llama import import_llama_cpp
 from refinelab.models._memory import available_bytes, check_fits
 
 
@@ -136,3 +138,59 @@ def test_a_base_url_does_not_apply_to_a_local_model(tmp_path: Path) -> None:
     path = gguf(tmp_path / "m.gguf")
     with pytest.raises(UserError, match="runs in this process: --base-url does not apply"):
         open_model(f"local:{path}", environ(tmp_path), base_url="http://localhost:8000/v1")
+
+
+def test_local_options_come_from_the_config_over_the_environment(tmp_path: Path) -> None:
+    path = gguf(tmp_path / "m.gguf")
+    config = tmp_path / "refinelab.toml"
+    config.write_text(f'[models.endpoints."local:{path}"]\ncontext = 8192\nn_gpu_layers = 0\nconcurrency = 3\n')
+    env = {**environ(tmp_path), "REFINELAB_LOCAL_CONTEXT": "2048", "REFINELAB_LOCAL_THREADS": "3"}
+    model = open_model(f"local:{path}", env, config=load_models_config(config))
+    assert isinstance(model.backend, LocalBackend)
+    assert model.backend.options == LocalOptions(context=8192, threads=3, n_gpu_layers=0, sequences=3)
+    assert model.concurrency == 3  # sequences decoded together, and requests in flight
+    plain = open_model(f"local:{path}", env).backend
+    assert isinstance(plain, LocalBackend) and (plain.options.context, plain.options.threads) == (2048, 3)
+
+
+@pytest.mark.parametrize(
+    ("table", "message"),
+    [
+        ('"local:m.gguf"]\ncontext = 100', "'models.endpoints.local:m.gguf.context': must be an integer, at least 256"),
+        ('"local:m.gguf"]\nn_gpu_layers = -2', "n_gpu_layers': must be an integer, at least -1"),
+        ('"local:m.gguf"]\nthreads = "4"', "threads': must be an integer, at least 1"),
+        ('"vllm:m"]\nthreads = 4', "threads': applies to local: models only"),
+    ],
+)
+def test_bad_local_options_in_the_config_are_one_line(tmp_path: Path, table: str, message: str) -> None:
+    config = tmp_path / "refinelab.toml"
+    config.write_text(f"[models.endpoints.{table}\n")
+    with pytest.raises(InputError, match=message):
+        load_models_config(config)
+
+
+def test_the_default_number_of_sequences_follows_the_cores_and_the_gpu() -> None:
+    assert [default_sequences(False, cores) for cores in (1, 2, 3, 8)] == [4, 8, 12, 16]
+    assert default_sequences(True, 2) == 16
+
+
+def test_layers_on_a_gpu_are_part_of_the_identity_and_none_is_the_old_one(tmp_path: Path) -> None:
+    file = resolve_local(str(gguf(tmp_path / "m.gguf")), environ(tmp_path))
+    cpu = LocalBackend("local:m", file, LocalOptions(n_gpu_layers=0))
+    assert "n_gpu_layers" not in cpu.identity  # the identity runs made before this option had
+    assert LocalBackend("local:m", file, LocalOptions(n_gpu_layers=-1)).identity != cpu.identity
+    assert LocalBackend("local:m", file, LocalOptions(n_gpu_layers=0, threads=3, sequences=2)).identity == cpu.identity
+
+
+@pytest.mark.parametrize(("gpu", "layers", "sequences"), [(True, -1, 16), (False, 0, 8)])
+def test_layers_default_to_all_with_a_gpu_build_and_none_without(
+    monkeypatch: pytest.MonkeyPatch, gpu: bool, layers: int, sequences: int
+) -> None:
+    from refinelab.models import _local_llama
+    from refinelab.models._local import resolved
+
+    monkeypatch.setattr(_local_llama, "gpu_offload_available", lambda: gpu)
+    monkeypatch.setattr(os, "sched_getaffinity", lambda pid: {0, 1}, raising=False)  # two cores
+    found = resolved(LocalOptions())
+    assert (found.n_gpu_layers, found.sequences) == (layers, sequences)
+    assert resolved(LocalOptions(n_gpu_layers=0, sequences=3)) == LocalOptions(n_gpu_layers=0, sequences=3)

@@ -3,6 +3,7 @@ was given are recorded): what the local backend asks llama.cpp for, and the chat
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping
 from typing import Any
 
@@ -21,13 +22,18 @@ class Scripted:
         self.outputs = list(outputs)
         self.calls: list[tuple[str, dict[str, Any]]] = []
 
-    def __call__(self, prompt: str, settings: Mapping[str, Any]) -> Mapping[str, Any]:
+    async def __call__(self, prompt: str, settings: Mapping[str, Any]) -> Mapping[str, Any]:
         self.calls.append((prompt, dict(settings)))
         text, tokens, finish = self.outputs.pop(0)
         return {
             "choices": [{"text": text, "finish_reason": finish}],
             "usage": {"prompt_tokens": 7, "completion_tokens": tokens},
         }
+
+
+def think(model: Scripted, prompt: str, settings: Mapping[str, Any], plan: ThinkingPlan) -> dict[str, Any]:
+    """The chat completion :func:`generate_thinking` makes over the scripted completion."""
+    return asyncio.run(generate_thinking(model, prompt, settings, plan))
 
 
 def test_the_plan_follows_the_effort_and_the_models_profile() -> None:
@@ -44,7 +50,7 @@ def test_thinking_off_closes_an_empty_section_before_the_answer() -> None:
     assert without_thinking(QWEN3) == QWEN3 + "<think>\n\n</think>\n\n"
     assert without_thinking(R1) == R1.rstrip() + "\n\n</think>\n\n"
     model = Scripted(("def f(): pass", 5, "stop"))
-    chat = generate_thinking(model, QWEN3, {"max_tokens": 100}, ThinkingPlan(False, None))
+    chat = think(model, QWEN3, {"max_tokens": 100}, ThinkingPlan(False, None))
     assert model.calls == [(QWEN3 + "<think>\n\n</think>\n\n", {"max_tokens": 100})]
     reply = _reply(chat, opens_thinking=True)
     assert (reply.text, reply.reasoning, reply.usage) == ("def f(): pass", None, reply.usage)
@@ -54,7 +60,7 @@ def test_thinking_off_closes_an_empty_section_before_the_answer() -> None:
 def test_a_budget_that_runs_out_ends_the_thinking_section_and_the_model_answers() -> None:
     model = Scripted(("first I add, then", 3, "length"), ("def f(): pass", 5, "stop"))
     settings = {"max_tokens": 20, "stop": ["<|im_end|>"], "temperature": 0.0}
-    chat = generate_thinking(model, QWEN3, settings, ThinkingPlan(True, 3))
+    chat = think(model, QWEN3, settings, ThinkingPlan(True, 3))
     (thinking_prompt, thinking), (answer_prompt, answer) = model.calls
     assert thinking_prompt == QWEN3 + "<think>\n"
     assert thinking == {"max_tokens": 3, "stop": ["</think>", "<|im_end|>"], "temperature": 0.0}
@@ -67,7 +73,7 @@ def test_a_budget_that_runs_out_ends_the_thinking_section_and_the_model_answers(
 
 def test_a_model_that_ends_its_own_thinking_in_budget_answers_the_same_way() -> None:
     model = Scripted(("short thought", 2, "stop"), ("def f(): pass", 5, "stop"))
-    chat = generate_thinking(model, R1, {"max_tokens": 50}, ThinkingPlan(True, 10))
+    chat = think(model, R1, {"max_tokens": 50}, ThinkingPlan(True, 10))
     assert model.calls[0][0] == R1  # the template opened the section: nothing is added
     assert model.calls[1][0] == R1 + "short thought\n</think>\n\n"
     reply = _reply(chat, opens_thinking=True)
@@ -76,13 +82,13 @@ def test_a_model_that_ends_its_own_thinking_in_budget_answers_the_same_way() -> 
 
 def test_structured_output_constrains_the_answer_not_the_thinking() -> None:
     model = Scripted(("hmm", 1, "length"), ('{"passed": true}', 4, "stop"))
-    generate_thinking(model, QWEN3, {"max_tokens": 30, "grammar": "G"}, ThinkingPlan(True, 1))
+    think(model, QWEN3, {"max_tokens": 30, "grammar": "G"}, ThinkingPlan(True, 1))
     assert "grammar" not in model.calls[0][1] and model.calls[1][1]["grammar"] == "G"
 
 
 def test_a_budget_above_the_cap_or_none_is_one_completion_as_the_template_wrote_it() -> None:
     for plan in (ThinkingPlan(True, None), ThinkingPlan(True, 500)):
         model = Scripted(("<think>\nx\n</think>\n\nanswer", 9, "stop"))
-        reply = _reply(generate_thinking(model, QWEN3, {"max_tokens": 100}, plan))
+        reply = _reply(think(model, QWEN3, {"max_tokens": 100}, plan))
         assert [prompt for prompt, _ in model.calls] == [QWEN3]
         assert (reply.text, reply.reasoning) == ("answer", "x")

@@ -30,6 +30,7 @@ from refinelab.models import (
     Usage,
     resolve,
 )
+from refinelab.models._cache import cache_key
 from refinelab.models._resolve import EndpointSettings
 
 
@@ -225,3 +226,45 @@ def test_a_backend_answering_fewer_samples_than_asked_is_an_endpoint_error() -> 
 
     with pytest.raises(EndpointError, match="gave 1 replies for n=3"):
         asyncio.run(Model(Short()).generate_n([Message.user("hi")], n=3))
+
+
+class Batching:
+    """A backend that decodes concurrent requests together (as the local engine does): it holds back the
+    sample whose seed is ``held`` until the test lets it go."""
+
+    endpoint, model = "batching://", "batching:m"
+    batches_requests = True
+
+    def __init__(self, held: int) -> None:
+        self.held, self.release = held, asyncio.Event()
+        self.requests: list[tuple[int | None, int]] = []
+
+    async def complete(self, messages: Sequence[Message], config: GenerateConfig, n: int) -> list[Reply]:
+        self.requests.append((config.seed, n))
+        if config.seed == self.held:
+            await self.release.wait()
+        return [Reply(f"seed {config.seed}", Usage(3, 2), "stop", latency_seconds=0.25)]
+
+
+def test_a_batching_backend_gets_one_request_a_sample_each_cached_as_it_is_done(tmp_path: Path) -> None:
+    backend, cache = Batching(held=106), ResponseCache(tmp_path / "c.sqlite")
+    model = Model(backend, cache=cache)
+    ask, config = [Message.user("sample")], GenerateConfig(temperature=1.0, seed=100)
+
+    async def main() -> list[Completion]:
+        drawing = asyncio.create_task(model.generate_n(ask, config, n=3, first_sample=5))
+        keys = {s: cache_key("", model.identity, ask, config, s) for s in (5, 6, 7)}
+        for _ in range(1000):  # until the two free samples are stored (a few turns of the loop)
+            if cache.lookup(keys[5]) and cache.lookup(keys[7]):
+                break
+            await asyncio.sleep(0)
+        assert cache.lookup(keys[6]) is None and not drawing.done()  # stored while sample 6 still runs
+        backend.release.set()
+        return await drawing
+
+    completions = asyncio.run(main())
+    assert sorted(backend.requests) == [(105, 1), (106, 1), (107, 1)]  # sample i of seed s: seed s + i, alone
+    assert [c.text for c in completions] == ["seed 105", "seed 106", "seed 107"]
+    assert {c.latency_seconds for c in completions} == {0.25}  # the backend's own time, not the request's
+    again = Model(Batching(held=-1), cache=cache)
+    assert [c.cached for c in asyncio.run(again.generate_n(ask, config, n=3, first_sample=5))] == [True] * 3

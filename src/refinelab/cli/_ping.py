@@ -89,8 +89,10 @@ async def _ping_local(model: Model, backend: LocalBackend) -> int:
     completion = await model.generate(prompt, GenerateConfig(temperature=0.0, max_tokens=64))
     usage, seconds = completion.usage, completion.latency_seconds
     size = backend.file.path.stat().st_size / 1e6
+    where = backend.placement.describe() if backend.placement is not None else "not loaded"
     print(f"{completion.model}: {completion.text.strip()[:60]!r}")
     print(f"{backend.endpoint}, {size:.0f} MB, sha256 {backend.file.sha256[:12]}")
+    print(f"runs {where}; up to {backend.sequences} sequences decoded together")
     print(
         f"loaded in {loaded:.2f} s; {usage.completion_tokens} tokens in {seconds:.2f} s = "
         f"{usage.completion_tokens / seconds:.1f} tokens/s (prompt {usage.prompt_tokens} tokens)"

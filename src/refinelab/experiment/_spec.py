@@ -271,7 +271,10 @@ class ExperimentSpec:
         return found
 
 
-_LATER_ENDPOINT_KEYS = ("profile", "effort_control", "token_limit", "refuses", "thinking_budgets")
+_LATER_ENDPOINT_KEYS = (
+    *("profile", "effort_control", "token_limit", "refuses", "thinking_budgets"),
+    *("context", "threads", "n_gpu_layers"),  # a local model's options
+)
 """``[models.endpoints]`` keys added after runs were first stored: left out of a stored spec while unset."""
 _NEWER_BENCHMARK_KEYS = ("before", "release", "source")
 """Benchmark keys added after runs were first stored: left out of the stored spec (and the run id) when unset."""

@@ -16,14 +16,15 @@ backend's usual reply reading takes the thinking out (:func:`refinelab.models._t
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from refinelab.models._profiles import ModelProfile, thinking_budget
 
-Complete = Callable[[str, Mapping[str, Any]], Mapping[str, Any]]
-"""A raw completion: the prompt and llama-cpp-python's settings in, its OpenAI-shaped completion out."""
+Complete = Callable[[str, Mapping[str, Any]], Awaitable[Mapping[str, Any]]]
+"""A raw completion: the prompt and its settings in (``max_tokens``, ``stop``, ``grammar`` and the backend's
+own), its OpenAI-shaped completion out."""
 OPEN, CLOSE = "<think>", "</think>"
 
 
@@ -54,23 +55,23 @@ def without_thinking(prompt: str) -> str:
     return f"{prompt}{OPEN}\n\n{CLOSE}\n\n"
 
 
-def generate_thinking(
+async def generate_thinking(
     complete: Complete, prompt: str, settings: Mapping[str, Any], plan: ThinkingPlan
 ) -> dict[str, Any]:
     """A chat completion of ``prompt`` under ``plan`` (``settings``: llama-cpp-python's, ``max_tokens`` the cap
     of thinking and answer together)."""
     if not plan.enabled:
-        return _as_chat(complete(without_thinking(prompt), settings), "", 0)
+        return _as_chat(await complete(without_thinking(prompt), settings), "", 0)
     cap = int(settings.get("max_tokens") or 0)
     if plan.budget is None or (cap and plan.budget >= cap):
-        return _as_chat(complete(prompt, settings), "", 0)
+        return _as_chat(await complete(prompt, settings), "", 0)
     opened = prompt.rstrip().endswith(OPEN)
     start = "" if opened else f"{OPEN}\n"
-    thinking = _first(complete(prompt + start, _thinking_settings(settings, plan.budget)))
+    thinking = _first(await complete(prompt + start, _thinking_settings(settings, plan.budget)))
     thought, tokens = str(thinking["text"]), int(thinking["usage"]["completion_tokens"])
     section = f"{start}{thought.rstrip()}\n{CLOSE}\n\n"
     answer_settings = {**settings, "max_tokens": max(1, cap - tokens)} if cap else dict(settings)
-    answer = complete(prompt + section, answer_settings)
+    answer = await complete(prompt + section, answer_settings)
     chat = _as_chat(answer, section, tokens)
     chat["usage"]["prompt_tokens"] = thinking["usage"]["prompt_tokens"]  # the request's prompt, counted once
     chat["usage"]["total_tokens"] = chat["usage"]["prompt_tokens"] + chat["usage"]["completion_tokens"]

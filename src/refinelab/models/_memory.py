@@ -19,6 +19,25 @@ def needed_bytes(path: Path, context: int) -> int:
     return int(path.stat().st_size * 1.1) + _OVERHEAD + context * (64 << 10)
 
 
+def sequences_that_fit(path: Path, kv_bytes: int, wanted: int, *, given: bool, root: Path = Path("/")) -> int:
+    """How many sequences to decode together: ``wanted``, or as many as fit when their KV caches
+    (``kv_bytes`` each) and the weights exceed the memory available (at least one). When the user asked
+    for ``wanted`` (``given``), too many is a user error instead of a quiet reduction."""
+    have = available_bytes(root)
+    if have is None:
+        return wanted
+    fit = max(0, have - needed_bytes(path, 0)) // max(kv_bytes, 1)
+    if fit >= wanted:
+        return wanted
+    if given:
+        raise UserError(
+            f"{path.name}: {wanted} sequences decoded together need {wanted * kv_bytes / 2**30:.1f} GiB of KV "
+            f"cache beside the weights and {have / 2**30:.1f} GiB are available; set the model's concurrency "
+            f"to {max(fit, 1)} or lower, or its context lower"
+        )
+    return max(1, fit)
+
+
 def available_bytes(root: Path = Path("/")) -> int | None:
     """The least of: MemAvailable, the cgroup's memory.max less its current use, and the address-space
     limit less what is mapped now; ``None`` when none can be read (then nothing is checked)."""

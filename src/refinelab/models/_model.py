@@ -37,7 +37,10 @@ class Backend(Protocol):
     """Identity of the server (its base URL); concurrency limits are per endpoint."""
     model: str
     """``provider:name``. A backend may also have an ``identity`` attribute: what determines its replies when
-    the name does not (the local backend's file hash); the response cache then keys on it instead."""
+    the name does not (the local backend's file hash); the response cache then keys on it instead. A backend
+    with ``batches_requests = True`` (the local engine) decodes concurrent requests together itself: it is
+    sent one request per sample, sample *i* of a seeded request with the seed ``seed + i``, so each sample is
+    cached as soon as it is done and is the same however it was asked for."""
 
     async def complete(self, messages: Sequence[Message], config: GenerateConfig, n: int) -> list[Reply]:
         """``n`` replies to ``messages``."""
@@ -128,6 +131,9 @@ class Model:
         self.accepts: Accepts = getattr(backend, "accepts", None) or Accepts(profile_for(backend.model))
         """What the model takes: its profile (``refinelab.models._profiles``) and what its server refused so
         far (learned once, then left out of every request and recorded as not sent); its backend's own."""
+        self._per_sample = bool(getattr(backend, "batches_requests", False))
+        if self._per_sample:
+            self._unsupported.add("n")  # one request a sample: the backend batches them
         self._in_flight: dict[str, asyncio.Future[None]] = {}
         self._answered = False
 
@@ -242,19 +248,26 @@ class Model:
         """One request for ``samples`` (``n`` = their number); each reply cached under its sample's key,
         with the request's latency (see docs/design/models.md, "Several samples in one request")."""
         retries: list[Retry] = []
+        sent = self._seeded(config, samples[0]) if self._per_sample and len(samples) == 1 else config
         async with self.limits.slot(self.backend.endpoint, self.concurrency):
-            replies, latency = await self._attempts(messages, config, len(samples), retries)
+            replies, latency = await self._attempts(messages, sent, len(samples), retries)
         if len(replies) != len(samples):
             got = f"{len(replies)} replies for n={len(samples)}"
             raise EndpointError(f"{self.name} at {self.backend.endpoint} gave {got}")
         replies = self._with_usage(messages, replies)
         completions = []
         for sample, reply in zip(samples, replies):
+            took = latency if reply.latency_seconds is None else reply.latency_seconds
             if self.cache is not None:
-                self.cache.put(keys[sample], self.backend.endpoint, self.name, reply, latency)
-            completions.append(self._completion(reply, messages, sample, latency, tuple(retries)))
+                self.cache.put(keys[sample], self.backend.endpoint, self.name, reply, took)
+            completions.append(self._completion(reply, messages, sample, took, tuple(retries)))
         self.accounting.calls += 1
         return completions
+
+    @staticmethod
+    def _seeded(config: GenerateConfig, sample: int) -> GenerateConfig:
+        """The settings sent for sample ``sample`` alone: a seeded request's seed moved on by the index."""
+        return config if config.seed is None else replace(config, seed=config.seed + sample)
 
     def _with_usage(self, messages: Sequence[Message], replies: list[Reply]) -> list[Reply]:
         """The replies, those the server gave no usage for with an estimate (marked so, and cached with the

@@ -65,6 +65,13 @@ class EndpointSettings:
     """A tag naming this deployment of the model (``a100-fp8``, ``rev-2024-09``): part of the response
     cache key and of the run id, so two servers serving one model name differently are kept apart. The
     address is not: the same deployment moved to another port or host resumes its runs."""
+    context: int | None = None
+    """``local:`` models: each sequence's context window in tokens (default 4096)."""
+    threads: int | None = None
+    """``local:`` models: threads that decode (default: llama-cpp-python's)."""
+    n_gpu_layers: int | None = None
+    """``local:`` models: layers offloaded to the GPU, -1 for all (default: all when llama.cpp has a GPU
+    backend, none otherwise)."""
     profile: str | None = None
     """The model profile to use instead of the one its name matches (``openai-o-series`` for a deployment
     named ``my-o4``): see ``refinelab.models._profiles``."""
@@ -174,7 +181,8 @@ _ENDPOINT_KEYS = {"base_url", "concurrency", "price", "deployment", *(f.name for
 def _endpoint(table: object, path: str | Path, where: str) -> EndpointSettings:
     if not isinstance(table, dict):
         raise InputError(path, None, where, "must be a table")
-    _only(table, _ENDPOINT_KEYS, path, where)
+    _only(table, {*_ENDPOINT_KEYS, *_LOCAL_KEYS}, path, where)
+    local = _local_settings(table, path, where)
     url = _base_url(table.get("base_url"), path, where)
     concurrency, price, deployment = table.get("concurrency"), table.get("price"), table.get("deployment")
     if concurrency is not None and (not isinstance(concurrency, int) or concurrency < 1):
@@ -183,7 +191,7 @@ def _endpoint(table: object, path: str | Path, where: str) -> EndpointSettings:
         raise InputError(path, None, f"{where}.deployment", "must be a non-empty string")
     priced = _price(price, path, f"{where}.price") if price is not None else None
     found = _profile_keys(table, path, where)  # each value checked against its field's type
-    return replace(EndpointSettings(url, concurrency, priced, deployment), **found)  # type: ignore[arg-type]
+    return replace(EndpointSettings(url, concurrency, priced, deployment, **local), **found)  # type: ignore[arg-type]
 
 
 _CHOICES: Mapping[str, tuple[str, ...]] = {
@@ -227,6 +235,21 @@ def _budgets(value: object, path: str | Path, where: str) -> dict[str, int | Non
     ):
         raise InputError(path, None, where, f"must map levels ({', '.join(levels)}) to positive token counts")
     return dict(value)
+
+
+_LOCAL_KEYS = {"context": 256, "threads": 1, "n_gpu_layers": -1}
+"""Settings only a ``local:`` model has, and the least value each takes."""
+
+
+def _local_settings(table: dict[str, object], path: str | Path, where: str) -> dict[str, int]:
+    """The ``local:`` settings of an endpoint table, each an integer at least its least value."""
+    found = {key: table[key] for key in _LOCAL_KEYS if key in table}
+    if found and not where.startswith("models.endpoints.local:"):
+        raise located(Path(path), f"{where}.{next(iter(found))}", "applies to local: models only")
+    for key, value in found.items():
+        if not isinstance(value, int) or isinstance(value, bool) or value < _LOCAL_KEYS[key]:
+            raise located(Path(path), f"{where}.{key}", f"must be an integer, at least {_LOCAL_KEYS[key]}")
+    return {key: int(value) for key, value in found.items() if isinstance(value, int)}
 
 
 def _base_url(value: object, path: str | Path, where: str) -> str | tuple[str, ...] | None:
@@ -360,8 +383,10 @@ def _open_local(
     if base_url is not None:
         raise UserError(f"model {model!r} runs in this process: --base-url does not apply to it")
     settings = config.settings(text)
-    backend = LocalBackend(model, resolve_local(model.partition(":")[2], environ), LocalOptions.from_environ(environ))
+    given = {k: v for k in ("context", "threads", "n_gpu_layers") if (v := getattr(settings, k)) is not None}
+    options = replace(LocalOptions.from_environ(environ), sequences=settings.concurrency, **given)
+    backend = LocalBackend(model, resolve_local(model.partition(":")[2], environ), options)
     backend.accepts = Accepts(profile_for(model, settings.profile_overrides))  # before the Model takes it
     prices = PriceTable({model: settings.price} if settings.price else None)
-    concurrency, deployment = settings.concurrency or 16, settings.deployment or ""
-    return Model(backend, concurrency=concurrency, retry=retry, cache=cache, prices=prices, deployment=deployment)
+    deployment = settings.deployment or ""
+    return Model(backend, concurrency=backend.sequences, retry=retry, cache=cache, prices=prices, deployment=deployment)

@@ -148,6 +148,10 @@ class Reply:
     ``<think>`` block taken out of the text); ``text`` is the answer alone."""
     not_sent: tuple[NotSent, ...] = ()
     """Settings the request asked for that were not sent (set by :class:`Model`, kept with a cached reply)."""
+    latency_seconds: float | None = field(default=None, compare=False)
+    """How long the backend worked on this reply, when it knows better than the request's wall time (the
+    local engine: from the sequence's admission into a batch to its last token, without the time it queued
+    for a slot); ``None``: the request's wall time is its latency."""
 
 
 @dataclass(frozen=True)
