@@ -218,3 +218,24 @@ def test_the_backend_sits_on_the_client_the_test_asks_for(http_client: str) -> N
 
     name = asyncio.run(used())
     assert ("aiohttp" in name.lower()) == (http_client == "aiohttp"), name
+
+
+def test_a_seeded_request_sent_a_sample_at_a_time_sends_each_sample_its_own_seed() -> None:
+    # A server that refuses n gets one request a sample; with one seed in all of them, a server that honours
+    # seeds (vLLM) would return the same sample n times, and sampling would buy nothing.
+    with serve() as server:
+        server.accept_n = False
+        model = model_for(server)
+        completions = run(model, model.generate_n(ASK, GenerateConfig(temperature=0.8, seed=7), n=4))
+        assert [c.sample for c in completions] == [0, 1, 2, 3]
+        seeds = sorted(body["seed"] for body, action in server.log if action == "ok")
+    assert seeds == [7, 8, 9, 10]
+
+
+def test_n_in_chunks_moves_the_seed_on_by_each_chunks_first_sample() -> None:
+    with serve() as server:
+        server.max_n = MAX_N
+        model = model_for(server)
+        run(model, model.generate_n(ASK, GenerateConfig(temperature=0.8, seed=7), n=MAX_N + 3))
+        sent = sorted((body["seed"], body.get("n", 1)) for body, _ in server.log)
+    assert sent == [(7, MAX_N), (7 + MAX_N, 3)]

@@ -39,8 +39,8 @@ class Backend(Protocol):
     """``provider:name``. A backend may also have an ``identity`` attribute: what determines its replies when
     the name does not (the local backend's file hash); the response cache then keys on it instead. A backend
     with ``batches_requests = True`` (the local engine) decodes concurrent requests together itself: it is
-    sent one request per sample, sample *i* of a seeded request with the seed ``seed + i``, so each sample is
-    cached as soon as it is done and is the same however it was asked for."""
+    sent one request per sample, so each sample is cached as soon as it is done. Whatever the backend, a
+    request for samples *i* onwards of a seeded request carries the seed ``seed + i``."""
 
     async def complete(self, messages: Sequence[Message], config: GenerateConfig, n: int) -> list[Reply]:
         """``n`` replies to ``messages``."""
@@ -248,7 +248,7 @@ class Model:
         """One request for ``samples`` (``n`` = their number); each reply cached under its sample's key,
         with the request's latency (see docs/design/models.md, "Several samples in one request")."""
         retries: list[Retry] = []
-        sent = self._seeded(config, samples[0]) if self._per_sample and len(samples) == 1 else config
+        sent = self._seeded(config, samples[0])  # each request's own seed: not one seed sent n times
         async with self.limits.slot(self.backend.endpoint, self.concurrency):
             replies, latency = await self._attempts(messages, sent, len(samples), retries)
         if len(replies) != len(samples):
@@ -266,7 +266,10 @@ class Model:
 
     @staticmethod
     def _seeded(config: GenerateConfig, sample: int) -> GenerateConfig:
-        """The settings sent for sample ``sample`` alone: a seeded request's seed moved on by the index."""
+        """The settings sent for a request whose first sample is ``sample``: a seeded request's seed moved on
+        by that index, so the requests of one-request-a-sample (a server that refuses ``n``, a profile that
+        does not take it, the local engine) or of ``n`` in chunks never send one seed twice: a server that
+        honours seeds (vLLM) would answer each the same."""
         return config if config.seed is None else replace(config, seed=config.seed + sample)
 
     def _with_usage(self, messages: Sequence[Message], replies: list[Reply]) -> list[Reply]:
