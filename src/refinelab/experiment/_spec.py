@@ -249,7 +249,7 @@ class ExperimentSpec:
         assert isinstance(sandbox, dict)
         sandbox.pop("workers")
         sandbox.pop("agreement_timeout", None)
-        if any(_agrees(strategy) for strategy in self.strategies):  # its time changes only their results
+        if any(strategy.agrees for strategy in self.strategies):  # its time changes only their results
             sandbox["agreement_timeout"] = self.sandbox.agreement_timeout
         identities = self.model_identities()
         if identities:
@@ -352,17 +352,6 @@ _LATER_SANDBOX_DEFAULTS: dict[str, object] = {
     "agreement_timeout": 0.1,
 }
 """``[sandbox]`` settings added after runs were first stored, at their defaults (see ``to_json``)."""
-AGREEING = ("codet", "verified")
-"""Strategies that choose by dual agreement over generated tests (as ``sampling(select=dual-agreement)``
-does): the agreement's time limit changes their results."""
-
-
-def _agrees(strategy: StrategySpec) -> bool:
-    return strategy.name in AGREEING or (
-        strategy.name == "sampling" and strategy.params.get("select") == "dual-agreement"
-    )
-
-
 _SANDBOX = {"isolation", "timeout", "workers", "allow_packages", "test_details", "agreement_timeout"}
 _BUDGET = {"max_calls", "max_tokens", "max_cost_usd"}
 
