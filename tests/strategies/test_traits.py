@@ -11,9 +11,9 @@ import pytest
 from refinelab.experiment import BenchmarkChoice, ExperimentSpec
 from refinelab.metrics import ScoredAttempt, ScoredTrajectory, Spend, Usage
 from refinelab.problems import Problem
-from refinelab.report._selection import selection_section
 from refinelab.report._build import _equal_tokens
 from refinelab.report._overview import singles_by_actor
+from refinelab.report._selection import selection_section
 from refinelab.runtime import SandboxChoice
 from refinelab.strategies import STRATEGIES, Env, StrategySpec, Trajectory, strategy, strategy_traits
 
@@ -36,7 +36,12 @@ def register(**traits: object) -> None:
 def test_the_builtin_strategies_declare_their_traits() -> None:
     names = sorted(STRATEGIES)
     assert [n for n in names if strategy_traits(n).selects] == ["codet", "verified"]
-    assert [n for n in names if strategy_traits(n).iterates] == ["exec-refine", "self-redraft", "self-refine", "verified"]
+    assert [n for n in names if strategy_traits(n).iterates] == [
+        "exec-refine",
+        "self-redraft",
+        "self-refine",
+        "verified",
+    ]
     assert [n for n in names if strategy_traits(n).baseline] == ["sampling", "single-pass"]
     agrees = [str(s) for s in map(StrategySpec.parse, ["codet", "verified", "sampling", "sampling(select=visible)"])]
     assert [s for s in agrees if StrategySpec.parse(s).agrees] == ["codet", "verified"]
