@@ -14,6 +14,7 @@ from refinelab.cli import _run as run_cli
 from refinelab.cli import build_parser, main
 from refinelab.experiment import ExperimentSpec, load_spec
 from refinelab.problems import BENCHMARKS
+from refinelab.runtime import Settings
 from refinelab.store import Store
 from refinelab.testing import serve
 from tests.experiment.fakes import reply
@@ -127,8 +128,8 @@ def test_flags_and_a_spec_file_resolve_the_sandbox_alike(tmp_path: Path, benchma
     parser = build_parser({})
     flags = ["run", "--benchmark", benchmark, "--data", str(data), "--strategy", "single-pass", "--model", "fake"]
     for extra in ([], ["--timeout", "2.5"]):
-        from_flags = run_cli._spec(parser.parse_args([*flags, *extra]))
-        from_file = run_cli._spec(parser.parse_args(["run", str(spec), *extra]))
+        from_flags = run_cli._spec(parser.parse_args([*flags, *extra]), Settings())
+        from_file = run_cli._spec(parser.parse_args(["run", str(spec), *extra]), Settings())
         assert from_flags.sandbox == from_file.sandbox and from_flags.run_id == from_file.run_id
-    timed = run_cli._spec(parser.parse_args(["run", str(spec), "--timeout", "2.5"])).sandbox
+    timed = run_cli._spec(parser.parse_args(["run", str(spec), "--timeout", "2.5"]), Settings()).sandbox
     assert timed.timeout == 2.5 and not timed.follow_reference

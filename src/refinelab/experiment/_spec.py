@@ -356,10 +356,13 @@ _SANDBOX = {"isolation", "timeout", "workers", "allow_packages", "test_details",
 _BUDGET = {"max_calls", "max_tokens", "max_cost_usd"}
 
 
-def load_spec(path: str | Path, *, sandbox: SandboxRequest | None = None) -> ExperimentSpec:
+def load_spec(
+    path: str | Path, *, sandbox: SandboxRequest | None = None, defaults: SandboxRequest | None = None
+) -> ExperimentSpec:
     """Read and validate a spec file; relative data paths are relative to the file. ``sandbox``: what the
-    command line says about the sandbox, over the file's ``[sandbox]`` table (:func:`choose_sandbox`
-    decides the rest from the benchmarks, as for a run from flags)."""
+    command line says about the sandbox, over the file's ``[sandbox]`` table; ``defaults``: what the settings
+    say (``$REFINELAB_SANDBOX``, ``sandbox`` in ``refinelab.toml``), under it (:func:`choose_sandbox` decides
+    the rest from the benchmarks, as for a run from flags)."""
     path = Path(path)
     table = read_toml(path)
     _known(path, table, _TOP, "")
@@ -377,7 +380,10 @@ def load_spec(path: str | Path, *, sandbox: SandboxRequest | None = None) -> Exp
         concurrency=reader.integer(table, "concurrency", 8),
         budget=reader.budget(table.get("budget", {})),
         sandbox=choose_sandbox(
-            [b.name for b in benchmarks], sandbox or SandboxRequest(), reader.sandbox(table.get("sandbox", {}))
+            [b.name for b in benchmarks],
+            sandbox or SandboxRequest(),
+            reader.sandbox(table.get("sandbox", {})),
+            defaults or SandboxRequest(),
         ),
         models=load_models_config(path) if "models" in table else ModelsConfig(),
         reasoning_effort=reader.efforts(table, "reasoning_effort"),
