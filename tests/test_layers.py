@@ -177,6 +177,7 @@ def test_refinelab_variables_are_read_in_one_place() -> None:
             "REFINELAB_CACHE_DIR",
             "REFINELAB_CLUSTER",
             "REFINELAB_MODEL",
+            "REFINELAB_SANDBOX",
             "REFINELAB_STORE",
             "REFINELAB_WORKERS",
         ],

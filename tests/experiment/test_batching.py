@@ -7,8 +7,8 @@ import asyncio
 from collections.abc import Sequence
 from pathlib import Path
 
+from refinelab.experiment import load_spec
 from refinelab.experiment._batching import HiddenScoring, RunLimits
-from refinelab.experiment._spec import load_spec
 from refinelab.models import ScriptedModel
 from refinelab.problems import CallTest, Problem
 from refinelab.records import Usage

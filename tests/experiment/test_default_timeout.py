@@ -14,6 +14,7 @@ from refinelab.cli import _run as run_cli
 from refinelab.cli import build_parser, main
 from refinelab.experiment import ExperimentSpec, load_spec
 from refinelab.problems import BENCHMARKS
+from refinelab.runtime import Settings
 from refinelab.store import Store
 from refinelab.testing import serve
 from tests.experiment.fakes import reply
@@ -127,8 +128,27 @@ def test_flags_and_a_spec_file_resolve_the_sandbox_alike(tmp_path: Path, benchma
     parser = build_parser({})
     flags = ["run", "--benchmark", benchmark, "--data", str(data), "--strategy", "single-pass", "--model", "fake"]
     for extra in ([], ["--timeout", "2.5"]):
-        from_flags = run_cli._spec(parser.parse_args([*flags, *extra]))
-        from_file = run_cli._spec(parser.parse_args(["run", str(spec), *extra]))
+        from_flags = run_cli._spec(parser.parse_args([*flags, *extra]), Settings())
+        from_file = run_cli._spec(parser.parse_args(["run", str(spec), *extra]), Settings())
         assert from_flags.sandbox == from_file.sandbox and from_flags.run_id == from_file.run_id
-    timed = run_cli._spec(parser.parse_args(["run", str(spec), "--timeout", "2.5"])).sandbox
+    timed = run_cli._spec(parser.parse_args(["run", str(spec), "--timeout", "2.5"]), Settings()).sandbox
     assert timed.timeout == 2.5 and not timed.follow_reference
+
+
+@pytest.mark.parametrize(
+    ("benchmark", "seconds", "follows"), [("livecodebench", 6.0, False), ("humaneval-plus", 4.0, True)]
+)
+def test_a_spec_built_by_hand_takes_its_benchmarks_rule_as_the_other_paths_do(
+    tmp_path: Path, benchmark: str, seconds: float, follows: bool
+) -> None:
+    from refinelab.experiment import BenchmarkChoice
+    from refinelab.runtime import SandboxChoice
+    from refinelab.strategies import StrategySpec
+
+    by_hand = ExperimentSpec((BenchmarkChoice(benchmark, "x.jsonl"),), (StrategySpec("single-pass"),), ("fake",))
+    assert (by_hand.sandbox.timeout, by_hand.sandbox.follow_reference) == (seconds, follows)
+    flags = ["run", "--benchmark", benchmark, "--data", "x.jsonl", "--strategy", "single-pass", "--model", "fake"]
+    assert by_hand.sandbox == run_cli._spec(build_parser({}).parse_args(flags), Settings()).sandbox
+    given = SandboxChoice(timeout=2.0)  # a choice given is kept as it is, the defaults' values included
+    assert ExperimentSpec(by_hand.benchmarks, by_hand.strategies, by_hand.actors, sandbox=given).sandbox is given
+    assert ExperimentSpec.from_json({"benchmarks": [{"name": benchmark}]}).sandbox == SandboxChoice()  # old stores

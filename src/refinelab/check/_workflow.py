@@ -17,7 +17,7 @@ from refinelab.check._selection import (
 )
 from refinelab.errors import UserError
 from refinelab.problems import BENCHMARKS, BenchmarkFiles, FetchOptions, Problem, dated, open_benchmark, window_text
-from refinelab.runtime import NOT_GIVEN, SandboxChoice, SandboxRequest, choose_sandbox
+from refinelab.runtime import NOT_GIVEN, NotGiven, SandboxChoice, SandboxRequest, choose_sandbox
 from refinelab.sandbox import IsolationMode, Limits, Sandbox, SandboxSettings, prepare_benchmark
 
 
@@ -41,8 +41,8 @@ class CheckOptions:
     test_details: bool = False
     """Run every test of every program; by default a program's tests stop at its first failure (its
     verdict is known; the rest are ``skipped``), as evalplus does."""
-    isolation: IsolationMode = "auto"
-    """Sandbox mode."""
+    isolation: IsolationMode | NotGiven = NOT_GIVEN
+    """Sandbox mode (not given: ``auto``)."""
     allow_packages: tuple[str, ...] = ()
     """Packages candidates may import, beyond what the benchmark's grader offers."""
     agreement_timeout: float | None = None

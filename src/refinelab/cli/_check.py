@@ -66,7 +66,7 @@ def add_parser(commands: Any, environ: Mapping[str, str]) -> None:
     parser.add_argument(
         "--allow-package", action="append", default=[], metavar="NAME", help="let candidates import NAME (e.g. numpy)"
     )
-    _options.add_isolation(parser)
+    _options.add_sandbox(parser)
     _options.add_cluster(parser)
     _options.add_config(parser, "project config with [sandbox] (default: refinelab.toml here or in a parent)")
     parser.add_argument(
@@ -164,7 +164,7 @@ def run(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
     if not args.self_test and args.samples is None:
         raise UserError("give a SAMPLES file, or --self-test")
     _check_selection_args(args)
-    settings = _options.settings(args, environ, ("config", "cache_dir", "workers", "cluster"))
+    settings = _options.settings(args, environ, ("config", "cache_dir", "workers", "cluster", "sandbox"))
     options = CheckOptions(
         benchmark=args.benchmark,
         data=args.data,
@@ -173,7 +173,7 @@ def run(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
         before=args.before,
         timeout=args.timeout,
         test_details=args.test_details,
-        isolation=args.isolation,
+        isolation=settings.isolation,
         allow_packages=tuple(args.allow_package),
         agreement_timeout=args.agreement_timeout,
     )

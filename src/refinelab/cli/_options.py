@@ -1,8 +1,8 @@
 """Flags that several commands share, each defined once, and the settings they resolve to.
 
 A flag that sets a layered setting (``--store``, ``--cache``, ``--cache-dir``, ``--model``, ``--workers``,
-``--cluster``, ``--config``) defaults to ``None`` here: not given, so the environment, the project config and then the
-default decide (:func:`refinelab.runtime.resolve_settings`).
+``--cluster``, ``--sandbox``, ``--config``) defaults to ``None`` here: not given, so the environment, the
+project config and then the default decide (:func:`refinelab.runtime.resolve_settings`).
 """
 
 from __future__ import annotations
@@ -33,9 +33,17 @@ def add_cache(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cache", type=Path, help="response cache (default: responses.sqlite beside the store)")
 
 
-def add_isolation(parser: argparse.ArgumentParser, default: str | None = "auto") -> None:
-    """``--isolation MODE``."""
-    parser.add_argument("--isolation", choices=list(ISOLATION_MODES), default=default, help="sandbox mode")
+def add_sandbox(parser: argparse.ArgumentParser) -> None:
+    """``--sandbox KIND[:CONFIG]``, and its older spelling ``--isolation KIND``: one setting (see
+    :func:`refinelab.runtime.parse_sandbox`)."""
+    parser.add_argument(
+        "--sandbox",
+        "--isolation",
+        dest="sandbox",
+        metavar="KIND[:CONFIG]",
+        help=f"sandbox: {', '.join(ISOLATION_MODES)} (how programs are confined) or cluster:ADDRESS (default: "
+        "$REFINELAB_SANDBOX, else sandbox in refinelab.toml, else auto)",
+    )
 
 
 def add_cluster(parser: argparse.ArgumentParser) -> None:

@@ -32,7 +32,7 @@ from refinelab.experiment import (
 from refinelab.models import checked_effort, url_problem
 from refinelab.problems import BENCHMARKS
 from refinelab.report import render_text
-from refinelab.runtime import NOT_GIVEN, SandboxRequest, choose_sandbox
+from refinelab.runtime import NOT_GIVEN, SandboxRequest, Settings, choose_sandbox, parse_sandbox
 from refinelab.strategies import StrategySpec
 
 T = TypeVar("T")
@@ -108,7 +108,7 @@ def add_parser(commands: Any, environ: Mapping[str, str]) -> None:
         help="CPU seconds for every test (default: [sandbox] timeout in the spec, else the benchmarks' graders': "
         "evalplus's max(1, 4 x the reference's time) for humaneval-plus and mbpp-plus, 6 for livecodebench, else 4)",
     )
-    _options.add_isolation(parser, default=None)
+    _options.add_sandbox(parser)
     _options.add_cluster(parser)
     _options.add_store(parser)
     _options.add_cache(parser)
@@ -118,8 +118,8 @@ def add_parser(commands: Any, environ: Mapping[str, str]) -> None:
 
 def run(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
     """Build the spec, run it, print the report; 1 when infrastructure failures are left to retry."""
-    spec, options = _spec(args), _run_options(args)  # every flag checked before anything is downloaded
-    settings = _options.settings(args, environ, ("config", "store", "cache", "cluster"))
+    settings = _options.settings(args, environ, ("config", "store", "cache", "cluster", "sandbox"))
+    spec, options = _spec(args, settings), _run_options(args)  # every flag checked before anything is downloaded
     spec = replace(spec, models=settings.models.merge(spec.models))  # the spec's own table wins
     with ProgressDisplay(sys.stderr) as show:
         spec = resolve_sources(spec, settings, None if args.quiet else show)
@@ -185,12 +185,15 @@ async def _until_signal(work: Coroutine[Any, Any, T]) -> T:
         loop.remove_signal_handler(signal.SIGTERM)
 
 
-def _spec(args: argparse.Namespace) -> ExperimentSpec:
+def _spec(args: argparse.Namespace, settings: Settings) -> ExperimentSpec:
     given = [name for name in _ONE_OFF if getattr(args, name) not in (None, [])]
     if args.spec is not None and given:
         raise UserError(f"give a spec file or --{given[0].replace('_', '-')} and the other one-off flags, not both")
-    sandbox = _sandbox_flags(args)
-    spec = load_spec(args.spec, sandbox=sandbox) if args.spec is not None else _from_flags(args, sandbox)
+    layers = (_sandbox_flags(args), settings.sandbox_request())  # a spec file's [sandbox] goes between them
+    if args.spec is not None:
+        spec = load_spec(args.spec, sandbox=layers[0], defaults=layers[1])
+    else:
+        spec = _from_flags(args, layers)
     efforts = tuple(dict.fromkeys(checked_effort(e, "--reasoning-effort") for e in args.reasoning_effort or ()))
     return replace(
         spec,
@@ -200,17 +203,17 @@ def _spec(args: argparse.Namespace) -> ExperimentSpec:
 
 
 def _sandbox_flags(args: argparse.Namespace) -> SandboxRequest:
-    """What ``--timeout`` and ``--isolation`` say, over a spec file's ``[sandbox]`` table (both go through
-    :func:`refinelab.runtime.choose_sandbox`, as ``check`` and ``solve`` do)."""
+    """What ``--timeout`` and ``--sandbox`` (``--isolation``) say, over a spec file's ``[sandbox]`` table
+    (both go through :func:`refinelab.runtime.choose_sandbox`, as ``check`` and ``solve`` do)."""
     if args.timeout is not None and args.timeout <= 0:
         raise UserError("--timeout must be positive")
     return SandboxRequest(
-        isolation=NOT_GIVEN if args.isolation is None else args.isolation,
+        isolation=NOT_GIVEN if args.sandbox is None else parse_sandbox(args.sandbox).isolation,
         timeout=NOT_GIVEN if args.timeout is None else args.timeout,
     )
 
 
-def _from_flags(args: argparse.Namespace, sandbox: SandboxRequest) -> ExperimentSpec:
+def _from_flags(args: argparse.Namespace, sandbox: tuple[SandboxRequest, ...]) -> ExperimentSpec:
     if args.benchmark is None or not args.strategy or not args.model:
         raise UserError("give a spec file, or at least --benchmark, --strategy and --model")
     params = dict(_param(text) for text in args.param)
@@ -238,7 +241,7 @@ def _from_flags(args: argparse.Namespace, sandbox: SandboxRequest) -> Experiment
         tuple(args.critic or [SAME]),
         _positive(args.repeats, "--repeats") or 1,
         args.name or f"{args.benchmark}",
-        sandbox=choose_sandbox([args.benchmark], sandbox),
+        sandbox=choose_sandbox([args.benchmark], *sandbox),
     )
 
 

@@ -68,7 +68,7 @@ def add_parser(commands: Any, environ: Mapping[str, str]) -> None:
     _options.add_cache(parser)
     parser.add_argument("--no-record", action="store_true", help="do not record the solve in the store")
     parser.add_argument("--timeout", type=float, default=Limits().cpu_seconds, help="CPU seconds per test")
-    _options.add_isolation(parser)
+    _options.add_sandbox(parser)
     _options.add_cluster(parser)
     parser.add_argument("--quiet", action="store_true", help="no progress display")
     parser.set_defaults(run=lambda args: run(args, environ))
@@ -76,7 +76,7 @@ def add_parser(commands: Any, environ: Mapping[str, str]) -> None:
 
 def run(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
     """Solve, print the code and the evidence (or JSON), write ``--out``; the exit code says verified."""
-    settings = _options.settings(args, environ, ("config", "store", "cache", "model", "cluster"))
+    settings = _options.settings(args, environ, ("config", "store", "cache", "model", "cluster", "sandbox"))
     if not settings.model:
         raise UserError("give --model (or set $REFINELAB_MODEL), e.g. --model ollama:qwen2.5-coder:7b")
     prompt = _text(args.prompt, "PROMPT")
@@ -111,7 +111,7 @@ def _solve_options(args: argparse.Namespace, settings: Settings, display: _Displ
         base_url=args.base_url[0] if args.base_url and len(args.base_url) == 1 else args.base_url,
         record=not args.no_record,
         timeout=args.timeout,
-        isolation=args.isolation,
+        isolation=settings.isolation,
         on_progress=display.update,
         settings=settings,
     )

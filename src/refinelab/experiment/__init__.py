@@ -18,13 +18,8 @@ from refinelab.experiment._recall import (
 )
 from refinelab.experiment._record import begin_run
 from refinelab.experiment._runner import Progress, RunSummary, run_experiment, sandbox_settings
-from refinelab.experiment._spec import (
-    SAME,
-    BenchmarkChoice,
-    Configuration,
-    ExperimentSpec,
-    load_spec,
-)
+from refinelab.experiment._spec import SAME, BenchmarkChoice, Configuration, ExperimentSpec
+from refinelab.experiment._spec_file import load_spec
 from refinelab.experiment._units import ScoredRun, score_attempts
 from refinelab.runtime import SandboxChoice
 

@@ -28,6 +28,7 @@ from typing import Literal
 from refinelab.errors import UserError
 from refinelab.experiment._spec import ExperimentSpec
 from refinelab.models import EndpointSetting, RoleEndpoint, choose_endpoint
+from refinelab.sandbox import Sandbox
 from refinelab.store import EndpointUse, RunInfo, Store
 
 EndpointChange = Literal["stop", "moved", "fresh"]
@@ -38,7 +39,7 @@ user error saying so (the default), resume as ``moved`` (the same model at anoth
 
 @dataclass(frozen=True)
 class RunOptions:
-    """How one invocation of a run reaches its models (none of it is part of the run id)."""
+    """How one invocation of a run reaches its models and its sandbox (none of it is part of the run id)."""
 
     base_url: str | tuple[str, ...] | None = None
     """Server(s) for the actors, over their own ``[models.endpoints]`` entries (``--base-url``)."""
@@ -46,6 +47,9 @@ class RunOptions:
     """Server(s) for the critics that are not also actors, over their own entries (``--critic-base-url``)."""
     endpoint_change: EndpointChange = "stop"
     """What to do when a role's endpoint differs from the one the run recorded (see :data:`EndpointChange`)."""
+    sandbox: Sandbox | None = None
+    """A sandbox the caller built and opened: the run's programs run there instead of in one built from the
+    settings (see :func:`refinelab.runtime.open_runtime`); the caller stops it."""
 
 
 def run_endpoints(spec: ExperimentSpec, options: RunOptions) -> tuple[RoleEndpoint, ...]:

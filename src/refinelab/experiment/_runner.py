@@ -107,7 +107,7 @@ async def run_experiment(
         spec = await asyncio.to_thread(resolve_sources, spec, settings)
     limits = RunLimits.of(spec.sandbox)
     endpoints = run_endpoints(spec, options)
-    async with open_runtime(replace(settings, models=spec.models)) as runtime:
+    async with open_runtime(replace(settings, models=spec.models), sandbox=options.sandbox) as runtime:
         before = runtime.open_store() if runtime.settings.store.exists() else None
         chosen = choose_run(before, spec, endpoints, options.endpoint_change)
         run_id = progress.run_id = chosen.run_id

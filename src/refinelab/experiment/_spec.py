@@ -15,29 +15,24 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, is_dataclass, replace
 from functools import cached_property
-from pathlib import Path
 from typing import Any, TypeVar
 
-from refinelab._toml import located, read_toml
-from refinelab.errors import InputError, UserError
 from refinelab.models import (
     EndpointSettings,
     ModelsConfig,
     Price,
-    checked_effort,
-    load_models_config,
     local_identity,
-    url_problem,
 )
-from refinelab.problems import BENCHMARKS, Provenance, valid_date
+from refinelab.problems import Provenance
 from refinelab.records import configuration_label
-from refinelab.runtime import NOT_GIVEN, NotGiven, SandboxChoice, SandboxRequest, choose_sandbox
-from refinelab.sandbox import ISOLATION_MODES
+from refinelab.runtime import SandboxChoice, choose_sandbox
 from refinelab.store import StoredConfiguration
 from refinelab.strategies import Budget, Efforts, StrategySpec
 
 SAME = "same"
 """In ``critics``: the actor critiques itself."""
+_FROM_BENCHMARKS = SandboxChoice()
+"""The marker default of :attr:`ExperimentSpec.sandbox` (this very object): chosen from the benchmarks."""
 
 
 @dataclass(frozen=True)
@@ -143,14 +138,20 @@ class ExperimentSpec:
     """Problems in flight at once (model calls are also capped per endpoint). Does not change results."""
     budget: Budget = field(default_factory=Budget)
     """Limits per problem."""
-    sandbox: SandboxChoice = field(default_factory=SandboxChoice)
-    """How code runs."""
+    sandbox: SandboxChoice = _FROM_BENCHMARKS
+    """How code runs. Left out, what :func:`~refinelab.runtime.choose_sandbox` gives the benchmarks (their
+    graders' time rules: LiveCodeBench's 6 s, evalplus's rule for HumanEval+ and MBPP+), as for a run from
+    flags or a spec file."""
     models: ModelsConfig = field(default_factory=ModelsConfig)
     """Aliases, endpoints, deployment tags and prices: the spec's own ``[models]`` table over the
     project's ``refinelab.toml`` (the CLI merges them)."""
     reasoning_effort: tuple[str, ...] = ()
     """Reasoning efforts to cross with every strategy, actor and critic (``low``, ``high``, ``none``, or a
     thinking-token budget such as ``2048``); empty: the models' defaults, as before efforts existed."""
+
+    def __post_init__(self) -> None:
+        if self.sandbox is _FROM_BENCHMARKS:  # left out: the benchmarks' rules, as every other path chooses
+            object.__setattr__(self, "sandbox", choose_sandbox([b.name for b in self.benchmarks]))
 
     def configurations(self) -> list[Configuration]:
         """Every strategy x actor (x critic, for critic strategies) x reasoning effort, in spec order, without
@@ -205,8 +206,8 @@ class ExperimentSpec:
             values["reasoning_effort"] = tuple(str(v) for v in _list(values["reasoning_effort"]))
         if "budget" in values:
             values["budget"] = _record(Budget, values["budget"])
-        if "sandbox" in values:
-            values["sandbox"] = _record(SandboxChoice, values["sandbox"])
+        # a stored spec keeps the choice it ran with (one stored before specs had a sandbox ran with the defaults)
+        values["sandbox"] = _record(SandboxChoice, values["sandbox"]) if "sandbox" in values else SandboxChoice()
         if "models" in values:
             values["models"] = _models_from_json(values["models"])
         for key in ("base_url", "critic_base_url"):
@@ -249,7 +250,7 @@ class ExperimentSpec:
         assert isinstance(sandbox, dict)
         sandbox.pop("workers")
         sandbox.pop("agreement_timeout", None)
-        if any(_agrees(strategy) for strategy in self.strategies):  # its time changes only their results
+        if any(strategy.agrees for strategy in self.strategies):  # its time changes only their results
             sandbox["agreement_timeout"] = self.sandbox.agreement_timeout
         identities = self.model_identities()
         if identities:
@@ -333,220 +334,9 @@ def _plain(value: object) -> object:
     return value
 
 
-_TOP = {
-    "name",
-    "benchmarks",
-    "strategies",
-    "actors",
-    "critics",
-    "repeats",
-    "base_url",
-    "critic_base_url",
-    "concurrency",
-    "budget",
-    "sandbox",
-    "models",
-    "reasoning_effort",
-}
-_BENCHMARK = {"name", "data", "problems", "after", "before", "release", "sample", "seed", "limit"}
 _LATER_SANDBOX_DEFAULTS: dict[str, object] = {
     "follow_reference": False,
     "test_details": False,
     "agreement_timeout": 0.1,
 }
 """``[sandbox]`` settings added after runs were first stored, at their defaults (see ``to_json``)."""
-AGREEING = ("codet", "verified")
-"""Strategies that choose by dual agreement over generated tests (as ``sampling(select=dual-agreement)``
-does): the agreement's time limit changes their results."""
-
-
-def _agrees(strategy: StrategySpec) -> bool:
-    return strategy.name in AGREEING or (
-        strategy.name == "sampling" and strategy.params.get("select") == "dual-agreement"
-    )
-
-
-_SANDBOX = {"isolation", "timeout", "workers", "allow_packages", "test_details", "agreement_timeout"}
-_BUDGET = {"max_calls", "max_tokens", "max_cost_usd"}
-
-
-def load_spec(path: str | Path, *, sandbox: SandboxRequest | None = None) -> ExperimentSpec:
-    """Read and validate a spec file; relative data paths are relative to the file. ``sandbox``: what the
-    command line says about the sandbox, over the file's ``[sandbox]`` table (:func:`choose_sandbox`
-    decides the rest from the benchmarks, as for a run from flags)."""
-    path = Path(path)
-    table = read_toml(path)
-    _known(path, table, _TOP, "")
-    reader = _Reader(path)
-    benchmarks = tuple(reader.benchmark(b, i) for i, b in enumerate(reader.tables(table, "benchmarks")))
-    spec = ExperimentSpec(
-        benchmarks=benchmarks,
-        strategies=tuple(reader.strategy(text) for text in reader.strings(table, "strategies", required=True)),
-        actors=tuple(reader.strings(table, "actors", required=True)),
-        critics=tuple(reader.strings(table, "critics") or [SAME]),
-        repeats=reader.integer(table, "repeats", 1),
-        name=reader.string(table, "name") or path.stem,
-        base_url=reader.urls(table, "base_url"),
-        critic_base_url=reader.urls(table, "critic_base_url"),
-        concurrency=reader.integer(table, "concurrency", 8),
-        budget=reader.budget(table.get("budget", {})),
-        sandbox=choose_sandbox(
-            [b.name for b in benchmarks], sandbox or SandboxRequest(), reader.sandbox(table.get("sandbox", {}))
-        ),
-        models=load_models_config(path) if "models" in table else ModelsConfig(),
-        reasoning_effort=reader.efforts(table, "reasoning_effort"),
-    )
-    if not spec.benchmarks:
-        raise located(path, "benchmarks", "missing: add at least one [[benchmarks]] table with a name")
-    return spec
-
-
-def _known(path: Path, table: dict[str, object], allowed: set[str], prefix: str) -> None:
-    for key in table:
-        if key not in allowed:
-            raise located(path, f"{prefix}{key}", f"unknown key; known: {', '.join(sorted(allowed))}")
-
-
-class _Reader:
-    """Typed reads from a parsed spec, each failure located in the file."""
-
-    def __init__(self, path: Path, where: str = "") -> None:
-        self.path = path
-        self.where = where
-        """Dotted prefix of the table being read (``sandbox.``, ``benchmarks[0].``)."""
-
-    def error(self, key: str, problem: str) -> InputError:
-        return located(self.path, f"{self.where}{key}", problem)
-
-    def tables(self, table: dict[str, object], key: str) -> list[dict[str, object]]:
-        value = table.get(key, [])
-        if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
-            raise self.error(key, "must be an array of tables ([[benchmarks]])")
-        return value
-
-    def strings(self, table: dict[str, object], key: str, *, required: bool = False) -> list[str]:
-        value = table.get(key)
-        if value is None and not required:
-            return []
-        if not isinstance(value, list) or not value or not all(isinstance(v, str) and v for v in value):
-            raise self.error(key, "must be a non-empty list of strings")
-        return value
-
-    def efforts(self, table: dict[str, object], key: str) -> tuple[str, ...]:
-        """Reasoning efforts: a list of levels or thinking-token budgets (empty when the key is absent)."""
-        value = table.get(key)
-        if value is None:
-            return ()
-        if not isinstance(value, list) or not value:
-            raise self.error(key, 'must be a non-empty list of efforts, e.g. ["low", "high"]')
-        try:
-            found = tuple(checked_effort(v, "effort") for v in value)
-        except UserError as exc:
-            raise self.error(key, str(exc).removeprefix("effort: ")) from None
-        return tuple(dict.fromkeys(found))
-
-    def string(self, table: dict[str, object], key: str) -> str | None:
-        value = table.get(key)
-        if value is not None and not isinstance(value, str):
-            raise self.error(key, "must be a string")
-        return value
-
-    def date(self, table: dict[str, object], key: str) -> str | None:
-        value = self.string(table, key)
-        if value is not None and not valid_date(value):
-            raise self.error(key, "must be a date written YYYY-MM-DD")
-        return value
-
-    def urls(self, table: dict[str, object], key: str) -> str | tuple[str, ...] | None:
-        """A base URL, or a list of them (replicas of one model)."""
-        value = table.get(key)
-        if value is None:
-            return None
-        urls = [value] if isinstance(value, str) else value
-        if not isinstance(urls, list) or not urls or not all(isinstance(url, str) for url in urls):
-            raise self.error(key, "must be a URL, or a list of URLs (replicas of the model)")
-        for url in urls:
-            if (problem := url_problem(url)) is not None:
-                raise self.error(key, problem)
-        return value if isinstance(value, str) else tuple(urls)
-
-    def integer(self, table: dict[str, object], key: str, default: int | None, *, minimum: int = 1) -> int:
-        value = table.get(key, default)
-        if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
-            raise self.error(key, f"must be an integer >= {minimum}")
-        return value
-
-    def optional_integer(self, table: dict[str, object], key: str, minimum: int = 1) -> int | None:
-        return None if key not in table else self.integer(table, key, None, minimum=minimum)
-
-    def number(self, table: dict[str, object], key: str) -> float | None:
-        value = table.get(key)
-        if value is None:
-            return None
-        if not isinstance(value, (int, float)) or isinstance(value, bool) or value <= 0:
-            raise self.error(key, "must be a positive number")
-        return float(value)
-
-    def strategy(self, text: str) -> StrategySpec:
-        try:
-            spec = StrategySpec.parse(text)
-            spec.bind()
-        except UserError as exc:
-            raise located(self.path, "strategies", str(exc)) from None
-        return spec
-
-    def benchmark(self, table: dict[str, object], index: int) -> BenchmarkChoice:
-        where = f"benchmarks[{index}]."
-        _known(self.path, table, _BENCHMARK, where)
-        reader = _Reader(self.path, where)
-        name = reader.string(table, "name")
-        if name not in BENCHMARKS:
-            raise reader.error("name", f"unknown benchmark {name!r}; choose one of: {', '.join(BENCHMARKS)}")
-        data = reader.string(table, "data")
-        if data is not None and not Path(data).is_absolute():
-            data = str((self.path.parent / data).resolve())
-        after, before = reader.date(table, "after"), reader.date(table, "before")
-        if after is not None and before is not None and after >= before:
-            raise reader.error("before", f"must be later than after ({after})")
-        return BenchmarkChoice(
-            name,
-            data=data,
-            problems=tuple(reader.strings(table, "problems")),
-            after=after,
-            before=before,
-            release=reader.string(table, "release"),
-            sample=reader.optional_integer(table, "sample"),
-            seed=reader.integer(table, "seed", 0, minimum=0),
-            limit=reader.optional_integer(table, "limit"),
-        )
-
-    def budget(self, table: object) -> Budget:
-        if not isinstance(table, dict):
-            raise located(self.path, "budget", "must be a table")
-        _known(self.path, table, _BUDGET, "budget.")
-        reader = _Reader(self.path, "budget.")
-        calls, tokens = reader.optional_integer(table, "max_calls"), reader.optional_integer(table, "max_tokens")
-        return Budget(calls, tokens, reader.number(table, "max_cost_usd"))
-
-    def sandbox(self, table: object) -> SandboxRequest:
-        """What the ``[sandbox]`` table says (what it leaves out, :func:`choose_sandbox` decides)."""
-        if not isinstance(table, dict):
-            raise located(self.path, "sandbox", "must be a table")
-        _known(self.path, table, _SANDBOX, "sandbox.")
-        reader = _Reader(self.path, "sandbox.")
-        isolation = reader.string(table, "isolation")
-        if isolation is not None and isolation not in ISOLATION_MODES:
-            raise reader.error("isolation", f"must be {', '.join(ISOLATION_MODES[:-1])} or {ISOLATION_MODES[-1]}")
-        details = table.get("test_details", NOT_GIVEN)
-        if not isinstance(details, (bool, NotGiven)):
-            raise reader.error("test_details", "must be true or false")
-        workers = reader.optional_integer(table, "workers")
-        timeout, agreement = reader.number(table, "timeout"), reader.number(table, "agreement_timeout")
-        return SandboxRequest(
-            isolation=NOT_GIVEN if isolation is None else isolation,
-            timeout=NOT_GIVEN if timeout is None else timeout,
-            workers=NOT_GIVEN if workers is None else workers,
-            allow_packages=tuple(reader.strings(table, "allow_packages")) if "allow_packages" in table else NOT_GIVEN,
-            test_details=details,
-            agreement_timeout=NOT_GIVEN if agreement is None else agreement,
-        )

@@ -2,6 +2,7 @@
 
 from refinelab._downloads import FetchOptions, default_cache_dir
 from refinelab.problems._asserts import as_value_test, tests_from_check, tests_from_statements
+from refinelab.problems._benchmarks import BENCHMARKS, COMPUTED, Benchmark, Packaged, benchmark
 from refinelab.problems._examples import prompt_examples
 from refinelab.problems._humaneval import load_humaneval
 from refinelab.problems._humanevalplus import HumanEvalPlusTask, read_humanevalplus
@@ -13,10 +14,6 @@ from refinelab.problems._mbppplus import read_mbppplus
 from refinelab.problems._model import AssertTest, CallTest, Problem, ProblemKind, StdioTest, Test
 from refinelab.problems._provenance import FileRecord, Provenance
 from refinelab.problems._registry import (
-    BENCHMARKS,
-    COMPUTED,
-    Benchmark,
-    benchmark,
     dated,
     find_problem,
     load_benchmark,
@@ -37,6 +34,7 @@ __all__ = [
     "FetchOptions",
     "FileRecord",
     "HumanEvalPlusTask",
+    "Packaged",
     "Problem",
     "ProblemKind",
     "Provenance",

@@ -18,7 +18,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Literal
+from typing import Literal, Protocol
 
 from refinelab._toml import located, read_toml
 from refinelab.errors import UserError
@@ -161,41 +161,61 @@ APPS_DIFFICULTIES = ("introductory", "interview", "competition")
 """APPS's configurations besides ``all``: one difficulty each."""
 MBPP_SPLITS = {"test": (11, 510), "validation": (511, 600), "train": (601, 974), "prompt": (1, 10)}
 """MBPP's splits by task id, as its README gives them (the sanitized set inherits them)."""
-_SINGLE: dict[str, tuple[str | None, PinnedFile]] = {
-    "humaneval-plus": ("v0.1.10", HUMANEVAL_PLUS),
-    "mbpp-plus": ("v0.2.0", MBPP_PLUS),
-    "codecontests": (None, CODECONTESTS),
-}
-_SUBSETS: dict[str, tuple[PinnedFile, str, tuple[str, ...]]] = {
-    "apps": (APPS, "all", APPS_DIFFICULTIES),
-    "mbpp": (MBPP, "test", (*MBPP_SPLITS, "full")),
-    "mbpp-sanitized": (MBPP_SANITIZED, "test", (*MBPP_SPLITS, "full")),
-}
-"""Benchmarks read from one file whose releases are parts of it: (file, default, the others)."""
 
 
-def downloadable(benchmark: str) -> bool:
-    """True when refinelab can download ``benchmark``'s files."""
-    return benchmark in _SINGLE or benchmark in _SUBSETS or benchmark == "livecodebench"
+class Releases(Protocol):
+    """How a benchmark's releases map to pinned files (a benchmark record's ``releases``)."""
+
+    def release(self, benchmark: str, tag: str | None) -> Release:
+        """The files of release ``tag`` (None: the default), or a user error listing the tags."""
+        ...
 
 
-def release_for(benchmark: str, tag: str | None) -> Release:
-    """The files of ``benchmark``'s release ``tag`` (None: the default), or a user error listing the tags."""
-    if benchmark == "livecodebench":
+@dataclass(frozen=True)
+class OneRelease:
+    """One pinned file; ``version`` its only release (None: the benchmark has no releases)."""
+
+    version: str | None
+    """The release as recorded."""
+    file: PinnedFile
+    """The file."""
+
+    def release(self, benchmark: str, tag: str | None) -> Release:
+        """The file, when ``tag`` is None or the pinned version."""
+        if tag is not None and tag != self.version:
+            have = f"only {self.version}" if self.version else "no releases"
+            raise UserError(f"{benchmark}: unknown release {tag!r}; refinelab pins {have}")
+        return Release(self.version, (self.file,))
+
+
+@dataclass(frozen=True)
+class PartsOfOneFile:
+    """One pinned file whose releases are parts of it (an APPS difficulty, an MBPP split)."""
+
+    file: PinnedFile
+    """The file."""
+    default: str
+    """The release when none is named."""
+    others: tuple[str, ...]
+    """The other releases; ``all`` and ``full`` keep every problem."""
+
+    def release(self, benchmark: str, tag: str | None) -> Release:
+        """The file, and the part ``tag`` keeps."""
+        tag = tag or self.default
+        if tag not in (self.default, *self.others):
+            choices = f"{self.default} (default), {', '.join(self.others)}"
+            raise UserError(f"{benchmark}: unknown release {tag!r}; choose {choices}")
+        return Release(tag, (self.file,), None if tag in ("all", "full") else tag)
+
+
+@dataclass(frozen=True)
+class LiveCodeBenchReleases:
+    """LiveCodeBench's release files: ``release_vN`` (cumulative), ``release_latest``, ``vN`` (what vN
+    added) and ``vA_vB`` (vA to vB)."""
+
+    def release(self, benchmark: str, tag: str | None) -> Release:
+        """The files of ``tag`` (default ``release_latest``)."""
         return _livecodebench(tag or "release_latest")
-    if benchmark in _SUBSETS:
-        pinned, default, others = _SUBSETS[benchmark]
-        tag = tag or default
-        if tag not in (default, *others):
-            raise UserError(f"{benchmark}: unknown release {tag!r}; choose {default} (default), {', '.join(others)}")
-        return Release(tag, (pinned,), None if tag in ("all", "full") else tag)
-    if benchmark not in _SINGLE:
-        raise UserError(f"benchmark {benchmark!r} has nothing to download; give --data FILE")
-    version, pinned = _SINGLE[benchmark]
-    if tag is not None and tag != version:
-        have = f"only {version}" if version else "no releases"
-        raise UserError(f"{benchmark}: unknown release {tag!r}; refinelab pins {have}")
-    return Release(version, (pinned,))
 
 
 def _livecodebench(tag: str) -> Release:

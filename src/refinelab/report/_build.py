@@ -41,9 +41,10 @@ from refinelab.metrics import (
 )
 from refinelab.report._baseline import Baseline, baseline_rows
 from refinelab.report._effort import EffortSection, effort_section
-from refinelab.report._overview import OverviewTable, build_overview
+from refinelab.report._overview import OverviewTable, build_overview, singles_by_actor
 from refinelab.report._selection import SelectionSection, selection_section
 from refinelab.store import Failure, RunInfo, Store, StoredProblem
+from refinelab.strategies import strategy_traits
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -236,7 +237,7 @@ def build_report(store: Store, run_id: str | None = None, *, baseline: str | Non
     groups: dict[str, list[ScoredTrajectory]] = {}
     for trajectory in trajectories:
         groups.setdefault(trajectory.config, []).append(trajectory)
-    singles = {g[0].actor_at: g for g in groups.values() if g[0].strategy == "single-pass"}
+    singles = singles_by_actor(groups)
     depth = max((max_iteration(group) for group in groups.values()), default=0)
     rows = tuple(_row(group, singles.get(group[0].actor_at), depth) for group in groups.values())
     problems = store.problems(run.id)
@@ -389,10 +390,11 @@ def _against(store: Store, groups: dict[str, list[ScoredTrajectory]], baseline: 
 
 
 def _equal_tokens(groups: dict[str, list[ScoredTrajectory]]) -> tuple[tuple[str, str, EqualTokens], ...]:
-    samplers = [g for g in groups.values() if any(sampled(t) for t in g) and g[0].strategy == "sampling"]
+    baselines = {id(g): strategy_traits(g[0].strategy).baseline for g in groups.values()}
+    samplers = [g for g in groups.values() if any(sampled(t) for t in g) and baselines[id(g)] == "samples"]
     found = []
     for group in groups.values():
-        if group[0].strategy == "single-pass" or group in samplers:
+        if baselines[id(group)] == "single" or group in samplers:
             continue
         for sampler in (s for s in samplers if s[0].actor_at == group[0].actor_at):
             result = sampling_at_equal_tokens(group, sampler)

@@ -24,6 +24,7 @@ from refinelab.metrics import (
     sampled,
 )
 from refinelab.store import ProblemInfo
+from refinelab.strategies import strategy_traits
 
 SliceKind = Literal["all", "benchmark", "difficulty"]
 """How a table's problems were chosen."""
@@ -112,12 +113,20 @@ def _difficulty_order(level: str | None) -> tuple[int, str]:
     return (DIFFICULTY_ORDER.index(lower), "") if lower in DIFFICULTY_ORDER else (len(DIFFICULTY_ORDER), lower)
 
 
+def singles_by_actor(
+    groups: dict[str, list[ScoredTrajectory]],
+) -> dict[tuple[str, str | None], list[ScoredTrajectory]]:
+    """The configurations every other is measured against, by actor: those of the strategy registered as
+    the ``single`` baseline (``single-pass``: one draft, nothing chosen)."""
+    return {g[0].actor_at: g for g in groups.values() if strategy_traits(g[0].strategy).baseline == "single"}
+
+
 def _table(
     kind: SliceKind, name: str, keys: list[str], groups: dict[str, list[ScoredTrajectory]], seed: int
 ) -> OverviewTable:
     bootstrap = Bootstrap(len(keys), seed=seed)
     index = {key: i for i, key in enumerate(keys)}
-    singles = {g[0].actor_at: g for g in groups.values() if g[0].strategy == "single-pass"}
+    singles = singles_by_actor(groups)
     rows = []
     for group in groups.values():
         members = [t for t in group if t.problem in index]

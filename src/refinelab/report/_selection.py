@@ -1,6 +1,7 @@
-"""The report's section on selecting strategies (``codet``, ``verified``): generated-test accuracy,
-selection accuracy, and ``verified`` against iterative refinement at equal tokens (against sampling it
-appears in the sampling-at-equal-tokens table)."""
+"""The report's section on selecting strategies (those registered with ``selects``: ``codet``,
+``verified``): generated-test accuracy, selection accuracy, and a selecting strategy that also refines
+(``verified``) against those that only refine, at equal tokens (against sampling it appears in the
+sampling-at-equal-tokens table). Which strategy is which is read from its registry record's traits."""
 
 from __future__ import annotations
 
@@ -16,11 +17,7 @@ from refinelab.metrics import (
     selection_accuracy,
 )
 from refinelab.report._table import Table
-
-SELECTING = ("codet", "verified")
-"""Strategies that write tests and choose among candidates."""
-ITERATIVE = ("self-refine", "self-redraft", "exec-refine")
-"""Strategies ``verified`` is compared with at equal tokens."""
+from refinelab.strategies import Traits, strategy_traits
 
 
 @dataclass(frozen=True)
@@ -49,15 +46,24 @@ class SelectionSection:
 
 def selection_section(groups: Mapping[str, Sequence[ScoredTrajectory]]) -> SelectionSection:
     """The section's numbers for a run's configurations (empty when it ran no selecting strategy)."""
-    rows = tuple(_row(group) for group in groups.values() if group and group[0].strategy in SELECTING)
+    rows = tuple(_row(group) for group in groups.values() if group and _traits(group).selects)
     pairs = []
-    for mine in (g for g in groups.values() if g and g[0].strategy == "verified"):
-        iterative = (g for g in groups.values() if g and g[0].strategy in ITERATIVE)
+    for mine in (g for g in groups.values() if g and _refines_and_selects(_traits(g))):
+        iterative = (g for g in groups.values() if g and _traits(g).iterates and not _traits(g).selects)
         for other in (g for g in iterative if g[0].actor_at == mine[0].actor_at):
             result = refinement_at_equal_tokens(mine, other)
             if result is not None:
                 pairs.append((mine[0].label, other[0].label, result))
     return SelectionSection(rows, tuple(pairs))
+
+
+def _traits(group: Sequence[ScoredTrajectory]) -> Traits:
+    return strategy_traits(group[0].strategy)
+
+
+def _refines_and_selects(traits: Traits) -> bool:
+    """A strategy that selects and refines (``verified``): compared with those that only refine."""
+    return traits.selects and traits.iterates
 
 
 def _row(group: Sequence[ScoredTrajectory]) -> SelectionRow:

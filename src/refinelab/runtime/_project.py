@@ -1,10 +1,10 @@
 """Finding the project config, ``refinelab.toml``, the way ruff and pytest find theirs, and reading it.
 
-``--config FILE`` wins; else ``$REFINELAB_CONFIG``; else the first ``refinelab.toml`` in the current
-directory or one of its parents (the nearest one wins, nothing is merged); else none. The file holds
-the settings of :data:`refinelab.runtime.SETTINGS` (``store``, ``cache``, ``cache_dir``, ``model``,
-``[sandbox] workers``) and the ``[models]`` table: aliases, endpoints, deployment tags, concurrency and
-prices. Any other key is an error naming its line.
+``--config FILE`` wins; else ``$REFINELAB_CONFIG``; else the first ``refinelab.toml`` in the current directory
+or one of its parents (the nearest one wins, nothing is merged); else none. The file holds the settings of
+:data:`refinelab.runtime.SETTINGS` (``store``, ``cache``, ``cache_dir``, ``model``, ``sandbox`` (or ``kind``
+in ``[sandbox]``), ``[sandbox] workers``, ``[sandbox] cluster``) and the ``[models]`` table: aliases,
+endpoints, deployment tags, concurrency and prices. Any other key is an error naming its line.
 """
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ def _flattened(path: Path, table: Mapping[str, object], keys: set[str]) -> list[
         if name == "models":
             continue
         if name in tables and isinstance(value, dict):
-            found += [(f"{name}.{inner}", item) for inner, item in value.items()]
+            found += [(_inner_key(name, inner, keys), item) for inner, item in value.items()]
         else:
             found.append((name, value))
     for key, _ in found:
@@ -65,6 +65,13 @@ def _flattened(path: Path, table: Mapping[str, object], keys: set[str]) -> list[
             known = ", ".join(sorted({*keys, "models"}))
             raise located(path, key, f"unknown key; known: {known}")
     return found
+
+
+def _inner_key(table: str, inner: str, keys: set[str]) -> str:
+    """The dotted key of ``inner`` in ``[table]``; a table that is also a setting of its own (``sandbox =
+    "landlock"``) takes that setting as ``kind`` too (``[sandbox]`` with ``kind = "landlock"`` beside
+    ``workers``, since TOML allows a name once)."""
+    return table if inner == "kind" and table in keys else f"{table}.{inner}"
 
 
 def _typed(path: Path, key: str, value: object, kind: type) -> object:

@@ -25,10 +25,11 @@ from refinelab.store import Store
 class Runtime:
     """What one command opened from its settings; use through :func:`open_runtime`."""
 
-    def __init__(self, settings: Settings, stack: AsyncExitStack) -> None:
+    def __init__(self, settings: Settings, stack: AsyncExitStack, *, sandbox: Sandbox | None = None) -> None:
         self.settings = settings
         """The settings everything is opened from."""
         self._stack = stack
+        self._given = sandbox
         self._limits = EndpointLimits()
         self._cache: ResponseCache | None = None
         self._models: dict[tuple[str, tuple[str, ...] | None, frozenset[str] | None, bool], Model] = {}
@@ -70,9 +71,13 @@ class Runtime:
 
     async def open_sandbox(self, request: SandboxSettings) -> Sandbox:
         """The sandbox ``request`` asks for, with the settings' worker count and cluster where it names
-        none (this machine's pool, one worker per core, when neither does); stopped with the runtime."""
+        none (this machine's pool, one worker per core, when neither does); stopped with the runtime. A
+        sandbox handed to :func:`open_runtime` is returned instead, as it is (its opener stops it)."""
+        if self._given is not None:
+            self.sandboxes.append(self._given)
+            return self._given
         workers = request.workers or self.settings.workers or default_workers()
-        cluster = request.cluster or self.settings.cluster
+        cluster = request.cluster or self.settings.cluster_address
         opened = open_sandbox(replace(request, workers=workers, cluster=cluster))
         sandbox = await self._stack.enter_async_context(opened)
         self.sandboxes.append(sandbox)
@@ -96,7 +101,13 @@ class Runtime:
 
 
 @asynccontextmanager
-async def open_runtime(settings: Settings) -> AsyncIterator[Runtime]:
-    """A :class:`Runtime` for the block; everything it opened is closed when the block ends."""
+async def open_runtime(settings: Settings, *, sandbox: Sandbox | None = None) -> AsyncIterator[Runtime]:
+    """A :class:`Runtime` for the block; everything it opened is closed when the block ends.
+
+    ``sandbox``: one the caller built and opened (a :class:`~refinelab.sandbox.WorkerPool` with its own
+    options, a :class:`~refinelab.sandbox.FakeSandbox`, a sandbox of its own kind), as an HTTP client takes a
+    transport: every program of the block runs there instead of in one built from the settings, and the
+    caller stops it. What a run records (its isolation, in the header) is then that sandbox's.
+    """
     async with AsyncExitStack() as stack:
-        yield Runtime(settings, stack)
+        yield Runtime(settings, stack, sandbox=sandbox)

@@ -8,17 +8,78 @@ longest time per test (LiveCodeBench's 6 s, else 4 s) and, for HumanEval+ and MB
 answer, a :class:`SandboxChoice`, is what a run records in its spec (it is part of the run id), so a run
 started from flags and one from a spec file that say the same thing record the same limits and get the
 same id. Where programs run (workers, a cluster) is a setting, not part of the choice's results.
+
+The ``sandbox`` setting (``--sandbox``, ``$REFINELAB_SANDBOX``, ``sandbox`` in ``refinelab.toml``) names the
+sandbox in one string, ``kind[:config]``, read by :func:`parse_sandbox` alone: an isolation kind (``auto``,
+``bwrap``, ``landlock``, ``none``) or ``cluster:ADDRESS`` (a Ray cluster whose nodes run the programs). The
+older spellings mean the same: ``--isolation KIND`` is ``--sandbox KIND``, and ``--cluster ADDRESS``
+(``$REFINELAB_CLUSTER``, ``[sandbox] cluster``) is ``cluster:ADDRESS``.
 """
 
 from __future__ import annotations
 
+import typing
 from collections.abc import Sequence
 from dataclasses import dataclass, fields, replace
+from typing import Literal
 
+from refinelab.errors import UserError
 from refinelab.problems import benchmark
-from refinelab.runtime._settings import NOT_GIVEN, NotGiven
-from refinelab.sandbox import IsolationMode, Limits, SandboxSettings
+from refinelab.runtime._given import NOT_GIVEN, NotGiven
+from refinelab.sandbox import ISOLATION_MODES, IsolationMode, Limits, SandboxSettings, cluster_problem
 from refinelab.verification import AGREEMENT_SECONDS, agreement_limits
+
+SandboxKind = Literal["auto", "bwrap", "landlock", "none", "cluster"]
+"""What the ``sandbox`` setting names: an isolation mode (how each program is confined), or ``cluster``."""
+SANDBOX_KINDS: tuple[SandboxKind, ...] = typing.get_args(SandboxKind)
+"""Every kind, in the order messages list them."""
+
+
+@dataclass(frozen=True)
+class SandboxSetting:
+    """The ``sandbox`` setting, parsed (see the module docstring)."""
+
+    kind: SandboxKind
+    """An isolation mode, or ``cluster``."""
+    config: str | None = None
+    """What follows the colon: a cluster's address (``auto``, ``ray://HOST:PORT``, ``HOST:PORT``)."""
+
+    def __str__(self) -> str:
+        return self.kind if self.config is None else f"{self.kind}:{self.config}"
+
+    @property
+    def isolation(self) -> IsolationMode | NotGiven:
+        """The isolation it names (:data:`NOT_GIVEN` for a cluster: its nodes confine programs as the other
+        layers say)."""
+        return NOT_GIVEN if self.kind == "cluster" else self.kind
+
+    @property
+    def cluster(self) -> str | None:
+        """The cluster's address, for ``cluster:ADDRESS``."""
+        return self.config if self.kind == "cluster" else None
+
+
+def sandbox_problem(text: str) -> str | None:
+    """What is wrong with a ``sandbox`` setting (``None``: nothing)."""
+    kind, colon, config = text.partition(":")
+    if kind not in SANDBOX_KINDS:
+        return f"sandbox {text!r}: unknown kind {kind!r}; choose {', '.join(ISOLATION_MODES)} or cluster:ADDRESS"
+    if kind != "cluster":
+        return f"sandbox {text!r}: {kind} takes no ':' setting" if colon else None
+    if not config:
+        return f"sandbox {text!r}: name the cluster, cluster:auto, cluster:ray://HOST:PORT or cluster:HOST:PORT"
+    return cluster_problem(config)
+
+
+def parse_sandbox(text: str) -> SandboxSetting:
+    """The ``sandbox`` setting ``kind[:config]`` (``landlock``, ``cluster:ray://HOST:10001``), or a user error
+    saying what is wrong with it: the one place it is read."""
+    problem = sandbox_problem(text)
+    if problem is not None:
+        raise UserError(problem)
+    kind, _, config = text.partition(":")
+    return SandboxSetting(typing.cast(SandboxKind, kind), config or None)
+
 
 DEFAULT_TIMEOUT = Limits().cpu_seconds
 """CPU seconds per test when neither a layer nor a benchmark says otherwise."""

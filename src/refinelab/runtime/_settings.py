@@ -12,29 +12,17 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Final
+from typing import Any
 
 from refinelab._progress import ProgressHook
 from refinelab._toml import located
 from refinelab.errors import UserError
 from refinelab.models import ModelsConfig, RetryPolicy
 from refinelab.problems import FetchOptions, default_cache_dir
+from refinelab.runtime._given import NOT_GIVEN, NotGiven
 from refinelab.runtime._project import find_config, read_project
-from refinelab.sandbox import cluster_problem
-
-
-class NotGiven:
-    """The type of :data:`NOT_GIVEN`: "this layer says nothing", as opposed to ``None``."""
-
-    def __repr__(self) -> str:
-        return "NOT_GIVEN"
-
-    def __bool__(self) -> bool:
-        return False
-
-
-NOT_GIVEN: Final = NotGiven()
-"""A flag (or argument) that was not given: the lower layers decide."""
+from refinelab.runtime._sandbox import SandboxRequest, SandboxSetting, parse_sandbox, sandbox_problem
+from refinelab.sandbox import IsolationMode, cluster_problem
 
 DEFAULT_STORE = Path(".refinelab/store.sqlite")
 """The store when nothing names one: one per project, in the current directory."""
@@ -55,6 +43,9 @@ class Setting:
     check: Callable[[str], str | None] | None = None
     """For a ``str`` setting: what is wrong with a value (``None``: nothing), said naming the layer that
     gave it (the flag, the variable, or the file's line)."""
+    parse: Callable[[str], object] | None = None
+    """For a ``str`` setting: the typed value a checked text stands for (``sandbox``'s
+    :class:`SandboxSetting`)."""
 
 
 SETTINGS: tuple[Setting, ...] = (
@@ -64,6 +55,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("model", "REFINELAB_MODEL", "model", str),
     Setting("workers", "REFINELAB_WORKERS", "sandbox.workers", int),
     Setting("cluster", "REFINELAB_CLUSTER", "sandbox.cluster", str, cluster_problem),
+    Setting("sandbox", "REFINELAB_SANDBOX", "sandbox", str, sandbox_problem, parse_sandbox),
 )
 """Every layered setting. ``config`` (``--config``, ``$REFINELAB_CONFIG``) chooses the file itself."""
 
@@ -86,6 +78,8 @@ class Flags:
     """Sandbox workers."""
     cluster: str | NotGiven = NOT_GIVEN
     """A Ray cluster to run programs on (``auto``, ``ray://HOST:PORT``, ``HOST:PORT``)."""
+    sandbox: str | NotGiven = NOT_GIVEN
+    """The sandbox, ``kind[:config]`` (``--sandbox``, or the older ``--isolation``): see :func:`parse_sandbox`."""
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -110,6 +104,10 @@ class Settings:
     cluster: str | None = None
     """A Ray cluster to run programs on (``auto``, ``ray://HOST:PORT``, ``HOST:PORT``); ``None``: this
     machine. Verdicts do not depend on it (see docs/design/cluster.md)."""
+    sandbox: SandboxSetting | None = None
+    """The ``sandbox`` setting (``kind[:config]``, parsed by :func:`parse_sandbox`): an isolation kind says
+    how programs are confined (a layer under a spec file's ``[sandbox] isolation``, see :meth:`sandbox_request`),
+    ``cluster:ADDRESS`` where they run (over :attr:`cluster`); ``None``: not set."""
     config: Path | None = None
     """The project config these settings were read from (``None``: there was none)."""
     models: ModelsConfig = field(default_factory=ModelsConfig)
@@ -118,6 +116,25 @@ class Settings:
     """The environment models read their API keys from."""
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     """Retries of model calls."""
+
+    @property
+    def cluster_address(self) -> str | None:
+        """Where programs run: the ``sandbox`` setting's cluster (``cluster:ADDRESS``), else :attr:`cluster`,
+        else ``None`` (this machine)."""
+        if self.sandbox is not None and self.sandbox.cluster is not None:
+            return self.sandbox.cluster
+        return self.cluster
+
+    @property
+    def isolation(self) -> IsolationMode | NotGiven:
+        """The isolation the ``sandbox`` setting names (:data:`NOT_GIVEN` for none, or for a cluster)."""
+        return NOT_GIVEN if self.sandbox is None else self.sandbox.isolation
+
+    def sandbox_request(self) -> SandboxRequest:
+        """What these settings say about the sandbox's results, as a layer for
+        :func:`~refinelab.runtime.choose_sandbox`: the isolation (under a command's flags and a spec file's
+        ``[sandbox]`` table, which are more specific)."""
+        return SandboxRequest(isolation=self.isolation)
 
     @property
     def responses(self) -> Path:
@@ -173,7 +190,7 @@ def _checked(setting: Setting, value: object, layer: str | Path | None) -> objec
     that gave it, or the project config's path."""
     problem = setting.check(value) if setting.check is not None and isinstance(value, str) else None
     if problem is None:
-        return value
+        return setting.parse(value) if setting.parse is not None and isinstance(value, str) else value
     if isinstance(layer, Path):
         raise located(layer, setting.key, problem)
     raise UserError(f"{layer}: {problem}")

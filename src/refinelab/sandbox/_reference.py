@@ -37,6 +37,7 @@ from refinelab.problems import (
     read_humanevalplus,
     read_mbppplus,
 )
+from refinelab.problems import benchmark as registered
 from refinelab.sandbox._compare import DEFAULT_FLOAT_ATOL, holds_float
 from refinelab.sandbox._limits import Limits
 from refinelab.sandbox._outcome import TestOutcome
@@ -121,7 +122,7 @@ async def prepare_benchmark(
     if isinstance(benchmark, str):
         options = FetchOptions(cache_dir, os.environ, progress) if cache_dir is not None else None
         benchmark = open_benchmark(benchmark, path, options=options)
-    reader = _READERS.get(benchmark.benchmark)
+    reader = registered(benchmark.benchmark).tasks
     if reader is None:
         return read_benchmark(benchmark)
     if cache_dir is None:
@@ -130,8 +131,7 @@ async def prepare_benchmark(
 
 
 Reader = Callable[[Path], Iterator[HumanEvalPlusTask]]
-"""Reads the tasks of an evalplus release file."""
-_READERS: dict[str, Reader] = {"humaneval-plus": read_humanevalplus, "mbpp-plus": read_mbppplus}
+"""Reads the tasks of an evalplus release file (a benchmark record's ``tasks``)."""
 
 
 async def load_humanevalplus(

@@ -71,7 +71,8 @@ async def solve_async(
     effort = None if options.reasoning_effort is None else checked_effort(options.reasoning_effort, "reasoning effort")
     task = build_task(prompt, tests, io, kind, options.signature)
     spec = bind_strategy(options.strategy)
-    settings, sandbox = solve_settings(options), solve_sandbox(options)
+    settings = solve_settings(options)
+    sandbox = solve_sandbox(options, settings)
     endpoint = _endpoint(model, options, settings)
     started = time.monotonic()
     async with open_runtime(settings) as runtime:
@@ -141,12 +142,13 @@ def bind_strategy(text: str) -> StrategySpec:
     return spec
 
 
-def solve_sandbox(options: SolveOptions) -> SandboxChoice:
+def solve_sandbox(options: SolveOptions, settings: Settings) -> SandboxChoice:
     """The sandbox of a solve, chosen as ``run`` and ``check`` choose theirs (no benchmark: its timeout
-    applies to every test)."""
+    applies to every test): its options over the ``sandbox`` setting."""
     if options.timeout <= 0:
         raise UserError(f"timeout must be positive, not {options.timeout}")
-    return choose_sandbox((), SandboxRequest(isolation=options.isolation, timeout=options.timeout))
+    given = SandboxRequest(isolation=options.isolation, timeout=options.timeout)
+    return choose_sandbox((), given, settings.sandbox_request())
 
 
 def _sandbox(chosen: SandboxChoice, settings: Settings) -> SandboxSettings:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from refinelab.errors import UserError
 from refinelab.problems import AssertTest, CallTest, Problem, ProblemKind, StdioTest, prompt_examples
-from refinelab.runtime import Settings
+from refinelab.runtime import NOT_GIVEN, NotGiven, Settings
 from refinelab.sandbox import IsolationMode, Limits
 from refinelab.solve._progress import SolveProgress
 from refinelab.solve._tests import GivenTest, TestSet, called_names, describe, parse_given_tests
@@ -55,8 +55,8 @@ class SolveOptions:
     """The response cache (default: ``responses.sqlite`` beside the store); repeated requests are free."""
     timeout: float = Limits().cpu_seconds
     """CPU seconds per test."""
-    isolation: IsolationMode = "auto"
-    """Sandbox mode."""
+    isolation: IsolationMode | NotGiven = NOT_GIVEN
+    """Sandbox mode (not given: the ``sandbox`` setting's, else ``auto``)."""
     cluster: str | None = None
     """A Ray cluster to run the programs on (``auto``, ``ray://HOST:PORT``, ``HOST:PORT``); ``None``: this
     machine (see docs/design/cluster.md)."""

@@ -32,7 +32,9 @@ from refinelab.strategies._registry import (
     RegisteredStrategy,
     Strategy,
     StrategySpec,
+    Traits,
     strategy,
+    strategy_traits,
 )
 from refinelab.strategies._schedule import TemperatureSchedule
 from refinelab.strategies._trajectory import (
@@ -74,6 +76,7 @@ __all__ = [
     "Suggestion",
     "TemperatureSchedule",
     "TestGeneration",
+    "Traits",
     "Trajectory",
     "codet",
     "exec_refine",
@@ -87,6 +90,7 @@ __all__ = [
     "self_refine",
     "single_pass",
     "strategy",
+    "strategy_traits",
     "strip_reasoning",
     "verified",
 ]

@@ -18,7 +18,7 @@ from refinelab.strategies._trajectory import Trajectory
 from refinelab.verification import Score
 
 
-@strategy("codet")
+@strategy("codet", selects=True, agrees=True)
 async def codet(  # noqa: PLR0913 - flat knobs map one to one onto ``codet(key=value)`` specs
     problem: Problem,
     env: Env,

@@ -54,7 +54,7 @@ async def _critique(env: Env, problem: Problem, attempt: Attempt, loop: _CriticL
     return replace(attempt, critic=output)
 
 
-@strategy("self-refine", uses_critic=True)
+@strategy("self-refine", uses_critic=True, iterates=True)
 async def self_refine(  # noqa: PLR0913 - flat knobs map one to one onto ``self-refine(key=value)`` specs
     problem: Problem,
     env: Env,
@@ -172,7 +172,7 @@ def _stop(critic: CriticOutput, attempts: int, max_iters: int) -> StopReason | N
     return "max_iterations" if attempts > max_iters else None
 
 
-@strategy("self-redraft", uses_critic=True)
+@strategy("self-redraft", uses_critic=True, iterates=True)
 async def self_redraft(  # noqa: PLR0913 - flat knobs map one to one onto ``self-redraft(key=value)`` specs
     problem: Problem,
     env: Env,

@@ -129,7 +129,7 @@ def _finish(
     return Trajectory(problem.id, spec, {}, tuple(attempts), chosen, reason, budget_note=note)
 
 
-@strategy("single-pass")
+@strategy("single-pass", baseline="single")
 async def single_pass(
     problem: Problem,
     env: Env,
@@ -154,7 +154,7 @@ test-writing call through :mod:`refinelab.verification`, as execution-feedback t
 generated"), or ``stop`` after the draft. It never refines with nothing to run."""
 
 
-@strategy("exec-refine")
+@strategy("exec-refine", iterates=True)
 async def exec_refine(  # noqa: PLR0913 - flat knobs map one to one onto ``exec-refine(key=value)`` specs
     problem: Problem,
     env: Env,
@@ -271,7 +271,7 @@ def _refinement(
     return messages, given
 
 
-@strategy("sampling")
+@strategy("sampling", agrees={"select": "dual-agreement"}, baseline="samples")
 async def sampling(  # noqa: PLR0913 - flat knobs map one to one onto ``sampling(key=value)`` specs
     problem: Problem,
     env: Env,

@@ -8,7 +8,7 @@ import inspect
 from collections.abc import Awaitable, Callable, Coroutine, Hashable, Mapping
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import Any, Concatenate, ParamSpec, Protocol, cast
+from typing import Any, Concatenate, Literal, ParamSpec, Protocol, cast
 
 from refinelab._validate import problem_with, type_hints
 from refinelab.errors import UserError
@@ -45,17 +45,62 @@ _EFFORT_KEYS = ("effort", "critic_effort")
 _SETTINGS = ("temperature", "top_p", "max_tokens", "seed")
 
 
+BaselineKind = Literal["single", "samples"]
+"""What a strategy is the report's reference for: ``single``, one draft with nothing chosen (every
+configuration with the same actor is measured as a multiple of it and paired against it); ``samples``,
+independent samples (every other configuration with the same actor is compared with it at equal tokens)."""
+
+
+@dataclass(frozen=True)
+class Traits:
+    """What the experiment and the report need to know about a strategy, declared where it is registered
+    (``@strategy("codet", selects=True, agrees=True)``), so adding a strategy is one place: no list of
+    strategy names elsewhere."""
+
+    uses_critic: bool = False
+    """It consults a critic model (the runner pairs it with each critic)."""
+    selects: bool = False
+    """It writes tests and chooses among candidates (the report's generated-test and selection accuracy)."""
+    iterates: bool = False
+    """It refines its own attempts over rounds (a selecting one that does is compared at equal tokens with
+    those that only refine)."""
+    agrees: bool | Mapping[str, object] = field(default=False, hash=False)
+    """It chooses by dual agreement over generated tests, so the agreement's time limit changes its results
+    (part of the run id): ``True`` always, or a mapping of arguments under which it does
+    (``{"select": "dual-agreement"}``), read from the arguments it runs with, defaults included."""
+    baseline: BaselineKind | None = None
+    """The report's reference it is (see :data:`BaselineKind`), if any."""
+
+
+NO_TRAITS = Traits()
+"""The traits of a strategy no longer registered (a stored run's): none."""
+
+
 @dataclass(frozen=True)
 class RegisteredStrategy:
-    """Everything the registry knows about one strategy: its name, its function, whether it asks a
-    critic, and the one way its arguments are checked and bound (:meth:`bind`)."""
+    """Everything the registry knows about one strategy: its name, its function, its :class:`Traits`, and
+    the one way its arguments are checked and bound (:meth:`bind`)."""
 
     name: str
     """The name it is registered and written under."""
     function: Strategy[...]
     """The registered function (it records its arguments on every trajectory)."""
-    uses_critic: bool = False
-    """It consults a critic model (the runner pairs it with each critic)."""
+    traits: Traits = NO_TRAITS
+    """What it does that the experiment and the report need to know."""
+
+    @property
+    def uses_critic(self) -> bool:
+        """It consults a critic model (the runner pairs it with each critic)."""
+        return self.traits.uses_critic
+
+    def agrees_with(self, given: Mapping[str, object]) -> bool:
+        """It chooses by dual agreement when run with the arguments ``given`` (as written; the rest at
+        their defaults)."""
+        agrees = self.traits.agrees
+        if isinstance(agrees, bool):
+            return agrees
+        recorded = self.recorded(given)
+        return all(recorded.get(key) == value for key, value in agrees.items())
 
     @cached_property
     def signature(self) -> inspect.Signature:
@@ -111,12 +156,22 @@ STRATEGIES: dict[str, RegisteredStrategy] = {}
 """Every registered strategy by name."""
 
 
-def strategy(name: str, *, uses_critic: bool = False) -> Callable[[StrategyFunction[P]], Strategy[P]]:
-    """Register a strategy function under ``name`` (``uses_critic``: it asks a critic model).
+def strategy(
+    name: str,
+    *,
+    uses_critic: bool = False,
+    selects: bool = False,
+    iterates: bool = False,
+    agrees: bool | Mapping[str, object] = False,
+    baseline: BaselineKind | None = None,
+) -> Callable[[StrategyFunction[P]], Strategy[P]]:
+    """Register a strategy function under ``name``, with its :class:`Traits` (``uses_critic``: it asks a
+    critic model; ``selects``, ``iterates``, ``agrees``, ``baseline``: see :class:`Traits`).
 
     The registered strategy keeps the function's signature; every trajectory it returns records its
     name and every argument it ran with (defaults included), so a stored result says exactly what ran.
     """
+    traits = Traits(uses_critic, selects, iterates, agrees, baseline)
 
     def register(function: StrategyFunction[P]) -> Strategy[P]:
         signature = inspect.signature(function)
@@ -126,10 +181,17 @@ def strategy(name: str, *, uses_critic: bool = False) -> Callable[[StrategyFunct
             trajectory = await function(problem, env, *args, **kwargs)
             return replace(trajectory, strategy=name, params=recorded_arguments(signature, kwargs))
 
-        STRATEGIES[name] = RegisteredStrategy(name, recorded, uses_critic)
+        STRATEGIES[name] = RegisteredStrategy(name, recorded, traits)
         return recorded
 
     return register
+
+
+def strategy_traits(name: str) -> Traits:
+    """The traits of the strategy registered as ``name`` (:data:`NO_TRAITS` for one no longer registered,
+    as a stored run may name)."""
+    registered = STRATEGIES.get(name)
+    return NO_TRAITS if registered is None else registered.traits
 
 
 def recorded_arguments(signature: inspect.Signature, given: Mapping[str, object]) -> dict[str, object]:
@@ -194,8 +256,14 @@ class StrategySpec:
     @property
     def uses_critic(self) -> bool:
         """The strategy consults a critic model (False for one no longer registered)."""
+        return strategy_traits(self.name).uses_critic
+
+    @property
+    def agrees(self) -> bool:
+        """With these arguments the strategy chooses by dual agreement, so the agreement's time limit changes
+        its results (False for one no longer registered)."""
         registered = STRATEGIES.get(self.name)
-        return registered is not None and registered.uses_critic
+        return registered is not None and registered.agrees_with(self.params)
 
     @staticmethod
     def argument(text: str) -> tuple[str, object]:

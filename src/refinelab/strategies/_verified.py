@@ -99,7 +99,7 @@ class _State:
         return self.passed[attempt] - self.visible
 
 
-@strategy("verified", uses_critic=True)
+@strategy("verified", uses_critic=True, selects=True, iterates=True, agrees=True)
 async def verified(  # noqa: PLR0913 - flat knobs map one to one onto ``verified(key=value)`` specs
     problem: Problem,
     env: Env,
