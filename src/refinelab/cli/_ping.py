@@ -11,11 +11,10 @@ from refinelab.cli import _options
 from refinelab.models import (
     EndpointSetting,
     GenerateConfig,
-    LocalBackend,
     Message,
-    Model,
     ModelProfile,
     RoleEndpoint,
+    backend_kind,
     choose_endpoint,
 )
 from refinelab.runtime import Settings, open_runtime
@@ -47,8 +46,10 @@ async def _ping(settings: Settings, endpoint: RoleEndpoint) -> int:
     """The model opened through the runtime, without the response cache (the server itself must answer)."""
     async with open_runtime(settings) as runtime:
         model = runtime.model(endpoint.model, base_url=endpoint.base_url, cache=False)
-        if isinstance(model.backend, LocalBackend):
-            return await _ping_local(model, model.backend)
+        own = backend_kind(endpoint.model, settings.models).ping
+        if own is not None:  # the backend's own report (a local model: load time, speed, where it runs)
+            print("\n".join(await own(model)))
+            return 0
         profile = model.accepts.profile
         # a reasoning model thinks before it answers: 8 tokens would all go to thinking and leave no answer
         cap = PING_THINKING_TOKENS if profile.reasons else 8
@@ -80,21 +81,3 @@ def _profile_text(profile: ModelProfile) -> str:
         return "no reasoning effort"
     refuses = f"; never sent: {', '.join(profile.refuses)}" if profile.refuses else ""
     return f"reasoning effort through {profile.effort}, cap as {profile.token_limit}{refuses}"
-
-
-async def _ping_local(model: Model, backend: LocalBackend) -> int:
-    """Load the model (timed), then generate up to 64 tokens greedily and report the model's speed."""
-    loaded = await backend.load()
-    prompt = [Message.user("Count from 1 to 100, separated by spaces.")]
-    completion = await model.generate(prompt, GenerateConfig(temperature=0.0, max_tokens=64))
-    usage, seconds = completion.usage, completion.latency_seconds
-    size = backend.file.path.stat().st_size / 1e6
-    where = backend.placement.describe() if backend.placement is not None else "not loaded"
-    print(f"{completion.model}: {completion.text.strip()[:60]!r}")
-    print(f"{backend.endpoint}, {size:.0f} MB, sha256 {backend.file.sha256[:12]}")
-    print(f"runs {where}; up to {backend.sequences} sequences decoded together")
-    print(
-        f"loaded in {loaded:.2f} s; {usage.completion_tokens} tokens in {seconds:.2f} s = "
-        f"{usage.completion_tokens / seconds:.1f} tokens/s (prompt {usage.prompt_tokens} tokens)"
-    )
-    return 0

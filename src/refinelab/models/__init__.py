@@ -4,6 +4,7 @@ server included: :mod:`refinelab.testing`).
 Strategies call ``await model.generate(messages, config)``."""
 
 from refinelab.errors import CacheMiss, EndpointError, EndpointFailed, NotSupported, TransientError
+from refinelab.models._backends import BACKENDS, BackendKind, OpenRequest, backend_kind, open_model
 from refinelab.models._cache import CacheMode, ResponseCache, cache_key
 from refinelab.models._doubles import FunctionModel, ScriptedModel
 from refinelab.models._endpoints import EndpointSetting, Role, RoleEndpoint, choose_endpoint
@@ -31,7 +32,6 @@ from refinelab.models._resolve import (
     ModelsConfig,
     ModelSpec,
     load_models_config,
-    open_model,
     resolve,
     url_problem,
 )
@@ -39,6 +39,7 @@ from refinelab.models._thinking import split_thinking
 from refinelab.models._types import Completion, GenerateConfig, Message, NotSent, Reply, Retry, Usage
 
 __all__ = [
+    "BACKENDS",
     "DEFAULT_PRICES",
     "EFFORT_LEVELS",
     "LISTED",
@@ -49,6 +50,7 @@ __all__ = [
     "Accepts",
     "Accounting",
     "Backend",
+    "BackendKind",
     "CacheMiss",
     "CacheMode",
     "Completion",
@@ -71,6 +73,7 @@ __all__ = [
     "ModelsConfig",
     "NotSent",
     "NotSupported",
+    "OpenRequest",
     "Price",
     "PriceTable",
     "ProfileOverrides",
@@ -84,6 +87,7 @@ __all__ = [
     "TokenLimit",
     "TransientError",
     "Usage",
+    "backend_kind",
     "cache_key",
     "checked_effort",
     "choose_endpoint",

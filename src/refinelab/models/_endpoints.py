@@ -24,6 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from refinelab.models._backends import backend_kind
 from refinelab.models._resolve import PROVIDERS, ModelsConfig, base_urls
 
 Role = Literal["actor", "critic", "judge"]
@@ -101,7 +102,7 @@ def choose_endpoint(
     if own:
         return RoleEndpoint(role, model, own, "its [models.endpoints] entry")
     text = config.model(model)
-    if text.startswith("local:"):  # a key naming no model does not apply to one that has no server
+    if backend_kind(text).in_process:  # a key naming no model does not apply to one that has no server
         return RoleEndpoint(role, model, (), IN_PROCESS)
     for setting in under:
         if setting.urls:

@@ -36,6 +36,7 @@ from refinelab.models._types import GenerateConfig, Message, Reply, Usage
 if TYPE_CHECKING:
     from refinelab.models._local_engine import Engine, Job, Outcome
     from refinelab.models._local_llama import ChatTemplate, Placement
+    from refinelab.models._model import Model
 
 MIN_CONTEXT = 256
 """llama.cpp's smallest context window (it rounds a smaller one up)."""
@@ -299,3 +300,24 @@ def _grammar(schema: str) -> str:
         return str(llama_grammar.json_schema_to_gbnf(schema))
     except Exception:  # noqa: BLE001 - llama-cpp-python falls back the same way
         return str(llama_grammar.JSON_GBNF)
+
+
+async def ping_report(model: Model) -> list[str]:
+    """``refinelab ping`` for a local model: load it (timed), generate up to 64 tokens greedily, and say
+    where it runs and how fast."""
+    backend = model.backend
+    if not isinstance(backend, LocalBackend):
+        raise TypeError(f"{model.name} is not a local model")
+    loaded = await backend.load()
+    prompt = [Message.user("Count from 1 to 100, separated by spaces.")]
+    completion = await model.generate(prompt, GenerateConfig(temperature=0.0, max_tokens=64))
+    usage, seconds = completion.usage, completion.latency_seconds
+    size = backend.file.path.stat().st_size / 1e6
+    where = backend.placement.describe() if backend.placement is not None else "not loaded"
+    return [
+        f"{completion.model}: {completion.text.strip()[:60]!r}",
+        f"{backend.endpoint}, {size:.0f} MB, sha256 {backend.file.sha256[:12]}",
+        f"runs {where}; up to {backend.sequences} sequences decoded together",
+        f"loaded in {loaded:.2f} s; {usage.completion_tokens} tokens in {seconds:.2f} s = "
+        f"{usage.completion_tokens / seconds:.1f} tokens/s (prompt {usage.prompt_tokens} tokens)",
+    ]

@@ -16,17 +16,13 @@ from urllib.parse import urlsplit
 
 from refinelab._toml import located, read_toml
 from refinelab.errors import InputError, UserError
-from refinelab.models._cache import ResponseCache
-from refinelab.models._model import Backend, Model, RetryPolicy
-from refinelab.models._prices import Price, PriceTable
+from refinelab.models._prices import Price
 from refinelab.models._profiles import (
     EFFORT_LEVELS,
-    Accepts,
     EffortControl,
     ProfileOverrides,
     TokenLimit,
     named_profile,
-    profile_for,
 )
 
 
@@ -333,60 +329,3 @@ def resolve(
 
 def _spec(model: str, urls: tuple[str, ...], key: str) -> ModelSpec:
     return ModelSpec(model, urls[0], key, urls if len(urls) > 1 else ())
-
-
-def open_model(
-    text: str,
-    environ: Mapping[str, str],
-    *,
-    base_url: str | Sequence[str] | None = None,
-    config: ModelsConfig | None = None,
-    cache: ResponseCache | None = None,
-    retry: RetryPolicy | None = None,
-) -> Model:
-    """A :class:`Model` for a model string, with the config's concurrency and prices applied; with several
-    base URLs, one model over all the replicas (``concurrency`` per replica); ``local:...`` runs the model
-    in this process (its file is fetched into the cache on first use)."""
-    from refinelab.models._openai import OpenAIBackend
-    from refinelab.models._replicas import ReplicaBackend
-
-    config = config or ModelsConfig()
-    if config.model(text).startswith("local:"):
-        return _open_local(text, environ, base_url, config, cache, retry)
-    spec = resolve(text, environ, base_url=base_url, config=config)
-    settings = config.settings(text)
-    prices = PriceTable({spec.model: settings.price} if settings.price else None)
-    concurrency, deployment = settings.concurrency or 16, settings.deployment or ""
-    accepts = Accepts(profile_for(spec.model, settings.profile_overrides))  # one, shared by every replica
-    backends = [OpenAIBackend(spec.model, url, spec.api_key, accepts=accepts) for url in spec.base_urls]
-    if len(backends) == 1:
-        backend: Backend = backends[0]
-    else:
-        backend = ReplicaBackend(backends, concurrency=concurrency)
-    total = concurrency * len(backends)
-    return Model(backend, concurrency=total, retry=retry, cache=cache, prices=prices, deployment=deployment)
-
-
-def _open_local(
-    text: str,
-    environ: Mapping[str, str],
-    base_url: str | Sequence[str] | None,
-    config: ModelsConfig,
-    cache: ResponseCache | None,
-    retry: RetryPolicy | None,
-) -> Model:
-    """A :class:`Model` over the in-process llama.cpp backend."""
-    from refinelab.models._local import LocalBackend, LocalOptions
-    from refinelab.models._local_files import resolve_local
-
-    model = config.model(text)
-    if base_url is not None:
-        raise UserError(f"model {model!r} runs in this process: --base-url does not apply to it")
-    settings = config.settings(text)
-    given = {k: v for k in ("context", "threads", "n_gpu_layers") if (v := getattr(settings, k)) is not None}
-    options = replace(LocalOptions.from_environ(environ), sequences=settings.concurrency, **given)
-    backend = LocalBackend(model, resolve_local(model.partition(":")[2], environ), options)
-    backend.accepts = Accepts(profile_for(model, settings.profile_overrides))  # before the Model takes it
-    prices = PriceTable({model: settings.price} if settings.price else None)
-    deployment = settings.deployment or ""
-    return Model(backend, concurrency=backend.sequences, retry=retry, cache=cache, prices=prices, deployment=deployment)
