@@ -90,7 +90,7 @@ class SandboxChoice:
     """How generated code runs: what a run records (see the module docstring)."""
 
     isolation: IsolationMode = "auto"
-    """``auto``, ``bwrap`` or ``none``."""
+    """``auto``, ``bwrap``, ``landlock`` or ``none`` (``auto``: bubblewrap, else landlock, else refuse)."""
     timeout: float = DEFAULT_TIMEOUT
     """CPU seconds per test."""
     workers: int | None = None

@@ -32,7 +32,7 @@ class NodeSetup:
     limits: Limits
     """Default limits (the pool's; each batch carries its own)."""
     isolation: IsolationMode
-    """``auto``, ``bwrap`` or ``none``, as for :class:`WorkerPool`."""
+    """``auto``, ``bwrap``, ``landlock`` or ``none``, as for :class:`WorkerPool`."""
     packages: tuple[str, ...]
     """Packages candidates may import (found in the node's own installation)."""
     workers: int
