@@ -237,8 +237,8 @@ def compare_tasks(codet: dict[str, dict[str, float]], selected: Path, load: floa
     timeouts = sum(int(row["truth_timeouts"]) for row in codet.values())
     dual = sum(int(row["dual_timeouts"]) for row in codet.values())
     lines = [
-        f"  CodeT's runs over its wall-clock limits: {timeouts} on its ground truth, {dual} on the generated tests "
-        f"(load average {load:.1f} when CodeT ended: the machine's load, not the program, decides these)"
+        f"  CodeT's programs killed at its wall-clock limits: {timeouts} on its ground truth, {dual} on the generated "
+        f"tests (whole runs; load average {load:.1f} when CodeT ended: the machine's load decides these)"
     ]
     for task, row in codet.items():
         mine = float(ours[task]["expected_pass"]) if task in ours else float("nan")
