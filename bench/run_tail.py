@@ -16,8 +16,12 @@ starts beside the visible one, each rerun 0.5 s into its run: ``WorkerPool._spec
 workers or more the tail is about one limit; ``run`` has one worker per core, and on two cores no worker
 is spare: the four runs' 16 CPU seconds take at least two limits. "With a core for each job" is the
 tail had every job's CPU time been its wall time (a machine not shared with other work).
+``--spare-workers W`` shows the other case here, without ``run``: the looping program's visible and hidden
+runs, as ``run`` submits them, in a pool of W workers with nothing else to do (W above the cores shares
+them, so read the CPU-time line).
 
     python bench/run_tail.py [--latency 2] [--in-flight 16] [--no-loop-last] [--shared ../shared/data]
+    python bench/run_tail.py --spare-workers 4
 """
 
 from __future__ import annotations
@@ -118,13 +122,47 @@ def _unloaded(jobs: list[dict[str, object]], last: float) -> float:
     return max(ends)
 
 
+def spare_workers(workers: int) -> int:
+    """The looping program's four runs in a pool of ``workers`` with nothing else to run (see the module
+    docstring): where the backups start, and the tail from their CPU times."""
+    import asyncio
+    from dataclasses import replace
+
+    from refinelab.problems import load_humaneval
+    from refinelab.sandbox import Limits, Suite, WorkerPool, run_scored
+
+    problem = next(p for p in load_humaneval() if p.id == "HumanEval/163")
+    code = "def generate_integers(a, b):\n    while True:\n        pass\n"
+
+    async def both(trace: Path) -> float:
+        os.environ["REFINELAB_JOB_TRACE"] = str(trace)
+        async with WorkerPool(workers=workers, limits=Limits(cpu_seconds=LIMIT)) as pool:
+            start = time.perf_counter()
+            hidden = replace(pool.limits, stop_at_failure=True)
+            await asyncio.gather(
+                pool.run(code, Suite.visible(problem)), run_scored(pool, [(code, Suite.hidden(problem))], limits=hidden)
+            )
+            return start
+
+    with tempfile.TemporaryDirectory(prefix="run-tail-") as name:
+        trace = Path(name) / "jobs.jsonl"
+        start = asyncio.run(both(trace))
+        ended = max(json.loads(line).get("end", 0.0) for line in trace.read_text().splitlines())
+        print(f"the looping program's visible and hidden runs, {workers} workers with nothing else to run:")
+        print("\n".join(tail_jobs(trace, start, ended - start)))
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--latency", type=float, default=2.0)
     parser.add_argument("--in-flight", type=int, default=16)
     parser.add_argument("--no-loop-last", dest="loop_last", action="store_false")
     parser.add_argument("--shared", type=Path, default=DEFAULT_SHARED)
+    parser.add_argument("--spare-workers", type=int, metavar="W", help="only the looping program, W workers")
     args = parser.parse_args()
+    if args.spare_workers:
+        return spare_workers(args.spare_workers)
     if not (args.shared / "llm-outputs").is_dir():
         print(f"shared data not found at {args.shared} (give --shared or REFINELAB_SHARED_DATA)", file=sys.stderr)
         return 2
