@@ -241,11 +241,14 @@ def compare_tasks(codet: dict[str, dict[str, float]], selected: Path, load: floa
         f"tests (whole runs; load average {load:.1f} when CodeT ended: the machine's load decides these)"
     ]
     for task, row in codet.items():
-        mine = float(ours[task]["expected_pass"]) if task in ours else float("nan")
+        if task not in ours:
+            lines.append(f"  {task}: CodeT {row['pass']:.4f}; refinelab chose nothing")
+            continue
+        mine = float(ours[task]["expected_pass"])
         if abs(mine - row["pass"]) > 1e-9:
             lines.append(f"  {task}: CodeT {row['pass']:.4f} (tied {int(row['tied'])}, ground-truth timeouts "
                          f"{int(row['truth_timeouts'])}, generated-test timeouts {int(row['dual_timeouts'])}), "
-                         f"refinelab {mine:.4f} (tied group of {ours[task]['group_size']})")  # fmt: skip
+                         f"refinelab {mine:.4f} (best group of {ours[task]['group_size']})")  # fmt: skip
     if len(lines) == 1:
         lines.append("  every task's pass@1 (CodeT's measure) is the same on both sides")
     return lines
