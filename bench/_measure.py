@@ -3,12 +3,14 @@
 Memory is sampled every 0.2 s over the command and every process it started (sandbox workers and their
 children, a peer's process pools), as the sum of proportional set sizes (PSS: a page shared by N processes
 counts 1/N in each, so forked children are not counted N times) and, beside it, the sum of resident sizes
-(RSS, which overcounts shared pages). Sampling can miss a peak shorter than 0.2 s.
+(RSS, which overcounts shared pages). Sampling can miss a peak shorter than 0.2 s. The wall time ends when
+the command exits, not at the next sample: the wait between samples ends early on the command's exit.
 """
 
 from __future__ import annotations
 
 import os
+import select
 import subprocess
 import time
 from collections.abc import Sequence
@@ -88,15 +90,19 @@ def _follow(process: subprocess.Popen[bytes], start: float) -> Measured:
     resource usage."""
     peak_pss = peak_rss = 0
     main_cpu = 0.0
-    while True:
-        pid, status, usage = os.wait4(process.pid, os.WNOHANG)
-        if pid != 0:
-            break
-        totals = [_memory(pid) for pid in _tree(process.pid)]
-        peak_pss = max(peak_pss, sum(p for p, _ in totals))
-        peak_rss = max(peak_rss, sum(r for _, r in totals))
-        main_cpu = max(main_cpu, _own_cpu(process.pid))
-        time.sleep(INTERVAL)
+    exited = os.pidfd_open(process.pid)  # readable once the command has exited: the wait below ends then
+    try:
+        while True:
+            pid, status, usage = os.wait4(process.pid, os.WNOHANG)
+            if pid != 0:
+                break
+            totals = [_memory(pid) for pid in _tree(process.pid)]
+            peak_pss = max(peak_pss, sum(p for p, _ in totals))
+            peak_rss = max(peak_rss, sum(r for _, r in totals))
+            main_cpu = max(main_cpu, _own_cpu(process.pid))
+            select.select([exited], [], [], INTERVAL)
+    finally:
+        os.close(exited)
     wall = time.perf_counter() - start
     process.returncode = os.waitstatus_to_exitcode(status)
     cpu = usage.ru_utime + usage.ru_stime

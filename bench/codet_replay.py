@@ -190,6 +190,70 @@ def check_run(paths: dict[str, Path], folder: Path) -> tuple[Measured, str]:
     return measure(command, log=log), log.read_text()
 
 
+PER_TASK = """
+import json, logging, pickle, sys
+logging.disable(logging.CRITICAL)
+from src.agreement import DataManager, DualAgreement
+from src.evaluation import _dictionized_ground_truth_results, _estimator, _turn_solution_scores_into_choose_count
+from src.evaluation import pass_at_K_by_task
+from src.postprocess import PostProcessor
+solutions, source, tests, test_source, cache = sys.argv[1:6]
+truth = pickle.load(open(cache + "/ground_truth_exec_result.pkl", "rb"))
+dual = pickle.load(open(cache + "/dual_exec_result.pkl", "rb"))
+programs, _ = PostProcessor.map_task_id_for_solution(solutions, source)
+cases = PostProcessor.map_task_id_for_test_case(tests, test_source)
+ranked = DualAgreement(DataManager(dual, programs, cases, 5)).get_sorted_solutions_without_iter()
+verdicts, fallback = _dictionized_ground_truth_results(truth), pass_at_K_by_task(truth, 1)
+out = {}
+for task, known in verdicts.items():
+    top = _turn_solution_scores_into_choose_count(ranked[task], 1)[0][0] if ranked.get(task) else None
+    rate = fallback[task] if top is None else 1 - _estimator(len(top), sum(known[s] for s in top), 1)
+    out[task] = {"pass": float(rate), "tied": len(top or ()),
+                 "truth_timeouts": sum(r["result"] == "timed out" for r in truth if r["task_id"] == task),
+                 "dual_timeouts": sum(r["result"] == "timed out" for r in dual if r["task_id"] == task)}
+print(json.dumps(out))
+"""
+"""Glue run in CodeT's folder, on the pickles its main.py left: its pass@1 per task, by its own code (the
+ranking and the expectation its log averages), and how many of its runs hit its wall-clock limits."""
+
+
+def codet_per_task(paths: dict[str, Path], folder: Path) -> dict[str, dict[str, float]]:
+    """CodeT's pass@1 per task and its wall-clock timeouts, from the run :func:`codet_run` made."""
+    import subprocess
+
+    cache = folder / "codet-cache"
+    files = [str(paths[name]) for name in ("solutions", "source", "tests", "test_source")]
+    command = [sys.executable, "-c", PER_TASK, *files, str(cache)]
+    found = subprocess.run(command, cwd=os.environ["CODET_DIR"], capture_output=True, text=True, check=True)
+    return dict(json.loads(found.stdout))
+
+
+def compare_tasks(codet: dict[str, dict[str, float]], selected: Path, load: float) -> list[str]:
+    """Lines naming every task whose pass@1 (CodeT's measure) differs between the two sides, and why
+    CodeT's side may have moved: its runs that hit a wall-clock limit (0.1 s for the whole HumanEval check,
+    0.1 s a test), which load, not the program, decides (``load``: the load average when CodeT ended);
+    refinelab's limits are CPU time."""
+    ours = {str(row["task_id"]): row for row in map(json.loads, selected.read_text().splitlines())}
+    timeouts = sum(int(row["truth_timeouts"]) for row in codet.values())
+    dual = sum(int(row["dual_timeouts"]) for row in codet.values())
+    lines = [
+        f"  CodeT's programs killed at its wall-clock limits: {timeouts} on its ground truth, {dual} on the generated "
+        f"tests (whole runs; load average {load:.1f} when CodeT ended: the machine's load decides these)"
+    ]
+    for task, row in codet.items():
+        if task not in ours:
+            lines.append(f"  {task}: CodeT {row['pass']:.4f}; refinelab chose nothing")
+            continue
+        mine = float(ours[task]["expected_pass"])
+        if abs(mine - row["pass"]) > 1e-9:
+            lines.append(f"  {task}: CodeT {row['pass']:.4f} (tied {int(row['tied'])}, ground-truth timeouts "
+                         f"{int(row['truth_timeouts'])}, generated-test timeouts {int(row['dual_timeouts'])}), "
+                         f"refinelab {mine:.4f} (best group of {ours[task]['group_size']})")  # fmt: skip
+    if len(lines) == 1:
+        lines.append("  every task's pass@1 (CodeT's measure) is the same on both sides")
+    return lines
+
+
 def run_run(paths: dict[str, Path], folder: Path, args: argparse.Namespace) -> tuple[Measured, float]:
     """refinelab run with codet against the replay server; its time and the returned programs' pass@1."""
     import subprocess
@@ -254,6 +318,7 @@ def main() -> int:
         replayed = f"replayed, {share:.0%} of the samples distinct programs" if share else "replayed"
         print(f"{args.tasks} HumanEval tasks, n={args.n} programs and m={args.m} test samples each ({replayed})")
         codet = codet_run(paths, folder)
+        load = os.getloadavg()[0]
         checked, check_log = check_run(paths, folder)
         ran, run_pass = run_run(paths, folder, args)
         if codet is not None:
@@ -261,6 +326,7 @@ def main() -> int:
             print(measured.line("CodeT main.py"))
             ranked = _found(RANKED, log.replace("\n", " "))
             print(f"  CodeT pass@1 (random pick among tied best groups, CodeT's ground truth): {ranked}")
+            print("\n".join(compare_tasks(codet_per_task(paths, folder), folder / "selected.jsonl", load)))
         print(checked.line("refinelab check --select"))
         print(f"  pass@1: chosen {_found(r'pass@1 ([0-9.]+) on', check_log)}, "
               f"random pick among tied best groups {_found(r'measure.: pass@1 ([0-9.]+)', check_log)}")  # fmt: skip

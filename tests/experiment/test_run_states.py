@@ -160,3 +160,16 @@ def test_a_run_killed_with_minus_9_is_listed_as_interrupted(tmp_path: Path) -> N
         [sys.executable, "-m", "refinelab", "report", "--store", str(store)], capture_output=True, text=True
     )
     assert done.returncode == 0 and f"(interrupted: its process ({process.pid} on" in done.stdout
+
+
+def test_a_quiet_run_with_failures_left_says_so_and_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # --quiet builds no report, only reads the failures: an open one still makes the exit status 1.
+    data, store = write_benchmark(tmp_path / "problems.jsonl", n=2), tmp_path / "s.sqlite"
+    args = ["run", "--benchmark", "jsonl", "--data", str(data), "--strategy", "single-pass", "--model", "m"]
+    args += ["--store", str(store), "--cache", str(tmp_path / "c.sqlite"), "--quiet", "--concurrency", "1"]
+    with serve(reply) as server:
+        server.faults.extend(["429"] * 6)  # the first call's every attempt: retries exhausted
+        assert main([*args, "--base-url", server.base_url], {}) == 1
+        assert "1 trajectories hit infrastructure failures; run the same command to retry" in capsys.readouterr().err
+        assert main([*args, "--base-url", server.base_url], {}) == 0
+    assert "infrastructure" not in capsys.readouterr().err

@@ -6,7 +6,15 @@ import asyncio
 
 from refinelab.problems import AssertTest, Problem, StdioTest
 from refinelab.sandbox import FakeSandbox, Limits, WorkerPool
-from refinelab.verification import MatrixJob, TestAccuracy, dual_agreement, run_matrices, run_matrix, test_accuracy
+from refinelab.verification import (
+    MatrixJob,
+    TestAccuracy,
+    agreement_limits,
+    dual_agreement,
+    run_matrices,
+    run_matrix,
+    test_accuracy,
+)
 from tests.conftest import with_pool
 
 ABS = Problem("T/1", "def f(x):\n", "function", (), (), entry_point="f")
@@ -42,6 +50,28 @@ def test_every_program_on_every_test() -> None:
     found = dual_agreement(passed, score="product")
     assert found.chosen == 0
     assert found.best is not None and found.best.members == (0, 2)
+
+
+def test_where_codets_own_code_decides_otherwise() -> None:
+    """The two ways a matrix differs from CodeT's released code (docs/verification.md, "Known
+    differences"), on one hand-built task: a test is timed in CPU seconds, so a program that waits 0.3 s
+    on a test (over CodeT's 0.1 s of wall time, which a busy machine also uses up) passes it; and a test
+    that raises ``SystemExit`` fails alone, where in CodeT it ends the program's run and the program passes
+    nothing. CodeT would rank ``right`` alone first (3 tests x sqrt(1)) and put ``waits`` with ``identity``
+    (2 x sqrt(2)); here ``waits`` joins ``right`` and ``exits`` joins ``identity``."""
+    waits = "import time\n\ndef f(x):\n    if x < 0:\n        time.sleep(0.3)\n    return abs(x)\n"
+    right = PROGRAMS[0]
+    exits = "import sys\n\ndef f(x):\n    if x < 0:\n        sys.exit(0)\n    return x\n"
+    identity = PROGRAMS[1]
+
+    async def body(pool: WorkerPool) -> list[frozenset[int]]:
+        return await run_matrix(pool, [waits, right, exits, identity], TESTS, ABS, limits=agreement_limits())
+
+    passed = with_pool(body, workers=2)
+    assert passed == [frozenset({0, 1, 2}), frozenset({0, 1, 2}), frozenset({0, 2}), frozenset({0, 2})]
+    found = dual_agreement(passed)
+    assert [group.members for group in found.groups] == [(0, 1), (2, 3)]
+    assert found.tied == (0, 1)
 
 
 def test_stdio_programs() -> None:

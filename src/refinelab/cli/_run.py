@@ -16,7 +16,7 @@ from refinelab._words import counted, dollars
 from refinelab.cli import _options
 from refinelab.cli._check import add_benchmark_options, print_cluster_events
 from refinelab.cli._progress import ProgressDisplay
-from refinelab.cli._report import stored_report
+from refinelab.cli._report import stored_report, with_store
 from refinelab.errors import UserError
 from refinelab.experiment import (
     SAME,
@@ -134,10 +134,13 @@ def run(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
         return INTERRUPTED if isinstance(exc, KeyboardInterrupt) else TERMINATED
     display.finish()
     print_cluster_events(summary.events)
-    report = stored_report(settings, summary.run_id)
-    if not args.quiet:
+    if args.quiet:  # no report to print: only the failures are read (a report reads every trajectory)
+        failures = with_store(settings, lambda store: tuple(store.failures(summary.run_id)))
+    else:
+        report = stored_report(settings, summary.run_id)
         print(render_text(report), end="")
-    open_failures = [f for f in report.failures if not f.resolved]
+        failures = report.failures
+    open_failures = [f for f in failures if not f.resolved]
     if open_failures:
         print(
             f"refinelab: {len(open_failures)} trajectories hit infrastructure failures; run the same command to retry",
