@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TypeVar
@@ -23,6 +24,14 @@ def shared_data() -> Path:
     if not SHARED.is_dir():
         pytest.skip(f"shared benchmark data not found at {SHARED} (only present in the project workspace)")
     return SHARED
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Ctrl-C reaches the programs the tests start. A shell starts a background job (``cmd &``, ``nohup``)
+    with SIGINT ignored, Python then leaves it ignored, and every child inherits that: the tests that
+    interrupt a run, a solve or a download would wait on a process that never hears them."""
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # a handler: exec gives children the default
 
 
 def with_pool(body: Callable[[WorkerPool], Awaitable[T]], **options: object) -> T:

@@ -100,22 +100,33 @@ def _stored(path: Path) -> int:
 
 @pytest.mark.slow
 def test_ctrl_c_stops_cleanly_and_the_run_resumes(tmp_path: Path) -> None:
-    data = write_benchmark(tmp_path / "problems.jsonl", n=16)
-    with serve(reply) as server:
-        server.delay = 0.05
-        process = subprocess.Popen(command(server, data, tmp_path / "s.sqlite"), stderr=subprocess.PIPE, text=True)
-        deadline = time.monotonic() + 30
-        while _stored(tmp_path / "s.sqlite") == 0 and time.monotonic() < deadline:
-            time.sleep(0.05)
-        process.send_signal(signal.SIGINT)
-        _, err = process.communicate(timeout=30)
-        assert process.returncode == 130 and "run the same command to resume" in err
-        stored = _stored(tmp_path / "s.sqlite")
+    data, store = write_benchmark(tmp_path / "problems.jsonl", n=16), tmp_path / "s.sqlite"
+    released = threading.Event()
+
+    def held(body: dict[str, object]) -> str:
+        if _stored(store) > 0:  # the event: a trajectory is stored; the run waits from then on (it cannot end
+            released.wait(120)  # before the interrupt however slow this test is to send it)
+        return reply(body)
+
+    with serve(held) as server:
+        process = subprocess.Popen(command(server, data, store), stderr=subprocess.PIPE, text=True)
+        try:
+            deadline = time.monotonic() + 300
+            while _stored(store) == 0 and process.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.05)
+            process.send_signal(signal.SIGINT)
+            _, err = process.communicate(timeout=300)
+        finally:
+            released.set()
+            if process.poll() is None:
+                process.kill()
+        assert process.returncode == 130 and "run the same command to resume" in err, err
+        stored = _stored(store)
         assert 0 < stored < 3 * 16
-        with sqlite3.connect(tmp_path / "s.sqlite") as db:
+        with sqlite3.connect(store) as db:
             assert db.execute("SELECT status FROM runs").fetchone()[0] == "interrupted"
-        finished = subprocess.run(command(server, data, tmp_path / "s.sqlite"), capture_output=True, text=True)
-    assert finished.returncode == 0 and _stored(tmp_path / "s.sqlite") == 3 * 16
+        finished = subprocess.run(command(server, data, store), capture_output=True, text=True)
+    assert finished.returncode == 0 and _stored(store) == 3 * 16
 
 
 def _wait_for_a_request(timed: Timed, before: int, process: subprocess.Popen[bytes]) -> None:
