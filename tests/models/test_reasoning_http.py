@@ -70,6 +70,18 @@ def test_an_unknown_model_learns_a_refusal_once_per_endpoint_and_records_it(tmp_
         assert "Only the default (1) value is supported" in item.reason and server.base_url in item.reason
 
 
+def test_a_refused_cap_that_names_no_other_field_is_sent_in_the_other_field_not_dropped() -> None:
+    terse = ReasoningMimic("openai", names_the_cap=False)  # "max_tokens is not supported", and nothing more
+    with serve(mimic=terse) as server:
+        model = open_model("my-reasoner", KEY, base_url=server.base_url, retry=FAST)
+        first = model.generate_sync(ASK, GenerateConfig(max_tokens=500))
+        again = model.generate_sync(ASK, GenerateConfig(max_tokens=300))
+        (refused,) = [body for body, action in server.log if action == "refused"]
+    assert refused["max_tokens"] == 500
+    assert [body["max_completion_tokens"] for body in server.answered()] == [500, 300]  # learned once
+    assert first.not_sent == () and again.not_sent == ()
+
+
 def test_a_concurrent_burst_of_refused_requests_learns_without_failing() -> None:
     with serve(mimic=OPENAI_REASONING) as server:
         model = open_model("my-reasoner", KEY, base_url=server.base_url, retry=FAST)

@@ -50,6 +50,31 @@ def test_judging_against_a_packed_value_reports_a_short_expected_text() -> None:
     assert outcome.verdict == "fail" and outcome.expected is not None and len(outcome.expected) == 300
 
 
+@pytest.mark.parametrize(
+    "value",
+    [
+        list(range(20_000)),
+        [i / 3 for i in range(5_000)],
+        {"D": "not a tag", "pairs": [(i, str(i)) for i in range(3_000)]},
+        [float("nan"), *range(5_000)],
+        [[1, float("nan")]] * 2_000,
+        ["NaN", "nan", *map(str, range(5_000))],
+        [2**60 + i for i in range(3_000)],
+    ],
+    ids=["ints", "floats", "dict", "nan", "nested-nan", "nan-strings", "big-ints"],
+)
+def test_judging_by_the_encoding_gives_the_verdict_decoding_gives(value: object) -> None:
+    for atol in (None, 1e-6):
+        expected = Packed.of(encode_expected(value), value, atol=atol)
+        test = CallTest("candidate()", expected, atol)
+        report = {"s": "value", "v": json.loads(json.dumps(encode_expected(value)))}  # as it arrives
+        verdict = judge(test, report).verdict
+        assert verdict == ("pass" if values_match(value, expected.value(), atol) else "fail")
+        assert expected.encodes_as(report["v"]) == (verdict == "pass")  # NaN: equal to nothing, itself included
+    other = packed(value)
+    assert not other.encodes_as(encode_expected([value]))
+
+
 def test_suites_with_large_expected_values_run_in_pieces_and_are_put_back_together() -> None:
     big = [CallTest(f"candidate({n})", packed("x" * n)) for n in (300_000, 10, 200_000, 250_000, 5)]
     suite = Suite.of(big, entry_point="f")
@@ -91,7 +116,16 @@ def test_outputs_are_computed_in_small_replies_with_progress_then_read_from_the_
     for old in old_formats:
         old.write_text("{}")  # caches in earlier formats: replaced, not left behind
 
+    jobs: list[int] = []
+
     async def body(pool: WorkerPool) -> list[Problem]:
+        values = pool.values
+
+        async def counted(*args: object, **kwargs: object) -> object:
+            jobs.append(1)
+            return await values(*args, **kwargs)  # type: ignore[arg-type]
+
+        pool.values = counted  # type: ignore[method-assign,assignment]
         return await prepare_benchmark(
             "humaneval-plus", data, pool=pool, cache_dir=tmp_path, progress=lambda *a: seen.append(a)
         )
@@ -99,9 +133,13 @@ def test_outputs_are_computed_in_small_replies_with_progress_then_read_from_the_
     (problem,) = with_pool(body, workers=2)
     tests = [t for t in problem.hidden_tests if isinstance(t, CallTest)]
     assert len(tests) == len(problem.hidden_tests) == 302
-    # 200 kB and 300 kB outputs: too large for a chunk's reply, computed again alone, kept packed
-    assert isinstance(tests[299].expected, Packed) and tests[299].expected == "line\n" * 40_000
-    assert isinstance(tests[301].expected, Packed) and tests[301].expected == "line\n" * 60_000
+    # 200 kB and 300 kB outputs: computed again in a job of their own, packed there as the host packs them
+    assert len(jobs) == 1 + 5 + 2  # the calibration, 302 inputs in chunks of 64, the two large ones alone
+    for index, size in ((299, 40_000), (301, 60_000)):
+        found, value = tests[index].expected, "line\n" * size
+        assert isinstance(found, Packed) and found == value and found != value[:-1]
+        made = Packed.of(encode_expected(value), value)
+        assert (found.blob, found.size, found.preview, found.atol) == (made.blob, made.size, made.preview, None)
     assert tests[300].expected == "line\n" * 3 and not isinstance(tests[300].expected, Packed)
     assert seen[0] == ("computing expected outputs", 0, 302) and seen[-1] == ("computing expected outputs", 302, 302)
     (cache,) = tmp_path.glob("humanevalplus-*.v3.jsonl")
@@ -133,3 +171,29 @@ def test_outputs_are_computed_in_small_replies_with_progress_then_read_from_the_
 
     (result,) = with_pool(score, workers=2)
     assert result.passed and len(result.outcomes) == 302
+
+
+def test_a_huge_integer_packed_where_it_was_computed_reads_as_the_host_packs_it(tmp_path: Path) -> None:
+    """The sandbox prints nothing of an integer too long to print on the host (the children lift Python's
+    limit for candidates; printing one is quadratic), so its preview is the host's."""
+    record = {
+        "task_id": "HumanEval/0",
+        "prompt": 'def power(n: int) -> int:\n    """10 ** n."""\n',
+        "entry_point": "power",
+        "canonical_solution": "    return 10 ** n\n",
+        "base_input": [[3], [30_000]],
+        "plus_input": [],
+        "atol": 0,
+    }
+    data = tmp_path / "plus.jsonl"
+    data.write_text(json.dumps(record) + "\n")
+
+    async def body(pool: WorkerPool) -> list[Problem]:
+        return await prepare_benchmark("humaneval-plus", data, pool=pool, cache_dir=tmp_path)
+
+    (problem,) = with_pool(body, workers=1)
+    small, huge = (t.expected for t in problem.hidden_tests if isinstance(t, CallTest))
+    made = Packed.of(encode_expected(10**30_000), 10**30_000)
+    assert small == 1000 and isinstance(huge, Packed) and huge == 10**30_000 and huge != 10**30_000 + 1
+    assert (huge.blob, huge.size, huge.preview) == (made.blob, made.size, made.preview)
+    assert huge.preview == "<int too large to print>"

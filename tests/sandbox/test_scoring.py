@@ -111,3 +111,57 @@ def test_a_slow_stage_is_cut_by_the_references_time_and_scored_the_same() -> Non
     assert right.passed and [o.verdict for o in right.outcomes] == ["pass"] * 100
     assert not early.passed and early.outcomes[3].verdict == "fail"
     assert not later.passed and later.outcomes[50].verdict == "fail"
+
+
+SLOW_ERROR_AT = """
+def f(x):
+    import time
+    end = time.process_time() + 0.004
+    while time.process_time() < end:
+        pass
+    if x == {at}:
+        raise ValueError("wrong")
+    return x
+"""
+"""About 4 ms of CPU a test, and an error at one of them."""
+
+
+def test_a_stage_the_program_itself_is_slow_on_is_cut_by_its_own_speed_and_reads_as_one_run(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A program slower than the reference (here the reference's times are not known at all) gets its next
+    stage cut by the CPU its last stage took per test, so one program's long stage does not hold one worker;
+    put back together, the stage reads as one run: after the test that stopped the program, every test is
+    skipped with the worker's words, whatever the later pieces did."""
+    import refinelab.sandbox._scoring as scoring
+
+    suite = Suite.of([CallTest(f"f({i})", i) for i in range(200)], entry_point="f")
+    items = [(SLOW_ERROR_AT.format(at=150), suite), (SLOW_ERROR_AT.format(at=-1), suite)]
+    limits = Limits(stop_at_failure=True)
+    monkeypatch.setattr(scoring, "PIECE_SECONDS", 1e9)
+    (whole_error, whole_right), _ = score(items, limits)  # every stage in one job
+    trace = tmp_path / "jobs.jsonl"
+    monkeypatch.setenv(TRACE_VARIABLE, str(trace))
+    monkeypatch.setattr(scoring, "PIECE_SECONDS", 0.02)
+    (cut_error, cut_right), _ = score(items, limits)
+    assert cut_right.passed and cut_error.outcomes == whole_error.outcomes
+    assert [o.verdict for o in cut_error.outcomes[149:152]] == ["pass", "error", "skipped"]
+    assert cut_error.outcomes[151].message == "not run: an earlier test failed"
+    assert cut_right.outcomes == whole_right.outcomes
+    jobs = [json.loads(line) for line in trace.read_text().splitlines() if "chains" in json.loads(line)]
+    right_jobs = [job for job in jobs if ran(SLOW_ERROR_AT.format(at=-1), job)]
+    assert len(right_jobs) > len(stages(200, True)) + 4  # its later stages in pieces, a job each
+
+
+def test_pieces_put_back_together_skip_what_the_worker_would_not_have_run() -> None:
+    from refinelab.sandbox._outcome import TestOutcome
+    from refinelab.sandbox._scoring import AFTER_FAILURE, AFTER_TIMEOUT, _stopped
+
+    passed, failed = TestOutcome("pass"), TestOutcome("fail")
+    timeout, error = TestOutcome("timeout"), TestOutcome("error")
+    staged = Limits(stop_at_failure=True)
+    assert _stopped([passed, failed, passed], staged) == [passed, failed, passed]  # a wrong value: it goes on
+    assert _stopped([passed, error, passed, failed], staged) == [passed, error, AFTER_FAILURE, AFTER_FAILURE]
+    assert _stopped([timeout, passed], staged) == [timeout, AFTER_TIMEOUT]
+    assert _stopped([timeout, passed], replace(staged, after_timeout="continue")) == [timeout, passed]
+    assert _stopped([error, passed], Limits()) == [error, passed]  # every outcome wanted: nothing stops it

@@ -343,6 +343,8 @@ class Model:
             self._unsupported.add("json_schema")
         elif refusal.rename is not None:
             self.accepts.token_limit = refusal.rename  # type: ignore[assignment]
+        elif refusal.feature == "max_tokens" and refusal.value is None and self.accepts.try_other_limit():
+            return  # the cap goes in the other field next time
         else:
             self.accepts.learn(refusal.feature, refusal.value, f"{self.backend.endpoint} refused it: {refusal.reason}")
 

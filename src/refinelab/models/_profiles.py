@@ -221,12 +221,25 @@ class Accepts:
     values: dict[tuple[str, str], str] = field(default_factory=dict)
     """Refused (setting, value) pairs and the server's words."""
     token_limit: TokenLimit | None = None
-    """The cap's field, once the server named it; ``None``: the profile's."""
+    """The cap's field, once the server named it (or refused the other); ``None``: the profile's."""
+    limits_refused: set[TokenLimit] = field(default_factory=set)
+    """Cap fields the server refused without naming another."""
 
     @property
     def limit_field(self) -> TokenLimit:
         """The field that caps the reply."""
         return self.token_limit or self.profile.token_limit
+
+    def try_other_limit(self) -> bool:
+        """The server refused the cap's field without naming the one it takes (a server that follows OpenAI's
+        reasoning models' rules but says less): the other field is tried before the cap is given up. False
+        when both were refused (then the server takes no cap, and the refusal is learned)."""
+        self.limits_refused.add(self.limit_field)
+        other: TokenLimit = "max_completion_tokens" if self.limit_field == "max_tokens" else "max_tokens"
+        if other in self.limits_refused:
+            return False
+        self.token_limit = other
+        return True
 
     def learn(self, setting: str, value: str | None, reason: str) -> bool:
         """Remember a refusal; False when it was known already (the request cannot do without it)."""

@@ -12,6 +12,7 @@ from refinelab.problems import AssertTest, CallTest, StdioTest, Test
 from refinelab.sandbox._compare import outputs_match, values_match
 from refinelab.sandbox._limits import Limits
 from refinelab.sandbox._outcome import IsolationLevel, RunResult, TestOutcome, Verdict
+from refinelab.sandbox._packed import Packed
 from refinelab.sandbox._suite import Suite
 from refinelab.sandbox._worker import protocol as wire
 from refinelab.sandbox._worker.codec import decode
@@ -112,6 +113,8 @@ def _failure_outcome(verdict: Verdict, report: dict[str, object]) -> TestOutcome
 
 
 def _judge_value(test: CallTest, encoded: object) -> TestOutcome:
+    if isinstance(encoded, (list, dict)) and isinstance(test.expected, Packed) and test.expected.encodes_as(encoded):
+        return TestOutcome("pass")  # a large container's own encoding: equal, nothing to decode (see encodes_as)
     actual = decode(encoded)
     if values_match(actual, test.expected, test.atol):
         return TestOutcome("pass")

@@ -18,6 +18,8 @@ import zlib
 from refinelab.sandbox._compare import values_match
 from refinelab.sandbox._worker.codec import decode
 
+_NANS = ('{"F": "nan"}', 'NaN"}')
+"""How a NaN looks in the codec's JSON: a float's tag, and a ``Decimal``'s (``NaN``, ``-NaN``, ``sNaN``)."""
 PREVIEW = 300
 """Characters of ``repr`` kept for messages (the judge shows at most this many)."""
 
@@ -46,6 +48,18 @@ class Packed:
     def value(self) -> object:
         """The decoded value (a fresh copy each time)."""
         return decode(json.loads(zlib.decompress(self.blob)))
+
+    def encodes_as(self, encoded: object) -> bool:
+        """True when ``encoded`` (a worker's encoding of a candidate's value) is this value's own encoding,
+        character for character: the two values are then equal, so the judge need not decode either (a
+        right program's answer to a large test costs a compression's undoing, not two decodings of
+        megabytes). False also when they may still match: the judge then compares as always. A value
+        holding a NaN (equal to nothing, itself included) never takes this way. The judge asks only for
+        containers: a string decodes as it is, so comparing it costs less than encoding it again."""
+        text = json.dumps(encoded)
+        if len(text) != self.size or any(nan in text for nan in _NANS):
+            return False
+        return zlib.decompress(self.blob) == text.encode()
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, Packed):

@@ -33,6 +33,16 @@ SPECULATE_AFTER = 0.5
 beside it (:meth:`WorkerPool._speculate`)."""
 
 
+def _meter(units: list[Unit], stats: object) -> None:
+    """Give each unit's :class:`Meter` (if its placement has one) its share of the job's CPU."""
+    if not isinstance(stats, dict):
+        return
+    cpu = float(stats.get("child_cpu") or 0.0) + float(stats.get("worker_cpu") or 0.0)
+    for unit in units:
+        if unit.placement.meter is not None:
+            unit.placement.meter.add(cpu / len(units))
+
+
 def _job(items: Sequence[InputItem], limits: Limits, isolate: bool, job_id: int) -> dict[str, object]:
     suites: list[SuiteInputs] = []
     index: dict[int, int] = {}
@@ -307,6 +317,7 @@ class WorkerPool(Sandbox):
         try:
             first = units[0]
             runs, stats = await self._raw_batch(worker, [unit.item for unit in units], first.limits, first.isolate)
+            _meter(units, stats)
             if self._trace is not None:
                 chains = [unit.chain for unit in units]
                 values = all(chain.startswith("values:") for chain in chains)

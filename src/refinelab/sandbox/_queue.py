@@ -26,6 +26,18 @@ from refinelab.sandbox._limits import Limits
 from refinelab.sandbox._suite import InputItem
 
 
+@dataclass(eq=False)
+class Meter:
+    """CPU seconds the programs submitted under one :class:`Placement` used, as their jobs ended (a job's
+    CPU shared evenly among its programs): how a caller learns what a program costs (see ``_scoring``)."""
+
+    cpu: float = 0.0
+
+    def add(self, seconds: float) -> None:
+        """Count a program's share of a job that ended."""
+        self.cpu += seconds
+
+
 @dataclass(frozen=True)
 class Placement:
     """Where the programs a caller submits go in the queue."""
@@ -37,6 +49,8 @@ class Placement:
     chain: str | None = None
     """What the programs continue, for the job trace (``None``: each its program): one program's stages
     on one suite are one chain, its runs on another suite another."""
+    meter: Meter | None = field(default=None, compare=False)
+    """Where the pool counts the CPU these programs use (``None``: not counted; other sandboxes never do)."""
 
 
 _PLACEMENT: ContextVar[Placement | None] = ContextVar("refinelab_sandbox_placement", default=None)

@@ -7,19 +7,22 @@ measured and cached with them: a test's time limit may follow it (evalplus's rul
 :meth:`Limits.following_reference`). Times measured on one machine are used on another (or on a busier
 one) after calibration: the cache records the CPU time of a fixed workload where the times were taken,
 every load measures it again, and the times are scaled by the ratio (``reference_time_scale`` in each
-problem's metadata). Memory stays bounded: outputs are computed in chunks whose
-replies stay small (a large value is computed again on its own, see ``SMALL_ITEMS``), and large outputs
-are kept compressed (:class:`~refinelab.sandbox.Packed`). Floats compare within the record's ``atol``
-(default 1e-6), as evalplus does.
+problem's metadata). Memory stays bounded: outputs are computed in chunks whose replies stay small (a
+large value is computed again in a job of its own, see ``SMALL_ITEMS``), and large outputs are kept
+compressed (:class:`~refinelab.sandbox.Packed`), packed in the sandbox where they were computed, so the
+host stores what the workers send instead of decoding megabytes, encoding them again and compressing them.
+Floats compare within the record's ``atol`` (default 1e-6), as evalplus does.
 """
 
 from __future__ import annotations
 
 import asyncio
+import base64
 import hashlib
 import json
 import os
 import secrets
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -41,7 +44,7 @@ from refinelab.problems import benchmark as registered
 from refinelab.sandbox._compare import DEFAULT_FLOAT_ATOL, holds_float
 from refinelab.sandbox._limits import Limits
 from refinelab.sandbox._outcome import TestOutcome
-from refinelab.sandbox._packed import Packed
+from refinelab.sandbox._packed import PREVIEW, Packed
 from refinelab.sandbox._protocol import Sandbox
 from refinelab.sandbox._worker.codec import decode, encode_expected
 
@@ -57,24 +60,61 @@ comes back as a marker and is computed again on its own, so no reply carries mor
 reference solution is trusted code, so a wrapper around its value can run in the sandbox)."""
 _SMALL = "_refinelab_small_or_marker"
 _SMALL_SOURCE = """
-def {name}(value, marker):
-    parts, stack = 0, [value]
+def {name}(value, marker, pack, limit={limit}):
+    parts, stack = 0, [value] if limit is not None else []
     while stack:
         item = stack.pop()
         if isinstance(item, (str, bytes)):
             parts += 1 + len(item) // 8
         elif isinstance(item, (list, tuple, set, frozenset, dict)):
             parts += 1 + len(item)
-            if parts <= {limit}:
+            if parts <= limit:
                 stack.extend(item.items() if isinstance(item, dict) else item)
         else:
             parts += 1
-        if parts > {limit}:
+        if parts > limit:
             return marker
-    return value
+    packed = {packed}(value, marker, pack) if pack else None
+    return value if packed is None else packed
 """
-"""Defined beside the reference solution: the value, or ``marker`` when it is large (cost bounded by the
-limit, not by the value's size)."""
+"""Defined beside the reference solution: ``marker`` when the value is large (more than ``limit`` parts:
+counting them costs at most the limit, not the value's size), so that it is computed again in a job of its
+own (large values in one chunk would make that chunk's job long); else the value, or, when its JSON is
+longer than ``pack`` characters, the value packed where it was computed (:data:`_PACKED_SOURCE`)."""
+_PACKED = "_refinelab_packed"
+_PACKED_SOURCE = """
+def {name}(value, marker, pack):
+    import base64, json, sys, zlib
+    codec = sys.modules.get("_worker.codec") or sys.modules.get("refinelab.sandbox._worker.codec")
+    if codec is None:
+        return None
+    text = json.dumps(codec.encode(value))
+    if len(text) <= pack or '{{"O": ' in text:
+        return None
+    head = value[:{preview}] if isinstance(value, (list, tuple)) and len(value) > {preview} else value
+    limit = getattr(sys, "set_int_max_str_digits", None)  # the host's: a huge integer is not printed (quadratic)
+    digits = sys.get_int_max_str_digits() if limit else 0
+    if limit:
+        limit({digits})
+    try:
+        preview = repr(head)
+    except ValueError:
+        preview = "<" + type(value).__name__ + " too large to print>"
+    finally:
+        if limit:
+            limit(digits)
+    preview = preview if len(preview) <= {preview} else preview[:{preview} - 3] + "..."
+    def floats(item):
+        return isinstance(item, float) or isinstance(item, (list, tuple)) and any(floats(i) for i in item)
+    blob = base64.b64encode(zlib.compress(text.encode(), 1)).decode()
+    return [marker + "-packed", blob, len(text), preview, floats(value)]
+"""
+"""The value's JSON as the worker encodes it, compressed in the sandbox, with its length, a preview and
+whether it holds floats (what :class:`Packed` keeps): the host stores it as it comes instead of decoding
+megabytes, encoding them again and compressing them (the reference solution is trusted code, so the
+worker's codec can be called beside it). ``None`` for a value the host cannot store (``O``: a type the
+codec does not carry), one small enough to keep as it is, or where no worker's codec is loaded (a sandbox
+that runs programs in this process, such as the tests' fake: the host packs as before)."""
 PACK_BYTES = 4 * 1024
 """Encoded outputs larger than this are kept compressed (see ``_packed``)."""
 CACHE_FORMAT = 3
@@ -82,12 +122,12 @@ CACHE_FORMAT = 3
 calibration header."""
 _TIMED = "_refinelab_timed"
 _TIMED_SOURCE = """
-def {name}(thunk, marker):
+def {name}(thunk, marker, pack=0):
     import time
     start = time.process_time()
     value = thunk()
     spent = time.process_time() - start
-    return [{small}(value, marker), spent]
+    return [{small}(value, marker, pack), spent]
 """
 """Runs one input's call and measures its CPU time (in the sandbox, on trusted code); the value is
 checked for size as ``_SMALL_SOURCE`` says."""
@@ -300,21 +340,43 @@ async def _chunk_outputs(task: HumanEvalPlusTask, start: int, pool: Sandbox) -> 
     program, entry = task.reference(), task.entry_point
     marker = f"refinelab-large-value-{secrets.token_hex(8)}"
     chunk = task.expressions[start : start + CHUNK]
-    wrapped = [f"{_TIMED}(lambda: {expr}, {marker!r})" for expr in chunk]
+    packable = entry != "find_zero"
+    pack = PACK_BYTES if packable else 0
+    wrapped = [f"{_TIMED}(lambda: {expr}, {marker!r}, {pack})" for expr in chunk]
     values = await pool.values(program, wrapped, entry_point=entry, setup=_timed_setup(), limits=REFERENCE_LIMITS)
     outputs: list[Output] = []
     seconds: list[float | None] = []
     for expr, timed in zip(chunk, values):
         value, spent = timed if isinstance(timed, list) and len(timed) == 2 else (timed, None)
-        if value == marker:
-            (value,) = await pool.values(program, [expr], entry_point=entry, limits=REFERENCE_LIMITS)
-        outputs.append(_output(value, task.atol, packable=entry != "find_zero"))
+        if value == marker:  # large: computed again alone, and packed there
+            alone = f"{_SMALL}(({expr}), {marker!r}, {pack}, None)"
+            (value,) = await pool.values(
+                program, [alone], entry_point=entry, setup=_timed_setup(), limits=REFERENCE_LIMITS
+            )
+        packed = _packed_in_sandbox(value, marker, task.atol)
+        outputs.append(packed or _output(value, task.atol, packable=packable))
         seconds.append(float(spent) if isinstance(spent, (int, float)) and not isinstance(value, TestOutcome) else None)
     return outputs, seconds
 
 
 def _timed_setup() -> str:
-    return _SMALL_SOURCE.format(name=_SMALL, limit=SMALL_ITEMS) + _TIMED_SOURCE.format(name=_TIMED, small=_SMALL)
+    return (
+        _PACKED_SOURCE.format(name=_PACKED, preview=PREVIEW, digits=getattr(sys, "get_int_max_str_digits", int)())
+        + _SMALL_SOURCE.format(name=_SMALL, limit=SMALL_ITEMS, packed=_PACKED)
+        + _TIMED_SOURCE.format(name=_TIMED, small=_SMALL)
+    )
+
+
+def _packed_in_sandbox(value: object, marker: str, atol: float) -> Packed | None:
+    """The :class:`Packed` a value packed in the sandbox stands for (see :data:`_PACKED_SOURCE`); ``None`` for
+    any other value."""
+    if not (isinstance(value, list) and len(value) == 5 and value[0] == marker + "-packed"):
+        return None
+    _, blob, size, preview, floats = value
+    if not (isinstance(blob, str) and isinstance(size, int) and isinstance(preview, str)):
+        return None
+    tolerance = (atol or DEFAULT_FLOAT_ATOL) if atol or floats else None
+    return Packed(base64.b64decode(blob), size, preview, tolerance)
 
 
 async def calibrate(pool: Sandbox) -> float:

@@ -10,7 +10,12 @@
   loads the program afresh, as evalplus runs its base and plus inputs in separate processes. With
   every outcome wanted, a program's tests run together, as one.
 * **Slow stages**: a stage whose tests took the reference solution more than ``PIECE_SECONDS`` runs in
-  pieces of about that much, concurrently, each loading the program afresh (as a stage does).
+  pieces of about that much, concurrently, each loading the program afresh (as a stage does). So does a
+  stage the program itself would take longer on than that, judged by the CPU its own last stage took per
+  test (a program many times slower than the reference: its next stage of 512 tests had held one worker
+  for 16 CPU s while the others idled at the end of a run). Put back together, a stage cut in pieces
+  reads as the stage run whole: after the first test that stopped the program (an error, a timeout, a
+  crash) the rest are ``skipped``, as the worker reports them, whatever the other pieces did.
 * **Large expected values** (HumanEval+ has values of several megabytes, and a correct candidate sends
   a value that size back for each such test): a suite whose large expected values add up to more than
   ``PART_BYTES`` is run in pieces; a suite carrying more than ``HEAVY_BYTES``, and every piece of a suite
@@ -34,15 +39,19 @@ from refinelab.sandbox._limits import Limits
 from refinelab.sandbox._outcome import RunResult, TestOutcome
 from refinelab.sandbox._packed import Packed
 from refinelab.sandbox._protocol import Sandbox
-from refinelab.sandbox._queue import Placement, current_placement, placed
+from refinelab.sandbox._queue import Meter, Placement, current_placement, placed
 from refinelab.sandbox._suite import Suite
 from refinelab.sandbox._trace import chain_of
+from refinelab.sandbox._worker import protocol as wire
+from refinelab.sandbox._worker.jobs import SKIPPED_AFTER_FAILURE, SKIPPED_AFTER_TIMEOUT
 
 PART_BYTES = 2 * 2**20
 """Most expected bytes in one piece of a suite (a single larger test gets a piece of its own)."""
 HEAVY_BYTES = 256 * 2**10
 """A piece expecting more than this runs as a job of its own."""
 PIECE_SECONDS = 0.5
+MOST_PIECES = 64
+"""At most this many pieces of one stage cut by the program's own speed."""
 """Most reference CPU seconds in one piece of a stage (HumanEval+ and MBPP+ know the reference's time on
 each test): a stage that takes a right program longer is cut, and its pieces run at once on as many
 workers, so no one program's stage holds a worker for long while others idle."""
@@ -51,6 +60,9 @@ FIRST_STAGE = 8
 the one before (8, 64, 512, ...: a wrong program stops within eight times the tests it needed)."""
 GROWTH = 8
 SKIPPED = TestOutcome("skipped", "not run: an earlier test failed (only the verdict was asked for)")
+AFTER_TIMEOUT = TestOutcome("skipped", str(SKIPPED_AFTER_TIMEOUT[wire.MESSAGE]))
+AFTER_FAILURE = TestOutcome("skipped", str(SKIPPED_AFTER_FAILURE[wire.MESSAGE]))
+"""What the worker reports for the tests of a program it stopped (``_worker/jobs.py``)."""
 
 Item = tuple[str, Suite]
 
@@ -141,16 +153,22 @@ class _Scorer:
     programs share it."""
     pieces: dict[int, tuple[Suite, list[Suite]]] = field(default_factory=dict)
     """Each stage suite's pieces (samples of a problem share them), the suite kept alive beside them."""
+    cuts: dict[tuple[int, int], tuple[Suite, list[Suite]]] = field(default_factory=dict)
+    """A piece cut in as many parts (for a slow program), the piece kept alive beside them."""
 
     async def score(self, program: str, suite: Suite) -> RunResult:
         """The program's result: its stages in turn, each only after it passed every earlier one; later
-        stages go ahead of fresh work in the pool (a chain already started ends first)."""
+        stages go ahead of fresh work in the pool (a chain already started ends first), cut in pieces
+        where the program's CPU per test so far says the stage would hold a worker long."""
         outcomes: list[TestOutcome] = []
         last = RunResult((), self.pool.isolation)
         chain = f"{chain_of(program)}@{id(suite):x}"
+        per_test = 0.0
         for step, tests in enumerate(stages(len(suite.tests), self.limits.stop_at_failure)):
-            with placed(Placement(urgent=step > 0, chain=chain)):
-                last = await self._run(program, self._stage_suite(suite, tests))
+            meter = Meter()
+            with placed(Placement(urgent=step > 0, chain=chain, meter=meter)):
+                last = await self._run(program, self._stage_suite(suite, tests), per_test)
+            per_test = meter.cpu / len(tests)
             outcomes += last.outcomes
             if not all(o.passed for o in last.outcomes):
                 break
@@ -167,23 +185,37 @@ class _Scorer:
             self.suites[key] = suite.subset(list(tests))
         return self.suites[key]
 
-    async def _run(self, program: str, suite: Suite) -> RunResult:
-        """One stage of a program: a large or slow suite in pieces, each in a job of its own."""
+    async def _run(self, program: str, suite: Suite, per_test: float) -> RunResult:
+        """One stage of a program: a large or slow suite in pieces, each in a job of its own (slow for the
+        reference, or for this program at ``per_test`` CPU seconds a test)."""
         kept = self.pieces.get(id(suite))
         if kept is None:
             kept = self.pieces[id(suite)] = (suite, [q for piece in split_suite(suite) for q in split_by_time(piece)])
-        pieces = kept[1]
+        pieces = [cut for piece in kept[1] for cut in self._cut(piece, per_test)]
         if len(pieces) == 1 and expected_bytes(suite.tests) <= HEAVY_BYTES:
             (result,) = await self.pool.run_items([(program, suite)], limits=self.limits, isolate=self.isolate)
             return result
         found = await asyncio.gather(*(self._piece(program, piece) for piece in pieces))
-        return _joined(list(found))
+        return _joined(list(found), self.limits)
+
+    def _cut(self, piece: Suite, per_test: float) -> list[Suite]:
+        """``piece`` in as many even parts as the program needs to take about ``PIECE_SECONDS`` on each
+        (the parts of one piece are shared by every program cut into as many)."""
+        count = min(len(piece.tests), MOST_PIECES, int(per_test * len(piece.tests) / PIECE_SECONDS))
+        if count <= 1:
+            return [piece]
+        key = (id(piece), count)
+        if key not in self.cuts:
+            size = -(-len(piece.tests) // count)
+            indices = range(len(piece.tests))
+            self.cuts[key] = (piece, [piece.subset(list(indices[i : i + size])) for i in indices[::size]])
+        return self.cuts[key][1]
 
     async def _piece(self, program: str, piece: Suite) -> RunResult:
         """One piece of a stage cut in pieces, in a job of its own: pieces are cut so that they run at
         once on several workers (or so that a heavy reply comes alone), not to be put together again."""
         current = current_placement()
-        with placed(Placement(urgent=current.urgent, alone=True, chain=current.chain)):
+        with placed(Placement(urgent=current.urgent, alone=True, chain=current.chain, meter=current.meter)):
             (result,) = await self.pool.run_items([(program, piece)], limits=self.limits, isolate=self.isolate)
         return result
 
@@ -204,10 +236,28 @@ class _Counter:
             self.progress("scoring", self.done, self.total)
 
 
-def _joined(results: list[RunResult]) -> RunResult:
+def _joined(results: list[RunResult], limits: Limits) -> RunResult:
+    """A stage's result from its pieces, as the stage run whole reads (see the module docstring)."""
     if len(results) == 1:
         return results[0]
-    return _with_outcomes(results[-1], [outcome for result in results for outcome in result.outcomes])
+    outcomes = [outcome for result in results for outcome in result.outcomes]
+    return _with_outcomes(results[-1], _stopped(outcomes, limits))
+
+
+def _stopped(outcomes: list[TestOutcome], limits: Limits) -> list[TestOutcome]:
+    """With ``stop_at_failure``, every outcome after the first that stops a program ``skipped``, with the
+    worker's words (it runs no test of a program after an error, a crash or, unless told to go on, a
+    timeout)."""
+    if not limits.stop_at_failure:
+        return outcomes
+    for index, outcome in enumerate(outcomes):
+        if outcome.verdict in ("pass", "fail", "skipped"):
+            continue
+        if outcome.verdict == "timeout" and limits.after_timeout != "skip":
+            continue
+        skipped = AFTER_TIMEOUT if outcome.verdict == "timeout" else AFTER_FAILURE
+        return [*outcomes[: index + 1], *[skipped] * (len(outcomes) - index - 1)]
+    return outcomes
 
 
 def _with_outcomes(last: RunResult, outcomes: Sequence[TestOutcome]) -> RunResult:

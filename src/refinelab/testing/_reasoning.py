@@ -46,10 +46,13 @@ class ReasoningMimic:
     """The effort of a request that names none."""
     where: Literal["reasoning_content", "reasoning", "inline"] = "reasoning_content"
     """vLLM: the message field the thinking goes in, or ``inline``: a ``<think>`` block in the text."""
+    names_the_cap: bool = True
+    """OpenAI: a refused ``max_tokens`` says "Use 'max_completion_tokens' instead" (False: it only refuses, as
+    servers that copy OpenAI's rules may)."""
 
     def refusal(self, body: Mapping[str, Any]) -> ErrorBody | None:
         """The 400 this server sends for ``body``, or ``None`` when it takes it."""
-        return _openai_refusal(body) if self.kind == "openai" else None
+        return _openai_refusal(body, names_the_cap=self.names_the_cap) if self.kind == "openai" else None
 
     def thought(self, body: Mapping[str, Any]) -> int:
         """Tokens of thinking for this request: the effort's, plus a part that depends on the prompt (so two
@@ -74,14 +77,13 @@ def _error(message: str, param: str | None, code: str | None) -> ErrorBody:
     return 400, {"error": {"message": message, "type": "invalid_request_error", "param": param, "code": code}}
 
 
-def _openai_refusal(body: Mapping[str, Any]) -> ErrorBody | None:
+def _openai_refusal(body: Mapping[str, Any], *, names_the_cap: bool = True) -> ErrorBody | None:
     unknown = sorted(set(body) - OPENAI_FIELDS)
     if unknown:
         return _error(f"Unrecognized request argument supplied: {unknown[0]}", None, None)
     if "max_tokens" in body:
-        said = (
-            "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead."
-        )
+        said = "Unsupported parameter: 'max_tokens' is not supported with this model."
+        said += " Use 'max_completion_tokens' instead." if names_the_cap else ""
         return _error(said, "max_tokens", "unsupported_parameter")
     temperature = body.get("temperature")
     if temperature is not None and temperature != 1:
