@@ -112,9 +112,10 @@ def {name}(value, marker, pack):
 """The value's JSON as the worker encodes it, compressed in the sandbox, with its length, a preview and
 whether it holds floats (what :class:`Packed` keeps): the host stores it as it comes instead of decoding
 megabytes, encoding them again and compressing them (the reference solution is trusted code, so the
-worker's codec can be called beside it). ``None`` for a value the host cannot store (``O``: a type the
-codec does not carry), one small enough to keep as it is, or where no worker's codec is loaded (a sandbox
-that runs programs in this process, such as the tests' fake: the host packs as before)."""
+worker's codec can be called beside it: in a worker it is ``_worker.codec``, in a sandbox that runs
+programs in this process, such as the tests' fake, ``refinelab.sandbox._worker.codec``). ``None`` for a
+value the host cannot store (``O``: a type the codec does not carry), one small enough to keep as it is,
+or where neither is loaded (the host then packs it, as before)."""
 PACK_BYTES = 4 * 1024
 """Encoded outputs larger than this are kept compressed (see ``_packed``)."""
 CACHE_FORMAT = 3

@@ -50,11 +50,11 @@ PART_BYTES = 2 * 2**20
 HEAVY_BYTES = 256 * 2**10
 """A piece expecting more than this runs as a job of its own."""
 PIECE_SECONDS = 0.5
-MOST_PIECES = 64
-"""At most this many pieces of one stage cut by the program's own speed."""
 """Most reference CPU seconds in one piece of a stage (HumanEval+ and MBPP+ know the reference's time on
 each test): a stage that takes a right program longer is cut, and its pieces run at once on as many
 workers, so no one program's stage holds a worker for long while others idle."""
+MOST_PIECES = 64
+"""At most this many pieces of one stage cut by the program's own speed."""
 FIRST_STAGE = 8
 """Tests in a program's first stage when only the verdict is wanted; each later stage is eight times
 the one before (8, 64, 512, ...: a wrong program stops within eight times the tests it needed)."""
