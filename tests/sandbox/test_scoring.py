@@ -23,7 +23,7 @@ WRONG_AT = "def f(x):\n    return x + (x == {at})\n"
 def score(items: list[tuple[str, Suite]], limits: Limits) -> tuple[list[RunResult], float]:
     async def body(pool: WorkerPool) -> tuple[list[RunResult], float]:
         results = await run_scored(pool, items, isolate=True)
-        return results, pool.stats["children"]
+        return results, pool.stats.get("children", 0)
 
     return with_pool(body, workers=2, limits=limits)
 
@@ -46,6 +46,13 @@ def test_a_wrong_program_stops_at_the_stage_it_failed_when_only_the_verdict_coun
     assert children == 1 + 2 + 3  # a process per stage run (isolated)
     (early_all, _, _), _ = score(items, Limits())
     assert [o.verdict for o in early_all.outcomes].count("fail") == 1 and len(early_all.outcomes) == 100
+
+
+def test_a_suite_without_tests_scores_to_no_outcomes_whether_or_not_only_the_verdict_counts() -> None:
+    empty = Suite.of([], entry_point="f")
+    for limits in (Limits(stop_at_failure=True), Limits()):
+        (result,), children = score([(RIGHT, empty)], limits)
+        assert result.outcomes == () and not result.passed and children == 0
 
 
 def test_identical_programs_against_the_same_suite_run_once() -> None:

@@ -168,7 +168,7 @@ class _Scorer:
             meter = Meter()
             with placed(Placement(urgent=step > 0, chain=chain, meter=meter)):
                 last = await self._run(program, self._stage_suite(suite, tests), per_test)
-            per_test = meter.cpu / len(tests)
+            per_test = meter.cpu / max(len(tests), 1)  # a suite without tests is one empty stage
             outcomes += last.outcomes
             if not all(o.passed for o in last.outcomes):
                 break
