@@ -4,8 +4,9 @@
 A run is a sequence of phases separated by a barrier (computing reference values, then scoring: check
 loads its problems before it scores anything). Within a phase, W workers cannot finish before
 ``total job CPU / W``, nor before the longest chain that cannot be split (a program's jobs one after
-another: its stages, its pieces, the rerun that confirms its timeout; a job counts whole in the chain of
-every program in it, since its programs run in turn in one process), nor before the driver's own CPU in
+another: its stages, its pieces, the rerun that confirms its timeout, which counts from
+``SPECULATE_AFTER`` into the run it confirms where the pool starts it beside that run; a job counts whole
+in the chain of every program in it, since its programs run in turn in one process), nor before the driver's own CPU in
 that phase (one process judges every result). The phase takes the largest of the three; the run, the
 sum over phases, plus the driver's CPU before each phase's first job ended (start-up, loading what the
 phase before computed) and after the last job (writing the results), which nothing overlaps. Job CPU
@@ -22,6 +23,8 @@ import json
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
+
+from refinelab.sandbox._pool import SPECULATE_AFTER
 
 WIDTHS = (4, 16, 64)
 """The worker counts every bench predicts."""
@@ -113,7 +116,7 @@ def _phases(jobs: list[dict[str, object]]) -> list[tuple[str, list[dict[str, obj
 
 
 def _phase(name: str, jobs: list[dict[str, object]], driver: float) -> Phase:
-    chains: dict[str, float] = defaultdict(float)
+    chains: dict[str, list[tuple[float, float, bool]]] = defaultdict(list)
     cpu = 0.0
     programs = 0
     for job in jobs:
@@ -121,8 +124,20 @@ def _phase(name: str, jobs: list[dict[str, object]], driver: float) -> Phase:
         cpu += spent
         programs += int(job["programs"])  # type: ignore[call-overload]
         for chain in job["chains"]:  # type: ignore[attr-defined]
-            chains[chain] += spent
-    return Phase(name, len(jobs), programs, cpu, max(chains.values(), default=0.0), max(driver, 0.0))
+            chains[chain].append((float(job["start"]), spent, bool(job.get("overlaps"))))  # type: ignore[arg-type]
+    longest = max(map(chain_seconds, chains.values()), default=0.0)
+    return Phase(name, len(jobs), programs, cpu, longest, max(driver, 0.0))
+
+
+def chain_seconds(jobs: list[tuple[float, float, bool]]) -> float:
+    """A chain's CPU seconds (its jobs as (start, CPU seconds, overlaps)): one job after another, except a
+    timeout's confirming rerun that the pool starts beside the run it confirms once that run has gone on
+    for ``SPECULATE_AFTER`` with workers idle, as they are at W workers where the chain is what is left."""
+    total = previous = 0.0
+    for _, spent, overlaps in sorted(jobs):
+        total += max(0.0, SPECULATE_AFTER + spent - previous) if overlaps and previous else spent
+        previous = spent
+    return total
 
 
 def peer_prediction(tree_cpu: float, main_cpu: float, workers: int) -> float:

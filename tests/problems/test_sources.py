@@ -220,7 +220,7 @@ def mbpp_plus(tmp_path: Path, number: int, inputs: list[list[object]]) -> Path:
 
 def test_mbpp_plus_inputs_get_their_python_types_back(tmp_path: Path) -> None:
     (task,) = read_mbppplus(mbpp_plus(tmp_path, 2, [[[3, 4], [5, 6]]]))
-    assert task.inputs == ([(3, 4), (5, 6)],) and task.expressions == ["candidate((3, 4), (5, 6))"]
+    assert task.inputs == ([(3, 4), (5, 6)],) and task.expressions() == ["candidate((3, 4), (5, 6))"]
     (task,) = read_mbppplus(mbpp_plus(tmp_path, 124, [["1.5", "1+2j"]]))
     assert task.inputs == ([1.5, 1 + 2j],)
     (task,) = read_mbppplus(mbpp_plus(tmp_path, 115, [[[[1, 2], []]]]))

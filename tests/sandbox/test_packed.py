@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from refinelab.problems import CallTest, Problem
+from refinelab.problems import CallTest, Problem, _humanevalplus
+from refinelab.problems._literal import call_source
 from refinelab.sandbox import Packed, RunResult, Suite, WorkerPool, judge, prepare_benchmark, values_match
 from refinelab.sandbox._scoring import run_scored, split_suite
 from refinelab.sandbox._worker.codec import encode_expected
@@ -109,8 +110,17 @@ def _write_plus(path: Path) -> Path:
     return path
 
 
-def test_outputs_are_computed_in_small_replies_with_progress_then_read_from_the_cache(tmp_path: Path) -> None:
+def test_outputs_are_computed_in_small_replies_with_progress_then_read_from_the_cache(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     data, seen = _write_plus(tmp_path / "plus.jsonl"), list[tuple[object, ...]]()
+    formatted: list[object] = []  # each input is written as source once for its chunk, once for its test
+
+    def counted(args: list[object]) -> str:
+        formatted.append(args)
+        return call_source(args)
+
+    monkeypatch.setattr(_humanevalplus, "call_source", counted)
     digest = hashlib.sha256(data.read_bytes()).hexdigest()[:16]
     old_formats = [tmp_path / f"humanevalplus-{digest}.json", tmp_path / f"humanevalplus-{digest}.v2.jsonl"]
     for old in old_formats:
@@ -135,6 +145,7 @@ def test_outputs_are_computed_in_small_replies_with_progress_then_read_from_the_
     assert len(tests) == len(problem.hidden_tests) == 302
     # 200 kB and 300 kB outputs: computed again in a job of their own, packed there as the host packs them
     assert len(jobs) == 1 + 5 + 2  # the calibration, 302 inputs in chunks of 64, the two large ones alone
+    assert len(formatted) == 2 * 302  # not every input again for each chunk (2,017 chunks of HumanEval+)
     for index, size in ((299, 40_000), (301, 60_000)):
         found, value = tests[index].expected, "line\n" * size
         assert isinstance(found, Packed) and found == value and found != value[:-1]

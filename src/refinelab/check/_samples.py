@@ -7,6 +7,7 @@ A sample is ``{"task_id": ..., "completion": ...}`` (appended to the problem's p
 from __future__ import annotations
 
 import ast
+import json
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -17,7 +18,7 @@ from refinelab._progress import ProgressHook
 from refinelab.errors import InputError
 from refinelab.metrics import mean_pass_at_k
 from refinelab.problems import Problem, find_problem, read_jsonl
-from refinelab.sandbox import Limits, RunResult, Sandbox, Suite, run_scored
+from refinelab.sandbox import Limits, RunResult, Sandbox, Suite, outcomes_json, run_scored
 
 
 @dataclass(frozen=True)
@@ -52,6 +53,15 @@ class ScoredSample:
     def to_json(self) -> dict[str, object]:
         """One line of the ``--out`` file: the verdict, each test's outcome (``skipped`` after the first
         failure when only the verdict was asked for), and the time rule the tests ran under."""
+        return {**self._head(), "outcomes": [outcome.to_json() for outcome in self.result.outcomes]}
+
+    def json_line(self) -> str:
+        """``json.dumps(self.to_json())``, written faster: the outcomes as :func:`outcomes_json` encodes
+        them (1,640 HumanEval+ programs carry 1.2 million outcomes)."""
+        return f'{json.dumps(self._head())[:-1]}, "outcomes": {outcomes_json(self.result.outcomes)}}}'
+
+    def _head(self) -> dict[str, object]:
+        """The line without its outcomes."""
         line: dict[str, object] = {
             "task_id": self.sample.task_id,
             "sample_index": self.sample.index,
@@ -67,7 +77,6 @@ class ScoredSample:
             scale = self.sample.problem.metadata.get("reference_time_scale")
             if self.limits.reference_factor is not None and scale is not None:
                 line["reference_time_scale"] = scale
-        line["outcomes"] = [outcome.to_json() for outcome in self.result.outcomes]
         return line
 
 

@@ -239,7 +239,8 @@ def _inputs(args: argparse.Namespace, problems: Sequence[Problem]) -> CheckInput
 
 def _write_out(path: Path | None, lines: Sequence[ScoredSample] | Sequence[Selection]) -> None:
     if path is not None:
-        write_atomically(path, [json.dumps(item.to_json()) + "\n" for item in lines])
+        texts = (item.json_line() if isinstance(item, ScoredSample) else json.dumps(item.to_json()) for item in lines)
+        write_atomically(path, [text + "\n" for text in texts])
 
 
 def _check_selection_args(args: argparse.Namespace) -> None:

@@ -65,10 +65,9 @@ class HumanEvalPlusTask:
             required(self.record, name, str, self.where)
         return str(self.record["prompt"]) + str(self.record["canonical_solution"])
 
-    @property
-    def expressions(self) -> list[str]:
-        """``candidate(...)`` for every input, in order."""
-        return [call_source(args) for args in self.inputs]
+    def expressions(self, start: int = 0, stop: int | None = None) -> list[str]:
+        """``candidate(...)`` for the inputs from ``start`` to ``stop`` (all of them by default), in order."""
+        return [call_source(args) for args in self.inputs[start:stop]]
 
     def test(self, index: int, expected: object, tolerance: float | None) -> Test:
         """The hidden test of input ``index``, given its expected output and float tolerance.

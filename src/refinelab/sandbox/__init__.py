@@ -11,7 +11,7 @@ from refinelab.sandbox._fake import FakeSandbox
 from refinelab.sandbox._judge import judge
 from refinelab.sandbox._limits import Limits
 from refinelab.sandbox._open import ISOLATION_MODES, SandboxSettings, cluster_problem, open_sandbox
-from refinelab.sandbox._outcome import IsolationLevel, RunResult, TestOutcome, Verdict
+from refinelab.sandbox._outcome import IsolationLevel, RunResult, TestOutcome, Verdict, outcomes_json
 from refinelab.sandbox._packed import Packed
 from refinelab.sandbox._pool import WorkerPool
 from refinelab.sandbox._protocol import Sandbox
@@ -45,6 +45,7 @@ __all__ = [
     "default_workers",
     "judge",
     "open_sandbox",
+    "outcomes_json",
     "outputs_match",
     "prepare_benchmark",
     "run_scored",

@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from refinelab.problems import AssertTest, CallTest, StdioTest, Test
 from refinelab.sandbox._compare import outputs_match, values_match
 from refinelab.sandbox._limits import Limits
-from refinelab.sandbox._outcome import IsolationLevel, RunResult, TestOutcome, Verdict
+from refinelab.sandbox._outcome import PASSED, IsolationLevel, RunResult, TestOutcome, Verdict
 from refinelab.sandbox._packed import Packed
 from refinelab.sandbox._suite import Suite
 from refinelab.sandbox._worker import protocol as wire
@@ -81,7 +81,7 @@ def judge(test: Test, report: object) -> TestOutcome:
     if isinstance(test, CallTest) and status == wire.S_VALUE:
         return _judge_value(test, report.get(wire.VALUE))
     if isinstance(test, AssertTest) and status == wire.S_OK:
-        return TestOutcome("pass")
+        return PASSED
     if isinstance(test, StdioTest) and status == wire.S_DONE:
         return _judge_stdout(test, report)
     return TestOutcome("crashed", f"unexpected report {status!r} for this kind of test")
@@ -114,10 +114,10 @@ def _failure_outcome(verdict: Verdict, report: dict[str, object]) -> TestOutcome
 
 def _judge_value(test: CallTest, encoded: object) -> TestOutcome:
     if isinstance(encoded, (list, dict)) and isinstance(test.expected, Packed) and test.expected.encodes_as(encoded):
-        return TestOutcome("pass")  # a large container's own encoding: equal, nothing to decode (see encodes_as)
+        return PASSED  # a large container's own encoding: equal, nothing to decode (see encodes_as)
     actual = decode(encoded)
     if values_match(actual, test.expected, test.atol):
-        return TestOutcome("pass")
+        return PASSED
     expected_text, actual_text = _short_repr(test.expected), _short_repr(actual)
     return TestOutcome(
         "fail", f"{test.expr}: expected {expected_text}, got {actual_text}", expected=expected_text, actual=actual_text

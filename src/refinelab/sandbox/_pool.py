@@ -251,8 +251,8 @@ class WorkerPool(Sandbox):
         async def rerun(code: str, inputs: SuiteInputs) -> Ran:
             if first is not None and first.backup is not None and first.item == (code, inputs):
                 return await first.backup
-            chain = first.chain if first is not None else None
-            placement = Placement(urgent=True, alone=True, chain=chain)
+            chain, overlaps = (first.chain, first.speculate) if first is not None else (None, False)
+            placement = Placement(urgent=True, alone=True, chain=chain, overlaps=overlaps)
             return await self._submit(code, inputs, limits, True, placement).done
 
         return rerun
@@ -304,7 +304,7 @@ class WorkerPool(Sandbox):
             if spare <= 0:
                 break
             if unit.speculate and unit.backup is None and now - started >= SPECULATE_AFTER:
-                placement = Placement(urgent=True, alone=True, chain=unit.chain)
+                placement = Placement(urgent=True, alone=True, chain=unit.chain, overlaps=True)
                 unit.backup = self._submit(*unit.item, unit.limits, True, placement).done
                 spare -= 1
         self._pump()
@@ -321,7 +321,9 @@ class WorkerPool(Sandbox):
             if self._trace is not None:
                 chains = [unit.chain for unit in units]
                 values = all(chain.startswith("values:") for chain in chains)
-                self._trace.job(min(unit.submitted for unit in units), started, chains, stats, values=values)
+                overlaps = all(unit.placement.overlaps for unit in units)
+                submitted = min(unit.submitted for unit in units)
+                self._trace.job(submitted, started, chains, stats, values=values, overlaps=overlaps)
             for unit, ran in zip(units, runs):
                 if not unit.done.done():
                     unit.done.set_result(ran)

@@ -51,6 +51,9 @@ class Placement:
     on one suite are one chain, its runs on another suite another."""
     meter: Meter | None = field(default=None, compare=False)
     """Where the pool counts the CPU these programs use (``None``: not counted; other sandboxes never do)."""
+    overlaps: bool = False
+    """The rerun that confirms a whole program's timeout, which the pool starts beside its first run when
+    workers idle (``_pool.SPECULATE_AFTER``): for the job trace, whose prediction counts it from then."""
 
 
 _PLACEMENT: ContextVar[Placement | None] = ContextVar("refinelab_sandbox_placement", default=None)

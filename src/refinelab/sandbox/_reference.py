@@ -343,7 +343,7 @@ async def _chunk_outputs(task: HumanEvalPlusTask, start: int, pool: Sandbox) -> 
     failed) and its CPU seconds on each (``None`` where it failed)."""
     program, entry = task.reference(), task.entry_point
     marker = f"refinelab-large-value-{secrets.token_hex(8)}"
-    chunk = task.expressions[start : start + CHUNK]
+    chunk = task.expressions(start, start + CHUNK)  # only this chunk's: a task has up to 1,000 inputs
     packable = entry != "find_zero"
     pack = PACK_BYTES if packable else 0
     wrapped = [f"{_TIMED}(lambda: {expr}, {marker!r}, {pack})" for expr in chunk]

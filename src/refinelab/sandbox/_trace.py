@@ -4,7 +4,8 @@ With ``REFINELAB_JOB_TRACE=FILE`` in its environment, a :class:`~refinelab.sandb
 JSON line per job to ``FILE``: when its first program was queued, when it started and ended (seconds on
 one clock, ``time.perf_counter``), the CPU seconds its children and its worker spent, the worker's wall
 time, how many programs it ran, which chains they continue (a program's stages and reruns share its
-chain), whether it computed reference values, and the driver's own CPU seconds so far. A last line,
+chain), whether it computed reference values, whether it is a timeout's confirming rerun that may overlap
+the program's first run, and the driver's own CPU seconds so far. A last line,
 written when the pool closes, holds the driver's CPU then. ``bench/_predict.py`` reads it: the larger
 of the total CPU over W workers and the longest chain that cannot be split is what the run would take
 at W workers (docs/design/sandbox.md, "Where the time goes").
@@ -40,8 +41,18 @@ class JobTrace:
         path = environ.get(TRACE_VARIABLE)
         return cls(Path(path)) if path else None
 
-    def job(self, submitted: float, started: float, chains: Sequence[str], stats: object, *, values: bool) -> None:
-        """Record a job that has just ended (``stats``: what its worker reported)."""
+    def job(
+        self,
+        submitted: float,
+        started: float,
+        chains: Sequence[str],
+        stats: object,
+        *,
+        values: bool,
+        overlaps: bool = False,
+    ) -> None:
+        """Record a job that has just ended (``stats``: what its worker reported; ``overlaps``: it is the rerun
+        that confirms a whole program's timeout, which may run beside the program's first run)."""
         if self._handle is None:
             return
         numbers = stats if isinstance(stats, dict) else {}
@@ -55,6 +66,7 @@ class JobTrace:
             "programs": len(chains),
             "chains": sorted(set(chains)),
             "values": values,
+            "overlaps": overlaps,
             "driver_cpu": round(time.process_time(), 6),
         }
         self._handle.write(json.dumps(record) + "\n")
