@@ -7,6 +7,7 @@ the host's, the same for every isolation mode). Every loop is bounded by the CPU
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -96,3 +97,22 @@ def test_a_stdio_program_runs_again_only_on_the_tests_that_timed_out(tmp_path: P
     result = with_pool(lambda pool: pool.run(code, suite), workers=1, isolation="none", limits=Limits(cpu_seconds=0.3))
     assert [o.verdict for o in result.outcomes] == ["pass", "pass", "pass"]
     assert log.read_text().splitlines() == ["fast", "slow", "other", "slow"]
+
+
+def test_the_job_trace_marks_a_whole_programs_rerun_as_one_that_may_overlap_its_first_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    trace = tmp_path / "trace.jsonl"
+    monkeypatch.setenv("REFINELAB_JOB_TRACE", str(trace))  # read when the pool starts
+    looping = "def f(x):\n    while x:\n        pass\n    return x\n"
+    function = Suite.of([CallTest("f(0)", 0), CallTest("f(1)", 1)], entry_point="f")
+    stdio = Suite.of([StdioTest("1\n", "1\n")], kind="stdio")
+
+    async def body(pool: WorkerPool) -> None:
+        await pool.run(looping, function)  # a function program's rerun is the whole program again
+        await pool.run("while True:\n    pass\n", stdio)  # a stdio program's, only the tests that timed out
+
+    with_pool(body, workers=1, isolation="none", limits=Limits(cpu_seconds=0.2, timeout_reruns=1))
+    jobs = [json.loads(line) for line in trace.read_text().splitlines() if '"chains"' in line]
+    assert [job["overlaps"] for job in jobs] == [False, True, False, False]
+    assert jobs[0]["chains"] == jobs[1]["chains"] and jobs[2]["chains"] == jobs[3]["chains"]

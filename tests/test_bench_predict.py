@@ -1,0 +1,62 @@
+"""``bench/_predict.py``: what a traced run would take at W workers, which the benches print beside every
+measurement (and which the docs quote), read from a job trace written by hand here."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from refinelab.sandbox._pool import SPECULATE_AFTER
+
+
+@pytest.fixture(scope="module")
+def predict() -> Iterator[ModuleType]:
+    path = Path(__file__).parents[1] / "bench" / "_predict.py"
+    spec = importlib.util.spec_from_file_location("bench_predict", path)
+    assert spec is not None and spec.loader is not None
+    module = sys.modules["bench_predict"] = importlib.util.module_from_spec(spec)  # its dataclasses look it up
+    try:
+        spec.loader.exec_module(module)
+        yield module
+    finally:
+        del sys.modules["bench_predict"]
+
+
+def job(start: float, cpu: float, chains: list[str], driver: float, **more: object) -> dict[str, object]:
+    record = {"start": start, "end": start + cpu, "child_cpu": cpu, "worker_cpu": 0.0, "programs": len(chains)}
+    return {**record, "chains": chains, "values": False, "driver_cpu": driver, **more}
+
+
+def test_a_rerun_that_may_overlap_counts_from_when_the_pool_starts_it(predict: ModuleType) -> None:
+    stages = [(0.0, 0.1, False), (1.0, 10.0, False)]
+    assert predict.chain_seconds([*stages, (12.0, 8.0, False)]) == pytest.approx(18.1)  # one after another
+    assert predict.chain_seconds([*stages, (1.5, 8.0, True)]) == pytest.approx(10.1)  # within its first run
+    longer = predict.chain_seconds([*stages, (1.5, 12.0, True)])
+    assert longer == pytest.approx(0.1 + SPECULATE_AFTER + 12.0)  # it ends after the first run would have
+    assert predict.chain_seconds([(3.0, 2.0, True)]) == 2.0  # nothing before it to overlap
+
+
+def test_a_trace_predicts_the_largest_of_cpu_over_workers_chain_and_driver_plus_what_is_serial(
+    predict: ModuleType, tmp_path: Path
+) -> None:
+    records = [job(10.0 + i, 4.0, [f"p{i}"], 2.0 + 0.5 * i) for i in range(8)]  # 32 CPU s, chains of 4 s
+    records += [job(20.0, 6.0, ["slow"], 6.0), job(27.0, 5.0, ["slow"], 6.5, overlaps=True)]
+    records.append({"closed": 40.0, "driver_cpu": 7.5})
+    path = tmp_path / "trace.jsonl"
+    path.write_text("".join(json.dumps(record) + "\n" for record in records))
+
+    trace = predict.read_trace(path)
+    (scoring,) = trace.phases
+    assert (scoring.jobs, scoring.programs, scoring.cpu) == (10, 10, pytest.approx(43.0))
+    assert scoring.chain == pytest.approx(6.0 + max(0.0, SPECULATE_AFTER + 5.0 - 6.0))
+    assert scoring.driver == pytest.approx(4.5) and trace.serial == pytest.approx(2.0 + 1.0)
+    assert trace.predicted(2) == pytest.approx(3.0 + 43.0 / 2)  # CPU-bound
+    assert trace.predicted(64) == pytest.approx(3.0 + 6.0)  # chain-bound
+    assert trace.predicted(64) / trace.floor(64) == pytest.approx(9.0 / (43.0 / 64))
+    assert predict.read_trace(path, main_cpu=9.5).serial == pytest.approx(3.0 + 2.0)  # what followed the pool
