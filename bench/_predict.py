@@ -4,9 +4,10 @@
 A run is a sequence of phases separated by a barrier (computing reference values, then scoring: check
 loads its problems before it scores anything). Within a phase, W workers cannot finish before
 ``total job CPU / W``, nor before the longest chain that cannot be split (a program's jobs one after
-another: its stages, its pieces, the rerun that confirms its timeout, which counts from
-``SPECULATE_AFTER`` into the run it confirms where the pool starts it beside that run; a job counts whole
-in the chain of every program in it, since its programs run in turn in one process), nor before the driver's own CPU in
+another: its stages, and the rerun that confirms its timeout, which counts from ``SPECULATE_AFTER`` into
+the run it confirms where the pool starts it beside that run; the pieces of one stage, queued together,
+run side by side; a job counts whole in the chain of every program in it, since its programs run in turn
+in one process), nor before the driver's own CPU in
 that phase (one process judges every result). The phase takes the largest of the three; the run, the
 sum over phases, plus the driver's CPU before each phase's first job ended (start-up, loading what the
 phase before computed) and after the last job (writing the results), which nothing overlaps. Job CPU
@@ -116,28 +117,49 @@ def _phases(jobs: list[dict[str, object]]) -> list[tuple[str, list[dict[str, obj
 
 
 def _phase(name: str, jobs: list[dict[str, object]], driver: float) -> Phase:
-    chains: dict[str, list[tuple[float, float, bool]]] = defaultdict(list)
+    chains: dict[str, list[ChainJob]] = defaultdict(list)
     cpu = 0.0
     programs = 0
     for job in jobs:
         spent = float(job["child_cpu"]) + float(job["worker_cpu"])  # type: ignore[arg-type]
         cpu += spent
         programs += int(job["programs"])  # type: ignore[call-overload]
+        times = (float(job.get("submitted", job["start"])), float(job["start"]), float(job["end"]))  # type: ignore[arg-type]
         for chain in job["chains"]:  # type: ignore[attr-defined]
-            chains[chain].append((float(job["start"]), spent, bool(job.get("overlaps"))))  # type: ignore[arg-type]
+            chains[chain].append(ChainJob(*times, spent, bool(job.get("overlaps"))))
     longest = max(map(chain_seconds, chains.values()), default=0.0)
     return Phase(name, len(jobs), programs, cpu, longest, max(driver, 0.0))
 
 
-def chain_seconds(jobs: list[tuple[float, float, bool]]) -> float:
-    """A chain's CPU seconds (its jobs as (start, CPU seconds, overlaps)): one job after another, except a
-    timeout's confirming rerun that the pool starts beside the run it confirms once that run has gone on
-    for ``SPECULATE_AFTER`` with workers idle, as they are at W workers where the chain is what is left."""
-    total = previous = 0.0
-    for _, spent, overlaps in sorted(jobs):
-        total += max(0.0, SPECULATE_AFTER + spent - previous) if overlaps and previous else spent
-        previous = spent
-    return total
+@dataclass(frozen=True)
+class ChainJob:
+    """A job of one chain, as traced."""
+
+    submitted: float
+    start: float
+    end: float
+    cpu: float
+    overlaps: bool = False
+    """A timeout's confirming rerun of the whole program (see :func:`chain_seconds`)."""
+
+
+def chain_seconds(jobs: list[ChainJob]) -> float:
+    """The CPU seconds of a chain's longest path, had it as many workers as it could use: a job waits for
+    the jobs of its chain that had ended when it was queued (a program's next stage waits for its last),
+    not for those queued beside it (the pieces of one stage run at once); and a timeout's confirming rerun
+    that the pool starts beside the run it confirms once that run has gone on for ``SPECULATE_AFTER`` with
+    workers idle (``overlaps``) counts from then, as it runs where the chain is what is left."""
+    ordered = sorted(jobs, key=lambda job: job.start)
+    ready: list[float] = []  # when each job could start
+    for index, job in enumerate(ordered):
+        waits = [i for i in range(index) if ordered[i].end <= job.submitted]
+        earliest = 0.0
+        confirmed = next((i for i in range(index - 1, -1, -1) if not ordered[i].overlaps), None)
+        if job.overlaps and confirmed is not None:
+            waits = [i for i in waits if i != confirmed]
+            earliest = ready[confirmed] + SPECULATE_AFTER
+        ready.append(max([earliest, *(ready[i] + ordered[i].cpu for i in waits)]))
+    return max((start + job.cpu for start, job in zip(ready, ordered)), default=0.0)
 
 
 def peer_prediction(tree_cpu: float, main_cpu: float, workers: int) -> float:

@@ -29,17 +29,27 @@ def predict() -> Iterator[ModuleType]:
 
 
 def job(start: float, cpu: float, chains: list[str], driver: float, **more: object) -> dict[str, object]:
-    record = {"start": start, "end": start + cpu, "child_cpu": cpu, "worker_cpu": 0.0, "programs": len(chains)}
+    record = {"submitted": start, "start": start, "end": start + cpu, "child_cpu": cpu, "worker_cpu": 0.0}
+    record["programs"] = len(chains)
     return {**record, "chains": chains, "values": False, "driver_cpu": driver, **more}
 
 
-def test_a_rerun_that_may_overlap_counts_from_when_the_pool_starts_it(predict: ModuleType) -> None:
-    stages = [(0.0, 0.1, False), (1.0, 10.0, False)]
-    assert predict.chain_seconds([*stages, (12.0, 8.0, False)]) == pytest.approx(18.1)  # one after another
-    assert predict.chain_seconds([*stages, (1.5, 8.0, True)]) == pytest.approx(10.1)  # within its first run
-    longer = predict.chain_seconds([*stages, (1.5, 12.0, True)])
+def test_a_chain_is_its_longest_path_pieces_side_by_side_and_a_rerun_from_when_the_pool_starts_it(
+    predict: ModuleType,
+) -> None:
+    def run(submitted: float, start: float, cpu: float, overlaps: bool = False) -> object:
+        return predict.ChainJob(submitted, start, start + cpu, cpu, overlaps)
+
+    stages = [run(0.0, 0.0, 0.1), run(0.2, 1.0, 10.0)]  # the second stage queued once the first ended
+    assert predict.chain_seconds([*stages, run(11.5, 12.0, 8.0)]) == pytest.approx(18.1)  # one after another
+    assert predict.chain_seconds([*stages, run(11.5, 12.0, 8.0, True)]) == pytest.approx(10.1)  # within it
+    longer = predict.chain_seconds([*stages, run(11.5, 12.0, 12.0, True)])
     assert longer == pytest.approx(0.1 + SPECULATE_AFTER + 12.0)  # it ends after the first run would have
-    assert predict.chain_seconds([(3.0, 2.0, True)]) == 2.0  # nothing before it to overlap
+    assert predict.chain_seconds([run(0.0, 3.0, 2.0, True)]) == 2.0  # nothing before it to overlap
+    pieces = [run(0.2, 1.0 + i, 0.5 + i / 10) for i in range(8)]  # one stage in eight pieces, queued together
+    assert predict.chain_seconds([stages[0], *pieces]) == pytest.approx(0.1 + 1.2)
+    after = run(20.0, 20.0, 1.0)  # the next stage waits for every piece
+    assert predict.chain_seconds([stages[0], *pieces, after]) == pytest.approx(0.1 + 1.2 + 1.0)
 
 
 def test_a_trace_predicts_the_largest_of_cpu_over_workers_chain_and_driver_plus_what_is_serial(

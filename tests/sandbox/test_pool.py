@@ -294,3 +294,38 @@ def test_a_pool_that_was_never_started_or_is_closed_says_so_instead_of_waiting_f
 
 
 SQUARE = "def f(x):\n    return x * x\n"
+
+
+def test_each_program_of_a_batch_is_metered_for_what_it_used_not_an_even_share() -> None:
+    """Programs batched in one job run in turn in one child; the worker measures each program's steps, so
+    the slow one's meter holds its CPU and the quick ones' nearly nothing (an even share had hidden a
+    program a hundred times slower than the rest behind them: ``_scoring.Pace``)."""
+    from refinelab.sandbox._queue import Meter, Placement
+
+    suite = Suite.of([CallTest("f(1)", 1), CallTest("f(2)", 2)], entry_point="f")
+    quick = "def f(x):\n    return x\n"
+    spin = "def f(x):\n    import time\n    end = time.process_time() + 0.15\n    while time.process_time() < end:\n"
+    codes = [quick, spin + "        pass\n    return x\n", quick + "\n"]
+
+    async def body(pool: WorkerPool) -> tuple[list[float], float]:
+        meters = [Meter() for _ in codes]
+        limits = pool.limits
+        units = [  # queued in one turn of the loop: one job for all three (a single worker)
+            pool._submit(code, suite.inputs(limits), limits, False, Placement(meter=meter))
+            for code, meter in zip(codes, meters)
+        ]
+        await asyncio.gather(*(unit.done for unit in units))
+        return [meter.cpu for meter in meters], pool.stats["child_cpu"]
+
+    (first, slow, last), job = with_pool(body, workers=1)
+    assert slow >= 0.3 and first < 0.05 and last < 0.05  # two tests of 0.15 CPU s each
+    assert first + slow + last == pytest.approx(job, abs=0.05)  # the job's CPU, all of it metered
+
+
+def test_what_a_worker_says_each_program_used_is_taken_only_as_numbers_within_the_jobs_cpu() -> None:
+    from refinelab.sandbox._pool import _program_cpu
+
+    assert _program_cpu([0.25, 0.5], 2, 1.0) == [0.25, 0.5]
+    assert _program_cpu(["0.5", float("nan"), -1.0, float("inf"), True, 0.5], 6, 1.0) == [0, 0, 0, 0, 0, 0.5]
+    assert _program_cpu([3.0, 1.0], 2, 2.0) == [1.5, 0.5]  # more than the job used: scaled to it
+    assert _program_cpu([0.5], 2, 1.0) == [0.0, 0.0] and _program_cpu(None, 1, 1.0) == [0.0]

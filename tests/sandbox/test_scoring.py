@@ -160,6 +160,89 @@ def test_a_stage_the_program_itself_is_slow_on_is_cut_by_its_own_speed_and_reads
     assert len(right_jobs) > len(stages(200, True)) + 4  # its later stages in pieces, a job each
 
 
+SPIN_X_MS = """
+def f(x):
+    import time
+    end = time.process_time() + x / 1000
+    while time.process_time() < end:
+        pass
+    return x
+"""
+"""``x`` ms of CPU a test: tests of larger ``x`` take it longer, as later HumanEval+ inputs are larger."""
+
+
+def growing(sizes: list[int], reference_per_x: float) -> Suite:
+    """Tests ``f(x)`` for each size, the reference's time on each ``x`` times ``reference_per_x``."""
+    suite = Suite.of([CallTest(f"f({x})", x) for x in sizes], entry_point="f")
+    return replace(suite, reference_seconds=tuple(x * reference_per_x for x in sizes))
+
+
+def test_a_programs_pace_foresees_its_next_stage_by_its_own_time_and_by_the_references() -> None:
+    from refinelab.sandbox._scoring import LOAD_SECONDS, Pace
+
+    early, later = growing([1] * 64, 1e-4), growing([20] * 118, 1e-4)
+    pace = Pace.of(LOAD_SECONDS + 10 * 64 * 1e-4, early)  # ten times the reference's time, and loading
+    assert pace.against_reference == pytest.approx(10)
+    assert pace.seconds(later) == pytest.approx(10 * 118 * 20 * 1e-4)  # not its time per test x 118
+    assert pace.seconds(later) > 10 * pace.per_test * len(later.tests)
+    unknown = Pace.of(0.5, SUITE)  # the reference's times not known: its own time per test
+    assert unknown.against_reference == 0 and unknown.seconds(SUITE) == pytest.approx(0.5)
+    barely = Pace.of(0.5, growing([1] * 8, 1e-6))  # too little reference time to measure a ratio by
+    assert barely.against_reference == 0 and barely.seconds(later) == pytest.approx(0.5 / 8 * 118)
+
+
+GROWING = [1] * 72 + [64] * 16
+"""72 small tests, then 16 that take 64 times as long: whatever a test costs the sandbox beyond the
+program's own 1 ms a unit (0.2 to 3 ms, by isolation), the third stage is foreseen at 16 times the second
+stage by the reference's times (above 1.2 s and 0.26 s at most), and at a quarter of it by the program's
+own time per test."""
+
+
+def test_a_stage_of_larger_tests_is_cut_by_how_much_slower_than_the_reference_the_program_was(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The program's time per test on its second stage foresees little of its third, the reference's times
+    (the program runs at 50 times them) foresee more than 1.2 s: the third stage is cut in pieces of 0.4 s
+    (the second stage, not); cut, it scores as it does whole."""
+    import refinelab.sandbox._scoring as scoring
+
+    suite = growing(GROWING, 2e-5)
+    limits = Limits(stop_at_failure=True)
+    monkeypatch.setattr(scoring, "PIECE_SECONDS", 1e9)
+    (whole,), _ = score([(SPIN_X_MS, suite)], limits)
+    trace = tmp_path / "jobs.jsonl"
+    monkeypatch.setenv(TRACE_VARIABLE, str(trace))
+    monkeypatch.setattr(scoring, "PIECE_SECONDS", 0.4)
+    (cut,), _ = score([(SPIN_X_MS, suite)], limits)
+    assert cut.passed and cut.outcomes == whole.outcomes
+    jobs = [json.loads(line) for line in trace.read_text().splitlines() if "chains" in json.loads(line)]
+    assert len(jobs) >= 2 + 3  # two stages whole, the third in three pieces or more
+
+
+def test_a_stage_a_program_is_foreseen_to_be_slow_on_runs_in_a_job_of_its_own(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Two programs scored together share a job for each stage while they are quick; a stage either is
+    foreseen to take more than ``ALONE_SECONDS`` (here 0.5 s) on runs alone, so the other does not wait
+    behind it: the third stage (above 1.2 s foreseen), not the second (0.26 s at most)."""
+    import refinelab.sandbox._scoring as scoring
+
+    monkeypatch.setattr(scoring, "PIECE_SECONDS", 1e9)  # no piece: only whether programs share a job
+    monkeypatch.setattr(scoring, "ALONE_SECONDS", 0.5)
+    suite = growing(GROWING, 2e-5)
+    other = SPIN_X_MS.replace("return x", "return x + 0")
+    trace = tmp_path / "jobs.jsonl"
+    monkeypatch.setenv(TRACE_VARIABLE, str(trace))
+
+    async def body(pool: WorkerPool) -> list[RunResult]:
+        return await run_scored(pool, [(SPIN_X_MS, suite), (other, suite)], isolate=True)
+
+    results = with_pool(body, workers=1, limits=Limits(stop_at_failure=True))
+    assert all(result.passed for result in results)
+    jobs = [json.loads(line) for line in trace.read_text().splitlines() if "chains" in json.loads(line)]
+    assert [job["programs"] for job in sorted(jobs, key=lambda job: job["start"])] == [2, 2, 1, 1]
+
+
 def test_pieces_put_back_together_skip_what_the_worker_would_not_have_run() -> None:
     from refinelab.sandbox._outcome import TestOutcome
     from refinelab.sandbox._scoring import AFTER_FAILURE, AFTER_TIMEOUT, _stopped

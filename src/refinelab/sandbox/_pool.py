@@ -9,6 +9,7 @@ the caller decides whether to retry; the pool never raises because of what candi
 from __future__ import annotations
 
 import asyncio
+import math
 import os
 import time
 from collections import OrderedDict
@@ -34,13 +35,33 @@ beside it (:meth:`WorkerPool._speculate`)."""
 
 
 def _meter(units: list[Unit], stats: object) -> None:
-    """Give each unit's :class:`Meter` (if its placement has one) its share of the job's CPU."""
+    """Give each unit's :class:`Meter` (if its placement has one) its share of the job's CPU: what the
+    worker measured its program's steps took (``program_cpu``), and an even share of the rest (forking,
+    the worker's own work); an even share of it all where the worker measured none (a stdio job)."""
     if not isinstance(stats, dict):
         return
     cpu = float(stats.get("child_cpu") or 0.0) + float(stats.get("worker_cpu") or 0.0)
-    for unit in units:
+    own = _program_cpu(stats.get("program_cpu"), len(units), cpu)
+    rest = max(cpu - sum(own), 0.0) / len(units)
+    for unit, spent in zip(units, own):
         if unit.placement.meter is not None:
-            unit.placement.meter.add(cpu / len(units))
+            unit.placement.meter.add(spent + rest)
+
+
+def _program_cpu(found: object, programs: int, cpu: float) -> list[float]:
+    """Each program's CPU seconds as the worker measured them, where they read as such (the worker takes
+    them from what the children say, which a program could garble): finite, not negative, and together at
+    most the job's (scaled down to it)."""
+    if not (isinstance(found, list) and len(found) == programs):
+        return [0.0] * programs
+    numbers = [float(x) if _seconds(x) else 0.0 for x in found]
+    total = sum(numbers)
+    return numbers if total <= cpu else [n * cpu / total for n in numbers]
+
+
+def _seconds(value: object) -> bool:
+    """Whether ``value`` reads as a number of seconds (a finite number, not negative, not a boolean)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value >= 0
 
 
 def _job(items: Sequence[InputItem], limits: Limits, isolate: bool, job_id: int) -> dict[str, object]:

@@ -7,8 +7,10 @@ waits for another's rerun. A free worker takes the oldest units that can share a
 ``isolate``, function programs), as many as ``ceil(waiting / workers)`` up to the pool's batch size (guided
 self-scheduling): large jobs while much is waiting, single programs at the end, so the last jobs are
 short and no worker idles behind one long batch. Units marked :attr:`Placement.urgent` (a program's
-later stages and its timeout reruns: work on a chain already started) go before fresh work.
-See docs/design/sandbox.md ("Scheduling").
+later stages and its timeout reruns: work on a chain already started) go before fresh work, and share a
+job only up to :data:`URGENT_TESTS` tests in all: a later stage is large (512 tests of HumanEval+), and
+seven programs' third stages in one job had made one chain of 5.4 CPU s for all seven, where each took
+0.8 s. See docs/design/sandbox.md ("Scheduling").
 """
 
 from __future__ import annotations
@@ -25,11 +27,16 @@ from refinelab.sandbox._judge import Ran
 from refinelab.sandbox._limits import Limits
 from refinelab.sandbox._suite import InputItem
 
+URGENT_TESTS = 512
+"""Most tests in one job of urgent units (a program's later stages): eight second stages of 64 tests
+share a job, a third stage of 512 has one of its own."""
+
 
 @dataclass(eq=False)
 class Meter:
-    """CPU seconds the programs submitted under one :class:`Placement` used, as their jobs ended (a job's
-    CPU shared evenly among its programs): how a caller learns what a program costs (see ``_scoring``)."""
+    """CPU seconds the programs submitted under one :class:`Placement` used, as their jobs ended (what the
+    worker measured each program's steps took, and an even share of the rest of its job): how a caller
+    learns what a program costs (see ``_scoring``)."""
 
     cpu: float = 0.0
 
@@ -124,7 +131,8 @@ class UnitQueue:
 
     def take(self, workers: int, batch_size: int) -> list[Unit]:
         """The next job's units (none when nothing waits): the first waiting unit and the ones after it
-        that may share its job, at most ``ceil(waiting / workers)`` and ``batch_size``."""
+        that may share its job, at most ``ceil(waiting / workers)`` and ``batch_size`` (and, urgent ones,
+        :data:`URGENT_TESTS` tests)."""
         for waiting in (self._urgent, self._fresh):
             while waiting and waiting[0].done.done():
                 waiting.popleft()  # its caller gave up
@@ -135,11 +143,14 @@ class UnitQueue:
         if first.placement.alone or first.item[1].kind != "function":
             return [first]
         size = min(batch_size, max(1, -(-(len(self) + 1) // max(workers, 1))))
-        taken = [first]
+        taken, tests = [first], len(first.item[1].tests)
         while waiting and len(taken) < size and waiting[0].joins(first):
+            if first.placement.urgent and tests + len(waiting[0].item[1].tests) > URGENT_TESTS:
+                break
             unit = waiting.popleft()
             if not unit.done.done():
                 taken.append(unit)
+                tests += len(unit.item[1].tests)
         return taken
 
     def drain(self) -> list[Unit]:

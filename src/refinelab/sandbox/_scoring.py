@@ -12,10 +12,12 @@
 * **Slow stages**: a stage whose tests took the reference solution more than ``PIECE_SECONDS`` runs in
   pieces of about that much, concurrently, each loading the program afresh (as a stage does). So does a
   stage the program itself would take longer on than that, judged by the CPU its own last stage took per
-  test (a program many times slower than the reference: its next stage of 512 tests had held one worker
-  for 16 CPU s while the others idled at the end of a run). Put back together, a stage cut in pieces
-  reads as the stage run whole: after the first test that stopped the program (an error, a timeout, a
-  crash) the rest are ``skipped``, as the worker reports them, whatever the other pieces did.
+  test and by how many times the reference's time that was (a program many times slower than the
+  reference: its next stage of 512 tests had held one worker for 16 CPU s while the others idled at the
+  end of a run); and a stage it would take more than ``ALONE_SECONDS`` on runs in a job of its own. Put
+  back together, a stage cut in pieces reads as the stage run whole: after the first test that stopped
+  the program (an error, a timeout, a crash) the rest are ``skipped``, as the worker reports them,
+  whatever the other pieces did.
 * **Large expected values** (HumanEval+ has values of several megabytes, and a correct candidate sends
   a value that size back for each such test): a suite whose large expected values add up to more than
   ``PART_BYTES`` is run in pieces; a suite carrying more than ``HEAVY_BYTES``, and every piece of a suite
@@ -55,6 +57,15 @@ each test): a stage that takes a right program longer is cut, and its pieces run
 workers, so no one program's stage holds a worker for long while others idle."""
 MOST_PIECES = 64
 """At most this many pieces of one stage cut by the program's own speed."""
+ALONE_SECONDS = 0.1
+"""A stage the program is expected to take longer on runs in a job of its own, not batched with other
+programs' (whose stages would otherwise wait behind it, one chain for all of them)."""
+LOAD_SECONDS = 0.002
+"""About what loading a program in a fresh process costs, beyond its tests (1 to 2 ms a program in a
+job, measured in a HumanEval+ trace): left out of its speed against the reference."""
+MEASURED_REFERENCE = 1e-4
+"""Reference CPU seconds a stage needs before a program's time on it says how much slower the program is
+(below it, loading the program is most of what was measured)."""
 FIRST_STAGE = 8
 """Tests in a program's first stage when only the verdict is wanted; each later stage is eight times
 the one before (8, 64, 512, ...: a wrong program stops within eight times the tests it needed)."""
@@ -163,12 +174,13 @@ class _Scorer:
         outcomes: list[TestOutcome] = []
         last = RunResult((), self.pool.isolation)
         chain = f"{chain_of(program)}@{id(suite):x}"
-        per_test = 0.0
+        pace = Pace()
         for step, tests in enumerate(stages(len(suite.tests), self.limits.stop_at_failure)):
-            meter = Meter()
-            with placed(Placement(urgent=step > 0, chain=chain, meter=meter)):
-                last = await self._run(program, self._stage_suite(suite, tests), per_test)
-            per_test = meter.cpu / max(len(tests), 1)  # a suite without tests is one empty stage
+            stage, meter = self._stage_suite(suite, tests), Meter()
+            alone = pace.seconds(stage) > ALONE_SECONDS
+            with placed(Placement(urgent=step > 0, alone=alone, chain=chain, meter=meter)):
+                last = await self._run(program, stage, pace)
+            pace = Pace.of(meter.cpu, stage)
             outcomes += last.outcomes
             if not all(o.passed for o in last.outcomes):
                 break
@@ -185,23 +197,23 @@ class _Scorer:
             self.suites[key] = suite.subset(list(tests))
         return self.suites[key]
 
-    async def _run(self, program: str, suite: Suite, per_test: float) -> RunResult:
+    async def _run(self, program: str, suite: Suite, pace: Pace) -> RunResult:
         """One stage of a program: a large or slow suite in pieces, each in a job of its own (slow for the
-        reference, or for this program at ``per_test`` CPU seconds a test)."""
+        reference, or for this program at the ``pace`` its last stage showed)."""
         kept = self.pieces.get(id(suite))
         if kept is None:
             kept = self.pieces[id(suite)] = (suite, [q for piece in split_suite(suite) for q in split_by_time(piece)])
-        pieces = [cut for piece in kept[1] for cut in self._cut(piece, per_test)]
+        pieces = [cut for piece in kept[1] for cut in self._cut(piece, pace)]
         if len(pieces) == 1 and expected_bytes(suite.tests) <= HEAVY_BYTES:
             (result,) = await self.pool.run_items([(program, suite)], limits=self.limits, isolate=self.isolate)
             return result
         found = await asyncio.gather(*(self._piece(program, piece) for piece in pieces))
         return _joined(list(found), self.limits)
 
-    def _cut(self, piece: Suite, per_test: float) -> list[Suite]:
+    def _cut(self, piece: Suite, pace: Pace) -> list[Suite]:
         """``piece`` in as many even parts as the program needs to take about ``PIECE_SECONDS`` on each
         (the parts of one piece are shared by every program cut into as many)."""
-        count = min(len(piece.tests), MOST_PIECES, int(per_test * len(piece.tests) / PIECE_SECONDS))
+        count = min(len(piece.tests), MOST_PIECES, int(pace.seconds(piece) / PIECE_SECONDS))
         if count <= 1:
             return [piece]
         key = (id(piece), count)
@@ -218,6 +230,35 @@ class _Scorer:
         with placed(Placement(urgent=current.urgent, alone=True, chain=current.chain, meter=current.meter)):
             (result,) = await self.pool.run_items([(program, piece)], limits=self.limits, isolate=self.isolate)
         return result
+
+
+@dataclass(frozen=True)
+class Pace:
+    """How fast a program went on its last stage, to foresee its next: CPU seconds a test, and how many
+    times the reference's time it took (where the reference's time on each test is known)."""
+
+    per_test: float = 0.0
+    against_reference: float = 0.0
+
+    @classmethod
+    def of(cls, cpu: float, stage: Suite) -> Pace:
+        """The pace of a program that took ``cpu`` seconds on ``stage``."""
+        per_test = cpu / max(len(stage.tests), 1)  # a suite without tests is one empty stage
+        reference = _reference_seconds(stage)
+        ratio = max(cpu - LOAD_SECONDS, 0.0) / reference if reference >= MEASURED_REFERENCE else 0.0
+        return cls(per_test, ratio)
+
+    def seconds(self, suite: Suite) -> float:
+        """CPU seconds the program is expected to take on ``suite``: the more of its own time per test, and
+        the reference's time there times how much slower than the reference it was (later tests are often
+        larger: a HumanEval/96 program took 0.1 s on its first 72 tests, then 13 s on the next 118)."""
+        return max(self.per_test * len(suite.tests), self.against_reference * _reference_seconds(suite))
+
+
+def _reference_seconds(suite: Suite) -> float:
+    """The reference's CPU seconds on ``suite``'s tests (0 where they are not known)."""
+    times = suite.reference_seconds
+    return sum(times) if len(times) == len(suite.tests) else 0.0
 
 
 class _Counter:

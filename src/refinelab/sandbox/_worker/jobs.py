@@ -132,15 +132,21 @@ def run_function_job(job: dict[str, object]) -> dict[str, object]:
     outputs: list[str] = [""] * len(programs)
     position = Step(0, 0)
     children, cpu = 0, 0.0
+    program_cpu = [0.0] * len(programs)
     while position.program < len(programs):
         watch, info = _run_child(job, position, None)
         children, cpu = children + 1, cpu + info.cpu
         watch.finish()
+        watch.ended(info.cpu)
+        for program, spent in watch.program_cpu.items():
+            if 0 <= program < len(programs):
+                program_cpu[program] += spent
         for program, text in watch.outputs.items():
             if 0 <= program < len(outputs):
                 outputs[program] += text.decode("utf-8", "replace")
         position = _collect(watch, info, results, position)
-    return {wire.RESULTS: results, wire.OUTPUTS: outputs, wire.STATS: {"children": children, "child_cpu": cpu}}
+    stats = {"children": children, "child_cpu": cpu, "program_cpu": program_cpu}
+    return {wire.RESULTS: results, wire.OUTPUTS: outputs, wire.STATS: stats}
 
 
 def _collect(watch: Watch, info: Ended, results: list[list[Result | None]], position: Step) -> Step:

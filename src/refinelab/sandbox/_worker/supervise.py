@@ -72,6 +72,10 @@ class Watch:
         self.begin_cpu = 0.0
         self.begin_waits: dict[str, int] | None = None
         """Run-queue wait (ns) of each thread when the current test began; read on the first tick."""
+        self.program_cpu: dict[int, float] = {}
+        """The child's CPU seconds on each program's steps, each step from its begin to the next's (the last
+        to the child's end, :meth:`ended`): what each program of a batch cost, not an even share."""
+        self._step: tuple[int, float] | None = None
         self.killed: str | None = None
 
     def take_results(self) -> None:
@@ -111,6 +115,19 @@ class Watch:
         self.begin_wall = time.monotonic()
         self.begin_cpu = float(cpu) if isinstance(cpu, (int, float)) else 0.0
         self.begin_waits = None
+        self._charge(self.begin_cpu)
+        self._step = (key.program, self.begin_cpu)
+
+    def ended(self, cpu: float) -> None:
+        """The child ended having used ``cpu`` seconds: the step it was on ends there."""
+        self._charge(cpu)
+        self._step = None
+
+    def _charge(self, cpu: float) -> None:
+        """The step under way ends at the child's ``cpu`` seconds: its program is charged for it."""
+        if self._step is not None:
+            program, began = self._step
+            self.program_cpu[program] = self.program_cpu.get(program, 0.0) + max(cpu - began, 0.0)
 
     def take_output(self, sink: bytearray, chunk: bytes) -> None:
         """Add printed bytes to ``sink`` (``out`` or ``err``); in a batch, split at program marks."""
