@@ -124,9 +124,15 @@ def _phase(name: str, jobs: list[dict[str, object]], driver: float) -> Phase:
         spent = float(job["child_cpu"]) + float(job["worker_cpu"])  # type: ignore[arg-type]
         cpu += spent
         programs += int(job["programs"])  # type: ignore[call-overload]
-        times = (float(job.get("submitted", job["start"])), float(job["start"]), float(job["end"]))  # type: ignore[arg-type]
+        queued = job.get("queued") or {}
+        assert isinstance(queued, dict)
+        submitted = float(job.get("submitted", job["start"]))  # type: ignore[arg-type]
+        times = (float(job["start"]), float(job["end"]))  # type: ignore[arg-type]
         for chain in job["chains"]:  # type: ignore[attr-defined]
-            chains[chain].append(ChainJob(*times, spent, bool(job.get("overlaps"))))
+            # when this chain's own program was queued: a job's first program may be another chain's
+            chains[chain].append(
+                ChainJob(float(queued.get(chain, submitted)), *times, spent, bool(job.get("overlaps")))
+            )
     longest = max(map(chain_seconds, chains.values()), default=0.0)
     return Phase(name, len(jobs), programs, cpu, longest, max(driver, 0.0))
 

@@ -70,3 +70,19 @@ def test_a_trace_predicts_the_largest_of_cpu_over_workers_chain_and_driver_plus_
     assert trace.predicted(64) == pytest.approx(3.0 + 6.0)  # chain-bound
     assert trace.predicted(64) / trace.floor(64) == pytest.approx(9.0 / (43.0 / 64))
     assert predict.read_trace(path, main_cpu=9.5).serial == pytest.approx(3.0 + 2.0)  # what followed the pool
+
+
+def test_a_chain_waits_for_its_own_last_job_even_in_a_job_another_chain_queued_first(
+    predict: ModuleType, tmp_path: Path
+) -> None:
+    """A batched job's first program may have been queued before this chain's last job ended: the chain's
+    own time of queueing says it waited for that job (read as the job's first, the two would overlap)."""
+    records = [
+        job(0.0, 3.0, ["b"], 1.0, queued={"b": 0.0}),
+        job(4.0, 3.0, ["a", "b"], 2.0, submitted=1.0, queued={"a": 1.0, "b": 3.1}),
+        {"closed": 8.0, "driver_cpu": 2.5},
+    ]
+    path = tmp_path / "trace.jsonl"
+    path.write_text("".join(json.dumps(record) + "\n" for record in records))
+    (scoring,) = predict.read_trace(path).phases
+    assert scoring.chain == pytest.approx(6.0)  # one after the other, not side by side

@@ -327,5 +327,13 @@ def test_what_a_worker_says_each_program_used_is_taken_only_as_numbers_within_th
 
     assert _program_cpu([0.25, 0.5], 2, 1.0) == [0.25, 0.5]
     assert _program_cpu(["0.5", float("nan"), -1.0, float("inf"), True, 0.5], 6, 1.0) == [0, 0, 0, 0, 0, 0.5]
-    assert _program_cpu([3.0, 1.0], 2, 2.0) == [1.5, 0.5]  # more than the job used: scaled to it
+    assert _program_cpu([3.0, 1.0], 2, 2.0) == pytest.approx([4 / 3, 2 / 3])  # each at most the job, then scaled
     assert _program_cpu([0.5], 2, 1.0) == [0.0, 0.0] and _program_cpu(None, 1, 1.0) == [0.0]
+    assert _program_cpu([1.7e308], 1, 2.0) == [2.0] and _program_cpu([1.7e308] * 2, 2, 2.0) == [1.0, 1.0]
+    assert _program_cpu([0.5], 1, float("nan")) == [0.0]
+    from refinelab.sandbox._queue import Meter
+
+    meter = Meter()
+    for seconds in (0.25, float("inf"), float("nan"), 0.5):
+        meter.add(seconds)
+    assert meter.cpu == 0.75  # what is not a number of seconds is not counted

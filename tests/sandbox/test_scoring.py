@@ -178,10 +178,10 @@ def growing(sizes: list[int], reference_per_x: float) -> Suite:
 
 
 def test_a_programs_pace_foresees_its_next_stage_by_its_own_time_and_by_the_references() -> None:
-    from refinelab.sandbox._scoring import LOAD_SECONDS, Pace
+    from refinelab.sandbox._scoring import LOAD_SECONDS, TEST_SECONDS, Pace
 
     early, later = growing([1] * 64, 1e-4), growing([20] * 118, 1e-4)
-    pace = Pace.of(LOAD_SECONDS + 10 * 64 * 1e-4, early)  # ten times the reference's time, and loading
+    pace = Pace.of(LOAD_SECONDS + 64 * TEST_SECONDS + 10 * 64 * 1e-4, early)  # ten times the reference's
     assert pace.against_reference == pytest.approx(10)
     assert pace.seconds(later) == pytest.approx(10 * 118 * 20 * 1e-4)  # not its time per test x 118
     assert pace.seconds(later) > 10 * pace.per_test * len(later.tests)
@@ -189,6 +189,9 @@ def test_a_programs_pace_foresees_its_next_stage_by_its_own_time_and_by_the_refe
     assert unknown.against_reference == 0 and unknown.seconds(SUITE) == pytest.approx(0.5)
     barely = Pace.of(0.5, growing([1] * 8, 1e-6))  # too little reference time to measure a ratio by
     assert barely.against_reference == 0 and barely.seconds(later) == pytest.approx(0.5 / 8 * 118)
+    in_pieces = Pace.of(4 * LOAD_SECONDS + 64 * TEST_SECONDS + 10 * 64 * 1e-4, early, loads=4)
+    assert in_pieces.against_reference == pytest.approx(10)  # loaded once per piece: each load left out
+    assert Pace.of(float("inf"), early) == Pace() and Pace.of(float("nan"), early).seconds(later) == 0
 
 
 GROWING = [1] * 72 + [64] * 16

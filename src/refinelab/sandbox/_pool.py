@@ -48,15 +48,25 @@ def _meter(units: list[Unit], stats: object) -> None:
             unit.placement.meter.add(spent + rest)
 
 
+def _traced(trace: JobTrace, units: list[Unit], started: float, stats: object) -> None:
+    """Record a job that has just ended in the job trace (``_trace.py``)."""
+    queued: dict[str, float] = {}
+    for unit in units:
+        queued[unit.chain] = min(queued.get(unit.chain, unit.submitted), unit.submitted)
+    values = all(unit.chain.startswith("values:") for unit in units)
+    overlaps = all(unit.placement.overlaps for unit in units)
+    trace.job(queued, started, stats, programs=len(units), values=values, overlaps=overlaps)
+
+
 def _program_cpu(found: object, programs: int, cpu: float) -> list[float]:
     """Each program's CPU seconds as the worker measured them, where they read as such (the worker takes
     them from what the children say, which a program could garble): finite, not negative, and together at
     most the job's (scaled down to it)."""
-    if not (isinstance(found, list) and len(found) == programs):
+    if not (isinstance(found, list) and len(found) == programs and _seconds(cpu)):
         return [0.0] * programs
-    numbers = [float(x) if _seconds(x) else 0.0 for x in found]
+    numbers = [min(float(x), cpu) if _seconds(x) else 0.0 for x in found]  # each at most the job's: no overflow
     total = sum(numbers)
-    return numbers if total <= cpu else [n * cpu / total for n in numbers]
+    return numbers if total <= cpu else [n * (cpu / total) for n in numbers]
 
 
 def _seconds(value: object) -> bool:
@@ -340,11 +350,7 @@ class WorkerPool(Sandbox):
             runs, stats = await self._raw_batch(worker, [unit.item for unit in units], first.limits, first.isolate)
             _meter(units, stats)
             if self._trace is not None:
-                chains = [unit.chain for unit in units]
-                values = all(chain.startswith("values:") for chain in chains)
-                overlaps = all(unit.placement.overlaps for unit in units)
-                submitted = min(unit.submitted for unit in units)
-                self._trace.job(submitted, started, chains, stats, values=values, overlaps=overlaps)
+                _traced(self._trace, units, started, stats)
             for unit, ran in zip(units, runs):
                 if not unit.done.done():
                     unit.done.set_result(ran)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import math
 import time
 from collections import deque
 from collections.abc import Iterator
@@ -41,8 +42,9 @@ class Meter:
     cpu: float = 0.0
 
     def add(self, seconds: float) -> None:
-        """Count a program's share of a job that ended."""
-        self.cpu += seconds
+        """Count a program's share of a job that ended (a number that is not finite is not counted)."""
+        if math.isfinite(seconds):
+            self.cpu += seconds
 
 
 @dataclass(frozen=True)

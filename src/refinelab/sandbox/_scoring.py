@@ -32,6 +32,7 @@ the pool puts the programs waiting at any moment together in jobs (``_queue.py``
 from __future__ import annotations
 
 import asyncio
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -62,7 +63,10 @@ ALONE_SECONDS = 0.1
 programs' (whose stages would otherwise wait behind it, one chain for all of them)."""
 LOAD_SECONDS = 0.002
 """About what loading a program in a fresh process costs, beyond its tests (1 to 2 ms a program in a
-job, measured in a HumanEval+ trace): left out of its speed against the reference."""
+job, measured in a HumanEval+ trace): left out of its speed against the reference, once per job it ran in."""
+TEST_SECONDS = 2e-5
+"""About what the sandbox spends on a test beyond the program's own work (20 to 30 us a test in a
+HumanEval+ trace): left out too, so that a program as fast as the reference is not taken for a slower one."""
 MEASURED_REFERENCE = 2e-5
 """Reference CPU seconds a stage needs before a program's time on it says how much slower the program is
 (below it, loading the program and running the tests is most of what was measured). HumanEval/96's second
@@ -171,18 +175,19 @@ class _Scorer:
 
     async def score(self, program: str, suite: Suite) -> RunResult:
         """The program's result: its stages in turn, each only after it passed every earlier one; later
-        stages go ahead of fresh work in the pool (a chain already started ends first), cut in pieces
-        where the program's CPU per test so far says the stage would hold a worker long."""
+        stages go ahead of fresh work in the pool (a chain already started ends first), alone or cut in
+        pieces where the program's pace on its last stage says the stage would hold a worker long."""
         outcomes: list[TestOutcome] = []
         last = RunResult((), self.pool.isolation)
         chain = f"{chain_of(program)}@{id(suite):x}"
         pace = Pace()
         for step, tests in enumerate(stages(len(suite.tests), self.limits.stop_at_failure)):
             stage, meter = self._stage_suite(suite, tests), Meter()
+            pieces = self._pieces(stage, pace)
             alone = pace.seconds(stage) > ALONE_SECONDS
             with placed(Placement(urgent=step > 0, alone=alone, chain=chain, meter=meter)):
-                last = await self._run(program, stage, pace)
-            pace = Pace.of(meter.cpu, stage)
+                last = await self._run(program, stage, pieces)
+            pace = Pace.of(meter.cpu, stage, loads=len(pieces))
             outcomes += last.outcomes
             if not all(o.passed for o in last.outcomes):
                 break
@@ -199,13 +204,16 @@ class _Scorer:
             self.suites[key] = suite.subset(list(tests))
         return self.suites[key]
 
-    async def _run(self, program: str, suite: Suite, pace: Pace) -> RunResult:
-        """One stage of a program: a large or slow suite in pieces, each in a job of its own (slow for the
-        reference, or for this program at the ``pace`` its last stage showed)."""
+    def _pieces(self, suite: Suite, pace: Pace) -> list[Suite]:
+        """The pieces a stage runs in: a large or slow suite in pieces (slow for the reference, or for this
+        program at the ``pace`` its last stage showed); ``[suite]`` when it runs whole."""
         kept = self.pieces.get(id(suite))
         if kept is None:
             kept = self.pieces[id(suite)] = (suite, [q for piece in split_suite(suite) for q in split_by_time(piece)])
-        pieces = [cut for piece in kept[1] for cut in self._cut(piece, pace)]
+        return [cut for piece in kept[1] for cut in self._cut(piece, pace)]
+
+    async def _run(self, program: str, suite: Suite, pieces: list[Suite]) -> RunResult:
+        """One stage of a program, whole or in ``pieces``, each piece in a job of its own."""
         if len(pieces) == 1 and expected_bytes(suite.tests) <= HEAVY_BYTES:
             (result,) = await self.pool.run_items([(program, suite)], limits=self.limits, isolate=self.isolate)
             return result
@@ -215,7 +223,8 @@ class _Scorer:
     def _cut(self, piece: Suite, pace: Pace) -> list[Suite]:
         """``piece`` in as many even parts as the program needs to take about ``PIECE_SECONDS`` on each
         (the parts of one piece are shared by every program cut into as many)."""
-        count = min(len(piece.tests), MOST_PIECES, int(pace.seconds(piece) / PIECE_SECONDS))
+        wanted = pace.seconds(piece) / PIECE_SECONDS
+        count = min(len(piece.tests), int(wanted) if wanted < MOST_PIECES else MOST_PIECES)
         if count <= 1:
             return [piece]
         key = (id(piece), count)
@@ -243,12 +252,14 @@ class Pace:
     against_reference: float = 0.0
 
     @classmethod
-    def of(cls, cpu: float, stage: Suite) -> Pace:
-        """The pace of a program that took ``cpu`` seconds on ``stage``."""
+    def of(cls, cpu: float, stage: Suite, *, loads: int = 1) -> Pace:
+        """The pace of a program that took ``cpu`` seconds on ``stage``, loaded ``loads`` times (once per
+        piece); a pace that would not be finite is no pace."""
         per_test = cpu / max(len(stage.tests), 1)  # a suite without tests is one empty stage
+        own = max(cpu - loads * LOAD_SECONDS - len(stage.tests) * TEST_SECONDS, 0.0)
         reference = _reference_seconds(stage)
-        ratio = max(cpu - LOAD_SECONDS, 0.0) / reference if reference >= MEASURED_REFERENCE else 0.0
-        return cls(per_test, ratio)
+        ratio = own / reference if reference >= MEASURED_REFERENCE else 0.0
+        return cls(per_test, ratio) if math.isfinite(per_test) and math.isfinite(ratio) else cls()
 
     def seconds(self, suite: Suite) -> float:
         """CPU seconds the program is expected to take on ``suite``: the more of its own time per test, and

@@ -1,14 +1,14 @@
 """A record of every sandbox job, for working out what a run would take on more workers.
 
 With ``REFINELAB_JOB_TRACE=FILE`` in its environment, a :class:`~refinelab.sandbox.WorkerPool` appends one
-JSON line per job to ``FILE``: when its first program was queued, when it started and ended (seconds on
-one clock, ``time.perf_counter``), the CPU seconds its children and its worker spent, the worker's wall
-time, how many programs it ran, which chains they continue (a program's stages and reruns share its
-chain), whether it computed reference values, whether it is a timeout's confirming rerun that may overlap
-the program's first run, and the driver's own CPU seconds so far. A last line,
-written when the pool closes, holds the driver's CPU then. ``bench/_predict.py`` reads it: the larger
-of the total CPU over W workers and the longest chain that cannot be split is what the run would take
-at W workers (docs/design/sandbox.md, "Where the time goes").
+JSON line per job to ``FILE``: when its first program was queued (and each chain's first), when it
+started and ended (seconds on one clock, ``time.perf_counter``), the CPU seconds its children and its
+worker spent, the worker's wall time, how many programs it ran, which chains they continue (a program's
+stages and reruns share its chain), whether it computed reference values, whether it is a timeout's
+confirming rerun that may overlap the program's first run, and the driver's own CPU seconds so far. A
+last line, written when the pool closes, holds the driver's CPU then. ``bench/_predict.py`` reads it:
+the larger of the total CPU over W workers and the longest chain that cannot be split is what the run
+would take at W workers (docs/design/sandbox.md, "Where the time goes").
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TextIO
 
@@ -43,28 +43,32 @@ class JobTrace:
 
     def job(
         self,
-        submitted: float,
+        queued: Mapping[str, float],
         started: float,
-        chains: Sequence[str],
         stats: object,
         *,
+        programs: int,
         values: bool,
         overlaps: bool = False,
     ) -> None:
-        """Record a job that has just ended (``stats``: what its worker reported; ``overlaps``: it is the rerun
-        that confirms a whole program's timeout, which may run beside the program's first run)."""
+        """Record a job that has just ended: when each chain in it was queued, when it started, what its
+        worker reported (``stats``), how many programs it ran, whether it computed reference values, and
+        whether it is the rerun that confirms a whole program's timeout (``overlaps``: the pool may start
+        it beside the run it confirms, and the prediction counts it so, whether or not this run did)."""
         if self._handle is None:
             return
         numbers = stats if isinstance(stats, dict) else {}
+        chains = sorted(queued)
         record = {
-            "submitted": round(submitted, 6),
+            "submitted": round(min(queued.values(), default=started), 6),
+            "queued": {chain: round(queued[chain], 6) for chain in chains},
             "start": round(started, 6),
             "end": round(time.perf_counter(), 6),
             "child_cpu": numbers.get("child_cpu", 0.0),
             "worker_cpu": numbers.get("worker_cpu", 0.0),
             "wall": numbers.get("wall", 0.0),
-            "programs": len(chains),
-            "chains": sorted(set(chains)),
+            "programs": programs,
+            "chains": chains,
             "values": values,
             "overlaps": overlaps,
             "driver_cpu": round(time.process_time(), 6),
