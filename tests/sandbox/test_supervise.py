@@ -61,3 +61,16 @@ def test_the_output_cap_counts_each_programs_printing() -> None:
     assert watch.killed is None
     watch.take_output(watch.out, b"y" * 3)
     assert watch.killed == "output_limit"
+
+
+def test_a_step_the_child_reports_with_numbers_that_are_not_finite_is_not_taken() -> None:
+    """The program runs in the child and could write to its result pipe: a step numbered or timed NaN or
+    infinity is not taken (``int(nan)`` had stopped the worker, and every program of its job with it)."""
+    watch = Watch("abc", {"output_bytes": 1000, "result_bytes": 10_000})
+    good = {"n": "abc", "p": 0, "i": -1, "s": "ok", "next": [0, 0, 0.5]}
+    bad = [{**good, "i": 0, "next": [0, float("nan"), 0.6]}, {**good, "i": 1, "next": [0, 2, float("inf")]}]
+    _take_result_bytes(b"".join((json.dumps(m) + "\n").encode() for m in [good, *bad]), watch)
+    watch.take_results()
+    assert watch.current is None and watch.begin_cpu == 0.5  # the good step began; the others said nothing
+    watch.ended(1.5)
+    assert watch.program_cpu == {0: 1.0}  # the step that began at 0.5 ended with the child

@@ -15,11 +15,13 @@ lasted ``_WALL_CEILING`` times the backstop in plain wall time ends anyway.
 from __future__ import annotations
 
 import json
+import math
 import os
 import select
 import signal
 import time
 from collections.abc import Callable
+from typing import TypeGuard
 
 from . import confine
 from . import protocol as wire
@@ -105,7 +107,7 @@ class Watch:
             self.events[Step(program, index)] = message
             self.current = None
         following = message.get(wire.NEXT)
-        if isinstance(following, list) and len(following) == 3 and all(isinstance(x, (int, float)) for x in following):
+        if isinstance(following, list) and len(following) == 3 and all(_finite(x) for x in following):
             self._begin(Step(int(following[0]), int(following[1])), following[2])
 
     def _begin(self, key: Step, cpu: object) -> None:
@@ -113,7 +115,7 @@ class Watch:
         self.started.add(key.program)
         self.current = key
         self.begin_wall = time.monotonic()
-        self.begin_cpu = float(cpu) if isinstance(cpu, (int, float)) else 0.0
+        self.begin_cpu = float(cpu) if _finite(cpu) else 0.0
         self.begin_waits = None
         self._charge(self.begin_cpu)
         self._step = (key.program, self.begin_cpu)
@@ -178,6 +180,12 @@ class Watch:
             sink.clear()
         for program in sorted({program for _, program in self._tails}):
             self.outputs[program] = self._tails.get(("out", program), b"") + self._tails.get(("err", program), b"")
+
+
+def _finite(value: object) -> TypeGuard[int | float]:
+    """A number the child may report (its step, its CPU clock); the program in it could send ``NaN``, which
+    ``int()`` refuses (the worker stopped, and with it every program of the job)."""
+    return isinstance(value, (int, float)) and math.isfinite(value)
 
 
 def _unfinished_mark(data: bytes, mark: bytes) -> int:
