@@ -108,12 +108,11 @@ def split_suite(suite: Suite, part_bytes: int = PART_BYTES) -> list[Suite]:
 def split_by_time(suite: Suite, seconds: float = PIECE_SECONDS) -> list[Suite]:
     """``suite`` in pieces whose reference times add up to at most ``seconds`` each (a single slower test
     gets a piece of its own); ``[suite]`` itself when it fits or its reference times are not known."""
-    times = suite.reference_seconds
-    if len(times) != len(suite.tests) or sum(times) <= seconds:
+    if _reference_seconds(suite) <= seconds:  # 0 where the times are not known
         return [suite]
     pieces: list[list[int]] = [[]]
     filled = 0.0
-    for index, spent in enumerate(times):
+    for index, spent in enumerate(suite.reference_seconds):
         if pieces[-1] and filled + spent > seconds:
             pieces.append([])
             filled = 0.0
