@@ -126,14 +126,16 @@ def test_outputs_are_computed_in_small_replies_with_progress_then_read_from_the_
     for old in old_formats:
         old.write_text("{}")  # caches in earlier formats: replaced, not left behind
 
-    jobs: list[int] = []
+    jobs: list[tuple[int, int]] = []  # per job: its inputs, and the large values its reply carried
 
     async def body(pool: WorkerPool) -> list[Problem]:
         values = pool.values
 
-        async def counted(*args: object, **kwargs: object) -> object:
-            jobs.append(1)
-            return await values(*args, **kwargs)  # type: ignore[arg-type]
+        async def counted(program: str, expressions: list[str], **kwargs: object) -> object:
+            reply = await values(program, expressions, **kwargs)  # type: ignore[arg-type]
+            large = [v for v in reply if isinstance(v, list) and "-packed" in str(v[0])[:60] and v[0][2] > 100_000]
+            jobs.append((len(expressions), len(large)))
+            return reply
 
         pool.values = counted  # type: ignore[method-assign,assignment]
         return await prepare_benchmark(
@@ -143,9 +145,10 @@ def test_outputs_are_computed_in_small_replies_with_progress_then_read_from_the_
     (problem,) = with_pool(body, workers=2)
     tests = [t for t in problem.hidden_tests if isinstance(t, CallTest)]
     assert len(tests) == len(problem.hidden_tests) == 302
-    # 200 kB and 300 kB outputs: computed again in a job of their own, packed there as the host packs them
-    assert len(jobs) == 1 + 5 + 2  # the calibration, 302 inputs in chunks of 64, the two large ones alone
-    assert len(formatted) == 2 * 302  # not every input again for each chunk (2,017 chunks of HumanEval+)
+    # 200 kB and 300 kB outputs, packed where they were computed, as the host packs them; a reply carries one:
+    # the calibration; the 302 inputs, of which the first 300 ran (the 300th large); the two left
+    assert jobs == [(5, 0), (302, 1), (2, 1)]
+    assert len(formatted) == 2 * 302  # not every input again for each job
     for index, size in ((299, 40_000), (301, 60_000)):
         found, value = tests[index].expected, "line\n" * size
         assert isinstance(found, Packed) and found == value and found != value[:-1]
@@ -182,6 +185,41 @@ def test_outputs_are_computed_in_small_replies_with_progress_then_read_from_the_
 
     (result,) = with_pool(score, workers=2)
     assert result.passed and len(result.outcomes) == 302
+
+
+def test_a_slow_tasks_inputs_go_on_in_pieces_of_their_own_once_a_chunk_has_spent_its_cpu(tmp_path: Path) -> None:
+    """A chunk stops after CHUNK_SECONDS of CPU; what it left is cut by the CPU its inputs took, and each
+    piece goes to a job of its own (side by side), instead of one job running every input in turn."""
+    record = {
+        "task_id": "HumanEval/0",
+        "prompt": 'def spin(n: float) -> float:\n    """Spend n CPU seconds."""\n',
+        "entry_point": "spin",
+        "canonical_solution": "    import time\n    t = time.process_time()\n"
+        "    while time.process_time() - t < n:\n        pass\n    return n\n",
+        "base_input": [[0.07]] * 10,
+        "plus_input": [],
+        "atol": 0,
+    }
+    data = tmp_path / "plus.jsonl"
+    data.write_text(json.dumps(record) + "\n")
+    sizes: list[int] = []
+
+    async def body(pool: WorkerPool) -> list[Problem]:
+        values = pool.values
+
+        async def counted(program: str, expressions: list[str], **kwargs: object) -> object:
+            sizes.append(len(expressions))
+            return await values(program, expressions, **kwargs)  # type: ignore[arg-type]
+
+        pool.values = counted  # type: ignore[method-assign,assignment]
+        return await prepare_benchmark("humaneval-plus", data, pool=pool, cache_dir=tmp_path)
+
+    (problem,) = with_pool(body, workers=2)
+    calibration, first, *pieces = sizes
+    # 0.07 s an input: the first job runs four (0.28 s > 0.25 s), then one input a piece (about 0.125 s)
+    assert calibration == 5 and first == 10 and pieces == [1] * 6
+    assert [t.expected for t in problem.hidden_tests if isinstance(t, CallTest)] == [0.07] * 10
+    assert all(0.07 <= t < 0.5 for t in problem.hidden_seconds)
 
 
 def test_a_huge_integer_packed_where_it_was_computed_reads_as_the_host_packs_it(tmp_path: Path) -> None:
