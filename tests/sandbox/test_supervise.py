@@ -4,9 +4,15 @@ parsed, and each program of a batch gets what it printed."""
 from __future__ import annotations
 
 import json
+import time
 
+import pytest
+
+from refinelab.sandbox._worker import supervise
 from refinelab.sandbox._worker.child import program_mark
-from refinelab.sandbox._worker.supervise import Watch, _take_result_bytes
+from refinelab.sandbox._worker.jobs import shortest_seconds
+from refinelab.sandbox._worker.protocol import Step
+from refinelab.sandbox._worker.supervise import Watch, _over_limit, _take_result_bytes
 
 
 def line(nonce: str, index: int, value: str) -> bytes:
@@ -74,3 +80,42 @@ def test_a_step_the_child_reports_with_numbers_that_are_not_finite_is_not_taken(
     assert watch.current is None and watch.begin_cpu == 0.5  # the good step began; the others said nothing
     watch.ended(1.5)
     assert watch.program_cpu == {0: 1.0}  # the step that began at 0.5 ended with the child
+
+
+def test_a_steps_limits_are_looked_at_only_from_the_jobs_shortest_limit_or_50_ms_in(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Reading /proc costs about what a quick test does, and a test reports on every pipe write: before the
+    look, nothing is read; from it, a CPU limit shorter than the look still applies."""
+    looked: list[int] = []
+
+    def waits(pid: int) -> dict[str, int]:
+        looked.append(pid)
+        return {"1": 0}
+
+    monkeypatch.setattr(supervise, "run_queue_waits", waits)
+    monkeypatch.setattr(supervise, "cpu_seconds", lambda pid: 10.0)
+    limits: dict[str, object] = {"output_bytes": 1000, "result_bytes": 1000}
+    quick = Watch("abc", limits, seconds=lambda key: 4.0, shortest=4.0)
+    assert quick.look == 0.05
+    quick.current, quick.begin_wall = Step(0, 0), time.monotonic()
+    assert _over_limit(7, quick) is None and looked == []  # a fresh step: nothing read
+    quick.begin_wall -= 0.06
+    assert _over_limit(7, quick) is None and looked == [7]  # the first look takes the baseline
+    assert 0.06 <= quick.excused < 1.0  # and the time before it counts as waited (never against the program)
+    quick.begin_wall -= 10.0
+    assert _over_limit(7, quick) == "timeout"
+    tight = Watch("abc", limits, seconds=lambda key: 0.01, shortest=0.01)
+    tight.current, tight.begin_wall = Step(0, 0), time.monotonic() - 0.02
+    assert tight.look == 0.01 and _over_limit(7, tight) == "timeout"  # 10 CPU s used, 0.01 s allowed
+
+
+def test_the_shortest_limit_of_a_job_is_its_own_or_a_tests() -> None:
+    tests = [{"k": "call", "e": "f(1)"}, {"k": "call", "e": "f(2)", "l": 0.02}]
+    job: dict[str, object] = {
+        "limits": {"cpu_seconds": 4.0},
+        "programs": ["", ""],
+        "suites": [{"tests": tests}],
+        "suite_of": [0, 0],
+    }
+    assert shortest_seconds(job) == 0.02

@@ -61,17 +61,36 @@ def test_seconds(job: dict[str, object], key: Step) -> float:
     return float(own) if isinstance(own, (int, float)) else default
 
 
+def shortest_seconds(job: dict[str, object]) -> float:
+    """The shortest CPU limit any step of ``job`` has: the job's, or a test's own."""
+    shortest = float(str(_limits(job)[wire.CPU_SECONDS]))
+    programs = job[wire.PROGRAMS]
+    assert isinstance(programs, list)
+    seen: set[int] = set()
+    for program in range(len(programs)):
+        tests = suite_of(job, program)[wire.TESTS]
+        if id(tests) in seen or not isinstance(tests, list):
+            continue
+        seen.add(id(tests))
+        for test in tests:
+            own = test.get(wire.TEST_LIMIT) if isinstance(test, dict) else None
+            if isinstance(own, (int, float)) and own < shortest:
+                shortest = float(own)
+    return shortest
+
+
 def _run_child(
-    job: dict[str, object], position: Step, stdin: bytes | None, test: int | None = None
+    job: dict[str, object], position: Step, stdin: bytes | None, test: int | None = None, *, shortest: float = 0.0
 ) -> tuple[Watch, Ended]:
-    """Fork a child at ``position`` and follow it; ``test``: a stdio child's test (its limit applies)."""
+    """Fork a child at ``position`` and follow it; ``test``: a stdio child's test (its limit applies);
+    ``shortest``: the job's :func:`shortest_seconds` (no step's limit is looked at sooner)."""
     limits = _limits(job)
     pid, fds, nonce = spawn(job, position, stdin)
 
     def seconds(key: Step) -> float:
         return test_seconds(job, Step(key.program, test if test is not None else key.test))
 
-    watch = Watch(nonce, limits, stdio=job[wire.MODE] == wire.STDIO, seconds=seconds)
+    watch = Watch(nonce, limits, stdio=job[wire.MODE] == wire.STDIO, seconds=seconds, shortest=shortest)
     status, cpu = watch_child(pid, fds, watch)
     sweep(pid)
     if _confinement_failed(watch, int(status)):
@@ -133,8 +152,9 @@ def run_function_job(job: dict[str, object]) -> dict[str, object]:
     position = Step(0, 0)
     children, cpu = 0, 0.0
     program_cpu = [0.0] * len(programs)
+    shortest = shortest_seconds(job)
     while position.program < len(programs):
-        watch, info = _run_child(job, position, None)
+        watch, info = _run_child(job, position, None, shortest=shortest)
         children, cpu = children + 1, cpu + info.cpu
         watch.finish()
         watch.ended(info.cpu)
@@ -234,12 +254,13 @@ def run_stdio_job(job: dict[str, object]) -> dict[str, object]:
     stop = _limits(job).get(wire.STOP_AT_FAILURE) is True
     row: list[Result] = []
     cpu = 0.0
+    shortest = shortest_seconds(job)
     for index, test in enumerate(tests):
         if stop and row and row[-1].get(wire.STATUS) in wire.FAILURE_STATUSES:
             skipped = SKIPPED_AFTER_TIMEOUT if row[-1].get(wire.STATUS) == wire.S_TIMEOUT else SKIPPED_AFTER_FAILURE
             row += [dict(skipped) for _ in range(index, len(tests))]
             break
-        watch, info = _run_child(job, Step(0, 0), str(test[wire.STDIN]).encode(), test=index)
+        watch, info = _run_child(job, Step(0, 0), str(test[wire.STDIN]).encode(), test=index, shortest=shortest)
         result = _stdio_result(watch, info)
         result[wire.STDOUT] = watch.out.decode("utf-8", "replace")
         result[wire.STDERR] = watch.err[-4096:].decode("utf-8", "replace")

@@ -32,6 +32,10 @@ _CLK_TCK = os.sysconf("SC_CLK_TCK")
 _CHUNK = 65536
 _TICK = 0.02
 _WALL_CEILING = 10.0
+_LOOK = 0.05
+"""Seconds into a step before the worker looks at its limits (reading ``/proc`` costs about what a quick test
+does, and a test reports on every pipe write): only where no step of the job has a shorter limit
+(``Watch.look``). The first look takes the run-queue baseline, and excuses the wall time before it."""
 _MARK_DIGITS = 20
 
 
@@ -45,8 +49,12 @@ class Watch:
         *,
         stdio: bool = False,
         seconds: Callable[[Step], float] | None = None,
+        shortest: float = 0.0,
     ) -> None:
         self.nonce = nonce
+        self.look = max(0.0, min(_LOOK, shortest))
+        """Seconds into a step before its limits are looked at: :data:`_LOOK`, or less where a step's CPU
+        limit (the job's ``shortest``) is; 0 when not told."""
         self.stdio = stdio
         default = float(str(limits.get(wire.CPU_SECONDS, 4.0)))
         self.seconds: Callable[[Step], float] = seconds or (lambda key: default)
@@ -73,7 +81,9 @@ class Watch:
         self.begin_wall = time.monotonic()
         self.begin_cpu = 0.0
         self.begin_waits: dict[str, int] | None = None
-        """Run-queue wait (ns) of each thread when the current test began; read on the first tick."""
+        """Run-queue wait (ns) of each thread when the current test's limits were first looked at."""
+        self.excused = 0.0
+        """Wall seconds of the current test before that first look: counted as waited (generous)."""
         self.program_cpu: dict[int, float] = {}
         """The child's CPU seconds on each program's steps, each step from its begin to the next's (the last
         to the child's end, :meth:`ended`): what each program of a batch cost, not an even share."""
@@ -322,24 +332,27 @@ def run_queue_waits(pid: int) -> dict[str, int]:
     return waits
 
 
-def _waited(pid: int, watch: Watch) -> float:
-    """Seconds the current test has waited for a CPU: the longest wait of any one of its threads."""
+def _waited(pid: int, watch: Watch, elapsed: float) -> float:
+    """Seconds the current test has waited for a CPU: the longest wait of any one of its threads since the
+    first look, plus the wall time before it (``Watch.excused``)."""
     now = run_queue_waits(pid)
     if watch.begin_waits is None:
-        watch.begin_waits = now
-        return 0.0
+        watch.begin_waits, watch.excused = now, elapsed
+        return elapsed
     begin = watch.begin_waits
-    return max((wait - begin.get(tid, 0) for tid, wait in now.items()), default=0) / 1e9
+    return watch.excused + max((wait - begin.get(tid, 0) for tid, wait in now.items()), default=0) / 1e9
 
 
 def _over_limit(pid: int, watch: Watch) -> str | None:
     """Judge the running test on CPU time (its own limit); wall time is only a backstop (fair under load)."""
     if watch.current is None:
         return None
+    elapsed = time.monotonic() - watch.begin_wall
+    if elapsed < watch.look:
+        return None
     cpu_limit = watch.seconds(watch.current)
     wall_limit = cpu_limit * watch.wall_factor + 1.0
-    elapsed = time.monotonic() - watch.begin_wall
-    waited = _waited(pid, watch)
+    waited = _waited(pid, watch, elapsed)
     if elapsed - waited > wall_limit or elapsed > wall_limit * _WALL_CEILING:
         return "wall_timeout"
     if elapsed > cpu_limit:
