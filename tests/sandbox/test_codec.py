@@ -62,6 +62,47 @@ def test_huge_integers_and_special_floats_survive() -> None:
     assert isinstance(nan, float) and nan != nan
 
 
+def _item_by_item(value: object, depth: int = 0) -> object:
+    """What encode returns for a list, one item at a time (the way a list of scalars no longer takes)."""
+    if type(value) is list and depth <= 100:
+        return [encode(item, depth + 1) for item in value]
+    return encode(value, depth)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        [],
+        list(range(-5, 5)),
+        [2**53 - 1, -(2**53) + 1],
+        [2**53, 1],
+        [1, -(2**53)],
+        [10**400, 1],
+        [0.5, 1e300, -2.0],
+        [1.5, float("nan")],
+        [float("inf"), 1],
+        [1, 2.5, 2.0**60],
+        ["a", True, None, "b"],
+        [True, 1],
+        [None, 1.5],
+        [SneakyInt(3), 4],
+        ["x", [1, 2]],
+        [(1, 2), 3],
+    ],
+)
+def test_a_list_of_scalars_encodes_as_item_by_item(value: list[object]) -> None:
+    encoded = encode(value)
+    assert encoded == _item_by_item(value) and repr(encoded) == repr(_item_by_item(value))  # 1 and 1.0 differ
+    assert encoded is not value  # a copy: the candidate's threads may change the list after it is encoded
+    assert isinstance(encoded, list)
+    decoded = decode(encoded)
+    assert repr(decoded) == repr([decode(item) for item in encoded]) and decoded is not encoded
+    nested: list[object] = value
+    for _ in range(99):
+        nested = [nested]
+    assert repr(encode(nested)) == repr(_item_by_item(nested))  # the depth cut falls where it did
+
+
 def test_deep_nesting_is_cut_off_not_a_crash() -> None:
     value: list[object] = []
     for _ in range(300):
