@@ -9,9 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from refinelab.problems import CallTest, Problem, _humanevalplus
+from refinelab._location import Location
+from refinelab.problems import CallTest, HumanEvalPlusTask, Problem, _humanevalplus
 from refinelab.problems._literal import call_source
 from refinelab.sandbox import Packed, RunResult, Suite, WorkerPool, judge, prepare_benchmark, values_match
+from refinelab.sandbox._outputs import Chunk, deferred
 from refinelab.sandbox._scoring import run_scored, split_suite
 from refinelab.sandbox._worker.codec import encode_expected
 from tests.conftest import with_pool
@@ -202,24 +204,99 @@ def test_a_slow_tasks_inputs_go_on_in_pieces_of_their_own_once_a_chunk_has_spent
     }
     data = tmp_path / "plus.jsonl"
     data.write_text(json.dumps(record) + "\n")
+    sizes, running, most, (problem,) = _counted_jobs(tmp_path, data)
+    calibration, first, *pieces = sizes
+    # 0.07 s an input: the first job runs four (0.28 s > 0.25 s), then one input a piece (about 0.125 s)
+    assert calibration == 5 and first == 10 and pieces == [1] * 6
+    assert most >= 2 and not running  # the pieces ran side by side
+    assert [t.expected for t in problem.hidden_tests if isinstance(t, CallTest)] == [0.07] * 10
+    assert all(0.07 <= t < 0.5 for t in problem.hidden_seconds)
+
+
+def test_the_time_of_an_input_whose_reference_raised_counts_toward_its_chunks_budget(tmp_path: Path) -> None:
+    record = {
+        "task_id": "HumanEval/0",
+        "prompt": 'def spin(n: float) -> float:\n    """Spend n CPU seconds, then fail on odd calls."""\n',
+        "entry_point": "spin",
+        "canonical_solution": "    import time\n    t = time.process_time()\n"
+        "    while time.process_time() - t < abs(n):\n        pass\n    if n < 0:\n        raise ValueError(n)\n"
+        "    return n\n",
+        "base_input": [[-0.07], [0.07]] * 5,
+        "plus_input": [],
+        "atol": 0,
+    }
+    data = tmp_path / "plus.jsonl"
+    data.write_text(json.dumps(record) + "\n")
+    sizes, _, _, (problem,) = _counted_jobs(tmp_path, data)
+    assert sizes == [5, 10] + [1] * 6
+    assert [t.expected for t in problem.hidden_tests if isinstance(t, CallTest)] == [0.07] * 5  # the others dropped
+
+
+def _counted_jobs(cache: Path, data: Path) -> tuple[list[int], list[int], int, list[Problem]]:
+    """Prepare ``data`` (2 workers): each job's inputs, the jobs still running after, the most at once, and
+    the problems."""
     sizes: list[int] = []
+    running: list[int] = []
+    most = 0
 
     async def body(pool: WorkerPool) -> list[Problem]:
         values = pool.values
 
         async def counted(program: str, expressions: list[str], **kwargs: object) -> object:
+            nonlocal most
             sizes.append(len(expressions))
-            return await values(program, expressions, **kwargs)  # type: ignore[arg-type]
+            running.append(1)
+            most = max(most, len(running))
+            try:
+                return await values(program, expressions, **kwargs)  # type: ignore[arg-type]
+            finally:
+                running.pop()
 
         pool.values = counted  # type: ignore[method-assign,assignment]
-        return await prepare_benchmark("humaneval-plus", data, pool=pool, cache_dir=tmp_path)
+        return await prepare_benchmark("humaneval-plus", data, pool=pool, cache_dir=cache)
 
-    (problem,) = with_pool(body, workers=2)
-    calibration, first, *pieces = sizes
-    # 0.07 s an input: the first job runs four (0.28 s > 0.25 s), then one input a piece (about 0.125 s)
-    assert calibration == 5 and first == 10 and pieces == [1] * 6
-    assert [t.expected for t in problem.hidden_tests if isinstance(t, CallTest)] == [0.07] * 10
-    assert all(0.07 <= t < 0.5 for t in problem.hidden_seconds)
+    problems = with_pool(body, workers=2)
+    return sizes, running, most, problems
+
+
+def test_a_chunk_whose_values_hold_many_parts_leaves_the_rest_to_pieces_so_no_reply_is_large(tmp_path: Path) -> None:
+    record = {
+        "task_id": "HumanEval/0",
+        "prompt": 'def text(n: int) -> str:\n    """32,000 x and n."""\n',
+        "entry_point": "text",
+        "canonical_solution": "    return 'x' * 32000 + str(n)\n",
+        "base_input": [[n] for n in range(200)],
+        "plus_input": [],
+        "atol": 0,
+    }
+    data = tmp_path / "plus.jsonl"
+    data.write_text(json.dumps(record) + "\n")
+    sizes, _, _, (problem,) = _counted_jobs(tmp_path, data)
+    # 4,001 parts a value (a part is 8 characters), quick to make: the first job stops after 66 (264,066
+    # parts > 64 x 4,096), the 134 left go in pieces of 64 (half of 66, but no fewer than 64), each under
+    # the budget again
+    assert sizes == [5, 200, 64, 64, 6]
+    expected = [t.expected for t in problem.hidden_tests if isinstance(t, CallTest)]
+    assert expected == ["x" * 32000 + str(n) for n in range(200)]
+
+
+def test_what_a_chunk_left_is_cut_by_the_cpu_its_inputs_took_or_by_half_what_it_ran() -> None:
+    task = HumanEvalPlusTask("HumanEval/0", "f", tuple([i] for i in range(1024)), 0, {}, Location(Path("t"), 1))
+    chunk = Chunk(0, task, 0, task.expressions())
+
+    def sizes(computed: int, per_input: float) -> list[int]:
+        pieces = deferred(chunk, computed, per_input)
+        starts = [p.start for p in pieces]
+        assert starts == sorted(starts) and sum(len(p.expressions) for p in pieces) == 1024 - computed
+        assert all(p.expressions == task.expressions(p.start, p.start + len(p.expressions)) for p in pieces)
+        return [len(p.expressions) for p in pieces]
+
+    assert sizes(4, 0.07) == [1] * 1020  # 0.07 s an input: one a piece
+    assert sizes(300, 0.00087) == [143] * 5 + [9]  # 0.125 s at 0.87 ms an input
+    assert sizes(300, 0.00003) == [150] * 4 + [124]  # stopped by its parts: half of what it ran
+    assert sizes(1, 0.001) == [64] * 15 + [63]  # a large value first: pieces of 64
+    assert sizes(200, 0.0) == [100] * 8 + [24]  # no figure (every input raised): half of what it ran
+    assert sizes(1024, 0.3) == []
 
 
 def test_a_huge_integer_packed_where_it_was_computed_reads_as_the_host_packs_it(tmp_path: Path) -> None:

@@ -1,0 +1,306 @@
+"""Running a trusted reference solution on a task's inputs in the sandbox: each input's value and CPU time.
+
+A task's inputs go in chunks (:data:`CHUNK`), each a sandbox job, taken by concurrent loops across tasks
+(:class:`Chunks`). Beside the reference runs trusted code of ours (``_TIMED_SOURCE``): it times each call,
+checks its value's size, packs a large value where it was computed, and stops a chunk once it has spent
+:data:`CHUNK_SECONDS` of CPU, holds :data:`CHUNK_PARTS` parts of values, or carries one large value; the
+host cuts what the chunk left into pieces (:func:`deferred`) that go ahead of fresh chunks, side by side.
+So quick tasks take one job each (a job costs about 11 ms before its first input), slow ones spread over
+every worker, and no reply carries more than a few MiB.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import math
+import secrets
+import sys
+from collections import deque
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from refinelab.errors import InfrastructureError
+from refinelab.problems import HumanEvalPlusTask
+from refinelab.sandbox._compare import DEFAULT_FLOAT_ATOL, holds_float
+from refinelab.sandbox._limits import Limits
+from refinelab.sandbox._outcome import TestOutcome
+from refinelab.sandbox._packed import PREVIEW, Packed
+from refinelab.sandbox._protocol import Sandbox
+from refinelab.sandbox._worker.codec import encode_expected
+
+Output = Packed | dict[str, object]
+"""A computed output: ``{"value": encoded}``, ``{"error": verdict}``, or a large value kept :class:`Packed`."""
+REFERENCE_LIMITS = Limits(cpu_seconds=20.0, after_timeout="continue")
+"""Generous limits for the canonical solutions; after an input that timed out, the chunk goes on with the
+next in a fresh process (the input is dropped, as evalplus drops it; the others are not)."""
+CHUNK = 1024
+"""Inputs of a task a sandbox job evaluates at most while computing outputs (:data:`CHUNK_SECONDS` stops it
+sooner)."""
+PIECE = 64
+"""Inputs of a deferred tail's piece at least, unless the CPU its inputs took says fewer."""
+CHUNK_SECONDS = 0.25
+"""CPU seconds a chunk spends before it defers its other inputs to jobs of their own: a job costs about
+11 ms of forking and loading, a third of HumanEval+'s reference CPU when every chunk had 64 inputs (2,077
+jobs), so quick tasks go in one job each; a slow task's inputs are cut by what its first took."""
+SMALL_ITEMS = 4096
+"""A value with more parts than this (items of containers, 8 characters of a string) is large: it is packed
+where it was computed, and the rest of its chunk goes to other jobs, so no reply carries two (the reference
+solution is trusted code, so a wrapper around its value can run in the sandbox)."""
+CHUNK_PARTS = 64 * SMALL_ITEMS
+"""Parts of the values one chunk's reply carries at most (besides one large value): a chunk defers its later
+inputs past this, so no reply carries more than a few MiB."""
+_SMALL = "_refinelab_small_or_marker"
+_SMALL_SOURCE = """
+def {name}(value, marker, pack, limit={limit}):
+    parts, stack = 0, [value] if limit is not None else []
+    while stack:
+        item = stack.pop()
+        if isinstance(item, (str, bytes)):
+            parts += 1 + len(item) // 8
+        elif isinstance(item, (list, tuple, set, frozenset, dict)):
+            parts += 1 + len(item)
+            if parts <= limit:
+                stack.extend(item.items() if isinstance(item, dict) else item)
+        elif isinstance(item, int):
+            parts += 1 + item.bit_length() // 64
+        else:
+            parts += 1
+        if parts > limit:
+            {name}.parts = parts
+            return marker
+    {name}.parts = parts
+    try:
+        packed = {packed}(value, marker, pack) if pack else None
+    except Exception:  # memory, most likely: the host packs it, as before
+        packed = None
+    return value if packed is None else packed
+"""
+"""Defined beside the reference solution: ``marker`` when the value is large (more than ``limit`` parts:
+counting them costs at most the limit, not the value's size); else the value, or, when its JSON is longer
+than ``pack`` characters, the value packed where it was computed (:data:`_PACKED_SOURCE`). The parts it
+counted are left in its ``parts``."""
+_PACKED = "_refinelab_packed"
+_PACKED_SOURCE = """
+def {name}(value, marker, pack):
+    import base64, json, sys, zlib
+    codec = sys.modules.get("_worker.codec") or sys.modules.get("refinelab.sandbox._worker.codec")
+    if codec is None:
+        return None
+    text = json.dumps(codec.encode(value))
+    if len(text) <= pack or '{{"O": ' in text:
+        return None
+    head = value[:{preview}] if isinstance(value, (list, tuple)) and len(value) > {preview} else value
+    limit = getattr(sys, "set_int_max_str_digits", None)  # the host's: a huge integer is not printed (quadratic)
+    digits = sys.get_int_max_str_digits() if limit else 0
+    if limit:
+        limit({digits})
+    try:
+        preview = repr(head)
+    except ValueError:
+        preview = "<" + type(value).__name__ + " too large to print>"
+    finally:
+        if limit:
+            limit(digits)
+    preview = preview if len(preview) <= {preview} else preview[:{preview} - 3] + "..."
+    def floats(item):
+        return isinstance(item, float) or isinstance(item, (list, tuple)) and any(floats(i) for i in item)
+    blob = base64.b64encode(zlib.compress(text.encode(), 1)).decode()
+    return [marker + "-packed", blob, len(text), preview, floats(value)]
+"""
+"""The value's JSON as the worker encodes it, compressed in the sandbox, with its length, a preview and
+whether it holds floats (what :class:`Packed` keeps): the host stores it as it comes instead of decoding
+megabytes, encoding them again and compressing them (the reference solution is trusted code, so the
+worker's codec can be called beside it: in a worker it is ``_worker.codec``, in a sandbox that runs
+programs in this process, such as the tests' fake, ``refinelab.sandbox._worker.codec``). ``None`` for a
+value the host cannot store (``O``: a type the codec does not carry), one small enough to keep as it is,
+or where neither is loaded (the host then packs it, as before)."""
+PACK_BYTES = 4 * 1024
+"""Encoded outputs larger than this are kept compressed (see ``_packed``)."""
+
+TIMED = "_refinelab_timed"
+_TIMED_SOURCE = """
+_refinelab_chunk = [0.0, 0]
+def {name}(thunk, marker, pack=0, budget=None):
+    import time
+    if budget is not None and (_refinelab_chunk[0] > budget or _refinelab_chunk[1] > {parts}):
+        return marker + "-later"
+    start = time.process_time()
+    try:
+        value = thunk()
+        spent = time.process_time() - start
+        small = {small}(value, marker, pack)
+        if small is marker and budget is not None:  # large: packed here, and the chunk's later inputs deferred
+            small = {small}(value, marker, pack, None)
+            _refinelab_chunk[1] = float("inf")
+        _refinelab_chunk[1] += {small}.parts
+    finally:  # an input that raised spent its time too
+        cost = time.process_time() - start
+        _refinelab_chunk[0] += cost
+    return [small, spent, cost]
+"""
+"""Runs one input's call and measures its CPU time (in the sandbox, on trusted code); the value is
+checked for size as ``_SMALL_SOURCE`` says. With a ``budget`` (a chunk's), once the calls so far (checking
+and packing their values included) have spent more CPU seconds than that in this child, or their values
+hold more than :data:`CHUNK_PARTS` parts, each later call is ``marker + "-later"``, not run: deferred to
+another job. A large value is packed where it was computed (no reply carries two), and the chunk's later
+inputs are deferred."""
+
+Computed = tuple[str, list[Output], list["float | None"]]
+"""A task's id, its outputs and the reference's CPU seconds on each input."""
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """Inputs of one task evaluated in one sandbox job."""
+
+    position: int
+    """The task's position in the file."""
+    task: HumanEvalPlusTask
+    start: int
+    """The first input's index."""
+    expressions: list[str]
+    """The inputs as source (``candidate(...)``), written once: a deferred tail is sent again as it is."""
+
+
+class Chunks:
+    """The work of computing outputs, shared by concurrent :meth:`work` loops, each taking the next chunk.
+
+    A task's inputs go in chunks of up to :data:`CHUNK`, across tasks, each taken by the first free loop,
+    so a task with many inputs spreads over every worker (records are read as their first chunk is taken).
+    A chunk stops taking inputs after :data:`CHUNK_SECONDS` of CPU in the sandbox; its deferred tail is cut
+    by the time its inputs took into pieces of half that and queued ahead of fresh chunks, side by side.
+    """
+
+    def __init__(self, tasks: Iterator[HumanEvalPlusTask], pool: Sandbox, progress: Callable[[int], None]) -> None:
+        self._fresh = _first_chunks(tasks)
+        self._later: deque[Chunk] = deque()
+        self._pool, self._progress = pool, progress
+        self._found: dict[int, tuple[str, list[Output | None], list[float | None]]] = {}
+        self._running, self._done, self._failed = 0, 0, False
+        self._wake = asyncio.Event()
+
+    async def work(self) -> None:
+        """Run chunks until none is left and none is running (or another loop failed)."""
+        while not self._failed:
+            chunk = self._later.popleft() if self._later else next(self._fresh, None)
+            if chunk is None:
+                if self._running == 0:
+                    self._wake.set()
+                    return
+                self._wake.clear()
+                await self._wake.wait()
+                continue
+            self._running += 1
+            try:
+                self._later.extendleft(reversed(await self._run(chunk)))
+            except BaseException:
+                self._failed = True
+                raise
+            finally:
+                self._running -= 1
+                self._wake.set()
+
+    async def _run(self, chunk: Chunk) -> list[Chunk]:
+        """Evaluate ``chunk``, store what it computed, and return the pieces of its deferred tail."""
+        task, size = chunk.task, len(chunk.task.inputs)
+        slots = self._found.setdefault(chunk.position, (task.task_id, [None] * size, [None] * size))
+        outputs, seconds, per_input = await _chunk_outputs(chunk, self._pool)
+        if not outputs:  # a job's first input always runs: a reply without it would come back forever
+            raise InfrastructureError(f"the sandbox computed none of {task.task_id}'s inputs from {chunk.start}")
+        slots[1][chunk.start : chunk.start + len(outputs)] = outputs
+        slots[2][chunk.start : chunk.start + len(outputs)] = seconds
+        self._done += len(outputs)
+        self._progress(self._done)
+        return deferred(chunk, len(outputs), per_input)
+
+    def computed(self) -> list[Computed]:
+        """Every task's outputs and times, in the file's order."""
+        joined: list[Computed] = []
+        for position in sorted(self._found):
+            task_id, outputs, seconds = self._found[position]
+            done = [output for output in outputs if output is not None]
+            if len(done) != len(outputs):
+                raise InfrastructureError(f"{task_id}: {len(outputs) - len(done)} inputs were never computed")
+            joined.append((task_id, done, seconds))
+        return joined
+
+
+def _first_chunks(tasks: Iterator[HumanEvalPlusTask]) -> Iterator[Chunk]:
+    """Each task's chunks of :data:`CHUNK` inputs, in file order."""
+    for position, task in enumerate(tasks):
+        for start in range(0, len(task.inputs), CHUNK):
+            yield Chunk(position, task, start, task.expressions(start, start + CHUNK))
+
+
+def deferred(chunk: Chunk, computed: int, per_input: float) -> list[Chunk]:
+    """The pieces of the inputs ``chunk`` left (after its first ``computed``, which took ``per_input`` CPU
+    seconds each): at that, about half of :data:`CHUNK_SECONDS` each; and (where it stopped at its parts'
+    budget or a large value) half of what it computed, but at least :data:`PIECE` inputs."""
+    rest = chunk.expressions[computed:]
+    if not rest:
+        return []
+    by_time = int(CHUNK_SECONDS / 2 / per_input) if per_input > 0 else len(rest)
+    size = max(1, min(len(rest), by_time, max(-(-computed // 2), PIECE)))
+    return [
+        Chunk(chunk.position, chunk.task, chunk.start + computed + offset, rest[offset : offset + size])
+        for offset in range(0, len(rest), size)
+    ]
+
+
+async def _chunk_outputs(chunk: Chunk, pool: Sandbox) -> tuple[list[Output], list[float | None], float]:
+    """Outputs of the canonical solution on the chunk's inputs (``{"error": ...}`` where it failed), its CPU
+    seconds on each (``None`` where it failed), up to the first it deferred, and the CPU the sandbox spent on
+    each of those that returned (the call and packing its value: what :data:`CHUNK_SECONDS` bounds; one that
+    raised counts there too, but its reply has no figure)."""
+    task = chunk.task
+    program, entry = task.reference(), task.entry_point
+    marker = f"refinelab-large-value-{secrets.token_hex(8)}"
+    packable = entry != "find_zero"
+    pack = PACK_BYTES if packable else 0
+    wrapped = [f"{TIMED}(lambda: {expr}, {marker!r}, {pack}, {CHUNK_SECONDS})" for expr in chunk.expressions]
+    values = await pool.values(program, wrapped, entry_point=entry, setup=timed_setup(), limits=REFERENCE_LIMITS)
+    outputs: list[Output] = []
+    seconds: list[float | None] = []
+    costs: list[float] = []
+    for timed in values:
+        if timed == marker + "-later":
+            break
+        value, spent, cost = timed if isinstance(timed, list) and len(timed) == 3 else (timed, None, None)
+        packed = _packed_in_sandbox(value, marker, task.atol)
+        outputs.append(packed or _output(value, task.atol, packable=packable))
+        seconds.append(float(spent) if isinstance(spent, (int, float)) and not isinstance(value, TestOutcome) else None)
+        if isinstance(cost, (int, float)) and math.isfinite(cost) and cost >= 0:
+            costs.append(float(cost))
+    return outputs, seconds, sum(costs) / len(costs) if costs else 0.0
+
+
+def timed_setup() -> str:
+    return (
+        _PACKED_SOURCE.format(name=_PACKED, preview=PREVIEW, digits=getattr(sys, "get_int_max_str_digits", int)())
+        + _SMALL_SOURCE.format(name=_SMALL, limit=SMALL_ITEMS, packed=_PACKED)
+        + _TIMED_SOURCE.format(name=TIMED, small=_SMALL, parts=CHUNK_PARTS)
+    )
+
+
+def _packed_in_sandbox(value: object, marker: str, atol: float) -> Packed | None:
+    """The :class:`Packed` a value packed in the sandbox stands for (see :data:`_PACKED_SOURCE`); ``None`` for
+    any other value."""
+    if not (isinstance(value, list) and len(value) == 5 and value[0] == marker + "-packed"):
+        return None
+    _, blob, size, preview, floats = value
+    if not (isinstance(blob, str) and isinstance(size, int) and isinstance(preview, str)):
+        return None
+    tolerance = (atol or DEFAULT_FLOAT_ATOL) if atol or floats else None
+    return Packed(base64.b64decode(blob), size, preview, tolerance)
+
+
+def _output(value: object, atol: float, *, packable: bool) -> Output:
+    if isinstance(value, TestOutcome):
+        return {"error": value.verdict}
+    encoded = encode_expected(value)
+    if packable and len(text := json.dumps(encoded)) > PACK_BYTES:
+        tolerance = (atol or DEFAULT_FLOAT_ATOL) if atol or holds_float(value) else None
+        return Packed.of(encoded, value, text=text, atol=tolerance)
+    return {"value": encoded}
