@@ -11,6 +11,7 @@ import pytest
 
 from refinelab.problems import CallTest
 from refinelab.sandbox import Limits, RunResult, Suite, WorkerPool
+from refinelab.sandbox._judge import DEFERRED
 from refinelab.sandbox._scoring import FIRST_STAGE, run_scored, split_by_time, stages
 from refinelab.sandbox._trace import TRACE_VARIABLE, chain_of
 from tests.conftest import with_pool
@@ -231,6 +232,7 @@ def test_a_stage_a_program_is_foreseen_to_be_slow_on_runs_in_a_job_of_its_own(
     import refinelab.sandbox._scoring as scoring
 
     monkeypatch.setattr(scoring, "PIECE_SECONDS", 1e9)  # no piece: only whether programs share a job
+    monkeypatch.setattr(scoring, "DEFER_SECONDS", 1e9)
     monkeypatch.setattr(scoring, "ALONE_SECONDS", 0.5)
     suite = growing(GROWING, 2e-5)
     other = SPIN_X_MS.replace("return x", "return x + 0")
@@ -258,3 +260,45 @@ def test_pieces_put_back_together_skip_what_the_worker_would_not_have_run() -> N
     assert _stopped([timeout, passed], staged) == [timeout, AFTER_TIMEOUT]
     assert _stopped([timeout, passed], replace(staged, after_timeout="continue")) == [timeout, passed]
     assert _stopped([error, passed], Limits()) == [error, passed]  # every outcome wanted: nothing stops it
+
+
+SPIN_WRONG_AT = SPIN_X_MS.replace("    return x\n", "    return x + (x == {at})\n")
+
+
+def test_a_stage_nothing_foresaw_is_deferred_after_its_budget_and_run_in_pieces_that_read_as_one_run(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Quick first stages, then a third stage of 5 ms tests, the reference's times unknown: nothing foresees
+    it. Past its budget the worker defers the rest of the stage, which runs in pieces side by side; the
+    outcomes are those of the stage run whole."""
+    import refinelab.sandbox._scoring as scoring
+
+    suite = Suite.of([CallTest(f"f({x})", x) for x in [0] * 72 + [5] * 100], entry_point="f")
+    right = SPIN_X_MS
+    wrong = SPIN_WRONG_AT.replace("{at}", "5) * (__import__('random').random() < 2")  # wrong on every 5 ms test
+    items = [(right, suite), (wrong, suite)]
+    limits = Limits(stop_at_failure=True)
+    monkeypatch.setattr(scoring, "DEFER_SECONDS", 1e9)
+    whole, _ = score(items, limits)
+    trace = tmp_path / "jobs.jsonl"
+    monkeypatch.setenv(TRACE_VARIABLE, str(trace))
+    monkeypatch.setattr(scoring, "DEFER_SECONDS", 0.05)
+    monkeypatch.setattr(scoring, "PIECE_SECONDS", 0.025)
+    deferred, _ = score(items, limits)
+    assert deferred[0].passed and [r.outcomes for r in deferred] == [r.outcomes for r in whole]
+    assert [o.verdict for o in deferred[1].outcomes[70:74]] == ["pass", "pass", "fail", "fail"]
+    jobs = [json.loads(line) for line in trace.read_text().splitlines() if "chains" in json.loads(line)]
+    right_jobs = [job for job in jobs if ran(right, job)]
+    assert len(right_jobs) >= len(stages(172, True)) + 4  # its third stage in pieces after the first job
+
+
+def test_a_job_defers_a_programs_later_tests_once_it_has_spent_its_budget_having_run_one_at_least() -> None:
+    suite = Suite.of([CallTest(f"f({x})", x) for x in [20] * 10], entry_point="f")
+
+    async def body(pool: WorkerPool) -> list[RunResult]:
+        return await pool.run_items([(SPIN_X_MS, suite), (SPIN_X_MS, suite)], limits=Limits(defer_after=0.01))
+
+    results = with_pool(body, workers=1)
+    for result in results:  # 20 ms a test: each program runs one, then defers the rest (and the next runs)
+        assert [o.verdict for o in result.outcomes] == ["pass"] + ["skipped"] * 9
+        assert result.outcomes[1] == DEFERRED and set(result.outcomes[1:]) == {DEFERRED}

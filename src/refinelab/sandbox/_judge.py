@@ -25,6 +25,8 @@ _STATUS_VERDICTS: dict[str, Verdict] = {
     wire.S_CRASHED: "crashed",
     wire.S_SKIPPED: "skipped",
 }
+DEFERRED = TestOutcome("skipped", "not run in this job: deferred to another (the program had spent its budget)")
+"""A test a job did not run because its program had spent ``Limits.defer_after`` (the caller runs it)."""
 
 
 @dataclass(frozen=True)
@@ -78,6 +80,8 @@ def judge(test: Test, report: object) -> TestOutcome:
     status = str(report.get(wire.STATUS))
     if status in _STATUS_VERDICTS:
         return _failure_outcome(_STATUS_VERDICTS[status], report)
+    if status == wire.S_DEFERRED:
+        return DEFERRED
     if isinstance(test, CallTest) and status == wire.S_VALUE:
         return _judge_value(test, report.get(wire.VALUE))
     if isinstance(test, AssertTest) and status == wire.S_OK:

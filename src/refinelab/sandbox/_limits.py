@@ -43,6 +43,10 @@ class Limits:
     then not known."""
     after_timeout: AfterTimeout = "skip"
     """What follows a test that timed out (see :data:`AfterTimeout`)."""
+    defer_after: float | None = None
+    """CPU seconds a program may spend in one job before its later tests are deferred, not run there
+    (``deferred`` outcomes, which the caller runs elsewhere: the scorer does, in pieces, for a stage that
+    turned out slower than foreseen). ``None``: a job runs every test it is given."""
     wall_factor: float = 3.0
     """Wall-clock backstop per test, as a multiple of ``cpu_seconds`` (plus one second). Time the
     program spent waiting for a CPU (the machine busy) does not count towards it."""
@@ -107,6 +111,7 @@ class Limits:
             wire.CPU_TOTAL: int(cpu_total + 2),
             wire.STOP_AT_FAILURE: self.stop_at_failure,
             wire.AFTER_TIMEOUT: self.after_timeout,
+            wire.DEFER_AFTER: self.defer_after,
             wire.MEMORY_BYTES: self.memory_bytes,
             wire.FILE_BYTES: self.file_bytes,
             wire.OPEN_FILES: self.open_files,

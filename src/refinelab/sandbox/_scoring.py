@@ -34,10 +34,11 @@ from __future__ import annotations
 import asyncio
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from refinelab._progress import ProgressHook
 from refinelab.problems import CallTest, Test
+from refinelab.sandbox._judge import DEFERRED
 from refinelab.sandbox._limits import Limits
 from refinelab.sandbox._outcome import RunResult, TestOutcome
 from refinelab.sandbox._packed import Packed
@@ -72,6 +73,14 @@ MEASURED_REFERENCE = 2e-5
 (below it, loading the program and running the tests is most of what was measured). HumanEval/96's second
 stage takes its reference 0.09 to 0.13 ms, its third 19 to 26 ms, as the calibration scales them; one
 program took 34 ms on the second, then 12 s on the third."""
+DEFER_SECONDS = 1.0
+"""CPU seconds a program may spend in one job of a stage before the worker defers its later tests (its
+pace is known by then), which then run in pieces of about ``PIECE_SECONDS`` side by side: a stage nothing
+foresaw (a HumanEval/49 program took 0.04 s on its second stage, then 15 s on its third, the reference's
+times all but 0) no longer holds one worker while the others idle."""
+FORGED = TestOutcome("crashed", "the program reported its tests deferred without running any of them")
+"""What a test gets when a job deferred it without running a test (which the worker never does: only the
+program itself could write such a report)."""
 FIRST_STAGE = 8
 """Tests in a program's first stage when only the verdict is wanted; each later stage is eight times
 the one before (8, 64, 512, ...: a wrong program stops within eight times the tests it needed)."""
@@ -143,6 +152,8 @@ async def run_scored(
     """Results of ``items`` in order, as ``pool.run_items`` gives them (see the module docstring for what
     is run once, in stages or in pieces); ``progress`` is told as items finish ("scoring", done, total)."""
     limits = limits or pool.limits
+    if limits.stop_at_failure and limits.defer_after is None:
+        limits = replace(limits, defer_after=DEFER_SECONDS)
     first: dict[tuple[str, int], int] = {}
     for index, (program, suite) in enumerate(items):
         first.setdefault((program, id(suite)), index)
@@ -186,6 +197,7 @@ class _Scorer:
             alone = pace.seconds(stage) > ALONE_SECONDS
             with placed(Placement(urgent=step > 0, alone=alone, chain=chain, meter=meter)):
                 last = await self._run(program, stage, pieces)
+                last = await self._deferred(program, stage, last, meter)
             pace = Pace.of(meter.cpu, stage, loads=len(pieces))
             outcomes += last.outcomes
             if not all(o.passed for o in last.outcomes):
@@ -218,6 +230,25 @@ class _Scorer:
             return result
         found = await asyncio.gather(*(self._piece(program, piece) for piece in pieces))
         return _joined(list(found), self.limits)
+
+    async def _deferred(self, program: str, stage: Suite, result: RunResult, meter: Meter) -> RunResult:
+        """``result`` with the tests its jobs deferred (the program spent ``DEFER_SECONDS`` in one) run in
+        pieces of about ``PIECE_SECONDS`` at the pace of what it ran (``meter``), round after round until none
+        is left; put back together as the stage run whole reads. A round that runs none of them (only a
+        forged report could) ends it: those tests are ``crashed``."""
+        outcomes = list(result.outcomes)
+        while waiting := [index for index, outcome in enumerate(outcomes) if outcome == DEFERRED]:
+            ran = len(outcomes) - len(waiting)
+            rest = stage.subset(waiting)
+            pace = Pace(per_test=meter.cpu / max(ran, 1))
+            found = await asyncio.gather(*(self._piece(program, piece) for piece in self._cut(rest, pace)))
+            again = [outcome for part in found for outcome in part.outcomes]
+            if all(outcome == DEFERRED for outcome in again):
+                again = [FORGED] * len(waiting)
+            for index, outcome in zip(waiting, again):
+                outcomes[index] = outcome
+            result = _with_outcomes(found[-1], _stopped(outcomes, self.limits))
+        return result
 
     def _cut(self, piece: Suite, pace: Pace) -> list[Suite]:
         """``piece`` in as many even parts as the program needs to take about ``PIECE_SECONDS`` on each

@@ -33,6 +33,7 @@ from .protocol import (
     CODE,
     CPU_TOTAL,
     CWD,
+    DEFER_AFTER,
     END_INDEX,
     ENTRY_POINT,
     ERROR_TYPE,
@@ -52,6 +53,7 @@ from .protocol import (
     PROCESSES,
     PROGRAM,
     PROGRAMS,
+    S_DEFERRED,
     S_DONE,
     S_ERROR,
     S_MEMORY,
@@ -282,6 +284,7 @@ def _run_program(job: dict[str, object], program: int, start: int, report: Repor
     indices = range(start, len(tests))  # before the program runs: it may rebind builtins
     limits = job[LIMITS]
     stop = isinstance(limits, dict) and limits.get(STOP_AT_FAILURE) is True
+    budget = limits.get(DEFER_AFTER) if isinstance(limits, dict) else None
     namespace: dict[str, object] = {"__name__": "__candidate__", "__builtins__": builtins}
     report.mark(program)
     report.send({PROGRAM: program, INDEX: LOAD_INDEX, BEGIN: time.process_time()})
@@ -295,9 +298,13 @@ def _run_program(job: dict[str, object], program: int, start: int, report: Repor
         return namespace
     # Each report also announces the next step ("next"), so a step costs one write, not two.
     previous: dict[str, object] = {PROGRAM: program, INDEX: LOAD_INDEX, STATUS: S_OK}
+    loaded = time.process_time()
     for index in indices:
         previous[NEXT] = [program, index, time.process_time()]
         report.send(previous)
+        if _spent(budget, loaded) and index > start:  # at least one test ran here: each job makes headway
+            previous = {PROGRAM: program, INDEX: index, STATUS: S_DEFERRED}
+            break  # announced as a step: a thread that never ends still times out within its limit
         previous = {PROGRAM: program, INDEX: index, **_run_test(tests[index], scope)}
         _flush_stdout()
         if stop and previous[STATUS] not in (S_VALUE, S_OK):
@@ -306,6 +313,11 @@ def _run_program(job: dict[str, object], program: int, start: int, report: Repor
     _flush_stdout()
     report.send(previous)
     return namespace
+
+
+def _spent(budget: object, loaded: float) -> bool:
+    """Whether a program loaded at CPU second ``loaded`` has spent its :data:`DEFER_AFTER` ``budget``."""
+    return isinstance(budget, (int, float)) and time.process_time() - loaded > budget
 
 
 def run_function_child(job: dict[str, object], first: int, start: int, report: Reporter) -> None:

@@ -198,6 +198,8 @@ def _collect_program(watch: Watch, info: Ended, row: list[Result | None], progra
         index += 1
     if index == len(row):
         return None
+    if index > start and (row[index - 1] or {}).get(wire.STATUS) == wire.S_DEFERRED:
+        return _skip_rest(row, index, row[index - 1] or {}, None)  # it spent its budget, and went on
     if info.stop_at_failure and index > start and _failed(row[index - 1]):
         return _skip_rest(row, index, SKIPPED_AFTER_FAILURE, None)  # the child stopped here on purpose
     row[index] = death(watch, info)
