@@ -124,7 +124,8 @@ def test_outputs_are_computed_in_small_replies_with_progress_then_read_from_the_
 
     monkeypatch.setattr(_humanevalplus, "call_source", counted)
     digest = hashlib.sha256(data.read_bytes()).hexdigest()[:16]
-    old_formats = [tmp_path / f"humanevalplus-{digest}.json", tmp_path / f"humanevalplus-{digest}.v2.jsonl"]
+    old_formats = [tmp_path / f"humanevalplus-{digest}.json"]
+    old_formats += [tmp_path / f"humanevalplus-{digest}.v{n}.jsonl" for n in (2, 3)]
     for old in old_formats:
         old.write_text("{}")  # caches in earlier formats: replaced, not left behind
 
@@ -158,7 +159,7 @@ def test_outputs_are_computed_in_small_replies_with_progress_then_read_from_the_
         assert (found.blob, found.size, found.preview, found.atol) == (made.blob, made.size, made.preview, None)
     assert tests[300].expected == "line\n" * 3 and not isinstance(tests[300].expected, Packed)
     assert seen[0] == ("computing expected outputs", 0, 302) and seen[-1] == ("computing expected outputs", 302, 302)
-    (cache,) = tmp_path.glob("humanevalplus-*.v3.jsonl")
+    (cache,) = tmp_path.glob("humanevalplus-*.v4.jsonl")
     header, line = map(json.loads, cache.read_text().splitlines())  # the calibration, then one line per task
     assert header["calibration_seconds"] > 0 and not any(old.exists() for old in old_formats)
     assert len(line["seconds"]) == 302 and all(t >= 0 for t in line["seconds"])

@@ -126,26 +126,28 @@ def {name}(thunk, marker, pack=0, budget=None):
     import time
     if budget is not None and (_refinelab_chunk[0] > budget or _refinelab_chunk[1] > {parts}):
         return marker + "-later"
-    start = time.process_time()
+    start = time.thread_time()
     try:
         value = thunk()
-        spent = time.process_time() - start
+        spent = time.thread_time() - start
         small = {small}(value, marker, pack)
         if small is marker and budget is not None:  # large: packed here, and the chunk's later inputs deferred
             small = {small}(value, marker, pack, None)
             _refinelab_chunk[1] = float("inf")
         _refinelab_chunk[1] += {small}.parts
     finally:  # an input that raised spent its time too
-        cost = time.process_time() - start
+        cost = time.thread_time() - start
         _refinelab_chunk[0] += cost
     return [small, spent, cost]
 """
-"""Runs one input's call and measures its CPU time (in the sandbox, on trusted code); the value is
-checked for size as ``_SMALL_SOURCE`` says. With a ``budget`` (a chunk's), once the calls so far (checking
-and packing their values included) have spent more CPU seconds than that in this child, or their values
-hold more than :data:`CHUNK_PARTS` parts, each later call is ``marker + "-later"``, not run: deferred to
-another job. A large value is packed where it was computed (no reply carries two), and the chunk's later
-inputs are deferred."""
+"""Runs one input's call and measures its CPU time (in the sandbox, on trusted code) on the thread's clock:
+the process's clock moves in whole ticks (4 ms here) while a process CPU limit is set, as in every child
+(the kernel then reads it from a total it updates at each tick), so most calls read 0 and the calibration
+workload 8, 12 or 20 ms. The value is checked for size as ``_SMALL_SOURCE`` says. With a ``budget`` (a
+chunk's), once the calls so far (checking and packing their values included) have spent more CPU seconds
+than that in this child, or their values hold more than :data:`CHUNK_PARTS` parts, each later call is
+``marker + "-later"``, not run: deferred to another job. A large value is packed where it was computed (no
+reply carries two), and the chunk's later inputs are deferred."""
 
 Computed = tuple[str, list[Output], list["float | None"]]
 """A task's id, its outputs and the reference's CPU seconds on each input."""

@@ -44,9 +44,10 @@ from refinelab.sandbox._packed import Packed
 from refinelab.sandbox._protocol import Sandbox
 from refinelab.sandbox._worker.codec import decode
 
-CACHE_FORMAT = 3
+CACHE_FORMAT = 4
 """Version of the cache file's layout (part of its name): 3 added the reference's times and the
-calibration header."""
+calibration header; 4 times them on the thread's clock (3's read whole ticks of about 4 ms, most of them
+0, and its calibration 8 to 20 ms for the same workload: see ``_outputs._TIMED_SOURCE``)."""
 _WORKLOAD = """
 def _refinelab_workload(n):
     total = 0
@@ -101,7 +102,7 @@ async def load_humanevalplus(
     """Load HumanEval+ (or, with ``reader=read_mbppplus``, MBPP+) from an evalplus release file, computing
     expected outputs (and the reference's time on each input) in ``pool`` the first time.
 
-    The outputs are cached in ``cache_dir`` as ``humanevalplus-<file hash>.v3.jsonl`` (``mbppplus-...``):
+    The outputs are cached in ``cache_dir`` as ``humanevalplus-<file hash>.v4.jsonl`` (``mbppplus-...``):
     a header line (the calibration), then one line per task in the file's order; problems are built from
     the source and the cache read side by side, one task at a time, so memory holds the problems and little
     else. The reference's times are scaled by how fast this machine runs the calibration workload now
@@ -117,7 +118,7 @@ async def load_humanevalplus(
     problems = _from_cache(source, cache, reader, now)
     if problems is None:
         _write_cache(cache, now, await _compute(source, pool, progress or _quiet, reader))
-        for old in (f"{first.kind}-{digest}.json", f"{first.kind}-{digest}.v2.jsonl"):  # earlier formats
+        for old in (f"{first.kind}-{digest}.json", *(f"{first.kind}-{digest}.v{n}.jsonl" for n in (2, 3))):
             (cache_dir / old).unlink(missing_ok=True)
         problems = _from_cache(source, cache, reader, now)
         if problems is None:

@@ -76,11 +76,11 @@ program took 34 ms on the second, then 12 s on the third."""
 DEFER_SECONDS = 1.0
 """CPU seconds a program may spend in one job of a stage before the worker defers its later tests (its
 pace is known by then), which then run in pieces of about ``PIECE_SECONDS`` side by side: a stage nothing
-foresaw (a HumanEval/49 program took 0.04 s on its second stage, then 15 s on its third, the reference's
-times all but 0) no longer holds one worker while the others idle."""
-FORGED = TestOutcome("crashed", "the program reported its tests deferred without running any of them")
-"""What a test gets when a job deferred it without running a test (which the worker never does: only the
-program itself could write such a report)."""
+foresaw (two HumanEval/96 programs took 0.02 s on their second stage, then 12 to 16 s on their third, where
+that run's reference times said nothing) no longer holds one worker while the others idle."""
+FORGED = TestOutcome("crashed", "deferred before any test ran (a report the program itself forged)")
+"""What the tests of a piece get when its first test was deferred, which the worker never does: only the
+program could write such a report."""
 FIRST_STAGE = 8
 """Tests in a program's first stage when only the verdict is wanted; each later stage is eight times
 the one before (8, 64, 512, ...: a wrong program stops within eight times the tests it needed)."""
@@ -233,20 +233,25 @@ class _Scorer:
 
     async def _deferred(self, program: str, stage: Suite, result: RunResult, meter: Meter) -> RunResult:
         """``result`` with the tests its jobs deferred (the program spent ``DEFER_SECONDS`` in one) run in
-        pieces of about ``PIECE_SECONDS`` at the pace of what it ran (``meter``), round after round until none
-        is left; put back together as the stage run whole reads. A round that runs none of them (only a
-        forged report could) ends it: those tests are ``crashed``."""
+        pieces of about ``PIECE_SECONDS`` at the pace of what it ran last (``meter``; at least the budget,
+        which a cluster does not meter), side by side, round after round (a piece slower than that pace
+        defers in turn: later tests are often larger); put back together as the stage run whole reads."""
         outcomes = list(result.outcomes)
+        cpu, done = meter.cpu, len(outcomes)
         while waiting := [index for index, outcome in enumerate(outcomes) if outcome == DEFERRED]:
-            ran = len(outcomes) - len(waiting)
+            pace = Pace(per_test=max(cpu, DEFER_SECONDS) / max(done - len(waiting), 1))
             rest = stage.subset(waiting)
-            pace = Pace(per_test=meter.cpu / max(ran, 1))
-            found = await asyncio.gather(*(self._piece(program, piece) for piece in self._cut(rest, pace)))
-            again = [outcome for part in found for outcome in part.outcomes]
-            if all(outcome == DEFERRED for outcome in again):
-                again = [FORGED] * len(waiting)
+            parts = [piece for part in split_suite(rest) for piece in split_by_time(part)]
+            # As in the stage run whole: a timeout after a test that already failed is not run again.
+            wrong = not all(outcome.passed for outcome in outcomes[: waiting[0]])
+            limits = replace(self.limits, timeout_reruns=0) if wrong else self.limits
+            before = meter.cpu
+            pieces = [cut for piece in parts for cut in self._cut(piece, pace)]
+            found = await asyncio.gather(*(self._piece(program, piece, limits) for piece in pieces))
+            again = [outcome for part in found for outcome in _headway(part.outcomes)]
             for index, outcome in zip(waiting, again):
                 outcomes[index] = outcome
+            cpu, done = meter.cpu - before, len(waiting)
             result = _with_outcomes(found[-1], _stopped(outcomes, self.limits))
         return result
 
@@ -264,12 +269,14 @@ class _Scorer:
             self.cuts[key] = (piece, [piece.subset(list(indices[i : i + size])) for i in indices[::size]])
         return self.cuts[key][1]
 
-    async def _piece(self, program: str, piece: Suite) -> RunResult:
+    async def _piece(self, program: str, piece: Suite, limits: Limits | None = None) -> RunResult:
         """One piece of a stage cut in pieces, in a job of its own: pieces are cut so that they run at
         once on several workers (or so that a heavy reply comes alone), not to be put together again."""
         current = current_placement()
         with placed(Placement(urgent=current.urgent, alone=True, chain=current.chain, meter=current.meter)):
-            (result,) = await self.pool.run_items([(program, piece)], limits=self.limits, isolate=self.isolate)
+            (result,) = await self.pool.run_items(
+                [(program, piece)], limits=limits or self.limits, isolate=self.isolate
+            )
         return result
 
 
@@ -342,6 +349,13 @@ def _stopped(outcomes: list[TestOutcome], limits: Limits) -> list[TestOutcome]:
         skipped = AFTER_TIMEOUT if outcome.verdict == "timeout" else AFTER_FAILURE
         return [*outcomes[: index + 1], *[skipped] * (len(outcomes) - index - 1)]
     return outcomes
+
+
+def _headway(outcomes: Sequence[TestOutcome]) -> Sequence[TestOutcome]:
+    """A piece's outcomes, or every one ``FORGED`` where its first test was deferred: a child runs a
+    program's first test whatever its budget, so only the program could have written that (and every round
+    then runs at least one test of each piece: the rounds end)."""
+    return [FORGED] * len(outcomes) if outcomes and outcomes[0] == DEFERRED else outcomes
 
 
 def _with_outcomes(last: RunResult, outcomes: Sequence[TestOutcome]) -> RunResult:

@@ -298,14 +298,15 @@ def _run_program(job: dict[str, object], program: int, start: int, report: Repor
         return namespace
     # Each report also announces the next step ("next"), so a step costs one write, not two.
     previous: dict[str, object] = {PROGRAM: program, INDEX: LOAD_INDEX, STATUS: S_OK}
-    loaded = time.process_time()
+    clock: float | None = None  # the budget runs from the end of the first test run here (not its warm-up)
     for index in indices:
         previous[NEXT] = [program, index, time.process_time()]
         report.send(previous)
-        if _spent(budget, loaded) and index > start:  # at least one test ran here: each job makes headway
+        if clock is not None and _spent(budget, clock):  # one test ran here at least: each job makes headway
             previous = {PROGRAM: program, INDEX: index, STATUS: S_DEFERRED}
             break  # announced as a step: a thread that never ends still times out within its limit
         previous = {PROGRAM: program, INDEX: index, **_run_test(tests[index], scope)}
+        clock = time.process_time() if clock is None else clock
         _flush_stdout()
         if stop and previous[STATUS] not in (S_VALUE, S_OK):
             break  # its verdict is known: the worker reports the rest as skipped
@@ -315,9 +316,9 @@ def _run_program(job: dict[str, object], program: int, start: int, report: Repor
     return namespace
 
 
-def _spent(budget: object, loaded: float) -> bool:
-    """Whether a program loaded at CPU second ``loaded`` has spent its :data:`DEFER_AFTER` ``budget``."""
-    return isinstance(budget, (int, float)) and time.process_time() - loaded > budget
+def _spent(budget: object, since: float) -> bool:
+    """Whether a program has spent its :data:`DEFER_AFTER` ``budget`` since CPU second ``since``."""
+    return isinstance(budget, (int, float)) and time.process_time() - since > budget
 
 
 def run_function_child(job: dict[str, object], first: int, start: int, report: Reporter) -> None:

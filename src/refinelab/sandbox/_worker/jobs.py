@@ -193,13 +193,15 @@ def _collect_program(watch: Watch, info: Ended, row: list[Result | None], progra
             row[index] = dict(failure)
         return None if load is not None else Step(program + 1, 0)
     index = start
-    while index < len(row) and Step(program, index) in watch.events:
-        row[index] = _clean(watch.events[Step(program, index)])
+    deferred: Result | None = None
+    while index < len(row) and Step(program, index) in watch.events and deferred is None:
+        found = row[index] = _clean(watch.events[Step(program, index)])
+        deferred = found if found.get(wire.STATUS) == wire.S_DEFERRED else None
         index += 1
+    if deferred is not None:  # it spent its budget: the rest are deferred too (whatever came after), and it went on
+        return _skip_rest(row, index, deferred, None)
     if index == len(row):
         return None
-    if index > start and (row[index - 1] or {}).get(wire.STATUS) == wire.S_DEFERRED:
-        return _skip_rest(row, index, row[index - 1] or {}, None)  # it spent its budget, and went on
     if info.stop_at_failure and index > start and _failed(row[index - 1]):
         return _skip_rest(row, index, SKIPPED_AFTER_FAILURE, None)  # the child stopped here on purpose
     row[index] = death(watch, info)
