@@ -190,21 +190,24 @@ def test_outputs_are_computed_in_small_replies_with_progress_then_read_from_the_
     assert result.passed and len(result.outcomes) == 302
 
 
+SPIN = "    import time\n    t = time.process_time()\n    while time.process_time() - t < abs(n):\n        pass\n"
+"""A body that spends ``abs(n)`` CPU seconds."""
+
+
+def _one_task(directory: Path, signature: str, solution: str, inputs: list[list[object]]) -> Path:
+    """An evalplus file of one task, ``def <signature>:`` with ``solution`` as its body, on ``inputs``."""
+    name = signature.split("(")[0]
+    record: dict[str, object] = {"task_id": "HumanEval/0", "prompt": f"def {signature}:\n", "entry_point": name}
+    record |= {"canonical_solution": solution, "base_input": inputs, "plus_input": [], "atol": 0}
+    data = directory / "plus.jsonl"
+    data.write_text(json.dumps(record) + "\n")
+    return data
+
+
 def test_a_slow_tasks_inputs_go_on_in_pieces_of_their_own_once_a_chunk_has_spent_its_cpu(tmp_path: Path) -> None:
     """A chunk stops after CHUNK_SECONDS of CPU; what it left is cut by the CPU its inputs took, and each
     piece goes to a job of its own (side by side), instead of one job running every input in turn."""
-    record = {
-        "task_id": "HumanEval/0",
-        "prompt": 'def spin(n: float) -> float:\n    """Spend n CPU seconds."""\n',
-        "entry_point": "spin",
-        "canonical_solution": "    import time\n    t = time.process_time()\n"
-        "    while time.process_time() - t < n:\n        pass\n    return n\n",
-        "base_input": [[0.07]] * 10,
-        "plus_input": [],
-        "atol": 0,
-    }
-    data = tmp_path / "plus.jsonl"
-    data.write_text(json.dumps(record) + "\n")
+    data = _one_task(tmp_path, "spin(n)", SPIN + "    return n\n", [[0.07]] * 10)
     sizes, running, most, (problem,) = _counted_jobs(tmp_path, data)
     calibration, first, *pieces = sizes
     # 0.07 s an input: the first job runs four (0.28 s > 0.25 s), then one input a piece (about 0.125 s)
@@ -215,19 +218,8 @@ def test_a_slow_tasks_inputs_go_on_in_pieces_of_their_own_once_a_chunk_has_spent
 
 
 def test_the_time_of_an_input_whose_reference_raised_counts_toward_its_chunks_budget(tmp_path: Path) -> None:
-    record = {
-        "task_id": "HumanEval/0",
-        "prompt": 'def spin(n: float) -> float:\n    """Spend n CPU seconds, then fail on odd calls."""\n',
-        "entry_point": "spin",
-        "canonical_solution": "    import time\n    t = time.process_time()\n"
-        "    while time.process_time() - t < abs(n):\n        pass\n    if n < 0:\n        raise ValueError(n)\n"
-        "    return n\n",
-        "base_input": [[-0.07], [0.07]] * 5,
-        "plus_input": [],
-        "atol": 0,
-    }
-    data = tmp_path / "plus.jsonl"
-    data.write_text(json.dumps(record) + "\n")
+    solution = SPIN + "    if n < 0:\n        raise ValueError(n)\n    return n\n"  # spends |n|, fails for n < 0
+    data = _one_task(tmp_path, "spin(n)", solution, [[-0.07], [0.07]] * 5)
     sizes, _, _, (problem,) = _counted_jobs(tmp_path, data)
     assert sizes == [5, 10] + [1] * 6
     assert [t.expected for t in problem.hidden_tests if isinstance(t, CallTest)] == [0.07] * 5  # the others dropped
@@ -261,17 +253,7 @@ def _counted_jobs(cache: Path, data: Path) -> tuple[list[int], list[int], int, l
 
 
 def test_a_chunk_whose_values_hold_many_parts_leaves_the_rest_to_pieces_so_no_reply_is_large(tmp_path: Path) -> None:
-    record = {
-        "task_id": "HumanEval/0",
-        "prompt": 'def text(n: int) -> str:\n    """32,000 x and n."""\n',
-        "entry_point": "text",
-        "canonical_solution": "    return 'x' * 32000 + str(n)\n",
-        "base_input": [[n] for n in range(200)],
-        "plus_input": [],
-        "atol": 0,
-    }
-    data = tmp_path / "plus.jsonl"
-    data.write_text(json.dumps(record) + "\n")
+    data = _one_task(tmp_path, "text(n)", "    return 'x' * 32000 + str(n)\n", [[n] for n in range(200)])
     sizes, _, _, (problem,) = _counted_jobs(tmp_path, data)
     # 4,001 parts a value (a part is 8 characters), quick to make: the first job stops after 66 (264,066
     # parts > 64 x 4,096), the 134 left go in pieces of 64 (half of 66, but no fewer than 64), each under
