@@ -68,6 +68,18 @@ def test_scores_samples_and_writes_per_test_outcomes(
     assert "isolation:" in printed
 
 
+def test_an_out_file_that_cannot_be_written_is_a_one_line_user_error(
+    tmp_path: Path, problems: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rows = [{"task_id": "sq", "solution": "def sq(x):\n    return x * x\n"}]
+    out = tmp_path / "missing" / "out.jsonl"
+    code = main(
+        ["check", str(samples(tmp_path, rows)), "--benchmark", "jsonl", "--data", str(problems), "--out", str(out)]
+    )
+    assert code == 2
+    assert capsys.readouterr().err.strip() == f"refinelab: error: {out}: cannot write: No such file or directory"
+
+
 def test_self_test_passes_references_and_fails_stubs(problems: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["check", "--self-test", "--benchmark", "jsonl", "--data", str(problems)]) == 0
     assert "0 discrepancies" in capsys.readouterr().out

@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 import json
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -152,17 +152,28 @@ def _parses(program: str) -> bool:
 
 
 async def score_samples(
-    samples: Sequence[Sample], pool: Sandbox, progress: ProgressHook | None = None
+    samples: Sequence[Sample],
+    pool: Sandbox,
+    progress: ProgressHook | None = None,
+    on_scored: Callable[[int, ScoredSample], None] | None = None,
 ) -> list[ScoredSample]:
     """Run every sample on its problem's hidden tests (in shared batches; identical programs once, and
-    under ``pool.limits``: see :func:`run_scored`); results in sample order."""
+    under ``pool.limits``: see :func:`run_scored`); results in sample order, and each given to
+    ``on_scored`` with its index as soon as it is known (``check --out`` writes its lines meanwhile)."""
     suites: dict[str, Suite] = {}
     for sample in samples:
         if sample.problem.id not in suites:
             suites[sample.problem.id] = Suite.hidden(sample.problem)
     items = [(sample.program, suites[sample.problem.id]) for sample in samples]
-    results = await run_scored(pool, items, progress=progress)
-    return [ScoredSample(sample, result, pool.limits) for sample, result in zip(samples, results)]
+    scored: dict[int, ScoredSample] = {}
+
+    def done(index: int, result: RunResult) -> None:
+        scored[index] = ScoredSample(samples[index], result, pool.limits)
+        if on_scored is not None:
+            on_scored(index, scored[index])
+
+    await run_scored(pool, items, progress=progress, on_result=done)
+    return [scored[index] for index in range(len(samples))]
 
 
 SkipCause = Literal["failure", "stage"]
@@ -193,9 +204,9 @@ def summarize(scored: Sequence[ScoredSample]) -> Summary:
     verdicts: Counter[str] = Counter()
     skipped: Counter[SkipCause] = Counter()
     for item in scored:
-        per_problem.setdefault(item.sample.problem.id, []).append(item.result.passed)
-        verdicts.update(outcome.verdict for outcome in item.result.outcomes)
         verdicts_run = [outcome.verdict for outcome in item.result.outcomes]
+        per_problem.setdefault(item.sample.problem.id, []).append(item.result.passed)
+        verdicts.update(verdicts_run)
         if "skipped" in verdicts_run:
             first = verdicts_run.index("skipped")
             stopped_by = verdicts_run[first - 1] if first else "pass"

@@ -4,6 +4,7 @@ one program per task. The command line only parses its flags and prints what com
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -120,11 +121,15 @@ NO_TESTS = GeneratedTestSet({}, "plain")
 
 
 async def check_samples(
-    inputs: CheckInputs, sandbox: Sandbox, selection: SelectionOptions | None, progress: ProgressHook
+    inputs: CheckInputs,
+    sandbox: Sandbox,
+    selection: SelectionOptions | None,
+    progress: ProgressHook,
+    on_scored: Callable[[int, ScoredSample], None] | None = None,
 ) -> CheckResult:
-    """Score every sample on its problem's hidden tests; with ``selection``, also choose one per task by
-    dual agreement."""
-    scored = await score_samples(inputs.samples, sandbox, progress=progress)
+    """Score every sample on its problem's hidden tests (each given to ``on_scored`` as it is known, see
+    :func:`score_samples`); with ``selection``, also choose one per task by dual agreement."""
+    scored = await score_samples(inputs.samples, sandbox, progress=progress, on_scored=on_scored)
     if selection is None:
         return CheckResult(scored)
     chosen = await select_by_agreement(scored, inputs.tests or NO_TESTS, sandbox, selection, progress=progress)

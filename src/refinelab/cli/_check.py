@@ -6,11 +6,12 @@ import argparse
 import asyncio
 import json
 import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from refinelab._files import write_atomically
+from refinelab._files import LinesInOrder, write_atomically
 from refinelab._words import counted
 from refinelab.check import (
     CheckInputs,
@@ -208,15 +209,17 @@ async def _check(args: argparse.Namespace, options: CheckOptions, runtime: Runti
             _print_self_test(report, sandbox)
             return 1 if report.discrepancies else 0
         inputs = _inputs(args, problems)
-        selection = _selection_options(args, options) if args.select else None
-        result = await check_samples(inputs, sandbox, selection, show)
+        if args.select:
+            result = await check_samples(inputs, sandbox, _selection_options(args, options), show)
+        else:
+            with _scored_out(args.out, len(inputs.samples)) as out:
+                result = await check_samples(inputs, sandbox, None, show, out)
         show.close()
     if result.selections is not None:
         _print_summary(result.scored, problems, sandbox)
         _print_selection(result.selections, inputs.tests, args)
         _write_out(args.out, result.selections)
         return 0
-    _write_out(args.out, result.scored)
     _print_summary(result.scored, problems, sandbox)
     hint = format_hint(inputs.samples)
     if hint is not None:
@@ -237,10 +240,21 @@ def _inputs(args: argparse.Namespace, problems: Sequence[Problem]) -> CheckInput
     return CheckInputs(samples, unmatched, tests)
 
 
-def _write_out(path: Path | None, lines: Sequence[ScoredSample] | Sequence[Selection]) -> None:
+def _write_out(path: Path | None, selections: Sequence[Selection]) -> None:
     if path is not None:
-        texts = (item.json_line() if isinstance(item, ScoredSample) else json.dumps(item.to_json()) for item in lines)
-        write_atomically(path, [text + "\n" for text in texts])
+        write_atomically(path, [json.dumps(item.to_json()) + "\n" for item in selections])
+
+
+@contextmanager
+def _scored_out(path: Path | None, count: int) -> Iterator[Callable[[int, ScoredSample], None] | None]:
+    """Where each scored sample's ``--out`` line goes as soon as it is known (written in file order while
+    the rest are scored: 1,640 HumanEval+ lines took 1.5 s to write after the last result); ``None``
+    without ``--out``."""
+    if path is None:
+        yield None
+        return
+    with LinesInOrder(path, count) as lines:
+        yield lambda index, scored: lines.put(index, scored.json_line())
 
 
 def _check_selection_args(args: argparse.Namespace) -> None:

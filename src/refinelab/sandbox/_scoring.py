@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import asyncio
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 from refinelab._progress import ProgressHook
@@ -148,22 +148,31 @@ async def run_scored(
     isolate: bool = False,
     progress: ProgressHook | None = None,
     limits: Limits | None = None,
+    on_result: Callable[[int, RunResult], None] | None = None,
 ) -> list[RunResult]:
     """Results of ``items`` in order, as ``pool.run_items`` gives them (see the module docstring for what
-    is run once, in stages or in pieces); ``progress`` is told as items finish ("scoring", done, total)."""
+    is run once, in stages or in pieces); ``progress`` is told as items finish ("scoring", done, total),
+    and ``on_result`` is given each item's index and result as soon as it has one."""
     limits = limits or pool.limits
     if limits.stop_at_failure and limits.defer_after is None:
         limits = replace(limits, defer_after=DEFER_SECONDS)
-    first: dict[tuple[str, int], int] = {}
+    sharing: dict[tuple[str, int], list[int]] = {}
     for index, (program, suite) in enumerate(items):
-        first.setdefault((program, id(suite)), index)
-    unique = sorted(set(first.values()))
-    counter = _Counter(len(unique), progress)
+        sharing.setdefault((program, id(suite)), []).append(index)
+    counter = _Counter(len(sharing), progress)
     scorer = _Scorer(pool, limits, isolate, counter)
+    results: list[RunResult | None] = [None] * len(items)
+
+    async def score(indices: list[int]) -> None:
+        result = await scorer.score(*items[indices[0]])
+        for index in indices:
+            results[index] = result
+            if on_result is not None:
+                on_result(index, result)
+
     counter.start()
-    found = await asyncio.gather(*(scorer.score(*items[i]) for i in unique))
-    results = dict(zip(unique, found))
-    return [results[first[(program, id(suite))]] for program, suite in items]
+    await asyncio.gather(*(score(indices) for indices in sharing.values()))
+    return [result for result in results if result is not None]
 
 
 @dataclass
