@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import zlib
 from pathlib import Path
 
 import pytest
@@ -34,6 +35,21 @@ def test_a_packed_value_equals_what_the_value_equals() -> None:
     assert packed("ab" * 50_000) == "ab" * 50_000 and packed("ab" * 50_000) != "ba" * 50_000
     assert repr(expected).startswith("[0, 1, 2, 3") and len(repr(expected)) == 300 and repr(expected).endswith("...")
     assert Packed.from_json(json.loads(json.dumps(expected.to_json()))) == numbers
+
+
+def test_a_large_string_is_undone_once_then_compared_by_digest(monkeypatch: pytest.MonkeyPatch) -> None:
+    text = "".join(f"{i} \ud800\n" for i in range(20_000))  # a lone surrogate, as a program may return
+    undone: list[int] = []
+    decompress = zlib.decompress
+    monkeypatch.setattr(zlib, "decompress", lambda blob: undone.append(1) or decompress(blob))
+    for atol in (None, 1e-6):
+        expected = Packed.of(encode_expected(text), text, atol=atol)
+        assert text == expected and (text[:-1] + "x") != expected and text[:-1] != expected
+        assert "".join(f"{i} \ud801\n" for i in range(20_000)) != expected
+        assert expected == text and text + "" == expected
+    assert len(undone) == 2  # once per packed value, however many programs' answers it meets
+    assert [text] != expected and packed([text]) != text  # not both strings: compared by value
+    assert len(undone) == 4
 
 
 def test_a_packed_value_holding_floats_keeps_its_tolerance() -> None:

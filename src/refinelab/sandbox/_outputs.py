@@ -12,7 +12,6 @@ every worker, and no reply carries more than a few MiB.
 from __future__ import annotations
 
 import asyncio
-import base64
 import json
 import math
 import secrets
@@ -295,7 +294,7 @@ def _packed_in_sandbox(value: object, marker: str, atol: float) -> Packed | None
     if not (isinstance(blob, str) and isinstance(size, int) and isinstance(preview, str)):
         return None
     tolerance = (atol or DEFAULT_FLOAT_ATOL) if atol or floats else None
-    return Packed(base64.b64decode(blob), size, preview, tolerance)
+    return Packed(blob, size, preview, tolerance)  # its base64 text, decoded when first compared
 
 
 def _output(value: object, atol: float, *, packable: bool) -> Output:
