@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from refinelab.problems import CallTest, StdioTest
+from refinelab.problems._literal import call_source
 from refinelab.problems._livecodebench import PRELUDE
 from refinelab.sandbox import RunResult, SandboxWarning, Suite, WorkerPool
 from tests.conftest import with_pool
@@ -134,3 +135,32 @@ def test_a_stdio_program_has_its_file_as_python_main_py_gives_it(isolation: str)
     suite = Suite.of([StdioTest("", "main.py True True None\nTrue\n")], kind="stdio")
     result = run(KNOWS_ITS_FILE, suite, isolation=isolation, workers=1)
     assert result.outcomes[0].verdict == "pass", result.outcomes[0]
+
+
+CHANGES_ITS_ARGUMENTS = """
+def f(xs, table, big, text):
+    xs.append(0)
+    table["seen"] = True
+    return [len(xs), sorted(table), big % 1000, text]
+"""
+
+
+def test_a_call_given_by_its_arguments_runs_as_its_expression_would() -> None:
+    args = ([1, 2], {"a": [2.5, float("inf")], "b": None}, 2**70 + 7, "é\n\ud800")
+    expected = [3, ["a", "b", "seen"], (2**70 + 7) % 1000, "é\n\ud800"]
+    by_args = CallTest("candidate(...)", expected, args=args)
+    by_expr = CallTest(call_source(list(args)), expected)
+    # The arguments are built afresh for each test: the program's changes do not carry over.
+    ran = run(CHANGES_ITS_ARGUMENTS, Suite.of([by_args, by_args, by_expr], entry_point="f"))
+    assert [o.verdict for o in ran.outcomes] == ["pass", "pass", "pass"]
+    # The arguments are what runs, not the expression (which only names the test in messages).
+    (shown,) = run("def f(x):\n    return x\n", Suite.of([CallTest("f(0)", 5, args=(5,))], entry_point="f")).outcomes
+    assert shown.verdict == "pass"
+    carried = Suite.of([CallTest("f(1)", 1, args=(object(),))], entry_point="f")  # no codec for it: expr runs
+    assert run("def f(x):\n    return x\n", carried).passed
+    raising = "def f(x):\n    return 1 // x\n"
+    errors = run(raising, Suite.of([CallTest("f(0)", 0, args=(0,)), CallTest("f(0)", 0)], entry_point="f")).outcomes
+    assert errors[0].verdict == errors[1].verdict == "error" and errors[0].traceback == errors[1].traceback
+    assert errors[0].traceback is not None and "ZeroDivisionError" in errors[0].traceback
+    unbound = run("x = 1\n", Suite.of([CallTest("candidate(1)", 1, args=(1,)), CallTest("candidate(1)", 1)]))
+    assert [o.message for o in unbound.outcomes] == ["name 'candidate' is not defined"] * 2

@@ -78,7 +78,7 @@ class HumanEvalPlusTask:
         args = self.inputs[index]
         if self.entry_point == "find_zero":
             return AssertTest(f"assert abs(poly({to_source(args[0])}, {call_source(args)})) <= {tolerance}")
-        return CallTest(call_source(args), expected, atol=tolerance)
+        return CallTest(call_source(args), expected, atol=tolerance, args=tuple(args))
 
     def problem(self, hidden: Sequence[Test], dropped: int) -> Problem:
         """The problem, with its hidden tests (``dropped``: inputs the reference gave no output for)."""

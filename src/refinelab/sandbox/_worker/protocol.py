@@ -9,7 +9,7 @@ Framing: a 4-byte big-endian length, then a JSON object, in both directions. The
 A job (host to worker) holds :data:`JOB_ID`, :data:`MODE`, :data:`PROGRAMS`, :data:`SUITES`,
 :data:`SUITE_OF` (the suite each program runs against), :data:`ISOLATE` and :data:`LIMITS` (the
 limit keys); a suite holds :data:`ENTRY_POINT`, :data:`SETUP`, :data:`PRELUDE` and :data:`TESTS`; a
-test holds :data:`TEST_KIND`, its input (:data:`EXPR`, :data:`CODE` or :data:`STDIN`) and, when it has
+test holds :data:`TEST_KIND`, its input (:data:`EXPR` or :data:`ARGS`, :data:`CODE` or :data:`STDIN`) and, when it has
 a CPU limit of its own, :data:`TEST_LIMIT`; never the expected value. A reply (worker to host) holds
 :data:`RESULTS` (one row of reports per program), :data:`OUTPUTS` (what each program printed) and
 :data:`STATS`.
@@ -79,6 +79,9 @@ TEST_KIND = "k"
 TEST_LIMIT = "l"
 """CPU seconds this test may take (instead of the job's :data:`CPU_SECONDS`)."""
 EXPR = "expr"
+ARGS = "args"
+"""A call test's arguments, a JSON array in a string, instead of :data:`EXPR`: the child calls ``candidate``
+on them (read afresh for each test) without compiling anything."""
 CODE = "code"
 STDIN = "stdin"
 CALL = "call"
