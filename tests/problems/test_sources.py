@@ -221,12 +221,16 @@ def mbpp_plus(tmp_path: Path, number: int, inputs: list[list[object]]) -> Path:
 def test_mbpp_plus_inputs_get_their_python_types_back(tmp_path: Path) -> None:
     (task,) = read_mbppplus(mbpp_plus(tmp_path, 2, [[[3, 4], [5, 6]]]))
     assert task.inputs == ([(3, 4), (5, 6)],) and task.expressions() == ["candidate((3, 4), (5, 6))"]
+    test = task.test(0, None, None)  # JSON would make the tuples lists again: the expression is what runs
+    assert isinstance(test, CallTest) and test.args is None and task.arguments(0) is None
     (task,) = read_mbppplus(mbpp_plus(tmp_path, 124, [["1.5", "1+2j"]]))
     assert task.inputs == ([1.5, 1 + 2j],)
     (task,) = read_mbppplus(mbpp_plus(tmp_path, 115, [[[[1, 2], []]]]))
     assert task.inputs == ([[{1, 2}, {}]],)  # evalplus makes an empty one a dict: kept, to match its outputs
     (task,) = read_mbppplus(mbpp_plus(tmp_path, 3, [[[1, 2]]]))
     assert task.inputs == ([[1, 2]],)  # not in the table: as stored
+    test = task.test(0, None, None)  # as JSON gives it: the arguments are read, not compiled
+    assert isinstance(test, CallTest) and test.args == "[[1, 2]]" and test.expr == "candidate([1, 2])"
     problem = task.problem([], 0)
     assert problem.visible_tests == (CallTest("f(1)", 1),) and "MBPP/3" in problem.metadata["aliases"]  # type: ignore[operator]
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from refinelab.problems import CallTest, StdioTest
@@ -148,19 +150,32 @@ def f(xs, table, big, text):
 def test_a_call_given_by_its_arguments_runs_as_its_expression_would() -> None:
     args = ([1, 2], {"a": [2.5, float("inf")], "b": None}, 2**70 + 7, "é\n\ud800")
     expected = [3, ["a", "b", "seen"], (2**70 + 7) % 1000, "é\n\ud800"]
-    by_args = CallTest("candidate(...)", expected, args=args)
+    by_args = CallTest("candidate(...)", expected, args=json.dumps(args))
     by_expr = CallTest(call_source(list(args)), expected)
     # The arguments are built afresh for each test: the program's changes do not carry over.
     ran = run(CHANGES_ITS_ARGUMENTS, Suite.of([by_args, by_args, by_expr], entry_point="f"))
     assert [o.verdict for o in ran.outcomes] == ["pass", "pass", "pass"]
+    counts = "def f(xs, table):\n    xs.append(0)\n    table['n'] = table.get('n', 0) + 1\n    return [len(xs), table['n']]\n"
+    shallow = CallTest("candidate([1], {'m': 1})", [2, 1], args='[[1], {"m": 1}]')  # copied, not read again
+    assert run(counts, Suite.of([shallow, shallow, shallow], entry_point="f")).passed
     # The arguments are what runs, not the expression (which only names the test in messages).
-    (shown,) = run("def f(x):\n    return x\n", Suite.of([CallTest("f(0)", 5, args=(5,))], entry_point="f")).outcomes
+    (shown,) = run("def f(x):\n    return x\n", Suite.of([CallTest("f(0)", 5, args="[5]")], entry_point="f")).outcomes
     assert shown.verdict == "pass"
-    carried = Suite.of([CallTest("f(1)", 1, args=(object(),))], entry_point="f")  # no codec for it: expr runs
-    assert run("def f(x):\n    return x\n", carried).passed
     raising = "def f(x):\n    return 1 // x\n"
-    errors = run(raising, Suite.of([CallTest("f(0)", 0, args=(0,)), CallTest("f(0)", 0)], entry_point="f")).outcomes
+    errors = run(raising, Suite.of([CallTest("f(0)", 0, args="[0]"), CallTest("f(0)", 0)], entry_point="f")).outcomes
     assert errors[0].verdict == errors[1].verdict == "error" and errors[0].traceback == errors[1].traceback
     assert errors[0].traceback is not None and "ZeroDivisionError" in errors[0].traceback
-    unbound = run("x = 1\n", Suite.of([CallTest("candidate(1)", 1, args=(1,)), CallTest("candidate(1)", 1)]))
+    unbound = run("x = 1\n", Suite.of([CallTest("candidate(1)", 1, args="[1]"), CallTest("candidate(1)", 1)]))
     assert [o.message for o in unbound.outcomes] == ["name 'candidate' is not defined"] * 2
+
+
+def test_values_read_the_arguments_they_are_given() -> None:
+    async def body(pool: WorkerPool) -> list[object]:
+        setup = "_plain = candidate\ndef candidate(*args):\n    return ['called', _plain(*args)]\n"
+        given = ["[[3, 1, 2]]", '[{"k": [1.5]}]']
+        return await pool.values(
+            "def f(x):\n    return x\n", ["f(0)", "f(1)"], entry_point="f", setup=setup, arguments=given
+        )
+
+    # The arguments run, through the candidate the setup made (the expressions only name the inputs).
+    assert with_pool(body) == [["called", [3, 1, 2]], ["called", {"k": [1.5]}]]

@@ -10,6 +10,7 @@ by evaluating the polynomial.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,6 +43,9 @@ class HumanEvalPlusTask:
     """File and line, for error messages."""
     kind: Literal["humanevalplus", "mbppplus"] = "humanevalplus"
     """Which evalplus release the task is from (MBPP+ prompts are a docstring with one example assert)."""
+    json_inputs: bool = True
+    """The inputs are as JSON gives them (False where MBPP+ restores tuples, sets or complex numbers):
+    only then may a test carry its arguments as JSON (:attr:`~refinelab.problems.CallTest.args`)."""
 
     @classmethod
     def of(cls, record: dict[str, object], where: Location) -> HumanEvalPlusTask:
@@ -78,7 +82,11 @@ class HumanEvalPlusTask:
         args = self.inputs[index]
         if self.entry_point == "find_zero":
             return AssertTest(f"assert abs(poly({to_source(args[0])}, {call_source(args)})) <= {tolerance}")
-        return CallTest(call_source(args), expected, atol=tolerance, args=tuple(args))
+        return CallTest(call_source(args), expected, atol=tolerance, args=self.arguments(index))
+
+    def arguments(self, index: int) -> str | None:
+        """Input ``index`` as a JSON array, when JSON gives it exactly (:attr:`json_inputs`), else None."""
+        return json.dumps(self.inputs[index]) if self.json_inputs else None
 
     def problem(self, hidden: Sequence[Test], dropped: int) -> Problem:
         """The problem, with its hidden tests (``dropped``: inputs the reference gave no output for)."""

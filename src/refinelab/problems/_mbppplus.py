@@ -104,7 +104,7 @@ def restored(task: HumanEvalPlusTask) -> HumanEvalPlusTask:
     number = task.task_id.rsplit("/", 1)[-1]
     convert = RESTORE.get(int(number)) if number.isdigit() else None
     inputs = task.inputs if convert is None else tuple(convert(list(args)) for args in task.inputs)
-    return replace(task, inputs=inputs, kind="mbppplus")
+    return replace(task, inputs=inputs, kind="mbppplus", json_inputs=convert is None)
 
 
 def read_mbppplus(path: str | Path) -> Iterator[HumanEvalPlusTask]:

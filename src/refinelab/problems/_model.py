@@ -10,7 +10,7 @@ ProblemKind = Literal["function", "stdio"]
 reads standard input and writes standard output."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class CallTest:
     """Evaluate an expression against the candidate and compare the value with ``expected``.
 
@@ -24,16 +24,15 @@ class CallTest:
     """The expected value: builtins only (None, bool, int, float, str, bytes, list, tuple, dict, set)."""
     atol: float | None = None
     """Absolute tolerance for numbers (with a relative tolerance of 1e-7); ``None`` means ``==``."""
-    args: tuple[object, ...] | None = field(default=None, compare=False, repr=False)
-    """The arguments, when ``expr`` is ``candidate(...)`` with exactly these values written as literals,
-    and they are JSON values as a JSON file gives them (lists, dicts with string keys, strings, numbers,
-    booleans, None; a tuple would arrive as a list): HumanEval+'s and MBPP+'s inputs. The sandbox then
-    calls ``candidate(*args)`` on a fresh reading of their JSON instead of compiling ``expr``, whose
-    literal may hold 10,000 numbers (reading JSON is 4x faster than compiling). ``expr`` stays what
-    messages show. ``None``: ``expr`` is evaluated."""
+    args: str | None = field(default=None, compare=False, repr=False)
+    """The arguments as a JSON array, when ``expr`` is ``candidate(...)`` with exactly these values written
+    as literals (HumanEval+'s and MBPP+'s inputs, which their release file gives as JSON): the sandbox then
+    calls ``candidate`` on a fresh reading of them instead of compiling ``expr``, whose literal may hold
+    10,000 numbers (reading JSON is 4x faster than compiling). ``expr`` stays what messages show.
+    ``None``: ``expr`` is evaluated."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class AssertTest:
     """Test code run in the candidate's process (used when a test is not a plain value check).
 
@@ -46,7 +45,7 @@ class AssertTest:
     """Statements; the test passes when they run without raising."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class StdioTest:
     """Run the program with ``stdin`` on standard input and compare standard output."""
 

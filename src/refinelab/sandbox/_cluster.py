@@ -20,13 +20,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from refinelab.errors import InfrastructureError, MissingDependency, RefinelabError, SandboxUnavailable, UserError
-from refinelab.problems import CallTest
 from refinelab.sandbox._cluster_node import NodeBatch, NodeInfo, NodeRunner, NodeSetup
 from refinelab.sandbox._cluster_options import ClusterEvent, ClusterEventKind, ClusterOptions
 from refinelab.sandbox._cluster_queue import BatchQueue, Call, Chunk, RunKey, chunks_of
 from refinelab.sandbox._cluster_reach import bounded_ray_init, reach_problem
 from refinelab.sandbox._confirm import Rerun, confirmed
-from refinelab.sandbox._judge import ProgramReports, Ran, value_or_outcome
+from refinelab.sandbox._judge import ProgramReports, Ran, value_or_outcome, value_tests
 from refinelab.sandbox._limits import Limits
 from refinelab.sandbox._outcome import IsolationLevel, RunResult, TestOutcome
 from refinelab.sandbox._pool import input_items
@@ -266,9 +265,10 @@ class ClusterSandbox(Sandbox):
         entry_point: str | None = None,
         setup: str = "",
         limits: Limits | None = None,
+        arguments: Sequence[str] | None = None,
     ) -> list[object | TestOutcome]:
         """Evaluate expressions against a trusted program on a node (see :meth:`WorkerPool.values`)."""
-        tests = [CallTest(expr, None) for expr in expressions]
+        tests = value_tests(expressions, arguments)
         suite = Suite.of(tests, entry_point=entry_point, setup=setup)
         limits = limits or self.limits
         (ran,) = await self._run([(code, suite.inputs(limits))], limits, True)

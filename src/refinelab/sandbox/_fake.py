@@ -17,7 +17,7 @@ import sys
 from collections.abc import Sequence
 
 from refinelab.problems import AssertTest, CallTest, StdioTest, Test
-from refinelab.sandbox._judge import judge, value_or_outcome
+from refinelab.sandbox._judge import judge, value_or_outcome, value_tests
 from refinelab.sandbox._limits import Limits
 from refinelab.sandbox._outcome import IsolationLevel, RunResult, TestOutcome
 from refinelab.sandbox._protocol import Sandbox
@@ -72,9 +72,10 @@ class FakeSandbox(Sandbox):
         entry_point: str | None = None,
         setup: str = "",
         limits: Limits | None = None,
+        arguments: Sequence[str] | None = None,
     ) -> list[object | TestOutcome]:
         """Evaluate expressions against a trusted program; a failing expression yields its outcome."""
-        tests = [CallTest(expr, None) for expr in expressions]
+        tests = value_tests(expressions, arguments)
         reports, _ = _run_program(code, Suite.of(tests, entry_point=entry_point, setup=setup))
         return [value_or_outcome(test, report) for test, report in zip(tests, reports)]
 

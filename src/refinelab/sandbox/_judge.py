@@ -6,6 +6,7 @@ stdio tests, a match judged here, on values the worker encoded and this side dec
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from refinelab.problems import AssertTest, CallTest, StdioTest, Test
@@ -89,6 +90,13 @@ def judge(test: Test, report: object) -> TestOutcome:
     if isinstance(test, StdioTest) and status == wire.S_DONE:
         return _judge_stdout(test, report)
     return TestOutcome("crashed", f"unexpected report {status!r} for this kind of test")
+
+
+def value_tests(expressions: Sequence[str], arguments: Sequence[str] | None) -> list[CallTest]:
+    """The call tests a sandbox's ``values`` runs: each expression, with its arguments where given."""
+    if arguments is None:
+        return [CallTest(expr, None) for expr in expressions]
+    return [CallTest(expr, None, args=args) for expr, args in zip(expressions, arguments, strict=True)]
 
 
 def value_or_outcome(test: CallTest, report: object) -> object:

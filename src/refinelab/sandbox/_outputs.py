@@ -12,6 +12,7 @@ every worker, and no reply carries more than a few MiB.
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import math
 import secrets
@@ -148,6 +149,15 @@ than that in this child, or their values hold more than :data:`CHUNK_PARTS` part
 ``marker + "-later"``, not run: deferred to another job. A large value is packed where it was computed (no
 reply carries two), and the chunk's later inputs are deferred."""
 
+_TIMED_CANDIDATE = """
+_refinelab_reference = candidate
+def candidate(*args):
+    return {timed}(lambda: _refinelab_reference(*args), {marker!r}, {pack}, {budget})
+"""
+"""Makes every call of ``candidate`` a timed one (see ``_TIMED_SOURCE``), so each input is its own arguments,
+read, not compiled (see :attr:`~refinelab.problems.CallTest.args`): ``candidate(...)`` with the input's
+literals would do the same, and is what a sandbox that does not read arguments evaluates."""
+
 Computed = tuple[str, list[Output], list["float | None"]]
 """A task's id, its outputs and the reference's CPU seconds on each input."""
 
@@ -260,8 +270,12 @@ async def _chunk_outputs(chunk: Chunk, pool: Sandbox) -> tuple[list[Output], lis
     marker = f"refinelab-large-value-{secrets.token_hex(8)}"
     packable = entry != "find_zero"
     pack = PACK_BYTES if packable else 0
-    wrapped = [f"{TIMED}(lambda: {expr}, {marker!r}, {pack}, {CHUNK_SECONDS})" for expr in chunk.expressions]
-    values = await pool.values(program, wrapped, entry_point=entry, setup=timed_setup(), limits=REFERENCE_LIMITS)
+    given = range(chunk.start, chunk.start + len(chunk.expressions))
+    arguments = [json.dumps(task.inputs[index]) for index in given] if task.json_inputs else None
+    setup = timed_setup() + _TIMED_CANDIDATE.format(timed=TIMED, marker=marker, pack=pack, budget=CHUNK_SECONDS)
+    values = await pool.values(
+        program, chunk.expressions, entry_point=entry, setup=setup, limits=REFERENCE_LIMITS, arguments=arguments
+    )
     outputs: list[Output] = []
     seconds: list[float | None] = []
     costs: list[float] = []
@@ -294,7 +308,7 @@ def _packed_in_sandbox(value: object, marker: str, atol: float) -> Packed | None
     if not (isinstance(blob, str) and isinstance(size, int) and isinstance(preview, str)):
         return None
     tolerance = (atol or DEFAULT_FLOAT_ATOL) if atol or floats else None
-    return Packed(blob, size, preview, tolerance)  # its base64 text, decoded when first compared
+    return Packed(base64.b64decode(blob), size, preview, tolerance)
 
 
 def _output(value: object, atol: float, *, packable: bool) -> Output:

@@ -30,15 +30,11 @@ PREVIEW = 300
 class Packed:
     """A compressed expected value; see the module docstring."""
 
-    __slots__ = ("_base64", "_blob", "_string", "atol", "preview", "size")
+    __slots__ = ("_string", "atol", "blob", "preview", "size")
 
-    def __init__(self, blob: bytes | str, size: int, preview: str, atol: float | None = None) -> None:
-        self._blob: bytes | None = blob if isinstance(blob, bytes) else None
-        self._base64: str | None = None if isinstance(blob, bytes) else blob
-        """The compressed JSON (:attr:`blob`), or until it is first needed its base64 text, as a cache line
-        or a worker's reply carries it: loading HumanEval+ from its cache decodes none of them (0.5 s of the
-        driver's time before any program could run), and a value computed here is cached without decoding
-        and encoding it again."""
+    def __init__(self, blob: bytes, size: int, preview: str, atol: float | None = None) -> None:
+        self.blob = blob
+        """zlib-compressed JSON of the sandbox encoding."""
         self.size = size
         """Length of that JSON, uncompressed (what a worker sends back for an equal value)."""
         self.preview = preview
@@ -47,13 +43,6 @@ class Packed:
         """Float tolerance of the comparison (``None``: ``==``); see ``values_match``."""
         self._string: bytes | bool | None = False
         """The value's :func:`_digest` when it is a string, ``None`` when it is not, ``False`` until known."""
-
-    @property
-    def blob(self) -> bytes:
-        """zlib-compressed JSON of the sandbox encoding."""
-        if self._blob is None:
-            self._blob, self._base64 = base64.b64decode(str(self._base64)), None
-        return self._blob
 
     @classmethod
     def of(cls, encoded: object, value: object, *, text: str | None = None, atol: float | None = None) -> Packed:
@@ -107,7 +96,7 @@ class Packed:
 
     def to_json(self) -> dict[str, object]:
         """The cache file's form."""
-        blob = self._base64 if self._base64 is not None else base64.b64encode(self.blob).decode("ascii")
+        blob = base64.b64encode(self.blob).decode("ascii")
         return {"packed": blob, "size": self.size, "preview": self.preview, "atol": self.atol}
 
     @classmethod
@@ -115,7 +104,7 @@ class Packed:
         """Read :meth:`to_json`'s form back."""
         atol = data.get("atol")
         tolerance = float(atol) if isinstance(atol, (int, float)) else None
-        return cls(str(data["packed"]), int(str(data["size"])), str(data["preview"]), tolerance)
+        return cls(base64.b64decode(str(data["packed"])), int(str(data["size"])), str(data["preview"]), tolerance)
 
 
 def _digest(text: str) -> bytes:

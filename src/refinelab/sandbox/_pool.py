@@ -15,9 +15,8 @@ import time
 from collections import OrderedDict
 from collections.abc import Sequence
 
-from refinelab.problems import CallTest
 from refinelab.sandbox._confirm import Rerun, confirmed
-from refinelab.sandbox._judge import ProgramReports, Ran, crash_report, value_or_outcome
+from refinelab.sandbox._judge import ProgramReports, Ran, crash_report, value_or_outcome, value_tests
 from refinelab.sandbox._limits import Limits
 from refinelab.sandbox._outcome import IsolationLevel, RunResult, TestOutcome
 from refinelab.sandbox._protocol import Sandbox
@@ -401,13 +400,14 @@ class WorkerPool(Sandbox):
         entry_point: str | None = None,
         setup: str = "",
         limits: Limits | None = None,
+        arguments: Sequence[str] | None = None,
     ) -> list[object | TestOutcome]:
         """Evaluate expressions against a trusted program (a reference solution) and return the values.
 
         Used to compute expected outputs (HumanEval+). An expression that fails yields its
         :class:`TestOutcome` instead of a value.
         """
-        tests = [CallTest(expr, None) for expr in expressions]
+        tests = value_tests(expressions, arguments)
         suite = Suite.of(tests, entry_point=entry_point, setup=setup)
         limits = limits or self.limits
         chain = f"values:{self._new_id()}"

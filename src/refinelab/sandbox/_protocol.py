@@ -44,6 +44,9 @@ class Sandbox(Protocol):
         entry_point: str | None = None,
         setup: str = "",
         limits: Limits | None = None,
+        arguments: Sequence[str] | None = None,
     ) -> list[object | TestOutcome]:
-        """Evaluate expressions against a trusted program; a failing expression yields its outcome."""
+        """Evaluate expressions against a trusted program; a failing expression yields its outcome.
+        ``arguments``: each expression's arguments as a JSON array, when it is ``candidate(...)`` with them as
+        literals (see :attr:`~refinelab.problems.CallTest.args`): the sandbox then reads them, not compiling."""
         ...

@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -159,19 +158,7 @@ InputItem = tuple[str, SuiteInputs]
 def _test_for_worker(test: Test) -> dict[str, object]:
     """What the worker gets for a test: inputs only, never the expected value or output."""
     if isinstance(test, CallTest):
-        args = _encoded_args(test)
-        return {wire.TEST_KIND: wire.CALL, **({wire.EXPR: test.expr} if args is None else {wire.ARGS: args})}
+        return {wire.TEST_KIND: wire.CALL, **({wire.EXPR: test.expr} if test.args is None else {wire.ARGS: test.args})}
     if isinstance(test, AssertTest):
         return {wire.TEST_KIND: wire.ASSERT, wire.CODE: test.code}
     return {wire.TEST_KIND: wire.STDIO, wire.STDIN: test.stdin}
-
-
-def _encoded_args(test: CallTest) -> str | None:
-    """A call test's arguments as the worker takes them, a JSON array (see :attr:`CallTest.args`); ``None``
-    when it has none, or holds what JSON cannot carry (its expression is then evaluated, as any test's)."""
-    if test.args is None:
-        return None
-    try:
-        return json.dumps(list(test.args))
-    except (TypeError, ValueError):  # not a JSON value; an integer too long for decimal conversion
-        return None

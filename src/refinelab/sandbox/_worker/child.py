@@ -243,12 +243,37 @@ def _run_test(test: dict[str, object], scope: dict[str, object]) -> dict[str, ob
 
 def _call(scope: dict[str, object], args: str) -> object:
     """``candidate(*args)`` as evaluating ``candidate(<the arguments as literals>)`` in ``scope`` would run it:
-    ``candidate`` looked up now, and the arguments read afresh from their JSON (a program may change what
-    it is given)."""
+    ``candidate`` looked up now, and the arguments fresh (a program may change what it is given)."""
     if "candidate" not in scope:
         raise NameError("name 'candidate' is not defined")
-    arguments = cast("list[object]", json.loads(args))  # a JSON array, made by the host
-    return scope["candidate"](*arguments)  # type: ignore[operator]
+    return scope["candidate"](*_arguments(args))  # type: ignore[operator]
+
+
+_ARGUMENTS: dict[str, tuple[list[object], bool]] = {}
+_SCALARS = (str, int, float, bool, type(None))
+
+
+def _arguments(text: str) -> list[object]:
+    """Fresh arguments from their JSON (a JSON array, made by the host), read once per child: every program
+    of a batch runs the same tests. Arguments that are scalars, or lists or dicts of scalars (most inputs,
+    a list of 10,000 numbers among them) are copied; anything nested is read again."""
+    found = _ARGUMENTS.get(text)
+    if found is None:
+        parsed = cast("list[object]", json.loads(text))
+        found = _ARGUMENTS[text] = (parsed, all(map(_shallow, parsed)))
+    arguments, shallow = found
+    if not shallow:
+        return cast("list[object]", json.loads(text))
+    return [list(a) if type(a) is list else dict(a) if type(a) is dict else a for a in arguments]
+
+
+def _shallow(value: object) -> bool:
+    """A scalar, or a list or dict holding only scalars: a shallow copy of it is a whole one."""
+    if type(value) is list:
+        return all(type(item) in _SCALARS for item in value)
+    if type(value) is dict:
+        return all(type(item) in _SCALARS for item in value.values())
+    return type(value) in _SCALARS
 
 
 _TASKS = "/proc/self/task"
