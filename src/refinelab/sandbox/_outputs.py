@@ -154,9 +154,9 @@ _refinelab_reference = candidate
 def candidate(*args):
     return {timed}(lambda: _refinelab_reference(*args), {marker!r}, {pack}, {budget})
 """
-"""Makes every call of ``candidate`` a timed one (see ``_TIMED_SOURCE``), so each input is its own arguments,
-read, not compiled (see :attr:`~refinelab.problems.CallTest.args`): ``candidate(...)`` with the input's
-literals would do the same, and is what a sandbox that does not read arguments evaluates."""
+"""Makes every call of ``candidate`` a timed one (see ``_TIMED_SOURCE``), so that an input's arguments can
+be read, not compiled (see :attr:`~refinelab.problems.CallTest.args`); ``candidate(...)`` with the input's
+literals, which a sandbox that does not read arguments evaluates, goes the same way."""
 
 Computed = tuple[str, list[Output], list["float | None"]]
 """A task's id, its outputs and the reference's CPU seconds on each input."""

@@ -172,7 +172,10 @@ async def run_scored(
 
     counter.start()
     await asyncio.gather(*(score(indices) for indices in sharing.values()))
-    return [result for result in results if result is not None]
+    found = [result for result in results if result is not None]
+    if len(found) != len(items):
+        raise RuntimeError(f"{len(items) - len(found)} items were never scored")  # a scorer's bug
+    return found
 
 
 @dataclass

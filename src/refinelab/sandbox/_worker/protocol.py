@@ -81,7 +81,7 @@ TEST_LIMIT = "l"
 EXPR = "expr"
 ARGS = "args"
 """A call test's arguments, a JSON array in a string, instead of :data:`EXPR`: the child calls ``candidate``
-on them (read afresh for each test) without compiling anything."""
+on them without compiling anything (read once per child, a fresh copy for each program)."""
 CODE = "code"
 STDIN = "stdin"
 CALL = "call"
