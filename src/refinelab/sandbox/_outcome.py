@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from operator import attrgetter
 from typing import Literal
 
 Verdict = Literal["pass", "fail", "error", "timeout", "memory", "output_limit", "crashed", "skipped"]
@@ -69,6 +70,9 @@ PASSED = TestOutcome("pass")
 :func:`outcomes_json` encodes it once per list however many tests passed."""
 
 
+_VERDICT = attrgetter("verdict")
+
+
 def outcomes_json(outcomes: Sequence[TestOutcome]) -> str:
     """``json.dumps([o.to_json() for o in outcomes])``, each distinct outcome object encoded once (a
     HumanEval+ program's line holds hundreds of outcomes, nearly all :data:`PASSED` or one skip)."""
@@ -101,9 +105,10 @@ class RunResult:
     @property
     def passed(self) -> bool:
         """True when there was at least one test and every test passed."""
-        return bool(self.outcomes) and all(o.passed for o in self.outcomes)
+        return bool(self.outcomes) and self.pass_count == len(self.outcomes)
 
     @property
     def pass_count(self) -> int:
-        """Number of passing tests."""
-        return sum(o.passed for o in self.outcomes)
+        """Number of passing tests (counted at C speed: a HumanEval+ program has hundreds of outcomes, and
+        a check asks for each program's count and verdict several times)."""
+        return list(map(_VERDICT, self.outcomes)).count("pass")
