@@ -327,3 +327,29 @@ def test_a_huge_integer_packed_where_it_was_computed_reads_as_the_host_packs_it(
     assert small == 1000 and isinstance(huge, Packed) and huge == 10**30_000 and huge != 10**30_000 + 1
     assert (huge.blob, huge.size, huge.preview) == (made.blob, made.size, made.preview)
     assert huge.preview == "<int too large to print>"
+
+
+def test_a_task_without_inputs_loads_with_no_hidden_tests_cold_and_warm(tmp_path: Path) -> None:
+    records = [
+        {
+            "task_id": f"HumanEval/{n}",
+            "prompt": "def f(x):\n",
+            "entry_point": "f",
+            "canonical_solution": "    return x\n",
+        }
+        | {"base_input": inputs, "plus_input": [], "atol": 0}
+        for n, inputs in enumerate([[[1], [2]], []])
+    ]
+    data = tmp_path / "plus.jsonl"
+    data.write_text("".join(json.dumps(record) + "\n" for record in records))
+    computed: list[object] = []
+
+    async def body(pool: WorkerPool) -> list[Problem]:
+        progress = lambda *seen: computed.append(seen)  # noqa: E731
+        return await prepare_benchmark("humaneval-plus", data, pool=pool, cache_dir=tmp_path, progress=progress)
+
+    cold = with_pool(body, workers=1)
+    assert [len(p.hidden_tests) for p in cold] == [2, 0] and computed
+    computed.clear()
+    warm = with_pool(body, workers=1)  # the cache has a line for each task: read, nothing computed again
+    assert [p.hidden_tests for p in warm] == [p.hidden_tests for p in cold] and computed == []

@@ -117,7 +117,7 @@ async def load_humanevalplus(
     now = await calibrate(pool)
     problems = _from_cache(source, cache, reader, now)
     if problems is None:
-        computed = await _compute(source, pool, progress or _quiet, reader)
+        computed = _every_task(reader(source), await _compute(source, pool, progress or _quiet, reader))
         _write_cache(cache, now, computed)
         for old in (f"{first.kind}-{digest}.json", *(f"{first.kind}-{digest}.v{n}.jsonl" for n in (2, 3))):
             (cache_dir / old).unlink(missing_ok=True)
@@ -128,6 +128,13 @@ async def load_humanevalplus(
             for task, (_, outputs, seconds) in zip(reader(source), computed, strict=True)
         ]
     return problems
+
+
+def _every_task(tasks: Iterator[HumanEvalPlusTask], computed: list[Computed]) -> list[Computed]:
+    """Every task's entry in the file's order: a task without inputs had nothing computed, and gets an empty
+    one (no hidden tests), so the cache holds a line for each task."""
+    found = iter(computed)
+    return [next(found) if task.inputs else (task.task_id, [], []) for task in tasks]
 
 
 def _quiet(what: str, done: int, total: int) -> None:
