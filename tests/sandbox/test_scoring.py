@@ -270,21 +270,22 @@ SPIN_WRONG_AT = SPIN_X_MS.replace("    return x\n", "    return x + (x == {at})\
 def test_a_stage_nothing_foresaw_is_deferred_after_its_budget_and_run_in_pieces_that_read_as_one_run(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Quick first stages, then a third stage of 5 ms tests, the reference's times unknown: nothing foresees
+    """Quick first stages, then a third stage of 20 ms tests, the reference's times unknown: nothing foresees
     it. Past its budget (from the end of its first test there) the worker defers the rest of the stage,
     which runs in pieces side by side (each deferring in turn if slower than foreseen); the outcomes are those
-    of the stage run whole."""
+    of the stage run whole. The quick tests' pace foresees 100 of them well under two pieces' time (2 ms a
+    test would be needed) however loaded the machine, so the third stage is sent whole."""
     import refinelab.sandbox._scoring as scoring
 
-    suite = Suite.of([CallTest(f"f({x})", x) for x in [0] * 72 + [5] * 100], entry_point="f")
+    suite = Suite.of([CallTest(f"f({x})", x) for x in [0] * 72 + [20] * 100], entry_point="f")
     right = SPIN_X_MS
-    wrong = SPIN_WRONG_AT.replace("{at}", "5) * (__import__('random').random() < 2")  # wrong on every 5 ms test
+    wrong = SPIN_WRONG_AT.replace("{at}", "20) * (__import__('random').random() < 2")  # wrong on every slow test
     items = [(right, suite), (wrong, suite)]
     limits = Limits(stop_at_failure=True)
     monkeypatch.setattr(scoring, "DEFER_SECONDS", 1e9)
     whole, _ = deferring(items, limits)
     monkeypatch.setattr(scoring, "DEFER_SECONDS", 0.05)
-    monkeypatch.setattr(scoring, "PIECE_SECONDS", 0.025)
+    monkeypatch.setattr(scoring, "PIECE_SECONDS", 0.1)
     deferred, jobs = deferring(items, limits)
     assert deferred[0].passed and [r.outcomes for r in deferred] == [r.outcomes for r in whole]
     assert [o.verdict for o in deferred[1].outcomes[70:74]] == ["pass", "pass", "fail", "fail"]
