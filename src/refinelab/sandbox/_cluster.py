@@ -271,7 +271,7 @@ class ClusterSandbox(Sandbox):
         tests = value_tests(expressions, arguments)
         suite = Suite.of(tests, entry_point=entry_point, setup=setup)
         limits = limits or self.limits
-        (ran,) = await self._run([(code, suite.inputs(limits))], limits, True)
+        (ran,) = await self._run([(code, suite.value_inputs(limits))], limits, True)
         row = ran.reports.row if ran is not None else ()
         return [value_or_outcome(test, report) for test, report in zip(tests, row)]
 

@@ -15,32 +15,19 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 
-from refinelab.sandbox._judge import ProgramReports, Ran, judged
+from refinelab.sandbox._judge import ProgramReports, Ran, is_cpu_timeout, judged
 from refinelab.sandbox._limits import Limits
 from refinelab.sandbox._outcome import RunResult, TestOutcome
 from refinelab.sandbox._suite import InputItem, Item, Suite, SuiteInputs
-from refinelab.sandbox._worker import protocol as wire
 
 Rerun = Callable[[str, SuiteInputs], Awaitable[Ran]]
 """Runs one program on some inputs alone (``isolate``: a fresh process), unjudged."""
 
 
-def is_cpu_timeout(report: object) -> bool:
-    """Whether a worker's report is a CPU-limit timeout (not the wall-clock backstop)."""
-    if not isinstance(report, dict):
-        return False
-    return report.get(wire.STATUS) == wire.S_TIMEOUT and report.get(wire.LIMIT) == wire.CPU_LIMIT
-
-
-def cpu_timeouts(row: Sequence[object]) -> list[int]:
-    """Indices of the tests in a program's row of reports that exceeded the CPU limit."""
-    return [index for index, report in enumerate(row) if is_cpu_timeout(report)]
-
-
-def worth_confirming(outcomes: Sequence[TestOutcome], row: Sequence[object], limits: Limits) -> bool:
+def worth_confirming(outcomes: Sequence[TestOutcome], reports: ProgramReports, limits: Limits) -> bool:
     """Whether running a program with a CPU timeout again can change what was asked for: always, unless
     only the verdict is wanted and a test before its first timeout already failed."""
-    timeouts = cpu_timeouts(row)
+    timeouts = reports.cpu_timeouts
     if not timeouts:
         return False
     return not limits.stop_at_failure or all(o.passed for o in outcomes[: timeouts[0]])
@@ -54,7 +41,7 @@ async def confirmed(
     runs = list(found)
     results = [_judged(suite, ran, limits) for (_, suite), ran in zip(items, runs)]
     for _ in range(limits.timeout_reruns):
-        suspects = [i for i, r in enumerate(results) if worth_confirming(r.outcomes, runs[i].reports.row, limits)]
+        suspects = [i for i, r in enumerate(results) if worth_confirming(r.outcomes, runs[i].reports, limits)]
         if not suspects:
             break
         again = await asyncio.gather(*(_again(*inputs[i], runs[i], limits, rerun) for i in suspects))
@@ -80,8 +67,8 @@ async def _again(code: str, inputs: SuiteInputs, first: Ran, limits: Limits, rer
     row = first.reports.row
     if inputs.kind == "function" and limits.after_timeout == "skip":
         again = await rerun(code, inputs)
-        return None if cpu_timeouts(again.reports.row) else again
-    timed_out = cpu_timeouts(row)
+        return None if again.reports.cpu_timeouts else again
+    timed_out = first.reports.cpu_timeouts
     chosen = list(range(timed_out[0], len(row))) if limits.stop_at_failure else timed_out
     again = await rerun(code, inputs.subset(chosen))
     if limits.stop_at_failure and is_cpu_timeout(again.reports.row[0]):

@@ -34,10 +34,27 @@ DEFERRED = TestOutcome("skipped", "not run in this job: deferred to another (the
 class ProgramReports:
     """What one program did on each test of its suite, as the worker reported it (not yet judged)."""
 
-    row: tuple[object, ...]
-    """One report per test, in test order."""
+    listed: tuple[object, ...]
+    """One report per test, in test order; empty where :attr:`values` holds them (see :attr:`row`)."""
     output: str
     """Tail of what the program printed (function mode)."""
+    values: tuple[object, ...] | None = None
+    """Where every test returned a value (the worker's :data:`~refinelab.sandbox._worker.protocol.VALUES`
+    row): the values, encoded, in test order."""
+
+    @property
+    def row(self) -> tuple[object, ...]:
+        """One report per test, in test order."""
+        if self.values is None:
+            return self.listed
+        return tuple({wire.STATUS: wire.S_VALUE, wire.VALUE: value} for value in self.values)
+
+    @property
+    def cpu_timeouts(self) -> list[int]:
+        """Indices of the tests that exceeded the CPU limit (none where every test returned a value)."""
+        if self.values is not None:
+            return []
+        return [index for index, report in enumerate(self.listed) if is_cpu_timeout(report)]
 
 
 @dataclass(frozen=True)
@@ -62,6 +79,9 @@ def judged(
 ) -> RunResult:
     """A program's result: each report judged against its test of ``suite`` (where the expected values are);
     with ``limits``, a timeout records the CPU limit its test had (limits may differ from test to test)."""
+    if reports.values is not None and reports.values == suite.plain_expected:
+        # every value equal to its expected one: each test passes by the judge's first rule (see plain_expected)
+        return RunResult((PASSED,) * len(reports.values), isolation, output=reports.output, node=node)
     outcomes = [judge(test, report) for test, report in zip(suite.tests, reports.row)]
     if limits is not None and any(o.verdict == "timeout" for o in outcomes):
         seconds = suite.test_seconds(limits)
@@ -97,6 +117,22 @@ def value_tests(expressions: Sequence[str], arguments: Sequence[str] | None) -> 
     if arguments is None:
         return [CallTest(expr, None) for expr in expressions]
     return [CallTest(expr, None, args=args) for expr, args in zip(expressions, arguments, strict=True)]
+
+
+def is_cpu_timeout(report: object) -> bool:
+    """Whether a worker's report is a CPU-limit timeout (not the wall-clock backstop)."""
+    if not isinstance(report, dict):
+        return False
+    return report.get(wire.STATUS) == wire.S_TIMEOUT and report.get(wire.LIMIT) == wire.CPU_LIMIT
+
+
+def reports_of(row: object, output: str) -> ProgramReports:
+    """A program's reports from a row of a worker's reply: a report per test, or its values alone
+    (:data:`~refinelab.sandbox._worker.protocol.VALUES`)."""
+    if isinstance(row, dict):
+        values = row.get(wire.VALUES)
+        return ProgramReports((), output, tuple(values) if isinstance(values, list) else ())
+    return ProgramReports(tuple(row) if isinstance(row, (list, tuple)) else (), output)
 
 
 def value_or_outcome(test: CallTest, report: object) -> object:

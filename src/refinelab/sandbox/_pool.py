@@ -16,7 +16,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 
 from refinelab.sandbox._confirm import Rerun, confirmed
-from refinelab.sandbox._judge import ProgramReports, Ran, crash_report, value_or_outcome, value_tests
+from refinelab.sandbox._judge import ProgramReports, Ran, crash_report, reports_of, value_or_outcome, value_tests
 from refinelab.sandbox._limits import Limits
 from refinelab.sandbox._outcome import IsolationLevel, RunResult, TestOutcome
 from refinelab.sandbox._protocol import Sandbox
@@ -381,7 +381,7 @@ class WorkerPool(Sandbox):
         assert isinstance(rows, list) and isinstance(outputs, list)
         stats = reply.get(wire.STATS)
         self._record(stats)
-        return [self._ran(row, str(out)) for row, out in zip(rows, outputs)], stats
+        return [Ran(reports_of(row, str(out)), None, self.isolation) for row, out in zip(rows, outputs)], stats
 
     def _ran(self, row: Sequence[object], output: str) -> Ran:
         return Ran(ProgramReports(tuple(row), output), None, self.isolation)
@@ -412,7 +412,7 @@ class WorkerPool(Sandbox):
         limits = limits or self.limits
         chain = f"values:{self._new_id()}"
         placement = Placement(alone=True, chain=chain)
-        ran = await self._submit(code, suite.inputs(limits), limits, True, placement).done
+        ran = await self._submit(code, suite.value_inputs(limits), limits, True, placement).done
         return [value_or_outcome(test, report) for test, report in zip(tests, ran.reports.row)]
 
     def _new_id(self) -> int:

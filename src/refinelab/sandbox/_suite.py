@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from functools import cached_property
+from typing import cast
 
 from refinelab.problems import AssertTest, CallTest, Problem, ProblemKind, Test
 from refinelab.sandbox._limits import Limits
@@ -80,6 +82,20 @@ class Suite:
             seconds=pick(self.seconds),
         )
 
+    @cached_property
+    def plain_expected(self) -> tuple[object, ...] | None:
+        """Every test's expected value, where each test is a call test whose expected value holds no dict and
+        is not packed; else None. A program whose values, as the worker encodes them, equal these passes
+        every test: the encoding writes anything but plain lists, strings and numbers as a one-key dict
+        (a tag), so an encoding equal to a value without dicts is that value, and ``==`` is the judge's first
+        rule (:func:`~refinelab.sandbox._compare.values_match`; a NaN is never equal, as there)."""
+        values = []
+        for test in self.tests:
+            if type(test) is not CallTest or not _without_dict(test.expected):
+                return None
+            values.append(test.expected)
+        return tuple(values)
+
     def test_seconds(self, limits: Limits) -> list[float]:
         """The CPU limit of each test under ``limits`` (an explicit ``seconds`` wins; then the reference rule)."""
         if len(self.seconds) == len(self.tests):
@@ -94,6 +110,10 @@ class Suite:
         tests = tuple(_test_for_worker(t) for t in self.tests)
         seconds = tuple(self.test_seconds(limits))
         return SuiteInputs(self.kind, self.entry_point, self.setup, self.prelude, tests, seconds)
+
+    def value_inputs(self, limits: Limits) -> SuiteInputs:
+        """:meth:`inputs` for computing values with a trusted program: every value comes back whole."""
+        return replace(self.inputs(limits), whole_values=True)
 
     def for_worker(self, limits: Limits | None = None) -> dict[str, object]:
         """What the worker gets: inputs (and each test's CPU limit where it is not the job's), never
@@ -121,6 +141,9 @@ class SuiteInputs:
     seconds: tuple[float, ...] = ()
     """Each test's CPU limit (:meth:`Suite.test_seconds` under the run's limits). Empty: every test gets
     the job's ``cpu_seconds``."""
+    whole_values: bool = False
+    """Every value a test returns comes back whole (a trusted program's: expected values are computed so);
+    else a long string comes back as its digest, which is all judging it needs."""
 
     def test_seconds(self, limits: Limits) -> list[float]:
         """Each test's CPU limit (``limits``' own where none was resolved)."""
@@ -136,17 +159,32 @@ class SuiteInputs:
             for test, seconds in zip(tests, self.test_seconds(limits)):
                 if seconds != limits.cpu_seconds:
                     test[wire.TEST_LIMIT] = seconds
-        return {
+        suite: dict[str, object] = {
             wire.ENTRY_POINT: self.entry_point,
             wire.SETUP: self.setup,
             wire.PRELUDE: self.prelude,
             wire.TESTS: tests,
         }
+        if self.whole_values:
+            suite[wire.WHOLE_VALUES] = True
+        return suite
 
     def subset(self, indices: Sequence[int]) -> SuiteInputs:
         """The same suite with only the tests at ``indices`` (each keeping its limit), in that order."""
         seconds = tuple(self.seconds[i] for i in indices) if len(self.seconds) == len(self.tests) else ()
         return replace(self, tests=tuple(self.tests[i] for i in indices), seconds=seconds)
+
+
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
+def _without_dict(value: object) -> bool:
+    """A value that holds no dict (and is none): lists checked at C speed where they hold only scalars."""
+    kind = type(value)
+    if kind is list or kind is tuple:
+        items = cast("Sequence[object]", value)
+        return set(map(type, items)) <= _SCALARS or all(map(_without_dict, items))
+    return kind in _SCALARS or kind in (set, frozenset, bytes, complex)
 
 
 Item = tuple[str, Suite]

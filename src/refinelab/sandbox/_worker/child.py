@@ -72,6 +72,7 @@ from .protocol import (
     TESTS,
     TRACEBACK,
     VALUE,
+    WHOLE_VALUES,
     Step,
 )
 from .state import Snapshot
@@ -226,7 +227,8 @@ def _test_scope(suite: dict[str, object], namespace: dict[str, object]) -> dict[
     return scope
 
 
-def _run_test(test: dict[str, object], scope: dict[str, object]) -> dict[str, object]:
+def _run_test(test: dict[str, object], scope: dict[str, object], whole: bool) -> dict[str, object]:
+    """Run one test; ``whole``: its value comes back whole, else a long string as its digest."""
     try:
         if test[TEST_KIND] == CALL:
             args = test.get(ARGS)
@@ -234,7 +236,8 @@ def _run_test(test: dict[str, object], scope: dict[str, object]) -> dict[str, ob
                 value = _call(scope, args)
             else:
                 value = eval(_compiled(str(test[EXPR]), "<test>", "eval"), scope)  # type: ignore[arg-type]  # noqa: S307
-            return {STATUS: S_VALUE, VALUE: codec.encode(value)}
+            encoded = codec.encode(value)
+            return {STATUS: S_VALUE, VALUE: encoded if whole else codec.digested(encoded)}
         exec(_compiled(str(test[CODE]), "<test>", "exec"), scope)  # type: ignore[arg-type]  # noqa: S102
         return {STATUS: S_OK}
     except BaseException as exc:  # noqa: BLE001 - candidate code may raise anything
@@ -326,6 +329,7 @@ def _run_program(job: dict[str, object], program: int, start: int, report: Repor
     limits = job[LIMITS]
     stop = isinstance(limits, dict) and limits.get(STOP_AT_FAILURE) is True
     budget = limits.get(DEFER_AFTER) if isinstance(limits, dict) else None
+    whole = suite.get(WHOLE_VALUES) is True
     namespace: dict[str, object] = {"__name__": "__candidate__", "__builtins__": builtins}
     report.mark(program)
     report.send({PROGRAM: program, INDEX: LOAD_INDEX, BEGIN: time.process_time()})
@@ -346,7 +350,7 @@ def _run_program(job: dict[str, object], program: int, start: int, report: Repor
         if clock is not None and _spent(budget, clock):  # one test ran here at least: each job makes headway
             previous = {PROGRAM: program, INDEX: index, STATUS: S_DEFERRED}
             break  # announced as a step: a thread that never ends still times out within its limit
-        previous = {PROGRAM: program, INDEX: index, **_run_test(tests[index], scope)}
+        previous = {PROGRAM: program, INDEX: index, **_run_test(tests[index], scope, whole)}
         clock = time.process_time() if clock is None else clock
         _flush_stdout()
         if stop and previous[STATUS] not in (S_VALUE, S_OK):

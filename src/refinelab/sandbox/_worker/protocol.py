@@ -8,11 +8,12 @@ Framing: a 4-byte big-endian length, then a JSON object, in both directions. The
 
 A job (host to worker) holds :data:`JOB_ID`, :data:`MODE`, :data:`PROGRAMS`, :data:`SUITES`,
 :data:`SUITE_OF` (the suite each program runs against), :data:`ISOLATE` and :data:`LIMITS` (the
-limit keys); a suite holds :data:`ENTRY_POINT`, :data:`SETUP`, :data:`PRELUDE` and :data:`TESTS`; a
+limit keys); a suite holds :data:`ENTRY_POINT`, :data:`SETUP`, :data:`PRELUDE`, :data:`TESTS` and, where
+values must come back whole, :data:`WHOLE_VALUES`; a
 test holds :data:`TEST_KIND`, its input (:data:`EXPR` or :data:`ARGS`, :data:`CODE` or :data:`STDIN`) and, when it has
 a CPU limit of its own, :data:`TEST_LIMIT`; never the expected value. A reply (worker to host) holds
-:data:`RESULTS` (one row of reports per program), :data:`OUTPUTS` (what each program printed) and
-:data:`STATS`.
+:data:`RESULTS` (one row of reports per program, or, where every test of a program returned a value,
+``{VALUES: [value, ...]}``), :data:`OUTPUTS` (what each program printed) and :data:`STATS`.
 
 A report (one per test) holds :data:`STATUS` and, depending on it, :data:`VALUE`, :data:`MESSAGE`,
 :data:`ERROR_TYPE`, :data:`TRACEBACK`, :data:`STDOUT`, :data:`STDERR`, :data:`CPU` and, for a timeout,
@@ -73,6 +74,9 @@ ENTRY_POINT = "entry_point"
 SETUP = "setup"
 PRELUDE = "prelude"
 TESTS = "tests"
+WHOLE_VALUES = "whole_values"
+"""True: every value a test returns comes back whole (a trusted program's, computing expected values); else a
+long string comes back as its digest (``codec.digested``)."""
 
 # Test keys and kinds
 TEST_KIND = "k"
@@ -92,6 +96,9 @@ FUNCTION = "function"
 
 # Reply keys
 RESULTS = "results"
+VALUES = "values"
+"""A row of :data:`RESULTS` in which every test returned a value: ``{VALUES: [value, ...]}``, the values in test
+order, instead of a report per test (the host compares them with the expected values in one step)."""
 OUTPUTS = "outputs"
 STATS = "stats"
 

@@ -31,6 +31,10 @@ from .protocol import Step
 _CLK_TCK = os.sysconf("SC_CLK_TCK")
 _CHUNK = 65536
 _TICK = 0.02
+_POLL = 0.002
+"""Seconds between reads of the result pipe while reports come in (:func:`watch_child`)."""
+_EAGER = 32768
+"""Bytes of reports in one read past which the result pipe is read as they come (half a pipe's buffer)."""
 _WALL_CEILING = 10.0
 _LOOK = 0.05
 """Seconds into a step before the worker looks at its limits (reading ``/proc`` costs about what a quick test
@@ -259,17 +263,31 @@ def _stdin_fd(data: bytes | None) -> int:
 
 
 def watch_child(pid: int, fds: dict[str, int], watch: Watch) -> tuple[int, float]:
-    """Follow the child until it exits or is killed; return its wait status and CPU seconds."""
+    """Follow the child until it exits or is killed; return its wait status and CPU seconds.
+
+    The result pipe is read every :data:`_POLL` seconds while reports come in (every ``_TICK`` once none
+    has for a while), not woken for: a child reports each test, and a worker woken by every report spent
+    about as much CPU per quick test as the child. While reports fill the pipe (a large value) it is read
+    as they come. The end of the child, and anything printed, still wake the worker at once.
+    """
     pidfd = os.pidfd_open(pid)
-    sinks = {fds["out"]: watch.out, fds["err"]: watch.err, fds["res"]: watch.res}
+    results = fds["res"]
+    sinks = {fds["out"]: watch.out, fds["err"]: watch.err, results: watch.res}
     open_fds = set(sinks)
     killed = False
+    eager, wait = False, _POLL
     try:
         while True:
-            ready, _, _ = select.select([*open_fds, pidfd], [], [], _TICK)
+            waited = [fd for fd in open_fds if eager or fd != results]
+            ready, _, _ = select.select([*waited, pidfd], [], [], _TICK if eager else wait)
+            received = watch.res_received
             for fd in ready:
                 if fd != pidfd and not _pump(fd, sinks[fd], watch):
                     open_fds.discard(fd)
+            if results in open_fds and results not in ready and not _pump(results, watch.res, watch):
+                open_fds.discard(results)
+            read = watch.res_received - received
+            eager, wait = read >= _EAGER, _POLL if read else min(2 * wait, _TICK)
             watch.take_results()
             if pidfd in ready:
                 break

@@ -1,0 +1,128 @@
+"""A program whose every test returned a value comes back as its values alone, and is judged in one step
+with the same outcomes as test by test."""
+
+from __future__ import annotations
+
+import pytest
+
+from refinelab.problems import AssertTest, CallTest
+from refinelab.sandbox import RunResult, Suite, WorkerPool
+from refinelab.sandbox._judge import ProgramReports, judged
+from refinelab.sandbox._packed import Packed
+from refinelab.sandbox._worker import protocol as wire
+from refinelab.sandbox._worker.codec import DIGEST_CHARS, HEAD_CHARS, decode, digested, encode, string_digest
+from tests.conftest import with_pool
+
+BIG = 2**60
+CASES = [
+    (3, 3, None),
+    (3, 4, None),
+    (1.0, 1, None),  # equal as the asserts mean it
+    (1, True, None),
+    ([1, 2], (1, 2), None),  # a tuple is not a list
+    ([1, [2, 3]], [1, [2, 3]], None),
+    ("a", "a", None),
+    (0.3, 0.1 + 0.2, None),
+    (0.3, 0.1 + 0.2, 1e-6),  # within the tolerance: judged on the slower path, as before
+    (float("nan"), float("nan"), None),  # a NaN is never equal
+    ([float("nan")], [float("nan")], 1e-6),
+    (BIG, BIG, None),  # beyond 2**53 an integer travels as a tag
+    (encode(BIG), BIG, None),  # a dict shaped like that tag is not the integer
+    ({"a": 1}, {"a": 1}, None),
+    ((1, 2), (1, 2), None),
+    ({1, 2}, {2, 1}, None),
+]
+
+
+def _both_ways(expected: object, returned: object, atol: float | None) -> tuple[list[str], list[str]]:
+    suite = Suite.of([CallTest("f()", expected, atol=atol), CallTest("f()", 7)])
+    values = (encode(returned), 7)
+    listed = tuple({wire.STATUS: wire.S_VALUE, wire.VALUE: value} for value in values)
+    fast = judged(suite, ProgramReports((), "", values), "none")
+    slow = judged(suite, ProgramReports(listed, ""), "none")
+    return [o.verdict for o in fast.outcomes], [o.verdict for o in slow.outcomes]
+
+
+@pytest.mark.parametrize(("expected", "returned", "atol"), CASES)
+def test_values_alone_are_judged_as_a_report_per_test_would_be(
+    expected: object, returned: object, atol: float | None
+) -> None:
+    fast, slow = _both_ways(expected, returned, atol)
+    assert fast == slow
+
+
+def test_the_one_step_is_taken_only_where_equal_encodings_mean_equal_values() -> None:
+    assert Suite.of([CallTest("f()", [1, "a", None, [2.5]]), CallTest("f()", (1, 2))]).plain_expected == (
+        [1, "a", None, [2.5]],
+        (1, 2),
+    )
+    assert Suite.of([CallTest("f()", {"I": "1"})]).plain_expected is None  # a dict could equal a tag
+    assert Suite.of([CallTest("f()", [1, {"a": 2}])]).plain_expected is None
+    assert Suite.of([CallTest("f()", 1), AssertTest("assert True")]).plain_expected is None
+    big = "x" * 100_000
+    assert Suite.of([CallTest("f()", Packed.of(big, big))]).plain_expected is None
+
+
+def test_a_tag_shaped_dict_does_not_pass_as_the_integer_it_encodes() -> None:
+    fast, _ = _both_ways(encode(BIG), BIG, None)
+    assert fast == ["fail", "pass"]
+
+
+def test_the_worker_sends_values_alone_only_for_a_program_whose_every_test_returned_one() -> None:
+    code = "def f(x):\n    return 10 // x\n"
+    tests = [CallTest("f(1)", 10), CallTest("f(2)", 5), CallTest("f(0)", 0), CallTest("f(5)", 2)]
+    suite = Suite.of(tests, entry_point="f")
+    right = suite.subset([0, 1, 3])
+
+    async def go(pool: WorkerPool) -> tuple[list[ProgramReports], list[RunResult]]:
+        found = await pool.reports([(code, right.inputs(pool.limits)), (code, suite.inputs(pool.limits))])
+        return found, await pool.run_items([(code, right), (code, suite)])
+
+    (whole, failing), runs = with_pool(go)
+    assert whole.values == (10, 5, 2)
+    assert failing.values is None
+    assert [[o.verdict for o in r.outcomes] for r in runs] == [["pass"] * 3, ["pass", "pass", "error", "pass"]]
+
+
+LONG = "def f(n, c='7'):\n    return c * n\n"
+
+
+def test_a_long_string_travels_as_its_digest_and_is_judged_on_it() -> None:
+    size = DIGEST_CHARS + 5
+    right = "7" * size
+    tests = [
+        CallTest("f(3)", "777"),
+        CallTest(f"f({size})", right),
+        CallTest(f"f({size})", Packed.of(right, right)),
+        CallTest(f"f({size}, '8')", right),
+        CallTest(f"f({size})", Packed.of(right[:-1] + "8", right[:-1] + "8")),
+        CallTest(f"f({size})", [1]),
+    ]
+    suite = Suite.of(tests, entry_point="f")
+
+    async def go(pool: WorkerPool) -> tuple[list[ProgramReports], RunResult, list[object]]:
+        (found,) = await pool.reports([(LONG, suite.inputs(pool.limits))])
+        result = await pool.run(LONG, suite)
+        values = await pool.values(LONG, [f"f({size})"], entry_point="f")
+        return [found], result, values
+
+    (found,), result, values = with_pool(go)
+    sent = found.values
+    assert sent is not None and sent[0] == "777"
+    assert sent[1] == {"H": [string_digest(right), size, right[:HEAD_CHARS]]}
+    assert [o.verdict for o in result.outcomes] == ["pass", "pass", "pass", "fail", "fail", "fail"]
+    assert (result.outcomes[3].actual or "").startswith("'888")  # what it returned, from the digest's head
+    assert values == [right]  # a trusted program's values come back whole
+
+
+def test_a_digest_equals_only_the_string_it_was_made_from() -> None:
+    text = "ab" * DIGEST_CHARS
+    digest = digested(text)
+    assert isinstance(digest, dict)
+    value: object = decode(digest)
+    listed: object = [text]
+    assert value != text[:-1] + "c" and value != listed
+    assert value == text
+    assert value == Packed.of(text, text) and value != Packed.of(text + "x", text + "x")
+    assert decode({"H": ["not hex", len(text), ""]}) != Packed.of(text, text)
+    assert digested("short") == "short" and digested([text]) == [text]
