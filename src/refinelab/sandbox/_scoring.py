@@ -250,7 +250,7 @@ class _Scorer:
         defers in turn: later tests are often larger); put back together as the stage run whole reads."""
         outcomes = list(result.outcomes)
         cpu, done = meter.cpu, len(outcomes)
-        while waiting := [index for index, outcome in enumerate(outcomes) if outcome == DEFERRED]:
+        while waiting := [index for index, outcome in enumerate(outcomes) if _deferred(outcome)]:
             pace = Pace(per_test=max(cpu, DEFER_SECONDS) / max(done - len(waiting), 1))
             rest = stage.subset(waiting)
             parts = [piece for part in split_suite(rest) for piece in split_by_time(part)]
@@ -367,10 +367,15 @@ def _headway(outcomes: Sequence[TestOutcome]) -> Sequence[TestOutcome]:
     """A piece's outcomes, or every one ``FORGED`` where its first test was deferred: a child runs a
     program's first test whatever its budget, so only the program could have written that (and every round
     then runs at least one test of each piece: the rounds end)."""
-    return [FORGED] * len(outcomes) if outcomes and outcomes[0] == DEFERRED else outcomes
+    return [FORGED] * len(outcomes) if outcomes and _deferred(outcomes[0]) else outcomes
 
 
 def _with_outcomes(last: RunResult, outcomes: Sequence[TestOutcome]) -> RunResult:
     """A program's result from its parts or stages: every outcome, and where the last part ran (its
     isolation, and its node on a cluster) with what it printed."""
     return RunResult(tuple(outcomes), last.isolation, output=last.output, node=last.node)
+
+
+def _deferred(outcome: TestOutcome) -> bool:
+    """Whether a test was deferred (its verdict first: a check asks this of every outcome of every stage)."""
+    return outcome.verdict == "skipped" and outcome == DEFERRED
