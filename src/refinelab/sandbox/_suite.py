@@ -179,7 +179,7 @@ _SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
 def _without_dict(value: object) -> bool:
-    """A value that holds no dict (and is none): lists checked at C speed where they hold only scalars."""
+    """A value that is no dict and holds none (lists and tuples of scalars checked at C speed); only builtins."""
     kind = type(value)
     if kind is list or kind is tuple:
         items = cast("Sequence[object]", value)
