@@ -1,13 +1,17 @@
 """What a run would take at W workers, from the job trace it wrote (``REFINELAB_JOB_TRACE``, see
 ``src/refinelab/sandbox/_trace.py``), so a 2-core machine can tell whether a change helps at 16.
 
-A run is a sequence of phases separated by a barrier (computing reference values, then scoring: check
-loads its problems before it scores anything). Within a phase, W workers cannot finish before
+A run is a sequence of phases separated by a barrier (calibrating, then scoring). Computing reference
+values and scoring are one phase where they overlap (check scores a task's programs as soon as its
+expected outputs are in: see ``src/refinelab/sandbox/_loading.py``), two where every scoring job was
+queued after the last reference job ended. Within a phase, W workers cannot finish before
 ``total job CPU / W``, nor before the longest chain that cannot be split (a program's jobs one after
 another: its stages, and the rerun that confirms its timeout, which counts from ``SPECULATE_AFTER`` into
 the run it confirms where the pool starts it beside that run; the pieces of one stage, queued together,
 run side by side; a job counts whole in the chain of every program in it, since its programs run in turn
-in one process), nor before the driver's own CPU in
+in one process; in a phase of both kinds, the longest reference chain and the longest scoring chain one
+after the other, since a task's programs wait for its expected outputs: an upper bound, as the trace does
+not say which task a chain is), nor before the driver's own CPU in
 that phase (one process judges every result). The phase takes the largest of the three; the run, the
 sum over phases, plus the driver's CPU before each phase's first job ended (start-up, loading what the
 phase before computed) and after the last job (writing the results), which nothing overlaps. Job CPU
@@ -76,8 +80,8 @@ class Trace:
         return self.cpu / workers
 
     def scoring(self) -> Phase | None:
-        """The scoring phase, if the run had one."""
-        return next((phase for phase in self.phases if phase.name == "scoring"), None)
+        """The scoring phase (with computing reference values, where the two overlapped), if the run had one."""
+        return next((phase for phase in self.phases if phase.name.endswith("scoring")), None)
 
 
 def read_trace(path: Path, main_cpu: float | None = None) -> Trace:
@@ -106,18 +110,31 @@ def _number(value: object) -> float:
 
 
 def _phases(jobs: list[dict[str, object]]) -> list[tuple[str, list[dict[str, object]]]]:
-    """Consecutive jobs of the same kind, as phases (reference values, then scoring)."""
-    found: list[tuple[str, list[dict[str, object]]]] = []
-    for job in jobs:
-        name = "reference" if job["values"] else "scoring"
-        if not found or found[-1][0] != name:
-            found.append((name, []))
-        found[-1][1].append(job)
-    return found
+    """Consecutive jobs of the same kind, as phases (reference values, then scoring); where scoring started
+    before the reference values it follows were all in, the two as one phase (``reference+scoring``)."""
+    names: list[str] = []
+    members: list[list[dict[str, object]]] = []
+    for job in jobs:  # in the order they ended
+        name = _kind(job)
+        if names and names[-1] != name and _submitted(job) < _number(members[-1][-1]["end"]):
+            names[-1] = "reference+scoring"
+        elif not names or names[-1] not in (name, "reference+scoring"):
+            names.append(name)
+            members.append([])
+        members[-1].append(job)
+    return list(zip(names, members))
+
+
+def _kind(job: dict[str, object]) -> str:
+    return "reference" if job["values"] else "scoring"
+
+
+def _submitted(job: dict[str, object]) -> float:
+    return _number(job.get("submitted", job["start"]))
 
 
 def _phase(name: str, jobs: list[dict[str, object]], driver: float) -> Phase:
-    chains: dict[str, list[ChainJob]] = defaultdict(list)
+    chains: dict[tuple[str, str], list[ChainJob]] = defaultdict(list)
     cpu = 0.0
     programs = 0
     for job in jobs:
@@ -130,10 +147,13 @@ def _phase(name: str, jobs: list[dict[str, object]], driver: float) -> Phase:
         times = (float(job["start"]), float(job["end"]))  # type: ignore[arg-type]
         for chain in job["chains"]:  # type: ignore[attr-defined]
             # when this chain's own program was queued: a job's first program may be another chain's
-            chains[chain].append(
+            chains[_kind(job), chain].append(
                 ChainJob(float(queued.get(chain, submitted)), *times, spent, bool(job.get("overlaps")))
             )
-    longest = max(map(chain_seconds, chains.values()), default=0.0)
+    longest = sum(
+        max((chain_seconds(found) for (kind, _), found in chains.items() if kind == wanted), default=0.0)
+        for wanted in ("reference", "scoring")
+    )
     return Phase(name, len(jobs), programs, cpu, longest, max(driver, 0.0))
 
 

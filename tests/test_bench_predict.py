@@ -86,3 +86,25 @@ def test_a_chain_waits_for_its_own_last_job_even_in_a_job_another_chain_queued_f
     path.write_text("".join(json.dumps(record) + "\n" for record in records))
     (scoring,) = predict.read_trace(path).phases
     assert scoring.chain == pytest.approx(6.0)  # one after the other, not side by side
+
+
+def test_reference_values_and_scoring_are_one_phase_where_they_overlap_and_two_where_one_waited(
+    predict: ModuleType, tmp_path: Path
+) -> None:
+    """check scores a task's programs as soon as its expected outputs are in: while some are still being
+    computed, the two kinds of job share the workers, and a program's chain follows its task's reference."""
+    reference = [job(float(i), 2.0, [f"values:{i}"], 1.0 + i, values=True) for i in range(4)]  # ends 2, 3, 4, 5
+    scoring = [job(2.5, 3.0, ["p"], 6.0), job(5.5, 1.0, ["p"], 7.0), job(6.0, 0.5, ["q"], 7.5)]
+    closed = {"closed": 9.0, "driver_cpu": 8.0}
+    path = tmp_path / "trace.jsonl"
+    path.write_text("".join(json.dumps(record) + "\n" for record in [*reference, *scoring, closed]))
+    (both,) = predict.read_trace(path).phases
+    assert (both.name, both.jobs, both.cpu) == ("reference+scoring", 7, pytest.approx(12.5))
+    assert both.chain == pytest.approx(2.0 + 4.0)  # the longest reference chain, then the longest program's
+    assert predict.read_trace(path).scoring() == both
+
+    waited = [job(10.0 + i, 3.0, [f"p{i}"], 6.0 + i) for i in range(2)]  # queued after every reference job ended
+    path.write_text("".join(json.dumps(record) + "\n" for record in [*reference, *waited, closed]))
+    first, second = predict.read_trace(path).phases
+    assert (first.name, first.jobs, first.chain) == ("reference", 4, pytest.approx(2.0))
+    assert (second.name, second.jobs, second.chain) == ("scoring", 2, pytest.approx(3.0))

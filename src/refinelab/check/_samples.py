@@ -7,10 +7,11 @@ A sample is ``{"task_id": ..., "completion": ...}`` (appended to the problem's p
 from __future__ import annotations
 
 import ast
+import asyncio
 import json
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
@@ -151,29 +152,54 @@ def _parses(program: str) -> bool:
     return True
 
 
+Whole = Callable[[str], "asyncio.Future[Problem]"]
+"""A problem with its hidden tests by id, once loaded (:meth:`refinelab.sandbox.Loading.whole`)."""
+
+
 async def score_samples(
     samples: Sequence[Sample],
     pool: Sandbox,
     progress: ProgressHook | None = None,
     on_scored: Callable[[int, ScoredSample], None] | None = None,
+    whole: Whole | None = None,
 ) -> list[ScoredSample]:
     """Run every sample on its problem's hidden tests (in shared batches; identical programs once, and
     under ``pool.limits``: see :func:`run_scored`); results in sample order, and each given to
-    ``on_scored`` with its index as soon as it is known (``check --out`` writes its lines meanwhile)."""
-    suites: dict[str, Suite] = {}
+    ``on_scored`` with its index as soon as it is known (``check --out`` writes its lines meanwhile).
+
+    ``whole``: the samples were read against problems still loading (without their hidden tests); each
+    task's programs run as soon as ``whole`` has its problem, and the scored samples carry it."""
+    loaded: dict[str, Problem] = {}
+    suites: dict[str, Suite | asyncio.Future[Suite]] = {}
     for sample in samples:
-        if sample.problem.id not in suites:
-            suites[sample.problem.id] = Suite.hidden(sample.problem)
+        key = sample.problem.id
+        if key not in suites:
+            suites[key] = Suite.hidden(sample.problem) if whole is None else _hidden(whole(key), loaded)
     items = [(sample.program, suites[sample.problem.id]) for sample in samples]
     scored: dict[int, ScoredSample] = {}
 
     def done(index: int, result: RunResult) -> None:
-        scored[index] = ScoredSample(samples[index], result, pool.limits)
+        sample = samples[index]
+        problem = loaded.get(sample.problem.id, sample.problem)
+        if problem is not sample.problem:
+            sample = replace(sample, problem=problem)
+        scored[index] = ScoredSample(sample, result, pool.limits)
         if on_scored is not None:
             on_scored(index, scored[index])
 
     await run_scored(pool, items, progress=progress, on_result=done)
     return [scored[index] for index in range(len(samples))]
+
+
+def _hidden(problem: asyncio.Future[Problem], loaded: dict[str, Problem]) -> asyncio.Future[Suite]:
+    """The hidden suite of a problem still loading (``loaded`` keeps the problem, once there)."""
+
+    async def suite() -> Suite:
+        found = await problem
+        loaded[found.id] = found
+        return Suite.hidden(found)
+
+    return asyncio.ensure_future(suite())
 
 
 SkipCause = Literal["failure", "stage"]

@@ -4,12 +4,12 @@ one program per task. The command line only parses its flags and prints what com
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from refinelab._progress import ProgressHook
-from refinelab.check._samples import Sample, ScoredSample, score_samples
+from refinelab.check._samples import Sample, ScoredSample, Whole, score_samples
 from refinelab.check._selection import (
     GeneratedTestSet,
     Selection,
@@ -87,7 +87,11 @@ class CheckOptions:
         """The problems of ``files`` in the date window (expected outputs computed in ``sandbox`` where the
         source lacks them); an empty window is a user error."""
         loaded = await prepare_benchmark(files, pool=sandbox, cache_dir=cache_dir, progress=progress)
-        kept = dated(loaded, self.after, self.before)
+        return self.in_window(loaded)
+
+    def in_window(self, problems: Sequence[Problem]) -> list[Problem]:
+        """The problems in the date window; an empty window is a user error."""
+        kept = dated(list(problems), self.after, self.before)
         if not kept:
             raise UserError(f"{self.benchmark}: no problem is dated {window_text(self.after, self.before)}")
         return kept
@@ -126,10 +130,12 @@ async def check_samples(
     selection: SelectionOptions | None,
     progress: ProgressHook,
     on_scored: Callable[[int, ScoredSample], None] | None = None,
+    whole: Whole | None = None,
 ) -> CheckResult:
-    """Score every sample on its problem's hidden tests (each given to ``on_scored`` as it is known, see
-    :func:`score_samples`); with ``selection``, also choose one per task by dual agreement."""
-    scored = await score_samples(inputs.samples, sandbox, progress=progress, on_scored=on_scored)
+    """Score every sample on its problem's hidden tests (each given to ``on_scored`` as it is known, and each
+    task's as soon as ``whole`` has its problem, when the samples were read against problems still loading:
+    see :func:`score_samples`); with ``selection``, also choose one per task by dual agreement."""
+    scored = await score_samples(inputs.samples, sandbox, progress=progress, on_scored=on_scored, whole=whole)
     if selection is None:
         return CheckResult(scored)
     chosen = await select_by_agreement(scored, inputs.tests or NO_TESTS, sandbox, selection, progress=progress)

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from refinelab._files import LinesInOrder, write_atomically
+from refinelab._progress import ProgressHook
 from refinelab._words import counted
 from refinelab.check import (
     CheckInputs,
@@ -34,7 +35,7 @@ from refinelab.cli._progress import ProgressDisplay
 from refinelab.errors import UserError
 from refinelab.problems import BENCHMARKS, BenchmarkFiles, Problem, valid_date
 from refinelab.runtime import Runtime, open_runtime
-from refinelab.sandbox import ClusterEvent, ClusterSandbox, Sandbox, WorkerPool, stages
+from refinelab.sandbox import ClusterEvent, ClusterSandbox, Loading, Sandbox, WorkerPool, stages, stream_benchmark
 from refinelab.verification import AGREEMENT_SECONDS, agreement_limits
 
 
@@ -202,18 +203,24 @@ async def _check(args: argparse.Namespace, options: CheckOptions, runtime: Runti
         if files.provenance.revision is not None:  # downloaded: say which revision, release and bytes
             print("\n".join(describe_source(files)), file=sys.stderr)
         sandbox = await runtime.open_sandbox(options.sandbox())
-        problems = await options.problems(files, sandbox, runtime.settings.cache_dir, show)
-        if args.self_test:
-            report = await self_test(problems, sandbox, progress=show)
-            show.close()
-            _print_self_test(report, sandbox)
-            return 1 if report.discrepancies else 0
-        inputs = _inputs(args, problems)
-        if args.select:
-            result = await check_samples(inputs, sandbox, _selection_options(args, options), show)
-        else:
-            with _scored_out(args.out, len(inputs.samples)) as out:
-                result = await check_samples(inputs, sandbox, None, show, out)
+        # Problems load while the first tasks' programs are scored; the samples are read (and a bad file
+        # rejected) against every problem without its hidden tests, before anything is computed.
+        cache_dir = runtime.settings.cache_dir
+        async with stream_benchmark(files, pool=sandbox, cache_dir=cache_dir, progress=show) as loading:
+            if args.self_test:
+                report = await self_test(options.in_window(await loading.problems()), sandbox, progress=show)
+                show.close()
+                _print_self_test(report, sandbox)
+                return 1 if report.discrepancies else 0
+            problems = options.in_window(loading.bare)
+            inputs = _inputs(args, problems)
+            hook = _after_loading(show, loading)
+            if args.select:
+                selection = _selection_options(args, options)
+                result = await check_samples(inputs, sandbox, selection, hook, whole=loading.whole)
+            else:
+                with _scored_out(args.out, len(inputs.samples)) as out:
+                    result = await check_samples(inputs, sandbox, None, hook, out, whole=loading.whole)
         show.close()
     if result.selections is not None:
         _print_summary(result.scored, problems, sandbox)
@@ -226,6 +233,18 @@ async def _check(args: argparse.Namespace, options: CheckOptions, runtime: Runti
         sys.stdout.flush()
         print(f"refinelab: hint: {hint}", file=sys.stderr)
     return 0
+
+
+def _after_loading(show: ProgressHook, loading: Loading) -> ProgressHook:
+    """``show``, with scoring's progress held back until every problem has loaded: a display shows one phase
+    at a time, and while expected outputs are computed that is the one to watch (scoring's shows how far it
+    got when it starts)."""
+
+    def hook(what: str, done: int, total: int) -> None:
+        if what != "scoring" or loading.finished():
+            show(what, done, total)
+
+    return hook
 
 
 def _inputs(args: argparse.Namespace, problems: Sequence[Problem]) -> CheckInputs:

@@ -10,12 +10,13 @@ from refinelab.sandbox._compare import outputs_match, values_match
 from refinelab.sandbox._fake import FakeSandbox
 from refinelab.sandbox._judge import judge
 from refinelab.sandbox._limits import Limits
+from refinelab.sandbox._loading import Loading
 from refinelab.sandbox._open import ISOLATION_MODES, SandboxSettings, cluster_problem, open_sandbox
 from refinelab.sandbox._outcome import IsolationLevel, RunResult, TestOutcome, Verdict, outcomes_json
 from refinelab.sandbox._packed import Packed
 from refinelab.sandbox._pool import WorkerPool
 from refinelab.sandbox._protocol import Sandbox
-from refinelab.sandbox._reference import prepare_benchmark
+from refinelab.sandbox._reference import prepare_benchmark, stream_benchmark
 from refinelab.sandbox._scoring import run_scored, stages
 from refinelab.sandbox._suite import Item, Suite, SuiteInputs
 from refinelab.sandbox._workers import IsolationMode, SandboxWarning, default_workers
@@ -30,6 +31,7 @@ __all__ = [
     "IsolationMode",
     "Item",
     "Limits",
+    "Loading",
     "NodeInfo",
     "Packed",
     "RunResult",
@@ -50,5 +52,6 @@ __all__ = [
     "prepare_benchmark",
     "run_scored",
     "stages",
+    "stream_benchmark",
     "values_match",
 ]

@@ -182,13 +182,23 @@ class Chunks:
     so a task with many inputs spreads over every worker (records are read as their first chunk is taken).
     A chunk stops taking inputs after :data:`CHUNK_SECONDS` of CPU in the sandbox; its deferred tail is cut
     by the time its inputs took into pieces of half that and queued ahead of fresh chunks, side by side.
+    ``finished`` is given each task, with what was computed for it, as soon as its last input is in (its
+    problem can be scored while other tasks' outputs are still being computed).
     """
 
-    def __init__(self, tasks: Iterator[HumanEvalPlusTask], pool: Sandbox, progress: Callable[[int], None]) -> None:
+    def __init__(
+        self,
+        tasks: Iterator[HumanEvalPlusTask],
+        pool: Sandbox,
+        progress: Callable[[int], None],
+        finished: Callable[[HumanEvalPlusTask, Computed], None] | None = None,
+    ) -> None:
         self._fresh = _first_chunks(tasks)
         self._later: deque[Chunk] = deque()
-        self._pool, self._progress = pool, progress
+        self._pool, self._progress, self._finished = pool, progress, finished
         self._found: dict[int, tuple[str, list[Output | None], list[float | None]]] = {}
+        self._left: dict[int, int] = {}
+        """Each task's inputs not computed yet."""
         self._running, self._done, self._failed = 0, 0, False
         self._wake = asyncio.Event()
 
@@ -217,25 +227,30 @@ class Chunks:
         """Evaluate ``chunk``, store what it computed, and return the pieces of its deferred tail."""
         task, size = chunk.task, len(chunk.task.inputs)
         slots = self._found.setdefault(chunk.position, (task.task_id, [None] * size, [None] * size))
+        self._left.setdefault(chunk.position, size)
         outputs, seconds, per_input = await _chunk_outputs(chunk, self._pool)
         if not outputs:  # a job's first input always runs: a reply without it would come back forever
             raise InfrastructureError(f"the sandbox computed none of {task.task_id}'s inputs from {chunk.start}")
         slots[1][chunk.start : chunk.start + len(outputs)] = outputs
         slots[2][chunk.start : chunk.start + len(outputs)] = seconds
         self._done += len(outputs)
+        self._left[chunk.position] -= len(outputs)
         self._progress(self._done)
+        if self._left[chunk.position] == 0 and self._finished is not None:
+            self._finished(task, _joined(*slots))
         return deferred(chunk, len(outputs), per_input)
 
     def computed(self) -> list[Computed]:
         """Every task's outputs and times, in the file's order."""
-        joined: list[Computed] = []
-        for position in sorted(self._found):
-            task_id, outputs, seconds = self._found[position]
-            done = [output for output in outputs if output is not None]
-            if len(done) != len(outputs):
-                raise InfrastructureError(f"{task_id}: {len(outputs) - len(done)} inputs were never computed")
-            joined.append((task_id, done, seconds))
-        return joined
+        return [_joined(*self._found[position]) for position in sorted(self._found)]
+
+
+def _joined(task_id: str, outputs: list[Output | None], seconds: list[float | None]) -> Computed:
+    """A task's outputs and times, once every input's output is in."""
+    done = [output for output in outputs if output is not None]
+    if len(done) != len(outputs):
+        raise InfrastructureError(f"{task_id}: {len(outputs) - len(done)} inputs were never computed")
+    return task_id, done, seconds
 
 
 def _first_chunks(tasks: Iterator[HumanEvalPlusTask]) -> Iterator[Chunk]:

@@ -39,6 +39,7 @@ from refinelab.problems import (
 )
 from refinelab.problems import benchmark as registered
 from refinelab.sandbox._compare import DEFAULT_FLOAT_ATOL, holds_float
+from refinelab.sandbox._loading import Loading
 from refinelab.sandbox._outputs import REFERENCE_LIMITS, TIMED, Chunks, Computed, Output, timed_setup
 from refinelab.sandbox._packed import Packed
 from refinelab.sandbox._protocol import Sandbox
@@ -74,17 +75,31 @@ async def prepare_benchmark(
     ``cache_dir``; see :func:`refinelab.problems.open_benchmark`) or files already opened. HumanEval+'s
     and MBPP+'s expected outputs are computed the first time (``progress`` is told how far it got) and
     kept in ``cache_dir``; every other benchmark is read as :func:`refinelab.problems.read_benchmark`
-    reads it.
+    reads it. :func:`stream_benchmark` gives each problem as soon as it is loaded.
     """
+    async with stream_benchmark(benchmark, path, pool=pool, cache_dir=cache_dir, progress=progress) as loading:
+        return await loading.problems()
+
+
+def stream_benchmark(
+    benchmark: str | BenchmarkFiles,
+    path: str | Path | None = None,
+    *,
+    pool: Sandbox,
+    cache_dir: Path | None = None,
+    progress: ProgressHook | None = None,
+) -> Loading:
+    """:func:`prepare_benchmark` as it goes: every problem without its hidden tests now, each whole as soon
+    as its expected outputs are read or computed (see :class:`Loading`). Call it in a running event loop."""
     if isinstance(benchmark, str):
         options = FetchOptions(cache_dir, os.environ, progress) if cache_dir is not None else None
         benchmark = open_benchmark(benchmark, path, options=options)
     reader = registered(benchmark.benchmark).tasks
     if reader is None:
-        return read_benchmark(benchmark)
+        return Loading(read_benchmark(benchmark))
     if cache_dir is None:
         raise UserError(f"{benchmark.benchmark} needs a sandbox pool and a cache directory to compute expected outputs")
-    return await load_humanevalplus(benchmark.paths[0], pool, cache_dir, progress, reader=reader)
+    return stream_humanevalplus(benchmark.paths[0], pool, cache_dir, progress, reader=reader)
 
 
 Reader = Callable[[Path], Iterator[HumanEvalPlusTask]]
@@ -99,35 +114,51 @@ async def load_humanevalplus(
     *,
     reader: Reader = read_humanevalplus,
 ) -> list[Problem]:
+    """Every problem of :func:`stream_humanevalplus`, once all are loaded."""
+    async with stream_humanevalplus(path, pool, cache_dir, progress, reader=reader) as loading:
+        return await loading.problems()
+
+
+def stream_humanevalplus(
+    path: str | Path,
+    pool: Sandbox,
+    cache_dir: Path,
+    progress: ProgressHook | None = None,
+    *,
+    reader: Reader = read_humanevalplus,
+) -> Loading:
     """Load HumanEval+ (or, with ``reader=read_mbppplus``, MBPP+) from an evalplus release file, computing
     expected outputs (and the reference's time on each input) in ``pool`` the first time.
 
     The outputs are cached in ``cache_dir`` as ``humanevalplus-<file hash>.v4.jsonl`` (``mbppplus-...``):
     a header line (the calibration), then one line per task in the file's order; problems are built from
     the source and the cache read side by side, one task at a time, so memory holds the problems and little
-    else. The reference's times are scaled by how fast this machine runs the calibration workload now
-    against when they were measured (see the module docstring).
+    else, and each is published as soon as it is built (computed: as soon as its last input is in). The
+    reference's times are scaled by how fast this machine runs the calibration workload now against when
+    they were measured (see the module docstring).
     """
     source = Path(path)
     first = next(reader(source), None)
     if first is None:
         raise UserError(f"{source}: no {'mbpp' if reader is read_mbppplus else 'humaneval'}-plus problems in the file")
+    bare = [task.problem((), 0) for task in reader(source)]
     digest = _digest(source)
     cache = cache_dir / f"{first.kind}-{digest}.v{CACHE_FORMAT}.jsonl"
-    now = await calibrate(pool)
-    problems = _from_cache(source, cache, reader, now)
-    if problems is None:
-        computed = _every_task(reader(source), await _compute(source, pool, progress or _quiet, reader))
-        _write_cache(cache, now, computed)
+
+    async def load(loading: Loading) -> None:
+        now = await calibrate(pool)
+        if await _from_cache(source, cache, reader, now, loading.publish):
+            return
+
+        def finished(task: HumanEvalPlusTask, computed: Computed) -> None:
+            loading.publish(_problem(task, computed[1], computed[2], 1.0))  # times measured now: scale 1
+
+        computed = await _compute(source, pool, progress or _quiet, reader, finished)
+        _write_cache(cache, now, _every_task(reader(source), computed))
         for old in (f"{first.kind}-{digest}.json", *(f"{first.kind}-{digest}.v{n}.jsonl" for n in (2, 3))):
             (cache_dir / old).unlink(missing_ok=True)
-        # Built from what was just computed, not read back: the same problems (a test compares them), without
-        # decoding the file again (3 s of the driver's serial time for HumanEval+, while every worker idles).
-        problems = [
-            _problem(task, outputs, seconds, 1.0)
-            for task, (_, outputs, seconds) in zip(reader(source), computed, strict=True)
-        ]
-    return problems
+
+    return Loading(bare, load)
 
 
 def _every_task(tasks: Iterator[HumanEvalPlusTask], computed: list[Computed]) -> list[Computed]:
@@ -145,27 +176,29 @@ def _digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
 
 
-def _from_cache(source: Path, cache: Path, reader: Reader, calibration: float) -> list[Problem] | None:
-    """The problems, with their outputs (and the reference's times, scaled to ``calibration``) from the
-    cache; None when the cache is missing, unreadable or not this file's."""
+async def _from_cache(
+    source: Path, cache: Path, reader: Reader, calibration: float, publish: Callable[[Problem], None]
+) -> bool:
+    """Publish each problem with its outputs (and the reference's times, scaled to ``calibration``) from the
+    cache, one task at a time, letting the event loop run between them (the pool's workers get the first
+    tasks' programs meanwhile); False when the cache is missing, unreadable or not this file's (what was
+    published stays: those lines were this file's, and computing gives the same outputs)."""
     try:
         handle = cache.open(encoding="utf-8")
     except OSError:
-        return None
-    problems = []
+        return False
     with handle:
         measured = _header(handle.readline())
         if measured is None:
-            return None
+            return False
         scale = calibration / measured
         for task in reader(source):
             cached = _cached_line(handle.readline())
             if cached is None or cached[0] != task.task_id:
-                return None
-            problems.append(_problem(task, cached[1], cached[2], scale))
-        if handle.readline():
-            return None
-    return problems
+                return False
+            publish(_problem(task, cached[1], cached[2], scale))
+            await asyncio.sleep(0)
+        return not handle.readline()
 
 
 def _problem(task: HumanEvalPlusTask, outputs: list[Output], seconds: list[float | None], scale: float) -> Problem:
@@ -215,13 +248,24 @@ def _from_json(item: dict[str, object]) -> Output:
     return Packed.from_json(item) if "packed" in item else item
 
 
-async def _compute(source: Path, pool: Sandbox, progress: ProgressHook, reader: Reader) -> list[Computed]:
-    """Every task's outputs and times, in the file's order (see :class:`~refinelab.sandbox._outputs.Chunks`)."""
+async def _compute(
+    source: Path,
+    pool: Sandbox,
+    progress: ProgressHook,
+    reader: Reader,
+    finished: Callable[[HumanEvalPlusTask, Computed], None],
+) -> list[Computed]:
+    """Every task's outputs and times, in the file's order (see :class:`~refinelab.sandbox._outputs.Chunks`),
+    each task given to ``finished`` as soon as its outputs are in (a task without inputs at once)."""
     total = 0
     for task in reader(source):
         task.reference()  # every record checked before any work: a missing solution is an error now
         total += len(task.inputs)
-    chunks = Chunks(reader(source), pool, lambda done: progress("computing expected outputs", done, total))
+    for task in reader(source):
+        if not task.inputs:
+            finished(task, (task.task_id, [], []))
+    count = lambda done: progress("computing expected outputs", done, total)  # noqa: E731
+    chunks = Chunks(reader(source), pool, count, finished)
     progress("computing expected outputs", 0, total)
     # Two chunks per worker: while the host decodes and packs one chunk's values, the worker runs another's.
     loops = [asyncio.ensure_future(chunks.work()) for _ in range(2 * pool.size)]

@@ -143,7 +143,7 @@ def stages(count: int, staged: bool) -> list[range]:
 
 async def run_scored(
     pool: Sandbox,
-    items: Sequence[Item],
+    items: Sequence[tuple[str, Suite | asyncio.Future[Suite]]],
     *,
     isolate: bool = False,
     progress: ProgressHook | None = None,
@@ -152,7 +152,9 @@ async def run_scored(
 ) -> list[RunResult]:
     """Results of ``items`` in order, as ``pool.run_items`` gives them (see the module docstring for what
     is run once, in stages or in pieces); ``progress`` is told as items finish ("scoring", done, total),
-    and ``on_result`` is given each item's index and result as soon as it has one."""
+    and ``on_result`` is given each item's index and result as soon as it has one. An item's suite may be a
+    future (its problem still loading: see ``_loading.py``): its program runs once the suite is there, while
+    the others go on."""
     limits = limits or pool.limits
     if limits.stop_at_failure and limits.defer_after is None:
         limits = replace(limits, defer_after=DEFER_SECONDS)
@@ -164,7 +166,8 @@ async def run_scored(
     results: list[RunResult | None] = [None] * len(items)
 
     async def score(indices: list[int]) -> None:
-        result = await scorer.score(*items[indices[0]])
+        program, suite = items[indices[0]]
+        result = await scorer.score(program, suite if isinstance(suite, Suite) else await suite)
         for index in indices:
             results[index] = result
             if on_result is not None:

@@ -1,0 +1,171 @@
+"""Problems that load while programs are scored (``_loading.py``): a task's programs run as soon as its
+expected outputs are in, a bad samples file is rejected before anything is computed, and a loading that
+fails reaches whoever waits instead of leaving them waiting."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from refinelab.check import ScoredSample, read_samples, score_samples
+from refinelab.cli import main
+from refinelab.errors import InfrastructureError
+from refinelab.problems import CallTest, Problem
+from refinelab.sandbox import FakeSandbox, Loading, prepare_benchmark, stream_benchmark
+from refinelab.sandbox import TestOutcome as Outcome
+
+TIMEOUT = 120.0
+"""Seconds before a test that would otherwise wait for ever fails (nothing here takes a second)."""
+
+
+def _plus(path: Path) -> Path:
+    """An evalplus file of two tasks: ``add`` and ``mul`` (the second one's inputs many more)."""
+    tasks = [("HumanEval/0", "add", "a + b", [[1, 2], [3, 4]]), ("HumanEval/1", "mul", "a * b", [[2, 3]] * 40)]
+    lines = []
+    for task_id, name, body, inputs in tasks:
+        record = {"task_id": task_id, "prompt": f"def {name}(a, b):\n", "entry_point": name}
+        record |= {"canonical_solution": f"    return {body}\n", "base_input": inputs, "plus_input": [], "atol": 0}
+        lines.append(json.dumps(record) + "\n")
+    path.write_text("".join(lines))
+    return path
+
+
+def _samples(path: Path) -> Path:
+    programs = [
+        ("HumanEval/0", "def add(a, b):\n    return a + b\n"),
+        ("HumanEval/1", "def mul(a, b):\n    return a * b\n"),
+    ]
+    programs.append(("HumanEval/1", "def mul(a, b):\n    return a + b\n"))
+    path.write_text("".join(json.dumps({"task_id": t, "solution": p}) + "\n" for t, p in programs))
+    return path
+
+
+class Gated(FakeSandbox):
+    """Computes ``mul``'s expected outputs only once ``gate`` is set (the calibration and ``add``'s at once)."""
+
+    def __init__(self, gate: asyncio.Event) -> None:
+        super().__init__()
+        self.gate = gate
+        self.computed: list[str] = []
+
+    async def values(self, code: str, expressions: Sequence[str], **options: object) -> list[object | Outcome]:
+        if "def mul" in code:
+            await self.gate.wait()
+        self.computed.append("mul" if "def mul" in code else "add" if "def add" in code else "calibration")
+        return await super().values(code, expressions, **options)  # type: ignore[arg-type]
+
+
+def test_a_tasks_programs_are_scored_while_a_later_tasks_expected_outputs_are_still_being_computed(
+    tmp_path: Path,
+) -> None:
+    """``mul``'s outputs are computed only after ``add``'s program was scored: were scoring to wait for every
+    problem, this would never end."""
+    data, samples = _plus(tmp_path / "plus.jsonl"), _samples(tmp_path / "samples.jsonl")
+
+    async def scored() -> tuple[list[ScoredSample], list[str]]:
+        gate = asyncio.Event()
+
+        def seen(index: int, item: ScoredSample) -> None:
+            if item.sample.task_id == "HumanEval/0":
+                gate.set()
+
+        async with Gated(gate) as pool:
+            async with stream_benchmark("humaneval-plus", data, pool=pool, cache_dir=tmp_path) as loading:
+                assert not any(problem.hidden_tests for problem in loading.bare)  # read before any is computed
+                read = read_samples(samples, loading.bare)
+                found = await score_samples(read, pool, on_scored=seen, whole=loading.whole)
+            return found, pool.computed
+
+    found, computed = asyncio.run(asyncio.wait_for(scored(), TIMEOUT))
+    assert computed == ["calibration", "add", "mul"]
+    assert [item.result.passed for item in found] == [True, True, False]
+    # each scored sample carries its whole problem (its hidden tests, and the scale its --out line writes)
+    assert [len(item.sample.problem.hidden_tests) for item in found] == [2, 40, 40]
+    assert found[1].sample.problem.metadata["reference_time_scale"] == 1.0
+    assert len(list(tmp_path.glob("humanevalplus-*.v4.jsonl"))) == 1  # the cache is written as before
+
+
+def test_problems_streamed_cold_and_warm_are_the_ones_loaded_whole(tmp_path: Path) -> None:
+    data = _plus(tmp_path / "plus.jsonl")
+
+    async def load() -> tuple[list[Problem], list[Problem]]:
+        async with FakeSandbox() as pool:
+            cold = await prepare_benchmark("humaneval-plus", data, pool=pool, cache_dir=tmp_path)
+            warm = await prepare_benchmark("humaneval-plus", data, pool=pool, cache_dir=tmp_path)
+        return cold, warm
+
+    cold, warm = asyncio.run(load())
+    assert [p.id for p in cold] == ["HumanEval/0", "HumanEval/1"]
+    assert [p.hidden_tests for p in cold] == [p.hidden_tests for p in warm]
+    first = cold[0].hidden_tests[0]
+    assert isinstance(first, CallTest) and (first.expr, first.expected) == ("candidate(1, 2)", 3)
+
+
+def test_a_bad_samples_file_is_rejected_before_any_expected_output_is_computed(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = _plus(tmp_path / "plus.jsonl")
+    samples = tmp_path / "samples.jsonl"
+    samples.write_text(
+        '{"task_id": "HumanEval/0", "solution": "def add(a, b):\\n    return a + b\\n"}\n{"task_id": "nope"}\n'
+    )
+    cache = tmp_path / "cache"
+    code = main(
+        ["check", str(samples), "--benchmark", "humaneval-plus", "--data", str(data), "--cache-dir", str(cache)]
+    )
+    assert code == 2
+    last = capsys.readouterr().err.strip().splitlines()[-1]
+    assert last == f"refinelab: error: {samples}:2: field 'task_id': unknown task 'nope' for this benchmark"
+    assert not list(cache.glob("humanevalplus-*"))  # nothing computed, nothing cached
+
+
+def test_a_loading_that_fails_reaches_every_waiter_and_the_block_that_owns_it() -> None:
+    problems = [Problem(f"T/{n}", "", "function", (), ()) for n in range(3)]
+
+    async def load(loading: Loading) -> None:
+        loading.publish(problems[0])
+        await asyncio.sleep(0)
+        raise InfrastructureError("the sandbox could not run the calibration workload")
+
+    async def waited() -> tuple[Problem, list[BaseException]]:
+        with pytest.raises(InfrastructureError, match="calibration"):
+            async with Loading(problems, load) as loading:
+                first = await loading.whole("T/0")
+                errors = []
+                for key in ("T/1", "T/2"):
+                    try:
+                        await loading.whole(key)
+                    except InfrastructureError as error:
+                        errors.append(error)
+                assert loading.finished()
+                await loading.problems()
+        return first, errors
+
+    first, errors = asyncio.run(asyncio.wait_for(waited(), TIMEOUT))
+    assert first is problems[0] and len(errors) == 2
+
+
+def test_leaving_the_block_with_an_error_stops_the_loading() -> None:
+    problems = [Problem("T/0", "", "function", (), ())]
+    stopped = []
+
+    async def load(loading: Loading) -> None:
+        try:
+            await asyncio.Event().wait()  # never ends by itself
+        except asyncio.CancelledError:
+            stopped.append(True)
+            raise
+
+    async def left() -> None:
+        with pytest.raises(ValueError, match="bad samples"):
+            async with Loading(problems, load) as loading:
+                await asyncio.sleep(0)
+                raise ValueError("bad samples")
+        assert loading.finished() and loading.whole("T/0").cancelled()
+
+    asyncio.run(asyncio.wait_for(left(), TIMEOUT))
+    assert stopped == [True]
