@@ -27,7 +27,7 @@ def _plus(path: Path) -> Path:
     tasks = [("HumanEval/0", "add", "a + b", [[1, 2], [3, 4]]), ("HumanEval/1", "mul", "a * b", [[2, 3]] * 40)]
     lines = []
     for task_id, name, body, inputs in tasks:
-        record = {"task_id": task_id, "prompt": f"def {name}(a, b):\n", "entry_point": name}
+        record: dict[str, object] = {"task_id": task_id, "prompt": f"def {name}(a, b):\n", "entry_point": name}
         record |= {"canonical_solution": f"    return {body}\n", "base_input": inputs, "plus_input": [], "atol": 0}
         lines.append(json.dumps(record) + "\n")
     path.write_text("".join(lines))
@@ -73,7 +73,8 @@ def test_a_tasks_programs_are_scored_while_a_later_tasks_expected_outputs_are_st
             if item.sample.task_id == "HumanEval/0":
                 gate.set()
 
-        async with Gated(gate) as pool:
+        pool = Gated(gate)
+        async with pool:
             async with stream_benchmark("humaneval-plus", data, pool=pool, cache_dir=tmp_path) as loading:
                 assert not any(problem.hidden_tests for problem in loading.bare)  # read before any is computed
                 read = read_samples(samples, loading.bare)
@@ -131,7 +132,7 @@ def test_a_loading_that_fails_reaches_every_waiter_and_the_block_that_owns_it() 
         await asyncio.sleep(0)
         raise InfrastructureError("the sandbox could not run the calibration workload")
 
-    async def waited() -> tuple[Problem, list[BaseException]]:
+    async def waited() -> tuple[Problem, list[InfrastructureError]]:
         with pytest.raises(InfrastructureError, match="calibration"):
             async with Loading(problems, load) as loading:
                 first = await loading.whole("T/0")
