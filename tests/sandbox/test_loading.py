@@ -170,3 +170,28 @@ def test_leaving_the_block_with_an_error_stops_the_loading() -> None:
 
     asyncio.run(asyncio.wait_for(left(), TIMEOUT))
     assert stopped == [True]
+
+
+def test_a_cache_cut_short_is_computed_again_after_its_first_tasks_were_published(tmp_path: Path) -> None:
+    """The cache is read one task at a time, each problem published as it is read; a line missing halfway
+    sends the loading back to computing, and the problems come out the same (the cache whole again)."""
+    data = _plus(tmp_path / "plus.jsonl")
+
+    async def load() -> tuple[list[Problem], list[str]]:
+        pool = Gated(asyncio.Event())
+        pool.gate.set()
+        async with pool:
+            problems = await prepare_benchmark("humaneval-plus", data, pool=pool, cache_dir=tmp_path)
+        return problems, pool.computed
+
+    whole, computed = asyncio.run(load())
+    assert computed == ["calibration", "add", "mul"]
+    (cache,) = tmp_path.glob("humanevalplus-*.v4.jsonl")
+    header, first, _ = cache.read_text().splitlines()
+    cache.write_text(f"{header}\n{first}\n")  # the last task's line lost
+    again, computed = asyncio.run(load())
+    assert computed == ["calibration", "add", "mul"]  # computed again
+    assert [p.hidden_tests for p in again] == [p.hidden_tests for p in whole]
+    assert len(cache.read_text().splitlines()) == 3
+    _, computed = asyncio.run(load())
+    assert computed == ["calibration"]  # read whole from the cache now
