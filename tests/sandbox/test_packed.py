@@ -137,7 +137,7 @@ def test_outputs_are_computed_in_small_replies_with_progress_then_read_from_the_
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     data, seen = _write_plus(tmp_path / "plus.jsonl"), list[tuple[object, ...]]()
-    formatted: list[object] = []  # each input is written as source once for its chunk, once for its test
+    formatted: list[object] = []  # each input is written as source once: its chunk's, which its test takes
 
     def counted(args: list[object]) -> str:
         formatted.append(args)
@@ -172,7 +172,7 @@ def test_outputs_are_computed_in_small_replies_with_progress_then_read_from_the_
     # 200 kB and 300 kB outputs, packed where they were computed, as the host packs them; a reply carries one:
     # the calibration; the 302 inputs, of which the first 300 ran (the 300th large); the two left
     assert jobs == [(5, 0), (302, 1), (2, 1)]
-    assert len(formatted) == 2 * 302  # not every input again for each job
+    assert len(formatted) == 302  # not again for each job, nor for its test
     for index, size in ((299, 40_000), (301, 60_000)):
         found, value = tests[index].expected, "line\n" * size
         assert isinstance(found, Packed) and found == value and found != value[:-1]

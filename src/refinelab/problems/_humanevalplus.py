@@ -73,16 +73,20 @@ class HumanEvalPlusTask:
         """``candidate(...)`` for the inputs from ``start`` to ``stop`` (all of them by default), in order."""
         return [call_source(args) for args in self.inputs[start:stop]]
 
-    def test(self, index: int, expected: object, tolerance: float | None) -> Test:
-        """The hidden test of input ``index``, given its expected output and float tolerance.
+    def test(
+        self, index: int, expected: object, tolerance: float | None, *, written: tuple[str, str | None] | None = None
+    ) -> Test:
+        """The hidden test of input ``index``, given its expected output and float tolerance; ``written``: the
+        input as :meth:`expressions` and :meth:`arguments` write it, when it already was (not written again).
 
         ``find_zero`` answers any zero of the polynomial, so its test evaluates the polynomial at the
         answer (within ``tolerance``) instead of comparing with the reference's zero.
         """
         args = self.inputs[index]
+        expression, arguments = written if written is not None else (call_source(args), self.arguments(index))
         if self.entry_point == "find_zero":
-            return AssertTest(f"assert abs(poly({to_source(args[0])}, {call_source(args)})) <= {tolerance}")
-        return CallTest(call_source(args), expected, atol=tolerance, args=self.arguments(index))
+            return AssertTest(f"assert abs(poly({to_source(args[0])}, {expression})) <= {tolerance}")
+        return CallTest(expression, expected, atol=tolerance, args=arguments)
 
     def arguments(self, index: int) -> str | None:
         """Input ``index`` as a JSON array, when JSON gives it exactly (:attr:`json_inputs`), else None."""

@@ -173,6 +173,13 @@ class Chunk:
     """The first input's index."""
     expressions: list[str]
     """The inputs as source (``candidate(...)``), written once: a deferred tail is sent again as it is."""
+    arguments: list[str] | None = None
+    """The inputs as JSON (:attr:`~refinelab.problems.CallTest.args`), written once with ``expressions``;
+    None where the task's inputs are not as JSON gives them, or (a chunk made by hand) not written yet."""
+
+
+Sources = tuple[list[str], "list[str] | None"]
+"""A task's inputs as its chunks wrote them, in order: as source, and as JSON (None: not JSON-exact)."""
 
 
 class Chunks:
@@ -182,8 +189,9 @@ class Chunks:
     so a task with many inputs spreads over every worker (records are read as their first chunk is taken).
     A chunk stops taking inputs after :data:`CHUNK_SECONDS` of CPU in the sandbox; its deferred tail is cut
     by the time its inputs took into pieces of half that and queued ahead of fresh chunks, side by side.
-    ``finished`` is given each task, with what was computed for it, as soon as its last input is in (its
-    problem can be scored while other tasks' outputs are still being computed).
+    ``finished`` is given each task, with what was computed for it and its inputs as the chunks wrote them
+    (its tests need them too), as soon as its last input is in (its problem can be scored while other
+    tasks' outputs are still being computed).
     """
 
     def __init__(
@@ -191,7 +199,7 @@ class Chunks:
         tasks: Iterator[HumanEvalPlusTask],
         pool: Sandbox,
         progress: Callable[[int], None],
-        finished: Callable[[HumanEvalPlusTask, Computed], None] | None = None,
+        finished: Callable[[HumanEvalPlusTask, Computed, Sources], None] | None = None,
     ) -> None:
         self._fresh = _first_chunks(tasks)
         self._later: deque[Chunk] = deque()
@@ -199,6 +207,8 @@ class Chunks:
         self._found: dict[int, tuple[str, list[Output | None], list[float | None]]] = {}
         self._left: dict[int, int] = {}
         """Each task's inputs not computed yet."""
+        self._sources: dict[int, Sources] = {}
+        """Each task's inputs as its chunks wrote them, kept until the task is finished."""
         self._running, self._done, self._failed = 0, 0, False
         self._wake = asyncio.Event()
 
@@ -233,12 +243,26 @@ class Chunks:
             raise InfrastructureError(f"the sandbox computed none of {task.task_id}'s inputs from {chunk.start}")
         slots[1][chunk.start : chunk.start + len(outputs)] = outputs
         slots[2][chunk.start : chunk.start + len(outputs)] = seconds
+        self._keep_sources(chunk, len(outputs))
         self._done += len(outputs)
         self._left[chunk.position] -= len(outputs)
         self._progress(self._done)
         if self._left[chunk.position] == 0 and self._finished is not None:
-            self._finished(task, _joined(*slots))
+            self._finished(task, _joined(*slots), self._sources.pop(chunk.position))
         return deferred(chunk, len(outputs), per_input)
+
+    def _keep_sources(self, chunk: Chunk, computed: int) -> None:
+        """Keep how ``chunk`` wrote its first ``computed`` inputs (only when someone is told of finished tasks)."""
+        if self._finished is None:
+            return
+        size, stop = len(chunk.task.inputs), chunk.start + computed
+        written = chunk.arguments is not None
+        expressions, arguments = self._sources.setdefault(
+            chunk.position, ([""] * size, [""] * size if written else None)
+        )
+        expressions[chunk.start : stop] = chunk.expressions[:computed]
+        if arguments is not None and chunk.arguments is not None:
+            arguments[chunk.start : stop] = chunk.arguments[:computed]
 
     def computed(self) -> list[Computed]:
         """Every task's outputs and times, in the file's order."""
@@ -254,10 +278,14 @@ def _joined(task_id: str, outputs: list[Output | None], seconds: list[float | No
 
 
 def _first_chunks(tasks: Iterator[HumanEvalPlusTask]) -> Iterator[Chunk]:
-    """Each task's chunks of :data:`CHUNK` inputs, in file order."""
+    """Each task's chunks of :data:`CHUNK` inputs, in file order (each input written as source and as JSON
+    once, as its first chunk is taken)."""
     for position, task in enumerate(tasks):
+        expressions = task.expressions()
+        arguments = [json.dumps(args) for args in task.inputs] if task.json_inputs else None
         for start in range(0, len(task.inputs), CHUNK):
-            yield Chunk(position, task, start, task.expressions(start, start + CHUNK))
+            written = arguments[start : start + CHUNK] if arguments is not None else None
+            yield Chunk(position, task, start, expressions[start : start + CHUNK], written)
 
 
 def deferred(chunk: Chunk, computed: int, per_input: float) -> list[Chunk]:
@@ -269,8 +297,15 @@ def deferred(chunk: Chunk, computed: int, per_input: float) -> list[Chunk]:
         return []
     by_time = int(CHUNK_SECONDS / 2 / per_input) if per_input > 0 else len(rest)
     size = max(1, min(len(rest), by_time, max(-(-computed // 2), PIECE)))
+    written = chunk.arguments[computed:] if chunk.arguments is not None else None
     return [
-        Chunk(chunk.position, chunk.task, chunk.start + computed + offset, rest[offset : offset + size])
+        Chunk(
+            chunk.position,
+            chunk.task,
+            chunk.start + computed + offset,
+            rest[offset : offset + size],
+            written[offset : offset + size] if written is not None else None,
+        )
         for offset in range(0, len(rest), size)
     ]
 
@@ -286,7 +321,9 @@ async def _chunk_outputs(chunk: Chunk, pool: Sandbox) -> tuple[list[Output], lis
     packable = entry != "find_zero"
     pack = PACK_BYTES if packable else 0
     given = range(chunk.start, chunk.start + len(chunk.expressions))
-    arguments = [json.dumps(task.inputs[index]) for index in given] if task.json_inputs else None
+    arguments = chunk.arguments
+    if arguments is None and task.json_inputs:  # a chunk made by hand
+        arguments = [json.dumps(task.inputs[index]) for index in given]
     setup = timed_setup() + _TIMED_CANDIDATE.format(timed=TIMED, marker=marker, pack=pack, budget=CHUNK_SECONDS)
     values = await pool.values(
         program, chunk.expressions, entry_point=entry, setup=setup, limits=REFERENCE_LIMITS, arguments=arguments

@@ -40,7 +40,7 @@ from refinelab.problems import (
 from refinelab.problems import benchmark as registered
 from refinelab.sandbox._compare import DEFAULT_FLOAT_ATOL, holds_float
 from refinelab.sandbox._loading import Loading
-from refinelab.sandbox._outputs import REFERENCE_LIMITS, TIMED, Chunks, Computed, Output, timed_setup
+from refinelab.sandbox._outputs import REFERENCE_LIMITS, TIMED, Chunks, Computed, Output, Sources, timed_setup
 from refinelab.sandbox._packed import Packed
 from refinelab.sandbox._protocol import Sandbox
 from refinelab.sandbox._worker.codec import decode
@@ -150,8 +150,8 @@ def stream_humanevalplus(
         if await _from_cache(source, cache, reader, now, loading.publish):
             return
 
-        def finished(task: HumanEvalPlusTask, computed: Computed) -> None:
-            loading.publish(_problem(task, computed[1], computed[2], 1.0))  # times measured now: scale 1
+        def finished(task: HumanEvalPlusTask, computed: Computed, sources: Sources) -> None:
+            loading.publish(_problem(task, computed[1], computed[2], 1.0, sources))  # times measured now: scale 1
 
         computed = await _compute(source, pool, progress or _quiet, reader, finished)
         _write_cache(cache, now, _every_task(reader(source), computed))
@@ -201,9 +201,16 @@ async def _from_cache(
         return not handle.readline()
 
 
-def _problem(task: HumanEvalPlusTask, outputs: list[Output], seconds: list[float | None], scale: float) -> Problem:
-    """The task's problem, from its outputs and the reference's times (scaled by ``scale``)."""
-    tests, dropped, measured = _hidden_tests(task, outputs, seconds)
+def _problem(
+    task: HumanEvalPlusTask,
+    outputs: list[Output],
+    seconds: list[float | None],
+    scale: float,
+    sources: Sources | None = None,
+) -> Problem:
+    """The task's problem, from its outputs and the reference's times (scaled by ``scale``); ``sources``:
+    its inputs as computing the outputs wrote them, when they were (not written again)."""
+    tests, dropped, measured = _hidden_tests(task, outputs, seconds, sources)
     problem = task.problem(tests, dropped)
     metadata = {**problem.metadata, "reference_time_scale": round(scale, 4)}
     return replace(problem, hidden_seconds=tuple(t * scale for t in measured), metadata=metadata)
@@ -253,7 +260,7 @@ async def _compute(
     pool: Sandbox,
     progress: ProgressHook,
     reader: Reader,
-    finished: Callable[[HumanEvalPlusTask, Computed], None],
+    finished: Callable[[HumanEvalPlusTask, Computed, Sources], None],
 ) -> list[Computed]:
     """Every task's outputs and times, in the file's order (see :class:`~refinelab.sandbox._outputs.Chunks`),
     each task given to ``finished`` as soon as its outputs are in (a task without inputs at once)."""
@@ -263,7 +270,7 @@ async def _compute(
         total += len(task.inputs)
     for task in reader(source):
         if not task.inputs:
-            finished(task, (task.task_id, [], []))
+            finished(task, (task.task_id, [], []), ([], None))
     count = lambda done: progress("computing expected outputs", done, total)  # noqa: E731
     chunks = Chunks(reader(source), pool, count, finished)
     progress("computing expected outputs", 0, total)
@@ -290,7 +297,7 @@ async def calibrate(pool: Sandbox) -> float:
 
 
 def _hidden_tests(
-    task: HumanEvalPlusTask, outputs: list[Output], seconds: list[float | None]
+    task: HumanEvalPlusTask, outputs: list[Output], seconds: list[float | None], sources: Sources | None = None
 ) -> tuple[list[Test], int, list[float]]:
     """The task's hidden tests from its outputs, and the reference's time on each; inputs without an
     output are dropped (and counted)."""
@@ -298,14 +305,24 @@ def _hidden_tests(
     times: list[float] = []
     dropped = 0
     for index, output, spent in zip(range(len(task.inputs)), outputs, seconds):
+        written = _written(sources, index)
         if isinstance(output, Packed):  # large: compared (with its tolerance) when needed, see _packed
-            tests.append(task.test(index, output, None))
+            tests.append(task.test(index, output, None, written=written))
         elif "value" not in output:
             dropped += 1
             continue
         else:
             expected = decode(output["value"])
             exact = task.entry_point != "find_zero" and not (task.atol or holds_float(expected))
-            tests.append(task.test(index, expected, None if exact else task.atol or DEFAULT_FLOAT_ATOL))
+            tolerance = None if exact else task.atol or DEFAULT_FLOAT_ATOL
+            tests.append(task.test(index, expected, tolerance, written=written))
         times.append(spent or 0.0)
     return tests, dropped, times
+
+
+def _written(sources: Sources | None, index: int) -> tuple[str, str | None] | None:
+    """Input ``index`` as source and as JSON, as computing its output wrote them (None: not written)."""
+    if sources is None:
+        return None
+    expressions, arguments = sources
+    return expressions[index], arguments[index] if arguments is not None else None
