@@ -5,7 +5,7 @@ from refinelab.problems._asserts import as_value_test, tests_from_check, tests_f
 from refinelab.problems._benchmarks import BENCHMARKS, COMPUTED, Benchmark, Packaged, benchmark
 from refinelab.problems._examples import prompt_examples
 from refinelab.problems._humaneval import load_humaneval
-from refinelab.problems._humanevalplus import HumanEvalPlusTask, read_humanevalplus
+from refinelab.problems._humanevalplus import HumanEvalPlusTask, WrittenInputs, read_humanevalplus
 from refinelab.problems._io import read_jsonl
 from refinelab.problems._jsonl import load_jsonl
 from refinelab.problems._livecodebench import load_livecodebench
@@ -40,6 +40,7 @@ __all__ = [
     "Provenance",
     "StdioTest",
     "Test",
+    "WrittenInputs",
     "as_value_test",
     "benchmark",
     "dated",

@@ -26,6 +26,16 @@ from refinelab.problems._model import AssertTest, CallTest, Problem, Test
 
 
 @dataclass(frozen=True)
+class WrittenInputs:
+    """A task's inputs written out, in order (:meth:`HumanEvalPlusTask.written`)."""
+
+    expressions: list[str]
+    """Each as ``candidate(...)`` source."""
+    arguments: list[str] | None
+    """Each as a JSON array; None where JSON does not give the inputs exactly (see ``json_inputs``)."""
+
+
+@dataclass(frozen=True)
 class HumanEvalPlusTask:
     """One record of an evalplus release file: a HumanEval problem with many more inputs."""
 
@@ -73,17 +83,26 @@ class HumanEvalPlusTask:
         """``candidate(...)`` for the inputs from ``start`` to ``stop`` (all of them by default), in order."""
         return [call_source(args) for args in self.inputs[start:stop]]
 
+    def written(self) -> WrittenInputs:
+        """Every input written out, once: as :meth:`expressions` and :meth:`arguments` write them."""
+        arguments = [json.dumps(args) for args in self.inputs] if self.json_inputs else None
+        return WrittenInputs(self.expressions(), arguments)
+
     def test(
-        self, index: int, expected: object, tolerance: float | None, *, written: tuple[str, str | None] | None = None
+        self, index: int, expected: object, tolerance: float | None, *, written: WrittenInputs | None = None
     ) -> Test:
         """The hidden test of input ``index``, given its expected output and float tolerance; ``written``: the
-        input as :meth:`expressions` and :meth:`arguments` write it, when it already was (not written again).
+        inputs as :meth:`written` writes them, when they already were (not written again).
 
         ``find_zero`` answers any zero of the polynomial, so its test evaluates the polynomial at the
         answer (within ``tolerance``) instead of comparing with the reference's zero.
         """
         args = self.inputs[index]
-        expression, arguments = written if written is not None else (call_source(args), self.arguments(index))
+        if written is None:
+            expression, arguments = call_source(args), self.arguments(index)
+        else:
+            expression = written.expressions[index]
+            arguments = written.arguments[index] if written.arguments is not None else None
         if self.entry_point == "find_zero":
             return AssertTest(f"assert abs(poly({to_source(args[0])}, {expression})) <= {tolerance}")
         return CallTest(expression, expected, atol=tolerance, args=arguments)

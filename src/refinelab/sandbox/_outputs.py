@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from refinelab.errors import InfrastructureError
-from refinelab.problems import HumanEvalPlusTask
+from refinelab.problems import HumanEvalPlusTask, WrittenInputs
 from refinelab.sandbox._compare import DEFAULT_FLOAT_ATOL, holds_float
 from refinelab.sandbox._limits import Limits
 from refinelab.sandbox._outcome import TestOutcome
@@ -160,6 +160,9 @@ literals, which a sandbox that does not read arguments evaluates, goes the same 
 
 Computed = tuple[str, list[Output], list["float | None"]]
 """A task's id, its outputs and the reference's CPU seconds on each input."""
+Finished = Callable[[HumanEvalPlusTask, list[Output], list["float | None"], WrittenInputs], None]
+"""Told of a task whose every output is in: the task, its outputs, the reference's CPU seconds on each input,
+and its inputs as the chunks wrote them."""
 
 
 @dataclass(frozen=True)
@@ -176,10 +179,6 @@ class Chunk:
     arguments: list[str] | None = None
     """The inputs as JSON (:attr:`~refinelab.problems.CallTest.args`), written once with ``expressions``;
     None where the task's inputs are not as JSON gives them, or (a chunk made by hand) not written yet."""
-
-
-Sources = tuple[list[str], "list[str] | None"]
-"""A task's inputs as its chunks wrote them, in order: as source, and as JSON (None: not JSON-exact)."""
 
 
 class Chunks:
@@ -199,7 +198,7 @@ class Chunks:
         tasks: Iterator[HumanEvalPlusTask],
         pool: Sandbox,
         progress: Callable[[int], None],
-        finished: Callable[[HumanEvalPlusTask, Computed, Sources], None] | None = None,
+        finished: Finished | None = None,
     ) -> None:
         self._fresh = _first_chunks(tasks)
         self._later: deque[Chunk] = deque()
@@ -207,7 +206,7 @@ class Chunks:
         self._found: dict[int, tuple[str, list[Output | None], list[float | None]]] = {}
         self._left: dict[int, int] = {}
         """Each task's inputs not computed yet."""
-        self._sources: dict[int, Sources] = {}
+        self._written: dict[int, WrittenInputs] = {}
         """Each task's inputs as its chunks wrote them, kept until the task is finished."""
         self._running, self._done, self._failed = 0, 0, False
         self._wake = asyncio.Event()
@@ -243,26 +242,25 @@ class Chunks:
             raise InfrastructureError(f"the sandbox computed none of {task.task_id}'s inputs from {chunk.start}")
         slots[1][chunk.start : chunk.start + len(outputs)] = outputs
         slots[2][chunk.start : chunk.start + len(outputs)] = seconds
-        self._keep_sources(chunk, len(outputs))
+        self._keep_written(chunk, len(outputs))
         self._done += len(outputs)
         self._left[chunk.position] -= len(outputs)
         self._progress(self._done)
         if self._left[chunk.position] == 0 and self._finished is not None:
-            self._finished(task, _joined(*slots), self._sources.pop(chunk.position))
+            _, done, times = _joined(*slots)
+            self._finished(task, done, times, self._written.pop(chunk.position))
         return deferred(chunk, len(outputs), per_input)
 
-    def _keep_sources(self, chunk: Chunk, computed: int) -> None:
+    def _keep_written(self, chunk: Chunk, computed: int) -> None:
         """Keep how ``chunk`` wrote its first ``computed`` inputs (only when someone is told of finished tasks)."""
         if self._finished is None:
             return
         size, stop = len(chunk.task.inputs), chunk.start + computed
-        written = chunk.arguments is not None
-        expressions, arguments = self._sources.setdefault(
-            chunk.position, ([""] * size, [""] * size if written else None)
-        )
-        expressions[chunk.start : stop] = chunk.expressions[:computed]
-        if arguments is not None and chunk.arguments is not None:
-            arguments[chunk.start : stop] = chunk.arguments[:computed]
+        empty = WrittenInputs([""] * size, [""] * size if chunk.arguments is not None else None)
+        written = self._written.setdefault(chunk.position, empty)
+        written.expressions[chunk.start : stop] = chunk.expressions[:computed]
+        if written.arguments is not None and chunk.arguments is not None:
+            written.arguments[chunk.start : stop] = chunk.arguments[:computed]
 
     def computed(self) -> list[Computed]:
         """Every task's outputs and times, in the file's order."""
@@ -279,13 +277,12 @@ def _joined(task_id: str, outputs: list[Output | None], seconds: list[float | No
 
 def _first_chunks(tasks: Iterator[HumanEvalPlusTask]) -> Iterator[Chunk]:
     """Each task's chunks of :data:`CHUNK` inputs, in file order (each input written as source and as JSON
-    once, as its first chunk is taken)."""
+    once, as its task's first chunk is taken)."""
     for position, task in enumerate(tasks):
-        expressions = task.expressions()
-        arguments = [json.dumps(args) for args in task.inputs] if task.json_inputs else None
+        written = task.written()
         for start in range(0, len(task.inputs), CHUNK):
-            written = arguments[start : start + CHUNK] if arguments is not None else None
-            yield Chunk(position, task, start, expressions[start : start + CHUNK], written)
+            arguments = written.arguments[start : start + CHUNK] if written.arguments is not None else None
+            yield Chunk(position, task, start, written.expressions[start : start + CHUNK], arguments)
 
 
 def deferred(chunk: Chunk, computed: int, per_input: float) -> list[Chunk]:

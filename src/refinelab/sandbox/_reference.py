@@ -32,6 +32,7 @@ from refinelab.problems import (
     HumanEvalPlusTask,
     Problem,
     Test,
+    WrittenInputs,
     open_benchmark,
     read_benchmark,
     read_humanevalplus,
@@ -40,7 +41,7 @@ from refinelab.problems import (
 from refinelab.problems import benchmark as registered
 from refinelab.sandbox._compare import DEFAULT_FLOAT_ATOL, holds_float
 from refinelab.sandbox._loading import Loading
-from refinelab.sandbox._outputs import REFERENCE_LIMITS, TIMED, Chunks, Computed, Output, Sources, timed_setup
+from refinelab.sandbox._outputs import REFERENCE_LIMITS, TIMED, Chunks, Computed, Finished, Output, timed_setup
 from refinelab.sandbox._packed import Packed
 from refinelab.sandbox._protocol import Sandbox
 from refinelab.sandbox._worker.codec import decode
@@ -150,8 +151,10 @@ def stream_humanevalplus(
         if await _from_cache(source, cache, reader, now, loading.publish):
             return
 
-        def finished(task: HumanEvalPlusTask, computed: Computed, sources: Sources) -> None:
-            loading.publish(_problem(task, computed[1], computed[2], 1.0, sources))  # times measured now: scale 1
+        def finished(
+            task: HumanEvalPlusTask, outputs: list[Output], seconds: list[float | None], written: WrittenInputs
+        ) -> None:
+            loading.publish(_problem(task, outputs, seconds, 1.0, written))  # times measured now: scale 1
 
         computed = await _compute(source, pool, progress or _quiet, reader, finished)
         _write_cache(cache, now, _every_task(reader(source), computed))
@@ -206,11 +209,11 @@ def _problem(
     outputs: list[Output],
     seconds: list[float | None],
     scale: float,
-    sources: Sources | None = None,
+    written: WrittenInputs | None = None,
 ) -> Problem:
-    """The task's problem, from its outputs and the reference's times (scaled by ``scale``); ``sources``:
+    """The task's problem, from its outputs and the reference's times (scaled by ``scale``); ``written``:
     its inputs as computing the outputs wrote them, when they were (not written again)."""
-    tests, dropped, measured = _hidden_tests(task, outputs, seconds, sources)
+    tests, dropped, measured = _hidden_tests(task, outputs, seconds, written)
     problem = task.problem(tests, dropped)
     metadata = {**problem.metadata, "reference_time_scale": round(scale, 4)}
     return replace(problem, hidden_seconds=tuple(t * scale for t in measured), metadata=metadata)
@@ -260,7 +263,7 @@ async def _compute(
     pool: Sandbox,
     progress: ProgressHook,
     reader: Reader,
-    finished: Callable[[HumanEvalPlusTask, Computed, Sources], None],
+    finished: Finished,
 ) -> list[Computed]:
     """Every task's outputs and times, in the file's order (see :class:`~refinelab.sandbox._outputs.Chunks`),
     each task given to ``finished`` as soon as its outputs are in (a task without inputs at once)."""
@@ -270,7 +273,7 @@ async def _compute(
         total += len(task.inputs)
     for task in reader(source):
         if not task.inputs:
-            finished(task, (task.task_id, [], []), ([], None))
+            finished(task, [], [], WrittenInputs([], None))
     count = lambda done: progress("computing expected outputs", done, total)  # noqa: E731
     chunks = Chunks(reader(source), pool, count, finished)
     progress("computing expected outputs", 0, total)
@@ -297,7 +300,7 @@ async def calibrate(pool: Sandbox) -> float:
 
 
 def _hidden_tests(
-    task: HumanEvalPlusTask, outputs: list[Output], seconds: list[float | None], sources: Sources | None = None
+    task: HumanEvalPlusTask, outputs: list[Output], seconds: list[float | None], written: WrittenInputs | None = None
 ) -> tuple[list[Test], int, list[float]]:
     """The task's hidden tests from its outputs, and the reference's time on each; inputs without an
     output are dropped (and counted)."""
@@ -305,7 +308,6 @@ def _hidden_tests(
     times: list[float] = []
     dropped = 0
     for index, output, spent in zip(range(len(task.inputs)), outputs, seconds):
-        written = _written(sources, index)
         if isinstance(output, Packed):  # large: compared (with its tolerance) when needed, see _packed
             tests.append(task.test(index, output, None, written=written))
         elif "value" not in output:
@@ -318,11 +320,3 @@ def _hidden_tests(
             tests.append(task.test(index, expected, tolerance, written=written))
         times.append(spent or 0.0)
     return tests, dropped, times
-
-
-def _written(sources: Sources | None, index: int) -> tuple[str, str | None] | None:
-    """Input ``index`` as source and as JSON, as computing its output wrote them (None: not written)."""
-    if sources is None:
-        return None
-    expressions, arguments = sources
-    return expressions[index], arguments[index] if arguments is not None else None
