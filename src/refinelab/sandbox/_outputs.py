@@ -256,8 +256,10 @@ class Chunks:
         if self._finished is None:
             return
         size, stop = len(chunk.task.inputs), chunk.start + computed
-        empty = WrittenInputs([""] * size, [""] * size if chunk.arguments is not None else None)
-        written = self._written.setdefault(chunk.position, empty)
+        written = self._written.get(chunk.position)
+        if written is None:
+            written = WrittenInputs([""] * size, [""] * size if chunk.arguments is not None else None)
+            self._written[chunk.position] = written
         written.expressions[chunk.start : stop] = chunk.expressions[:computed]
         if written.arguments is not None and chunk.arguments is not None:
             written.arguments[chunk.start : stop] = chunk.arguments[:computed]
