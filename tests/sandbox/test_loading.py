@@ -198,3 +198,30 @@ def test_a_cache_cut_short_is_computed_again_after_its_first_tasks_were_publishe
     assert len(cache.read_text().splitlines()) == 3
     _, computed = asyncio.run(load())
     assert computed == ["calibration"]  # read whole from the cache now
+
+
+def test_a_task_without_inputs_is_published_at_once_without_hidden_tests(tmp_path: Path) -> None:
+    """Nothing is computed for it, so no chunk tells of it: the loading publishes it before any chunk runs
+    (else scoring would wait for it for ever, and the loading would end in an error)."""
+    data = _plus(tmp_path / "plus.jsonl")
+    empty = {
+        "task_id": "HumanEval/2",
+        "prompt": "def nop():\n",
+        "entry_point": "nop",
+        "canonical_solution": "    pass\n",
+    }
+    with data.open("a") as handle:
+        handle.write(json.dumps({**empty, "base_input": [], "plus_input": [], "atol": 0}) + "\n")
+
+    async def load() -> list[Problem]:
+        async with FakeSandbox() as pool:
+            return await prepare_benchmark("humaneval-plus", data, pool=pool, cache_dir=tmp_path)
+
+    problems = asyncio.run(asyncio.wait_for(load(), TIMEOUT))
+    assert [(p.id, len(p.hidden_tests)) for p in problems] == [
+        ("HumanEval/0", 2),
+        ("HumanEval/1", 40),
+        ("HumanEval/2", 0),
+    ]
+    (cache,) = tmp_path.glob("humanevalplus-*.v4.jsonl")
+    assert len(cache.read_text().splitlines()) == 4  # a line for every task, the empty one too

@@ -271,7 +271,6 @@ async def _compute(
     for task in reader(source):
         task.reference()  # every record checked before any work: a missing solution is an error now
         total += len(task.inputs)
-    for task in reader(source):
         if not task.inputs:
             finished(task, [], [], WrittenInputs([], None))
     count = lambda done: progress("computing expected outputs", done, total)  # noqa: E731
