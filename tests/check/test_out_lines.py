@@ -45,3 +45,5 @@ def test_an_out_line_is_what_json_dumps_writes_byte_for_byte() -> None:
 def test_outcomes_json_encodes_each_outcome_in_its_place() -> None:
     assert outcomes_json(OUTCOMES) == json.dumps([o.to_json() for o in OUTCOMES])
     assert json.loads(outcomes_json([SKIPPED, PASSED, SKIPPED]))[1] == {"verdict": "pass"}
+    runs = [PASSED] * 3 + [SKIPPED] * 2 + [PASSED] + [SKIPPED] * 4  # runs of one object, each written at once
+    assert outcomes_json(runs) == json.dumps([o.to_json() for o in runs])

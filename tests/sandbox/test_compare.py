@@ -3,6 +3,7 @@ from __future__ import annotations
 import pytest
 
 from refinelab.sandbox import outputs_match, values_match
+from refinelab.sandbox._compare import holds_float
 from refinelab.sandbox._worker.codec import Opaque, decode, encode_expected
 
 
@@ -71,3 +72,26 @@ def test_float_tolerance_compares_numeric_tokens() -> None:
     assert outputs_match("0.333333\n", "0.3333331\n", float_tolerance=1e-6)
     assert not outputs_match("0.33\n", "0.3333331\n", float_tolerance=1e-6)
     assert not outputs_match("yes 0.5\n", "no 0.5\n", float_tolerance=1e-6)
+
+
+class _Float(float):
+    """A float of another type: still a float."""
+
+
+@pytest.mark.parametrize(
+    ("value", "floats"),
+    [
+        (1.5, True),
+        (1, False),
+        ([1, 2, "a", None, True], False),  # flat, seen at C speed
+        ([1, 2.0], True),
+        ([1, [2, [3, (4, 0.5)]]], True),  # nested
+        ([1, [2, [3, (4, 5)]]], False),
+        ((_Float(1.0),), True),
+        ([{"a": 1.5}], False),  # evalplus looks into lists and tuples only
+        ([], False),
+    ],
+)
+def test_holds_float_finds_a_float_anywhere_in_lists_and_tuples(value: object, floats: bool) -> None:
+    """Whether HumanEval+ compares an expected value with a tolerance (as evalplus decides it)."""
+    assert holds_float(value) is floats

@@ -102,7 +102,7 @@ def test_problems_streamed_cold_and_warm_are_the_ones_loaded_whole(tmp_path: Pat
     cold, warm = asyncio.run(load())
     assert [p.id for p in cold] == ["HumanEval/0", "HumanEval/1"]
     assert [p.hidden_tests for p in cold] == [p.hidden_tests for p in warm]
-    # cold, each test takes its input as computing its output wrote it; warm, it is written anew: the same
+    # cold, each test takes its input as computing its output wrote it; warm, as the cache kept it: the same
     written = [[(t.expr, t.args) for t in p.hidden_tests if isinstance(t, CallTest)] for p in (*cold, *warm)]
     assert written[:2] == written[2:] and written[0] == [("candidate(1, 2)", "[1, 2]"), ("candidate(3, 4)", "[3, 4]")]
     first = cold[0].hidden_tests[0]

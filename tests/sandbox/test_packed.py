@@ -188,6 +188,17 @@ def test_outputs_are_computed_in_small_replies_with_progress_then_read_from_the_
     seen.clear()
     (again,) = with_pool(body, workers=1)
     assert again.hidden_tests == problem.hidden_tests and seen == []  # from the cache: nothing computed
+    assert len(formatted) == 302  # the inputs as the cache kept them: none written again
+    assert [(t.expr, t.args) for t in again.hidden_tests if isinstance(t, CallTest)] == [
+        (t.expr, t.args) for t in tests
+    ]
+    # A cache from before the inputs were kept loads the same, its inputs written anew.
+    older = {key: value for key, value in line.items() if key not in ("expressions", "arguments")}
+    assert len(older) == len(line) - 2
+    cache.write_text(json.dumps(header) + "\n" + json.dumps(older) + "\n")
+    (anew,) = with_pool(body, workers=1)
+    assert anew.hidden_tests == problem.hidden_tests and seen == [] and len(formatted) == 2 * 302
+    assert [(t.expr, t.args) for t in anew.hidden_tests if isinstance(t, CallTest)] == [(t.expr, t.args) for t in tests]
     # Times measured on a machine ten times faster (its workload took a tenth): each limit grows with it.
     cache.write_text(
         json.dumps({**header, "calibration_seconds": header["calibration_seconds"] / 10})

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from itertools import compress
+from operator import ne
 
 from refinelab.problems import AssertTest, CallTest, StdioTest, Test
 from refinelab.sandbox._compare import outputs_match, values_match
@@ -79,14 +81,28 @@ def judged(
 ) -> RunResult:
     """A program's result: each report judged against its test of ``suite`` (where the expected values are);
     with ``limits``, a timeout records the CPU limit its test had (limits may differ from test to test)."""
-    if reports.values is not None and reports.values == suite.plain_expected:
+    plain = suite.plain_expected if reports.values is not None else None
+    if plain is not None and reports.values == plain:
         # every value equal to its expected one: each test passes by the judge's first rule (see plain_expected)
-        return RunResult((PASSED,) * len(reports.values), isolation, output=reports.output, node=node)
-    outcomes = [judge(test, report) for test, report in zip(suite.tests, reports.row)]
+        return RunResult((PASSED,) * len(plain), isolation, output=reports.output, node=node)
+    if plain is not None and reports.values is not None and len(reports.values) == len(plain):
+        outcomes = _judged_values(suite.tests, reports.values, plain)
+    else:
+        outcomes = [judge(test, report) for test, report in zip(suite.tests, reports.row)]
     if limits is not None and any(o.verdict == "timeout" for o in outcomes):
         seconds = suite.test_seconds(limits)
         outcomes = [replace(o, limit_seconds=s) if o.verdict == "timeout" else o for o, s in zip(outcomes, seconds)]
     return RunResult(tuple(outcomes), isolation, output=reports.output, node=node)
+
+
+def _judged_values(tests: Sequence[Test], values: Sequence[object], plain: Sequence[object]) -> list[TestOutcome]:
+    """Each value judged against its test, where ``plain`` is the suite's :attr:`~Suite.plain_expected`: the
+    values equal to theirs (found at C speed) pass by the judge's first rule, and only the others are decoded
+    and judged (a wrong program's row is nearly all right values)."""
+    outcomes = [PASSED] * len(values)
+    for index in compress(range(len(values)), map(ne, values, plain)):
+        outcomes[index] = judge(tests[index], {wire.STATUS: wire.S_VALUE, wire.VALUE: values[index]})
+    return outcomes
 
 
 def judge(test: Test, report: object) -> TestOutcome:

@@ -9,6 +9,7 @@ the caller decides whether to retry; the pool never raises because of what candi
 from __future__ import annotations
 
 import asyncio
+import json
 import math
 import os
 import time
@@ -73,7 +74,9 @@ def _seconds(value: object) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value >= 0
 
 
-def _job(items: Sequence[InputItem], limits: Limits, isolate: bool, job_id: int) -> dict[str, object]:
+def _job(items: Sequence[InputItem], limits: Limits, isolate: bool, job_id: int) -> bytes:
+    """The job as the worker reads it (JSON), each suite's tests written once per suite and limits
+    (:meth:`SuiteInputs.wire_json`), not again for every job of every program that runs them."""
     suites: list[SuiteInputs] = []
     index: dict[int, int] = {}
     for _, inputs in items:
@@ -84,15 +87,16 @@ def _job(items: Sequence[InputItem], limits: Limits, isolate: bool, job_id: int)
     seconds = [inputs.test_seconds(limits) for _, inputs in items]
     # A child's hard CPU limit: every limit it may spend (a stdio child runs one test).
     cpu_total = max((max(s, default=0.0) for s in seconds), default=0.0) if kind == "stdio" else sum(map(sum, seconds))
-    return {
+    head = {
         wire.JOB_ID: job_id,
         wire.MODE: kind,
         wire.PROGRAMS: [program for program, _ in items],
         wire.SUITE_OF: [index[id(inputs)] for _, inputs in items],
-        wire.SUITES: [inputs.for_worker(limits) for inputs in suites],
         wire.ISOLATE: isolate or kind == "stdio",
         wire.LIMITS: limits.for_worker(max(cpu_total, limits.cpu_seconds)),
     }
+    written = ", ".join(inputs.wire_json(limits) for inputs in suites)
+    return f"{json.dumps(head)[:-1]}, {json.dumps(wire.SUITES)}: [{written}]}}".encode()
 
 
 def input_items(items: Sequence[Item], limits: Limits) -> list[InputItem]:
@@ -113,7 +117,7 @@ def _rerun_is_whole(inputs: SuiteInputs, limits: Limits) -> bool:
 
 def _backstop(items: Sequence[InputItem], limits: Limits) -> float:
     """How long the host waits for a job's reply: every test's wall-clock backstop, and a margin."""
-    walls = (seconds * limits.wall_factor + 1.0 for _, inputs in items for seconds in inputs.test_seconds(limits))
+    walls = (sum(inputs.test_seconds(limits)) * limits.wall_factor + len(inputs.tests) for _, inputs in items)
     return sum(walls) + 30.0
 
 
@@ -420,7 +424,7 @@ class WorkerPool(Sandbox):
         return self._next_id
 
     @staticmethod
-    async def _call(worker: WorkerProcess, job: dict[str, object], backstop: float) -> dict[str, object] | None:
+    async def _call(worker: WorkerProcess, job: bytes, backstop: float) -> dict[str, object] | None:
         """Send a job to ``worker``; ``None`` (the worker replaced) when it stopped answering."""
         try:
             return await worker.call(job, backstop)

@@ -23,6 +23,7 @@ import os
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from pathlib import Path
+from typing import cast
 
 from refinelab._progress import ProgressHook
 from refinelab.errors import InfrastructureError, UserError
@@ -151,13 +152,16 @@ def stream_humanevalplus(
         if await _from_cache(source, cache, reader, now, loading.publish):
             return
 
+        inputs: dict[str, WrittenInputs] = {}  # the cache keeps them, so a warm load does not write them again
+
         def finished(
             task: HumanEvalPlusTask, outputs: list[Output], seconds: list[float | None], written: WrittenInputs
         ) -> None:
+            inputs[task.task_id] = written
             loading.publish(_problem(task, outputs, seconds, 1.0, written))  # times measured now: scale 1
 
         computed = await _compute(source, pool, progress or _quiet, reader, finished)
-        _write_cache(cache, now, _every_task(reader(source), computed))
+        _write_cache(cache, now, _every_task(reader(source), computed), inputs)
         for old in (f"{first.kind}-{digest}.json", *(f"{first.kind}-{digest}.v{n}.jsonl" for n in (2, 3))):
             (cache_dir / old).unlink(missing_ok=True)
 
@@ -196,10 +200,11 @@ async def _from_cache(
             return False
         scale = calibration / measured
         for task in reader(source):
-            cached = _cached_line(handle.readline())
+            entry = _cached_entry(handle.readline())
+            cached = _cached_line(entry)
             if cached is None or cached[0] != task.task_id:
                 return False
-            publish(_problem(task, cached[1], cached[2], scale))
+            publish(_problem(task, cached[1], cached[2], scale, _cached_inputs(entry, task)))
             await asyncio.sleep(0)
         return not handle.readline()
 
@@ -229,25 +234,65 @@ def _header(text: str) -> float | None:
     return measured if measured > 0 else None
 
 
-def _cached_line(text: str) -> Computed | None:
+def _cached_entry(text: str) -> dict[str, object] | None:
     try:
         entry = json.loads(text)
-        outputs = [_from_json(item) for item in entry["outputs"]]
-        seconds = [None if t is None else float(t) for t in entry["seconds"]]
+    except ValueError:
+        return None
+    return entry if isinstance(entry, dict) else None
+
+
+def _cached_line(entry: dict[str, object] | None) -> Computed | None:
+    outputs, seconds = (entry.get("outputs"), entry.get("seconds")) if entry is not None else (None, None)
+    if entry is None or not (isinstance(outputs, list) and isinstance(seconds, list) and len(outputs) == len(seconds)):
+        return None
+    try:
+        found = [_from_json(cast("dict[str, object]", item)) for item in outputs]
+        return (str(entry["task_id"]), found, [None if t is None else float(t) for t in seconds])
     except (ValueError, KeyError, TypeError):
         return None
-    return (str(entry["task_id"]), outputs, seconds) if len(seconds) == len(outputs) else None
 
 
-def _write_cache(cache: Path, calibration: float, computed: list[Computed]) -> None:
+def _cached_inputs(entry: dict[str, object] | None, task: HumanEvalPlusTask) -> WrittenInputs | None:
+    """The task's inputs as the cache kept them (written when the outputs were computed), where it kept them
+    whole for this task; ``None``: they are written again (a cache from before they were kept)."""
+    expressions = entry.get("expressions") if entry is not None else None
+    arguments = entry.get("arguments") if entry is not None else None
+    if not _strings(expressions, len(task.inputs)):
+        return None
+    if task.json_inputs and not _strings(arguments, len(task.inputs)):
+        return None
+    kept = arguments if task.json_inputs else None
+    return WrittenInputs(cast("list[str]", expressions), cast("list[str] | None", kept))
+
+
+def _strings(value: object, count: int) -> bool:
+    """Whether ``value`` is a list of ``count`` non-empty strings."""
+    return isinstance(value, list) and len(value) == count and set(map(type, value)) <= {str} and "" not in value
+
+
+def _write_cache(
+    cache: Path, calibration: float, computed: list[Computed], inputs: dict[str, WrittenInputs] | None = None
+) -> None:
+    """The cache: the calibration, then each task's outputs and times, and its inputs as they were written
+    (``inputs``; a warm load takes them from here instead of writing 124,000 again)."""
     cache.parent.mkdir(parents=True, exist_ok=True)
     temporary = cache.with_suffix(".tmp")
     with temporary.open("w", encoding="utf-8") as handle:
         handle.write(json.dumps({"format": CACHE_FORMAT, "calibration_seconds": calibration}) + "\n")
         for task_id, items, seconds in computed:
-            line = {"task_id": task_id, "outputs": [_to_json(item) for item in items], "seconds": seconds}
+            line: dict[str, object] = {"task_id": task_id, "outputs": [_to_json(item) for item in items]}
+            line["seconds"] = seconds
+            line |= _inputs_json((inputs or {}).get(task_id))
             handle.write(json.dumps(line) + "\n")
     temporary.replace(cache)  # atomic: a half-written cache is never read
+
+
+def _inputs_json(written: WrittenInputs | None) -> dict[str, object]:
+    if written is None or not written.expressions:
+        return {}
+    kept: dict[str, object] = {"expressions": written.expressions}
+    return kept | ({"arguments": written.arguments} if written.arguments is not None else {})
 
 
 def _to_json(item: Output) -> dict[str, object]:

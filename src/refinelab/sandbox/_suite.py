@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property
@@ -10,6 +11,7 @@ from typing import cast
 
 from refinelab.problems import AssertTest, CallTest, Problem, ProblemKind, Test
 from refinelab.sandbox._limits import Limits
+from refinelab.sandbox._packed import Packed
 from refinelab.sandbox._worker import protocol as wire
 
 
@@ -96,6 +98,12 @@ class Suite:
             values.append(test.expected)
         return tuple(values)
 
+    @cached_property
+    def packed_bytes(self) -> int:
+        """Bytes of the large (packed) expected values among the tests (what makes a job's reply and its
+        judging heavy), counted once per suite: every program of a problem asks it of every stage."""
+        return sum(t.expected.size for t in self.tests if isinstance(t, CallTest) and isinstance(t.expected, Packed))
+
     def test_seconds(self, limits: Limits) -> list[float]:
         """The CPU limit of each test under ``limits`` (an explicit ``seconds`` wins; then the reference rule)."""
         if len(self.seconds) == len(self.tests):
@@ -168,6 +176,23 @@ class SuiteInputs:
         if self.whole_values:
             suite[wire.WHOLE_VALUES] = True
         return suite
+
+    def wire_json(self, limits: Limits) -> str:
+        """:meth:`for_worker` as JSON text, written once per ``limits`` (the pool sends a stage's suite in
+        every job of its programs: HumanEval+'s 1,640 programs make about 1,700 jobs)."""
+        written = self._written
+        text = written.get(limits)
+        if text is None:
+            text = written[limits] = json.dumps(self.for_worker(limits))
+        return text
+
+    @cached_property
+    def _written(self) -> dict[Limits, str]:
+        return {}
+
+    def __getstate__(self) -> dict[str, object]:
+        """What a cluster node gets: the fields, without the text written for this machine's workers."""
+        return {key: value for key, value in self.__dict__.items() if key != "_written"}
 
     def subset(self, indices: Sequence[int]) -> SuiteInputs:
         """The same suite with only the tests at ``indices`` (each keeping its limit), in that order."""

@@ -88,11 +88,10 @@ class WorkerProcess:
         while chunk := await self.process.stderr.read(65536):
             self.stderr_tail = (self.stderr_tail + chunk)[-4096:]
 
-    async def call(self, job: dict[str, object], timeout: float) -> dict[str, object]:
-        """Send one job and wait (at most ``timeout`` per read) for its reply."""
+    async def call(self, body: bytes, timeout: float) -> dict[str, object]:
+        """Send one job (its JSON) and wait (at most ``timeout`` per read) for its reply."""
         process = self.process
         assert process is not None and process.stdin is not None and process.stdout is not None
-        body = json.dumps(job).encode()
         process.stdin.write(wire.HEADER.pack(len(body)) + body)
         await process.stdin.drain()
         header = await asyncio.wait_for(process.stdout.readexactly(wire.HEADER.size), timeout)
