@@ -225,3 +225,33 @@ def test_a_task_without_inputs_is_published_at_once_without_hidden_tests(tmp_pat
     ]
     (cache,) = tmp_path.glob("humanevalplus-*.v4.jsonl")
     assert len(cache.read_text().splitlines()) == 4  # a line for every task, the empty one too
+
+
+def test_mbpp_plus_inputs_the_cache_keeps_load_warm_as_they_were_computed(tmp_path: Path) -> None:
+    """The cache keeps each task's inputs as computing its outputs wrote them; where JSON would not give an
+    input back exactly (MBPP+ restores tuples), only its source is kept, and its tests evaluate that."""
+    records = []
+    for number, inputs in ((2, [[[3, 4], [5, 6]]]), (3, [[[1, 2]], [[7]]])):
+        record = {"task_id": f"Mbpp/{number}", "prompt": '"""\nDo it.\nassert f(1) == 1\n"""\n', "entry_point": "f"}
+        record |= {"canonical_solution": "def f(*a):\n    return len(a)\n", "base_input": inputs, "plus_input": []}
+        records.append(json.dumps(record | {"atol": 0}) + "\n")
+    data = tmp_path / "MbppPlus.jsonl"
+    data.write_text("".join(records))
+
+    async def load() -> tuple[list[Problem], list[Problem]]:
+        async with FakeSandbox() as pool:
+            cold = await prepare_benchmark("mbpp-plus", data, pool=pool, cache_dir=tmp_path)
+            warm = await prepare_benchmark("mbpp-plus", data, pool=pool, cache_dir=tmp_path)
+        return cold, warm
+
+    cold, warm = asyncio.run(load())
+    written = [
+        [(t.expr, t.args, t.expected) for t in p.hidden_tests if isinstance(t, CallTest)] for p in (*cold, *warm)
+    ]
+    assert written[:2] == written[2:]
+    assert written[0] == [("candidate((3, 4), (5, 6))", None, 2)]
+    assert written[1] == [("candidate([1, 2])", "[[1, 2]]", 1), ("candidate([7])", "[[7]]", 1)]
+    (cache,) = tmp_path.glob("mbppplus-*.v4.jsonl")
+    tuples, lists = (json.loads(line) for line in cache.read_text().splitlines()[1:])
+    assert tuples["expressions"] == ["candidate((3, 4), (5, 6))"] and "arguments" not in tuples
+    assert lists["arguments"] == ["[[1, 2]]", "[[7]]"]
