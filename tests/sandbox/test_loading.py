@@ -232,9 +232,10 @@ def test_mbpp_plus_inputs_the_cache_keeps_load_warm_as_they_were_computed(tmp_pa
     input back exactly (MBPP+ restores tuples), only its source is kept, and its tests evaluate that."""
     records = []
     for number, inputs in ((2, [[[3, 4], [5, 6]]]), (3, [[[1, 2]], [[7]]])):
-        record = {"task_id": f"Mbpp/{number}", "prompt": '"""\nDo it.\nassert f(1) == 1\n"""\n', "entry_point": "f"}
+        record: dict[str, object] = {"task_id": f"Mbpp/{number}", "entry_point": "f", "atol": 0}
+        record["prompt"] = '"""\nDo it.\nassert f(1) == 1\n"""\n'
         record |= {"canonical_solution": "def f(*a):\n    return len(a)\n", "base_input": inputs, "plus_input": []}
-        records.append(json.dumps(record | {"atol": 0}) + "\n")
+        records.append(json.dumps(record) + "\n")
     data = tmp_path / "MbppPlus.jsonl"
     data.write_text("".join(records))
 
