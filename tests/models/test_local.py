@@ -42,6 +42,16 @@ def direct(local_model_env: dict[str, str]) -> Any:
     llama = reference_llama(gemma_path(local_model_env), n_ctx=4096, verbose=False)
     formatter = Jinja2ChatFormatter(GEMMA_TEMPLATE, eos_token="<eos>", bos_token="<bos>", stop_token_ids=[1])
     llama.chat_handler = formatter.to_chat_handler()
+    complete = llama.create_chat_completion
+
+    def fresh(*args: Any, **kwargs: Any) -> Any:
+        # Each prompt evaluated whole, as refinelab evaluates it: llama-cpp-python otherwise reuses the part of
+        # the context the last prompt shares with this one, which changes the arithmetic enough for a sample
+        # at temperature 1 to differ on some machines' kernels (it did here, after the greedy test's call).
+        llama.reset()
+        return complete(*args, **kwargs)
+
+    llama.create_chat_completion = fresh
     return llama
 
 
