@@ -90,16 +90,18 @@ def test_a_tasks_programs_are_scored_while_a_later_tasks_expected_outputs_are_st
     assert len(list(tmp_path.glob("humanevalplus-*.v4.jsonl"))) == 1  # the cache is written as before
 
 
+async def _cold_then_warm(benchmark: str, data: Path, cache: Path) -> tuple[list[Problem], list[Problem]]:
+    """The benchmark's problems loaded twice: computing the cache, then reading it."""
+    async with FakeSandbox() as pool:
+        cold = await prepare_benchmark(benchmark, data, pool=pool, cache_dir=cache)
+        warm = await prepare_benchmark(benchmark, data, pool=pool, cache_dir=cache)
+    return cold, warm
+
+
 def test_problems_streamed_cold_and_warm_are_the_ones_loaded_whole(tmp_path: Path) -> None:
     data = _plus(tmp_path / "plus.jsonl")
 
-    async def load() -> tuple[list[Problem], list[Problem]]:
-        async with FakeSandbox() as pool:
-            cold = await prepare_benchmark("humaneval-plus", data, pool=pool, cache_dir=tmp_path)
-            warm = await prepare_benchmark("humaneval-plus", data, pool=pool, cache_dir=tmp_path)
-        return cold, warm
-
-    cold, warm = asyncio.run(load())
+    cold, warm = asyncio.run(_cold_then_warm("humaneval-plus", data, tmp_path))
     assert [p.id for p in cold] == ["HumanEval/0", "HumanEval/1"]
     assert [p.hidden_tests for p in cold] == [p.hidden_tests for p in warm]
     # cold, each test takes its input as computing its output wrote it; warm, as the cache kept it: the same
@@ -239,13 +241,7 @@ def test_mbpp_plus_inputs_the_cache_keeps_load_warm_as_they_were_computed(tmp_pa
     data = tmp_path / "MbppPlus.jsonl"
     data.write_text("".join(records))
 
-    async def load() -> tuple[list[Problem], list[Problem]]:
-        async with FakeSandbox() as pool:
-            cold = await prepare_benchmark("mbpp-plus", data, pool=pool, cache_dir=tmp_path)
-            warm = await prepare_benchmark("mbpp-plus", data, pool=pool, cache_dir=tmp_path)
-        return cold, warm
-
-    cold, warm = asyncio.run(load())
+    cold, warm = asyncio.run(_cold_then_warm("mbpp-plus", data, tmp_path))
     written = [
         [(t.expr, t.args, t.expected) for t in p.hidden_tests if isinstance(t, CallTest)] for p in (*cold, *warm)
     ]
