@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -13,9 +14,9 @@ import pytest
 
 from refinelab.check import ScoredSample, read_samples, score_samples
 from refinelab.cli import main
-from refinelab.errors import InfrastructureError
+from refinelab.errors import InfrastructureError, InputError
 from refinelab.problems import CallTest, Problem
-from refinelab.sandbox import FakeSandbox, Loading, prepare_benchmark, stream_benchmark
+from refinelab.sandbox import FakeSandbox, Loading, _reference, prepare_benchmark, stream_benchmark
 from refinelab.sandbox import TestOutcome as Outcome
 
 TIMEOUT = 120.0
@@ -203,7 +204,7 @@ def test_a_cache_cut_short_is_computed_again_after_its_first_tasks_were_publishe
 
 
 def test_a_task_without_inputs_is_published_at_once_without_hidden_tests(tmp_path: Path) -> None:
-    """Nothing is computed for it, so no chunk tells of it: the loading publishes it before any chunk runs
+    """Nothing is computed for it, so no chunk tells of it: the loading publishes it as the chunks reach it
     (else scoring would wait for it for ever, and the loading would end in an error)."""
     data = _plus(tmp_path / "plus.jsonl")
     empty = {
@@ -227,6 +228,59 @@ def test_a_task_without_inputs_is_published_at_once_without_hidden_tests(tmp_pat
     ]
     (cache,) = tmp_path.glob("humanevalplus-*.v4.jsonl")
     assert len(cache.read_text().splitlines()) == 4  # a line for every task, the empty one too
+
+
+def test_a_record_without_its_reference_stops_the_loading_before_any_output_is_computed(tmp_path: Path) -> None:
+    """Every record's reference solution is checked as the release is first read (once, with the problems
+    without their tests): a missing one is an error naming its line and field before any chunk runs."""
+    data = _plus(tmp_path / "plus.jsonl")
+    first, second = data.read_text().splitlines()
+    record = json.loads(second)
+    del record["canonical_solution"]
+    data.write_text(f"{first}\n{json.dumps(record)}\n")
+
+    async def load() -> list[str]:
+        pool = Gated(asyncio.Event())
+        pool.gate.set()
+        async with pool:
+            with pytest.raises(InputError, match="canonical_solution"):
+                await prepare_benchmark("humaneval-plus", data, pool=pool, cache_dir=tmp_path)
+        return pool.computed
+
+    assert asyncio.run(asyncio.wait_for(load(), TIMEOUT)) == ["calibration"]  # add's outputs were not computed
+    assert not list(tmp_path.glob("humanevalplus-*"))
+
+
+def test_the_event_loop_runs_while_the_cache_is_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Writing HumanEval+'s cache takes seconds while the workers are still scoring: it must not hold up the
+    loop that feeds them. The write here waits until a coroutine on the loop has run after it began (a write
+    on the loop's own thread would wait for ever: it gives up after TIMEOUT and the test fails)."""
+    data = _plus(tmp_path / "plus.jsonl")
+    writing, went_on = threading.Event(), threading.Event()
+    write = _reference._write_cache
+
+    def slow_write(*args: object) -> None:
+        writing.set()
+        if not went_on.wait(TIMEOUT):
+            raise AssertionError("the loop stood still while the cache was written")
+        write(*args)  # type: ignore[arg-type]
+
+    async def beside() -> None:
+        while not writing.is_set():
+            await asyncio.sleep(0.01)
+        went_on.set()
+
+    async def load() -> list[Problem]:
+        async with FakeSandbox() as pool:
+            watcher = asyncio.ensure_future(beside())
+            problems = await prepare_benchmark("humaneval-plus", data, pool=pool, cache_dir=tmp_path)
+            await watcher
+            return problems
+
+    monkeypatch.setattr(_reference, "_write_cache", slow_write)
+    problems = asyncio.run(asyncio.wait_for(load(), 2 * TIMEOUT))
+    assert [len(p.hidden_tests) for p in problems] == [2, 40]
+    assert len(next(tmp_path.glob("humanevalplus-*.v4.jsonl")).read_text().splitlines()) == 3
 
 
 def test_mbpp_plus_inputs_the_cache_keeps_load_warm_as_they_were_computed(tmp_path: Path) -> None:

@@ -39,22 +39,22 @@ def test_a_packed_value_equals_what_the_value_equals() -> None:
 
 def test_a_large_string_is_undone_once_then_compared_by_digest(monkeypatch: pytest.MonkeyPatch) -> None:
     text = "".join(f"{i} \ud800\n" for i in range(20_000))  # a lone surrogate, as a program may return
-    undone: list[int] = []
-    decompress = zlib.decompress
-
-    def counted(blob: bytes) -> bytes:
-        undone.append(1)
-        return decompress(blob)
-
-    monkeypatch.setattr(zlib, "decompress", counted)
+    undone = _count_undoing(monkeypatch)
     for atol in (None, 1e-6):
-        expected = Packed.of(encode_expected(text), text, atol=atol)
+        expected = Packed.from_json(_unknown(Packed.of(encode_expected(text), text, atol=atol)))
         assert text == expected and (text[:-1] + "x") != expected and text[:-1] != expected
         assert "".join(f"{i} \ud801\n" for i in range(20_000)) != expected
         assert expected == text and text + "" == expected
     assert len(undone) == 2  # once per packed value, however many programs' answers it meets
-    assert [text] != expected and packed([text]) != text  # not both strings: compared by value
+    assert [text] != expected and Packed.from_json(_unknown(packed([text]))) != text  # not both strings: by value
     assert len(undone) == 4
+    known = Packed.of(encode_expected(text), text)  # packed here: its digest known from the start
+    assert known == text and text[:-1] != known and len(undone) == 4
+
+
+def _unknown(value: Packed) -> dict[str, object]:
+    """``value``'s cache form as a cache written before digests were kept has it."""
+    return {key: item for key, item in value.to_json().items() if key != "string"}
 
 
 def test_a_packed_value_holding_floats_keeps_its_tolerance() -> None:
@@ -173,11 +173,17 @@ def test_outputs_are_computed_in_small_replies_with_progress_then_read_from_the_
     # the calibration; the 302 inputs, of which the first 300 ran (the 300th large); the two left
     assert jobs == [(5, 0), (302, 1), (2, 1)]
     assert len(formatted) == 302  # not again for each job, nor for its test
+    undone = _count_undoing(monkeypatch)
     for index, size in ((299, 40_000), (301, 60_000)):
         found, value = tests[index].expected, "line\n" * size
         assert isinstance(found, Packed) and found == value and found != value[:-1]
         made = Packed.of(encode_expected(value), value)
         assert (found.blob, found.size, found.preview, found.atol) == (made.blob, made.size, made.preview, None)
+        assert (
+            found.to_json() == made.to_json()
+            and found.to_json()["string"] == hashlib.sha256(value.encode()).hexdigest()
+        )
+    assert undone == []  # the sandbox sent each string's digest: no comparison undid a compression
     assert tests[300].expected == "line\n" * 3 and not isinstance(tests[300].expected, Packed)
     assert seen[0] == ("computing expected outputs", 0, 302) and seen[-1] == ("computing expected outputs", 302, 302)
     (cache,) = tmp_path.glob("humanevalplus-*.v4.jsonl")
@@ -188,6 +194,8 @@ def test_outputs_are_computed_in_small_replies_with_progress_then_read_from_the_
     seen.clear()
     (again,) = with_pool(body, workers=1)
     assert again.hidden_tests == problem.hidden_tests and seen == []  # from the cache: nothing computed
+    kept = again.hidden_tests[299]
+    assert isinstance(kept, CallTest) and kept.expected == "line\n" * 40_000 and undone == []  # the digest was kept
     assert len(formatted) == 302  # the inputs as the cache kept them: none written again
     assert [(t.expr, t.args) for t in again.hidden_tests if isinstance(t, CallTest)] == [
         (t.expr, t.args) for t in tests
@@ -198,6 +206,15 @@ def test_outputs_are_computed_in_small_replies_with_progress_then_read_from_the_
     cache.write_text(json.dumps(header) + "\n" + json.dumps(older) + "\n")
     (anew,) = with_pool(body, workers=1)
     assert anew.hidden_tests == problem.hidden_tests and seen == [] and len(formatted) == 2 * 302
+    # A cache from before the digests were kept: each large string is undone at its first comparison.
+    older["outputs"] = [{k: v for k, v in item.items() if k != "string"} for item in older["outputs"]]
+    cache.write_text(json.dumps(header) + "\n" + json.dumps(older) + "\n")
+    (oldest,) = with_pool(body, workers=1)
+    value = "line\n" * 40_000
+    first = oldest.hidden_tests[299]
+    assert isinstance(first, CallTest) and first.expected == value and first.expected != value[:-1]
+    assert len(undone) == 1
+
     assert [(t.expr, t.args) for t in anew.hidden_tests if isinstance(t, CallTest)] == [(t.expr, t.args) for t in tests]
     # Times measured on a machine ten times faster (its workload took a tenth): each limit grows with it.
     cache.write_text(
@@ -234,6 +251,19 @@ def _one_task(directory: Path, signature: str, solution: str, inputs: list[list[
     data = directory / "plus.jsonl"
     data.write_text(json.dumps(record) + "\n")
     return data
+
+
+def _count_undoing(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Each undoing of a compression from now on (``zlib.decompress``) appends to the list returned."""
+    undone: list[int] = []
+    decompress = zlib.decompress
+
+    def counted(blob: bytes) -> bytes:
+        undone.append(1)
+        return decompress(blob)
+
+    monkeypatch.setattr(zlib, "decompress", counted)
+    return undone
 
 
 def test_a_slow_tasks_inputs_go_on_in_pieces_of_their_own_once_a_chunk_has_spent_its_cpu(tmp_path: Path) -> None:

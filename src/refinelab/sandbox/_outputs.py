@@ -26,7 +26,7 @@ from refinelab.problems import HumanEvalPlusTask, WrittenInputs
 from refinelab.sandbox._compare import DEFAULT_FLOAT_ATOL, holds_float
 from refinelab.sandbox._limits import Limits
 from refinelab.sandbox._outcome import TestOutcome
-from refinelab.sandbox._packed import PREVIEW, Packed
+from refinelab.sandbox._packed import PREVIEW, Packed, read_digest
 from refinelab.sandbox._protocol import Sandbox
 from refinelab.sandbox._worker.codec import encode_expected
 
@@ -84,7 +84,7 @@ counted are left in its ``parts``."""
 _PACKED = "_refinelab_packed"
 _PACKED_SOURCE = """
 def {name}(value, marker, pack):
-    import base64, json, sys, zlib
+    import base64, hashlib, json, sys, zlib
     codec = sys.modules.get("_worker.codec") or sys.modules.get("refinelab.sandbox._worker.codec")
     if codec is None:
         return None
@@ -107,10 +107,12 @@ def {name}(value, marker, pack):
     def floats(item):
         return isinstance(item, float) or isinstance(item, (list, tuple)) and any(floats(i) for i in item)
     blob = base64.b64encode(zlib.compress(text.encode(), 1)).decode()
-    return [marker + "-packed", blob, len(text), preview, floats(value)]
+    digest = hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest() if type(value) is str else None
+    return [marker + "-packed", blob, len(text), preview, floats(value), digest]
 """
-"""The value's JSON as the worker encodes it, compressed in the sandbox, with its length, a preview and
-whether it holds floats (what :class:`Packed` keeps): the host stores it as it comes instead of decoding
+"""The value's JSON as the worker encodes it, compressed in the sandbox, with its length, a preview,
+whether it holds floats and, for a string, its digest (what :class:`Packed` keeps, so that a first
+comparison need not undo the compression): the host stores it as it comes instead of decoding
 megabytes, encoding them again and compressing them (the reference solution is trusted code, so the
 worker's codec can be called beside it: in a worker it is ``_worker.codec``, in a sandbox that runs
 programs in this process, such as the tests' fake, ``refinelab.sandbox._worker.codec``). ``None`` for a
@@ -200,7 +202,7 @@ class Chunks:
         progress: Callable[[int], None],
         finished: Finished | None = None,
     ) -> None:
-        self._fresh = _first_chunks(tasks)
+        self._fresh = _first_chunks(tasks, self._empty)
         self._later: deque[Chunk] = deque()
         self._pool, self._progress, self._finished = pool, progress, finished
         self._found: dict[int, tuple[str, list[Output | None], list[float | None]]] = {}
@@ -251,6 +253,11 @@ class Chunks:
             self._finished(task, done, times, self._written.pop(chunk.position))
         return deferred(chunk, len(outputs), per_input)
 
+    def _empty(self, task: HumanEvalPlusTask) -> None:
+        """A task without inputs is finished as soon as it is reached: it has no hidden tests."""
+        if self._finished is not None:
+            self._finished(task, [], [], WrittenInputs([], None))
+
     def _keep_written(self, chunk: Chunk, computed: int) -> None:
         """Keep how ``chunk`` wrote its first ``computed`` inputs (only when someone is told of finished tasks)."""
         if self._finished is None:
@@ -277,10 +284,13 @@ def _joined(task_id: str, outputs: list[Output | None], seconds: list[float | No
     return task_id, done, seconds
 
 
-def _first_chunks(tasks: Iterator[HumanEvalPlusTask]) -> Iterator[Chunk]:
+def _first_chunks(tasks: Iterator[HumanEvalPlusTask], empty: Callable[[HumanEvalPlusTask], None]) -> Iterator[Chunk]:
     """Each task's chunks of :data:`CHUNK` inputs, in file order (each input written as source and as JSON
-    once, as its task's first chunk is taken)."""
+    once, as its task's first chunk is taken); a task without inputs is given to ``empty`` as it is reached."""
     for position, task in enumerate(tasks):
+        if not task.inputs:
+            empty(task)
+            continue
         written = task.written()
         for start in range(0, len(task.inputs), CHUNK):
             arguments = written.arguments[start : start + CHUNK] if written.arguments is not None else None
@@ -353,20 +363,32 @@ def timed_setup() -> str:
 def _packed_in_sandbox(value: object, marker: str, atol: float) -> Packed | None:
     """The :class:`Packed` a value packed in the sandbox stands for (see :data:`_PACKED_SOURCE`); ``None`` for
     any other value."""
-    if not (isinstance(value, list) and len(value) == 5 and value[0] == marker + "-packed"):
+    if not (isinstance(value, list) and len(value) == 6 and value[0] == marker + "-packed"):
         return None
-    _, blob, size, preview, floats = value
+    _, blob, size, preview, floats, digest = value
     if not (isinstance(blob, str) and isinstance(size, int) and isinstance(preview, str)):
         return None
+    string = read_digest(digest)
+    if string is False:
+        return None
     tolerance = (atol or DEFAULT_FLOAT_ATOL) if atol or floats else None
-    return Packed(base64.b64decode(blob), size, preview, tolerance)
+    return Packed(base64.b64decode(blob), size, preview, tolerance, string=string)
 
 
 def _output(value: object, atol: float, *, packable: bool) -> Output:
     if isinstance(value, TestOutcome):
         return {"error": value.verdict}
     encoded = encode_expected(value)
-    if packable and len(text := json.dumps(encoded)) > PACK_BYTES:
+    if packable and not _short(encoded) and len(text := json.dumps(encoded)) > PACK_BYTES:
         tolerance = (atol or DEFAULT_FLOAT_ATOL) if atol or holds_float(value) else None
         return Packed.of(encoded, value, text=text, atol=tolerance)
     return {"value": encoded}
+
+
+_SCALARS = frozenset({int, float, bool, type(None)})
+
+
+def _short(encoded: object) -> bool:
+    """Whether ``encoded``'s JSON is surely within :data:`PACK_BYTES` without writing it: a number (an encoded
+    integer is one within 2**53), or a string short enough even if every character took an escape."""
+    return type(encoded) in _SCALARS or (type(encoded) is str and 6 * len(encoded) + 2 <= PACK_BYTES)

@@ -32,7 +32,9 @@ class Packed:
 
     __slots__ = ("_string", "atol", "blob", "preview", "size")
 
-    def __init__(self, blob: bytes, size: int, preview: str, atol: float | None = None) -> None:
+    def __init__(
+        self, blob: bytes, size: int, preview: str, atol: float | None = None, *, string: bytes | bool | None = False
+    ) -> None:
         self.blob = blob
         """zlib-compressed JSON of the sandbox encoding."""
         self.size = size
@@ -41,14 +43,16 @@ class Packed:
         """``repr`` of the value, cut to :data:`PREVIEW` characters."""
         self.atol = atol
         """Float tolerance of the comparison (``None``: ``==``); see ``values_match``."""
-        self._string: bytes | bool | None = False
-        """The value's :func:`_digest` when it is a string, ``None`` when it is not, ``False`` until known."""
+        self._string: bytes | bool | None = string
+        """The value's :func:`_digest` when it is a string, ``None`` when it is not, ``False`` until known
+        (where it was packed, that is known: a first comparison need not undo the compression)."""
 
     @classmethod
     def of(cls, encoded: object, value: object, *, text: str | None = None, atol: float | None = None) -> Packed:
         """Pack a value given with its sandbox encoding (and that encoding's JSON, if already made)."""
         text = json.dumps(encoded) if text is None else text
-        return cls(zlib.compress(text.encode(), 1), len(text), _preview(value), atol)
+        string = _digest(value) if type(value) is str else None
+        return cls(zlib.compress(text.encode(), 1), len(text), _preview(value), atol, string=string)
 
     def value(self) -> object:
         """The decoded value (a fresh copy each time)."""
@@ -106,14 +110,35 @@ class Packed:
     def to_json(self) -> dict[str, object]:
         """The cache file's form."""
         blob = base64.b64encode(self.blob).decode("ascii")
-        return {"packed": blob, "size": self.size, "preview": self.preview, "atol": self.atol}
+        kept: dict[str, object] = {"packed": blob, "size": self.size, "preview": self.preview, "atol": self.atol}
+        if self._string is False:  # not known (read from a cache written before it was kept)
+            return kept
+        return kept | {"string": self._string.hex() if isinstance(self._string, bytes) else None}
 
     @classmethod
     def from_json(cls, data: dict[str, object]) -> Packed:
-        """Read :meth:`to_json`'s form back."""
+        """Read :meth:`to_json`'s form back (``string``, the digest of a string value, is in caches written since
+        it was kept: without it, a first comparison works it out)."""
         atol = data.get("atol")
         tolerance = float(atol) if isinstance(atol, (int, float)) else None
-        return cls(base64.b64decode(str(data["packed"])), int(str(data["size"])), str(data["preview"]), tolerance)
+        blob, size, preview = base64.b64decode(str(data["packed"])), int(str(data["size"])), str(data["preview"])
+        return cls(blob, size, preview, tolerance, string=_kept_digest(data))
+
+
+def _kept_digest(data: dict[str, object]) -> bytes | bool | None:
+    """What a cache entry says of its value being a string (see :meth:`Packed.to_json`); ``False``: nothing, or
+    nothing readable (worked out at the first comparison, as without it)."""
+    return read_digest(data["string"]) if "string" in data else False
+
+
+def read_digest(written: object) -> bytes | bool | None:
+    """A string value's SHA-256 written in hex (``None``: the value is no string; ``False``: not a digest)."""
+    if written is None:
+        return None
+    try:
+        return bytes.fromhex(written) if isinstance(written, str) and len(written) == 64 else False
+    except ValueError:
+        return False
 
 
 def _digest(text: str) -> bytes:

@@ -21,12 +21,12 @@ import hashlib
 import json
 import os
 from collections.abc import Callable, Iterator
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import cast
 
 from refinelab._progress import ProgressHook
-from refinelab.errors import InfrastructureError, UserError
+from refinelab.errors import InfrastructureError, InputError, UserError
 from refinelab.problems import (
     BenchmarkFiles,
     FetchOptions,
@@ -143,7 +143,7 @@ def stream_humanevalplus(
     first = next(reader(source), None)
     if first is None:
         raise UserError(f"{source}: no {'mbpp' if reader is read_mbppplus else 'humaneval'}-plus problems in the file")
-    bare = [task.problem((), 0) for task in reader(source)]
+    bare, shape = _bare(reader(source))
     digest = _digest(source)
     cache = cache_dir / f"{first.kind}-{digest}.v{CACHE_FORMAT}.jsonl"
 
@@ -160,19 +160,47 @@ def stream_humanevalplus(
             inputs[task.task_id] = written
             loading.publish(_problem(task, outputs, seconds, 1.0, written))  # times measured now: scale 1
 
-        computed = await _compute(source, pool, progress or _quiet, reader, finished)
-        _write_cache(cache, now, _every_task(reader(source), computed), inputs)
+        computed = await _compute(source, pool, progress or _quiet, reader, finished, shape)
+        # Off the event loop: encoding the cache takes seconds (152 MB for HumanEval+), and the workers are
+        # still scoring; the loop keeps feeding them meanwhile (nothing it writes is changed any more).
+        await asyncio.to_thread(_write_cache, cache, now, _every_task(shape, computed), inputs)
         for old in (f"{first.kind}-{digest}.json", *(f"{first.kind}-{digest}.v{n}.jsonl" for n in (2, 3))):
             (cache_dir / old).unlink(missing_ok=True)
 
     return Loading(bare, load)
 
 
-def _every_task(tasks: Iterator[HumanEvalPlusTask], computed: list[Computed]) -> list[Computed]:
+@dataclass(frozen=True)
+class Shape:
+    """What computing a release's outputs needs to know of its tasks before it starts (read with the bare
+    problems, so the release is not read again for it)."""
+
+    sizes: list[tuple[str, int]]
+    """Each task's id and number of inputs, in the file's order."""
+    error: InputError | None
+    """The first record without a whole reference solution: computing stops there before any work."""
+
+
+def _bare(tasks: Iterator[HumanEvalPlusTask]) -> tuple[list[Problem], Shape]:
+    """Every task's problem without its hidden tests, and the release's :class:`Shape`, in one reading."""
+    bare: list[Problem] = []
+    sizes: list[tuple[str, int]] = []
+    error: InputError | None = None
+    for task in tasks:
+        bare.append(task.problem((), 0))
+        sizes.append((task.task_id, len(task.inputs)))
+        try:
+            task.reference()
+        except InputError as missing:
+            error = error or missing
+    return bare, Shape(sizes, error)
+
+
+def _every_task(shape: Shape, computed: list[Computed]) -> list[Computed]:
     """Every task's entry in the file's order: a task without inputs had nothing computed, and gets an empty
     one (no hidden tests), so the cache holds a line for each task."""
     found = iter(computed)
-    return [next(found) if task.inputs else (task.task_id, [], []) for task in tasks]
+    return [next(found) if size else (task_id, [], []) for task_id, size in shape.sizes]
 
 
 def _quiet(what: str, done: int, total: int) -> None:
@@ -309,15 +337,13 @@ async def _compute(
     progress: ProgressHook,
     reader: Reader,
     finished: Finished,
+    shape: Shape,
 ) -> list[Computed]:
     """Every task's outputs and times, in the file's order (see :class:`~refinelab.sandbox._outputs.Chunks`),
-    each task given to ``finished`` as soon as its outputs are in (a task without inputs at once)."""
-    total = 0
-    for task in reader(source):
-        task.reference()  # every record checked before any work: a missing solution is an error now
-        total += len(task.inputs)
-        if not task.inputs:
-            finished(task, [], [], WrittenInputs([], None))
+    each task given to ``finished`` as soon as its outputs are in (a task without inputs as it is reached)."""
+    if shape.error is not None:  # every record checked before any work: a missing solution is an error now
+        raise shape.error
+    total = sum(size for _, size in shape.sizes)
     count = lambda done: progress("computing expected outputs", done, total)  # noqa: E731
     chunks = Chunks(reader(source), pool, count, finished)
     progress("computing expected outputs", 0, total)
