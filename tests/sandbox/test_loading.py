@@ -256,28 +256,29 @@ def test_the_event_loop_runs_while_the_cache_is_written(tmp_path: Path, monkeypa
     loop that feeds them. The write here waits until a coroutine on the loop has run after it began (a write
     on the loop's own thread would wait for ever: it gives up after TIMEOUT and the test fails)."""
     data = _plus(tmp_path / "plus.jsonl")
-    writing, went_on = threading.Event(), threading.Event()
+    went_on = threading.Event()
     write = _reference._write_cache
 
-    def slow_write(*args: object) -> None:
-        writing.set()
-        if not went_on.wait(TIMEOUT):
-            raise AssertionError("the loop stood still while the cache was written")
-        write(*args)  # type: ignore[arg-type]
-
-    async def beside() -> None:
-        while not writing.is_set():
-            await asyncio.sleep(0.01)
-        went_on.set()
-
     async def load() -> list[Problem]:
+        loop, writing = asyncio.get_running_loop(), asyncio.Event()
+
+        def slow_write(*args: object) -> None:
+            loop.call_soon_threadsafe(writing.set)  # runs only if the loop is free to run it
+            if not went_on.wait(TIMEOUT):
+                raise AssertionError("the loop stood still while the cache was written")
+            write(*args)  # type: ignore[arg-type]
+
+        async def beside() -> None:
+            await writing.wait()
+            went_on.set()
+
+        monkeypatch.setattr(_reference, "_write_cache", slow_write)
         async with FakeSandbox() as pool:
             watcher = asyncio.ensure_future(beside())
             problems = await prepare_benchmark("humaneval-plus", data, pool=pool, cache_dir=tmp_path)
             await watcher
             return problems
 
-    monkeypatch.setattr(_reference, "_write_cache", slow_write)
     problems = asyncio.run(asyncio.wait_for(load(), 2 * TIMEOUT))
     assert [len(p.hidden_tests) for p in problems] == [2, 40]
     assert len(next(tmp_path.glob("humanevalplus-*.v4.jsonl")).read_text().splitlines()) == 3

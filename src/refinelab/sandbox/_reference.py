@@ -140,12 +140,11 @@ def stream_humanevalplus(
     they were measured (see the module docstring).
     """
     source = Path(path)
-    first = next(reader(source), None)
-    if first is None:
-        raise UserError(f"{source}: no {'mbpp' if reader is read_mbppplus else 'humaneval'}-plus problems in the file")
     bare, shape = _bare(reader(source))
-    digest = _digest(source)
-    cache = cache_dir / f"{first.kind}-{digest}.v{CACHE_FORMAT}.jsonl"
+    if shape.kind is None:
+        raise UserError(f"{source}: no {'mbpp' if reader is read_mbppplus else 'humaneval'}-plus problems in the file")
+    kind, digest = shape.kind, _digest(source)
+    cache = cache_dir / f"{kind}-{digest}.v{CACHE_FORMAT}.jsonl"
 
     async def load(loading: Loading) -> None:
         now = await calibrate(pool)
@@ -164,7 +163,7 @@ def stream_humanevalplus(
         # Off the event loop: encoding the cache takes seconds (152 MB for HumanEval+), and the workers are
         # still scoring; the loop keeps feeding them meanwhile (nothing it writes is changed any more).
         await asyncio.to_thread(_write_cache, cache, now, _every_task(shape, computed), inputs)
-        for old in (f"{first.kind}-{digest}.json", *(f"{first.kind}-{digest}.v{n}.jsonl" for n in (2, 3))):
+        for old in (f"{kind}-{digest}.json", *(f"{kind}-{digest}.v{n}.jsonl" for n in (2, 3))):
             (cache_dir / old).unlink(missing_ok=True)
 
     return Loading(bare, load)
@@ -175,6 +174,9 @@ class Shape:
     """What computing a release's outputs needs to know of its tasks before it starts (read with the bare
     problems, so the release is not read again for it)."""
 
+    kind: str | None
+    """Which evalplus release it is (its first task's :attr:`~refinelab.problems.HumanEvalPlusTask.kind`); None
+    for a release without tasks."""
     sizes: list[tuple[str, int]]
     """Each task's id and number of inputs, in the file's order."""
     error: InputError | None
@@ -186,14 +188,16 @@ def _bare(tasks: Iterator[HumanEvalPlusTask]) -> tuple[list[Problem], Shape]:
     bare: list[Problem] = []
     sizes: list[tuple[str, int]] = []
     error: InputError | None = None
+    kind: str | None = None
     for task in tasks:
+        kind = kind or task.kind
         bare.append(task.problem((), 0))
         sizes.append((task.task_id, len(task.inputs)))
         try:
             task.reference()
         except InputError as missing:
             error = error or missing
-    return bare, Shape(sizes, error)
+    return bare, Shape(kind, sizes, error)
 
 
 def _every_task(shape: Shape, computed: list[Computed]) -> list[Computed]:
