@@ -54,6 +54,28 @@ def test_plain_rebuilds_values_from_exact_builtins() -> None:
     assert rebuilt[1] != 5
 
 
+@pytest.mark.parametrize("kind", [list, tuple, set, frozenset])
+def test_plain_rebuilds_every_container_whose_items_are_not_all_exact(kind: type) -> None:
+    rebuilt = plain(kind([1, 2.5, "x", SneakyInt(4)]))
+    assert type(rebuilt) is kind
+    assert {type(item) for item in rebuilt} == {int, float, str}  # type: ignore[attr-defined]
+    assert plain({1: SneakyInt(4)}) != {1: 5} and plain({SneakyInt(4): 1}) != {5: 1}
+    assert type(next(iter(plain({1: SneakyInt(4)}).values()))) is int  # type: ignore[attr-defined]
+
+
+def test_plain_gives_a_mutable_container_of_exact_items_as_a_copy() -> None:
+    numbers = [float(i) for i in range(10_000)]
+    rebuilt = plain(numbers)
+    numbers[0] = SneakyInt(4)  # what the program does to its own list afterwards does not reach the test
+    assert rebuilt == [float(i) for i in range(10_000)] and type(rebuilt[0]) is float
+    counts = {"a": 1, 2: None}
+    copied = plain(counts)
+    counts["a"] = SneakyInt(4)
+    assert copied == {"a": 1, 2: None} and type(copied["a"]) is int
+    members = {1, 2}
+    assert plain(members) == {1, 2} and plain(members) is not members
+
+
 def test_huge_integers_and_special_floats_survive() -> None:
     big = 7**5000
     assert decode(encode(big)) == big

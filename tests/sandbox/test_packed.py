@@ -37,6 +37,15 @@ def test_a_packed_value_equals_what_the_value_equals() -> None:
     assert Packed.from_json(json.loads(json.dumps(expected.to_json()))) == numbers
 
 
+@pytest.mark.parametrize("blob", ["not base64!", 12, "QUJDé"])
+def test_a_cache_entry_whose_blob_is_not_base64_is_unreadable(blob: object) -> None:
+    """A damaged entry is an error the warm load catches (it then computes the outputs again)."""
+    written = packed(list(range(10_000))).to_json()
+    assert Packed.from_json(written).blob == zlib.compress(json.dumps(list(range(10_000))).encode(), 1)
+    with pytest.raises(ValueError):
+        Packed.from_json(written | {"packed": blob})
+
+
 def test_a_large_string_is_undone_once_then_compared_by_digest(monkeypatch: pytest.MonkeyPatch) -> None:
     text = "".join(f"{i} \ud800\n" for i in range(20_000))  # a lone surrogate, as a program may return
     undone = _count_undoing(monkeypatch)

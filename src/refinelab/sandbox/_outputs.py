@@ -12,7 +12,6 @@ every worker, and no reply carries more than a few MiB.
 from __future__ import annotations
 
 import asyncio
-import base64
 import json
 import math
 import secrets
@@ -26,7 +25,7 @@ from refinelab.problems import HumanEvalPlusTask, WrittenInputs
 from refinelab.sandbox._compare import DEFAULT_FLOAT_ATOL, holds_float
 from refinelab.sandbox._limits import Limits
 from refinelab.sandbox._outcome import TestOutcome
-from refinelab.sandbox._packed import PREVIEW, Packed, read_digest
+from refinelab.sandbox._packed import PREVIEW, Packed, from_base64, read_digest
 from refinelab.sandbox._protocol import Sandbox
 from refinelab.sandbox._worker.codec import encode_expected
 
@@ -372,7 +371,7 @@ def _packed_in_sandbox(value: object, marker: str, atol: float) -> Packed | None
     if string is False:
         return None
     tolerance = (atol or DEFAULT_FLOAT_ATOL) if atol or floats else None
-    return Packed(base64.b64decode(blob), size, preview, tolerance, string=string)
+    return Packed(from_base64(blob), size, preview, tolerance, string=string)
 
 
 def _output(value: object, atol: float, *, packable: bool) -> Output:

@@ -28,7 +28,7 @@ import decimal
 import fractions
 import hashlib
 import math
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 _HEAP_TYPE = 1 << 9
@@ -75,21 +75,23 @@ def _flat(value: list[Any]) -> list[Any] | None:
     """A copy of ``value`` when each item is a scalar JSON carries as it is (strings, booleans, None,
     integers within 2**53, finite floats), checked in a few passes at C speed instead of a call per item:
     what :func:`encode` would return. ``None`` otherwise (mixed numbers and other scalars included), for the
-    item by item way."""
-    kinds = set(map(type, value))
+    item by item way. The copy is made first and checked, so no other thread of the program can change what
+    was checked."""
+    items = list(value)
+    kinds = set(map(type, items))
     if not kinds <= _PLAIN:
         return None
     if kinds & _NUMBERS:
         if kinds - _NUMBERS:
             return None
         try:
-            if not all(map(math.isfinite, value)):
+            if not all(map(math.isfinite, items)):
                 return None
         except OverflowError:  # an integer too large for a float
             return None
-        if int in kinds and not -(2**53) < min(value) <= max(value) < 2**53:
+        if int in kinds and not -(2**53) < min(items) <= max(items) < 2**53:
             return None
-    return list(value)
+    return items
 
 
 def _encode_other(value: Any, kind: type, depth: int) -> object:
@@ -180,23 +182,45 @@ class StandIn:
         return f"<{self.type_name} object>"
 
 
+_EXACT = frozenset({bool, int, float, str, bytes, complex, type(None)})
+"""Types :func:`plain` gives back as they are."""
+
+
 def plain(value: Any, depth: int = 0) -> object:
     """Rebuild a value from exact builtins (what a test sees when it calls the candidate)."""
     kind = type(value)
-    if value is None or kind in (bool, int, float, str, bytes, complex):
+    if value is None or kind in _EXACT:
         return value
     if kind is list:
-        return [plain(item, depth + 1) for item in value]
+        return _plain_list(list(value), depth)
     if depth > 100:
         return StandIn("<too deep>")
     if kind in (tuple, set, frozenset):
-        return kind(plain(item, depth + 1) for item in value)
+        items = list(value)
+        if kind is not set and _exact(items):
+            return value  # immutable, and every item is immutable too
+        return kind(_plain_list(items, depth))
     if kind is dict:
-        return {plain(k, depth + 1): plain(v, depth + 1) for k, v in value.items()}
+        copy = dict(value)
+        if _exact(copy) and _exact(copy.values()):
+            return copy
+        return {plain(k, depth + 1): plain(v, depth + 1) for k, v in copy.items()}
     base = _builtin_base(value)
     if base is not None:
         return plain(base, depth)
     return _plain_trusted(value, kind, depth)
+
+
+def _exact(items: Iterable[Any]) -> bool:
+    """Whether every item is of a type :func:`plain` gives back as it is (checked at C speed: no call per item)."""
+    return set(map(type, items)) <= _EXACT
+
+
+def _plain_list(items: list[Any], depth: int) -> list[Any]:
+    """``items`` (a copy of the candidate's container, so no other thread of the program can change it after
+    it is checked) rebuilt from exact builtins: as it is where every item already is one (a million numbers
+    in a few milliseconds, not a call each)."""
+    return items if _exact(items) else [plain(item, depth + 1) for item in items]
 
 
 def _plain_trusted(value: Any, kind: type, depth: int) -> object:
