@@ -58,6 +58,20 @@ class Phase:
 
 
 @dataclass(frozen=True)
+class Held:
+    """The driver's event loop held up (``_trace.LoopWatch``): no job starts meanwhile, at any width."""
+
+    longest: float
+    """The longest hold-up, in seconds."""
+    at: float
+    """Seconds into the run it began."""
+    cpu: float
+    """The loop thread's CPU seconds over it (near ``longest``: a step of the driver's own ran that long)."""
+    total: float
+    """Every hold-up's seconds, added up."""
+
+
+@dataclass(frozen=True)
 class Trace:
     """A traced run, cut into phases."""
 
@@ -65,6 +79,8 @@ class Trace:
     """In order."""
     serial: float
     """Driver CPU seconds outside every phase (before each phase's first job, after the last)."""
+    held: Held | None = None
+    """How long the driver's event loop was held up, where the trace says (``loop_held``)."""
 
     def predicted(self, workers: int) -> float:
         """Seconds the run would take at ``workers`` workers."""
@@ -90,6 +106,7 @@ def read_trace(path: Path, main_cpu: float | None = None) -> Trace:
     records = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
     jobs = sorted((r for r in records if "chains" in r), key=lambda r: r["end"])
     closed = [r["driver_cpu"] for r in records if "closed" in r]
+    held = next((r["loop_held"] for r in records if "loop_held" in r), None)
     phases: list[Phase] = []
     serial = before = 0.0
     for name, members in _phases(jobs):
@@ -101,7 +118,16 @@ def read_trace(path: Path, main_cpu: float | None = None) -> Trace:
     serial += end - before
     if main_cpu is not None and main_cpu > end:
         serial += main_cpu - end
-    return Trace(tuple(phases), serial)
+    began = min((_number(job["start"]) for job in jobs), default=0.0)
+    return Trace(tuple(phases), serial, _held(held, began))
+
+
+def _held(found: object, began: float) -> Held | None:
+    """The closing line's ``loop_held``, with its start counted from ``began`` (the first job's start)."""
+    if not isinstance(found, dict):
+        return None
+    longest, at, cpu, total = (_number(found[key]) for key in ("longest", "at", "cpu", "total"))
+    return Held(longest, at - began if longest else 0.0, cpu, total)
 
 
 def _number(value: object) -> float:
@@ -208,6 +234,12 @@ def report(trace: Trace, label: str) -> list[str]:
         lines.append(
             f"    driver CPU per program scored: {per:.2f} ms against {scoring.cpu / scoring.programs * 1000:.2f} ms "
             f"of job CPU: one driver keeps about {feeds:.0f} workers busy"
+        )
+    if trace.held is not None:
+        held = trace.held
+        lines.append(
+            f"    the driver's event loop held up {held.total:.2f} s in all (over 0.05 s each), at most "
+            f"{held.longest:.2f} s ({held.cpu:.2f} s of its CPU) {held.at:.1f} s in: no job starts meanwhile"
         )
     for workers in WIDTHS:
         predicted = trace.predicted(workers)

@@ -72,6 +72,26 @@ def test_a_trace_predicts_the_largest_of_cpu_over_workers_chain_and_driver_plus_
     assert predict.read_trace(path, main_cpu=9.5).serial == pytest.approx(3.0 + 2.0)  # what followed the pool
 
 
+def test_the_report_says_how_long_the_drivers_loop_was_held_up_where_the_trace_says(
+    predict: ModuleType, tmp_path: Path
+) -> None:
+    records = [job(10.0 + i, 4.0, [f"p{i}"], 2.0 + 0.5 * i) for i in range(4)]
+    path = tmp_path / "trace.jsonl"
+    path.write_text("".join(json.dumps(record) + "\n" for record in [*records, {"closed": 40.0, "driver_cpu": 7.5}]))
+    assert predict.read_trace(path).held is None
+    assert not any("held up" in line for line in predict.report(predict.read_trace(path), "warm"))
+    unheld = predict.read_trace(path).predicted(16)
+    held = {"longest": 1.66, "at": 31.0, "cpu": 1.6, "total": 2.5}
+    path.write_text(
+        "".join(json.dumps(r) + "\n" for r in [*records, {"closed": 40.0, "driver_cpu": 7.5, "loop_held": held}])
+    )
+    trace = predict.read_trace(path)
+    assert trace.held == predict.Held(1.66, pytest.approx(21.0), 1.6, 2.5)  # from the first job's start
+    (line,) = [line for line in predict.report(trace, "warm") if "held up" in line]
+    assert "2.50 s in all" in line and "at most 1.66 s (1.60 s of its CPU) 21.0 s in" in line
+    assert trace.predicted(16) == unheld  # reported beside the prediction, not added to it
+
+
 def test_a_chain_waits_for_its_own_last_job_even_in_a_job_another_chain_queued_first(
     predict: ModuleType, tmp_path: Path
 ) -> None:

@@ -175,6 +175,8 @@ class WorkerPool(Sandbox):
         workers = await self._launcher.start(self.size)
         self.isolation = workers[0].command.isolation
         self._trace = JobTrace.from_environment(os.environ)
+        if self._trace is not None:
+            self._trace.watch(asyncio.get_running_loop())
         self._all += workers
         self._idle += workers
 

@@ -6,13 +6,16 @@ started and ended (seconds on one clock, ``time.perf_counter``), the CPU seconds
 worker spent, the worker's wall time, how many programs it ran, which chains they continue (a program's
 stages and reruns share its chain), whether it computed reference values, whether it is a timeout's
 confirming rerun that may overlap the program's first run, and the driver's own CPU seconds so far. A
-last line, written when the pool closes, holds the driver's CPU then. ``bench/_predict.py`` reads it:
+last line, written when the pool closes, holds the driver's CPU then and how long its event loop was held up
+(:class:`LoopWatch`): a stretch in which it ran nothing else starts no job, which the prediction, counting
+the driver's CPU as overlapping the jobs, would not show. ``bench/_predict.py`` reads it:
 the larger of the total CPU over W workers and the longest chain that cannot be split is what the run
 would take at W workers (docs/design/sandbox.md, "Where the time goes").
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import time
@@ -29,11 +32,57 @@ def chain_of(program: str) -> str:
     return hashlib.blake2b(program.encode(), digest_size=6).hexdigest()
 
 
+TICK = 0.01
+"""Seconds between the :class:`LoopWatch`'s ticks."""
+HELD = 0.05
+"""Seconds a tick may come late before the loop counts as held up."""
+
+
+class LoopWatch:
+    """How long the event loop went without running its callbacks: a tick every :data:`TICK` seconds, and each
+    tick later than :data:`HELD` held up for that long (by a step that ran that long, by another thread holding
+    the interpreter, or by the machine: ``cpu``, the loop thread's CPU over the longest, tells the first apart)."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.longest = self.at = self.cpu = self.total = 0.0
+        """The longest hold-up (seconds), when it began (``time.perf_counter``), the loop thread's CPU seconds
+        over it, and every hold-up's seconds added up."""
+        self._loop = loop
+        self._due, self._cpu = time.perf_counter() + TICK, time.thread_time()
+        self._handle = loop.call_later(TICK, self._tick)
+
+    def _tick(self) -> None:
+        now, cpu = time.perf_counter(), time.thread_time()
+        late = now - self._due
+        if late > HELD:
+            self.total += late
+            if late > self.longest:
+                self.longest, self.at, self.cpu = late, self._due, cpu - self._cpu
+        self._due, self._cpu = now + TICK, cpu
+        self._handle = self._loop.call_later(TICK, self._tick)
+
+    def stop(self) -> dict[str, float]:
+        """Stop ticking; what was found, for the trace's closing line."""
+        self._handle.cancel()
+        return {
+            "longest": round(self.longest, 6),
+            "at": round(self.at, 6),
+            "cpu": round(self.cpu, 6),
+            "total": round(self.total, 6),
+        }
+
+
 class JobTrace:
     """Appends job records to a file (see the module docstring)."""
 
     def __init__(self, path: Path) -> None:
         self._handle: TextIO | None = path.open("a", encoding="utf-8")
+        self._watch: LoopWatch | None = None
+
+    def watch(self, loop: asyncio.AbstractEventLoop) -> None:
+        """Watch ``loop`` for hold-ups until :meth:`close` (see :class:`LoopWatch`)."""
+        if self._handle is not None and self._watch is None:
+            self._watch = LoopWatch(loop)
 
     @classmethod
     def from_environment(cls, environ: Mapping[str, str]) -> JobTrace | None:
@@ -76,10 +125,15 @@ class JobTrace:
         self._handle.write(json.dumps(record) + "\n")
 
     def close(self) -> None:
-        """Write the closing line (the driver's CPU now) and close the file."""
+        """Write the closing line (the driver's CPU now, and the loop's hold-ups) and close the file."""
         if self._handle is None:
             return
-        self._handle.write(json.dumps({"closed": round(time.perf_counter(), 6),
-                                       "driver_cpu": round(time.process_time(), 6)}) + "\n")  # fmt: skip
+        record: dict[str, object] = {
+            "closed": round(time.perf_counter(), 6),
+            "driver_cpu": round(time.process_time(), 6),
+        }
+        if self._watch is not None:
+            record["loop_held"] = self._watch.stop()
+        self._handle.write(json.dumps(record) + "\n")
         self._handle.close()
         self._handle = None
