@@ -239,7 +239,8 @@ def report(trace: Trace, label: str) -> list[str]:
         held = trace.held
         lines.append(
             f"    the driver's event loop held up {held.total:.2f} s in all (over 0.05 s each), at most "
-            f"{held.longest:.2f} s ({held.cpu:.2f} s of its CPU) {held.at:.1f} s in: no job starts meanwhile"
+            f"{held.longest:.2f} s ({held.cpu:.2f} s of its CPU) at {held.at:+.1f} s from the first job's start: "
+            "no job starts meanwhile"
         )
     for workers in WIDTHS:
         predicted = trace.predicted(workers)

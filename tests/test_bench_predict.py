@@ -88,7 +88,9 @@ def test_the_report_says_how_long_the_drivers_loop_was_held_up_where_the_trace_s
     trace = predict.read_trace(path)
     assert trace.held == predict.Held(1.66, pytest.approx(21.0), 1.6, 2.5)  # from the first job's start
     (line,) = [line for line in predict.report(trace, "warm") if "held up" in line]
-    assert "2.50 s in all" in line and "at most 1.66 s (1.60 s of its CPU) 21.0 s in" in line
+    assert (
+        "2.50 s in all" in line and "at most 1.66 s (1.60 s of its CPU) at +21.0 s from the first job's start" in line
+    )
     assert trace.predicted(16) == unheld  # reported beside the prediction, not added to it
 
 

@@ -16,7 +16,7 @@ from refinelab.check import ScoredSample, read_samples, score_samples
 from refinelab.cli import main
 from refinelab.errors import InfrastructureError, InputError
 from refinelab.problems import CallTest, Problem
-from refinelab.sandbox import FakeSandbox, Loading, _reference, prepare_benchmark, stream_benchmark
+from refinelab.sandbox import FakeSandbox, Loading, Packed, _reference, prepare_benchmark, stream_benchmark
 from refinelab.sandbox import TestOutcome as Outcome
 
 TIMEOUT = 120.0
@@ -282,6 +282,41 @@ def test_the_event_loop_runs_while_the_cache_is_written(tmp_path: Path, monkeypa
     problems = asyncio.run(asyncio.wait_for(load(), 2 * TIMEOUT))
     assert [len(p.hidden_tests) for p in problems] == [2, 40]
     assert len(next(tmp_path.glob("humanevalplus-*.v4.jsonl")).read_text().splitlines()) == 3
+
+
+def test_a_warm_load_lets_the_loop_run_between_the_packed_values_of_one_task(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cache line can hold tens of megabytes of packed values (HumanEval/15's: 63 MB); decoding them one
+    after another would hold up the loop that feeds the workers, so it runs between them."""
+    record: dict[str, object] = {"task_id": "HumanEval/0", "prompt": "def big(n):\n", "entry_point": "big"}
+    record |= {"canonical_solution": "    return 'ab' * n\n", "base_input": [[5000 + i] for i in range(3)], "atol": 0}
+    data = tmp_path / "plus.jsonl"
+    data.write_text(json.dumps(record | {"plus_input": []}) + "\n")
+    ticks, seen = [0], []
+    from_json = Packed.from_json
+
+    def counted(found: dict[str, object]) -> Packed:
+        seen.append(ticks[0])  # how many turns the loop had taken when this value was decoded
+        return from_json(found)
+
+    async def load() -> list[Problem]:
+        async def turning() -> None:
+            while True:
+                ticks[0] += 1
+                await asyncio.sleep(0)
+
+        async with FakeSandbox() as pool:
+            turner = asyncio.ensure_future(turning())
+            problems = await prepare_benchmark("humaneval-plus", data, pool=pool, cache_dir=tmp_path)
+            turner.cancel()
+            return problems
+
+    cold = asyncio.run(load())
+    monkeypatch.setattr(Packed, "from_json", counted)
+    warm = asyncio.run(load())
+    assert warm[0].hidden_tests == cold[0].hidden_tests
+    assert len(seen) == 3 and seen[0] < seen[1] < seen[2]  # the loop turned between each two
 
 
 def test_mbpp_plus_inputs_the_cache_keeps_load_warm_as_they_were_computed(tmp_path: Path) -> None:

@@ -32,38 +32,52 @@ def chain_of(program: str) -> str:
     return hashlib.blake2b(program.encode(), digest_size=6).hexdigest()
 
 
-TICK = 0.01
-"""Seconds between the :class:`LoopWatch`'s ticks."""
 HELD = 0.05
-"""Seconds a tick may come late before the loop counts as held up."""
+"""Seconds the loop may go between two polls before it counts as held up."""
 
 
 class LoopWatch:
-    """How long the event loop went without running its callbacks: a tick every :data:`TICK` seconds, and each
-    tick later than :data:`HELD` held up for that long (by a step that ran that long, by another thread holding
-    the interpreter, or by the machine: ``cpu``, the loop thread's CPU over the longest, tells the first apart)."""
+    """How long the event loop went without polling for what its workers sent: the time from one poll's
+    return to the next poll (one turn of the loop, every callback it ran) where that is longer than
+    :data:`HELD`, and the loop thread's CPU over it (near the hold-up's length when a step of the driver's
+    own ran that long; small when the machine or another thread held it). It times the loop's own polls
+    (the selector's ``select``, wrapped), so it adds no wake-up of its own: an idle loop costs nothing."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.longest = self.at = self.cpu = self.total = 0.0
         """The longest hold-up (seconds), when it began (``time.perf_counter``), the loop thread's CPU seconds
         over it, and every hold-up's seconds added up."""
-        self._loop = loop
-        self._due, self._cpu = time.perf_counter() + TICK, time.thread_time()
-        self._handle = loop.call_later(TICK, self._tick)
+        self._polled, self._cpu = time.perf_counter(), time.thread_time()
+        self._selector = getattr(loop, "_selector", None)  # a selector event loop's (the only kind on Linux)
+        self._found: object = None  # what the selector's ``select`` was, where something had replaced its own
+        if self._selector is not None:
+            select = self._selector.select
+            self._found = vars(self._selector).get("select")
 
-    def _tick(self) -> None:
-        now, cpu = time.perf_counter(), time.thread_time()
-        late = now - self._due
-        if late > HELD:
-            self.total += late
-            if late > self.longest:
-                self.longest, self.at, self.cpu = late, self._due, cpu - self._cpu
-        self._due, self._cpu = now + TICK, cpu
-        self._handle = self._loop.call_later(TICK, self._tick)
+            def timed(timeout: float | None = None) -> object:
+                self._turned(time.perf_counter(), time.thread_time())
+                events = select(timeout)
+                self._polled, self._cpu = time.perf_counter(), time.thread_time()
+                return events
+
+            self._selector.select = timed
+
+    def _turned(self, now: float, cpu: float) -> None:
+        """A poll begins at ``now``: the turn since the last one held the loop up if it was long."""
+        held = now - self._polled
+        if held > HELD:
+            self.total += held
+            if held > self.longest:
+                self.longest, self.at, self.cpu = held, self._polled, cpu - self._cpu
 
     def stop(self) -> dict[str, float]:
-        """Stop ticking; what was found, for the trace's closing line."""
-        self._handle.cancel()
+        """Stop watching; what was found, for the trace's closing line."""
+        if self._selector is not None:
+            if self._found is None:
+                del self._selector.select  # the selector's own method again
+            else:
+                self._selector.select = self._found
+            self._selector = None
         return {
             "longest": round(self.longest, 6),
             "at": round(self.at, 6),
