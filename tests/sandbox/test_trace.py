@@ -83,3 +83,24 @@ def test_the_pools_trace_ends_with_how_long_the_loop_was_held_up(
     assert held["longest"] >= 0.3 and held["cpu"] >= 0.3 and held["total"] >= held["longest"]
     (job,) = [json.loads(line) for line in trace.read_text().splitlines() if '"chains"' in line]
     assert job["end"] <= held["at"] <= closed["closed"]  # on the jobs' clock
+
+
+@pytest.mark.parametrize("first", [0, 1])
+def test_two_watches_on_one_loop_stop_in_either_order(first: int) -> None:
+    """Stopped last in, first out, the loop is as it was; the other way, the inner watch's wrapper stays as a
+    pass-through: in both, neither records anything once stopped."""
+
+    async def both() -> bool:
+        loop = asyncio.get_running_loop()
+        watches = [LoopWatch(loop), LoopWatch(loop)]
+        _spin(0.1)
+        await asyncio.sleep(0.01)
+        found = {first: watches[first].stop()}
+        found[1 - first] = watches[1 - first].stop()
+        assert all(held["longest"] >= 0.1 for held in found.values())
+        _spin(0.2)
+        await asyncio.sleep(0.01)  # the loop still polls, and no stopped watch sees this
+        assert all(round(watches[i].total, 6) == found[i]["total"] and watches[i].longest < 0.2 for i in (0, 1))
+        return "select" not in vars(loop._selector)  # type: ignore[attr-defined]
+
+    assert asyncio.run(both()) == (first == 1)

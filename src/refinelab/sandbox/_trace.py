@@ -50,17 +50,20 @@ class LoopWatch:
         self._polled, self._cpu = time.perf_counter(), time.thread_time()
         self._selector = getattr(loop, "_selector", None)  # a selector event loop's (the only kind on Linux)
         self._found: object = None  # what the selector's ``select`` was, where something had replaced its own
+        self._timed: object = None
         if self._selector is not None:
             select = self._selector.select
             self._found = vars(self._selector).get("select")
 
             def timed(timeout: float | None = None) -> object:
+                if self._selector is None:  # stopped while another watch had wrapped it again: pass through
+                    return select(timeout)
                 self._turned(time.perf_counter(), time.thread_time())
                 events = select(timeout)
                 self._polled, self._cpu = time.perf_counter(), time.thread_time()
                 return events
 
-            self._selector.select = timed
+            self._selector.select = self._timed = timed
 
     def _turned(self, now: float, cpu: float) -> None:
         """A poll begins at ``now``: the turn since the last one held the loop up if it was long."""
@@ -72,12 +75,12 @@ class LoopWatch:
 
     def stop(self) -> dict[str, float]:
         """Stop watching; what was found, for the trace's closing line."""
-        if self._selector is not None:
+        selector, self._selector = self._selector, None
+        if selector is not None and vars(selector).get("select") is self._timed:  # not wrapped again since
             if self._found is None:
-                del self._selector.select  # the selector's own method again
+                del selector.select  # the selector's own method again
             else:
-                self._selector.select = self._found
-            self._selector = None
+                selector.select = self._found
         return {
             "longest": round(self.longest, 6),
             "at": round(self.at, 6),
