@@ -64,7 +64,7 @@ class Held:
     longest: float
     """The longest hold-up, in seconds."""
     at: float
-    """Seconds into the run it began."""
+    """When it began, in seconds from the first job's start (negative: before it, while the run started up)."""
     cpu: float
     """The loop thread's CPU seconds over it (near ``longest``: a step of the driver's own ran that long)."""
     total: float
@@ -126,7 +126,7 @@ def _held(found: object, began: float) -> Held | None:
     """The closing line's ``loop_held``, with its start counted from ``began`` (the first job's start)."""
     if not isinstance(found, dict):
         return None
-    longest, at, cpu, total = (_number(found[key]) for key in ("longest", "at", "cpu", "total"))
+    longest, at, cpu, total = (_number(found.get(key, 0.0)) for key in ("longest", "at", "cpu", "total"))
     return Held(longest, at - began if longest else 0.0, cpu, total)
 
 
