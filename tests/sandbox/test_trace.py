@@ -80,9 +80,8 @@ def test_the_pools_trace_ends_with_how_long_the_loop_was_held_up(
     with_pool(body, workers=1, isolation="none")
     (closed,) = [json.loads(line) for line in trace.read_text().splitlines() if '"closed"' in line]
     held = closed["loop_held"]
-    assert held["longest"] >= 0.3 and held["cpu"] >= 0.3 and held["total"] >= held["longest"]
-    (job,) = [json.loads(line) for line in trace.read_text().splitlines() if '"chains"' in line]
-    assert job["end"] <= held["at"] <= closed["closed"]  # on the jobs' clock
+    assert held["longest"] >= 0.3 and held["total"] >= held["longest"] and held["cpu"] <= held["longest"] + 0.01
+    assert 0 < held["at"] <= closed["closed"]  # on the jobs' clock
 
 
 @pytest.mark.parametrize("first", [0, 1])
@@ -100,7 +99,7 @@ def test_two_watches_on_one_loop_stop_in_either_order(first: int) -> None:
         assert all(held["longest"] >= 0.1 for held in found.values())
         _spin(0.2)
         await asyncio.sleep(0.01)  # the loop still polls, and no stopped watch sees this
-        assert all(round(watches[i].total, 6) == found[i]["total"] and watches[i].longest < 0.2 for i in (0, 1))
+        assert all(round(watches[i].total, 6) == found[i]["total"] for i in (0, 1))  # nothing added once stopped
         return "select" not in vars(loop._selector)  # type: ignore[attr-defined]
 
     assert asyncio.run(both()) == (first == 1)
