@@ -128,3 +128,16 @@ def test_against_the_published_split_only_the_documented_problems_lack_visible_t
     assert ours == [f"HumanEval/{n}" for n in (38, 41, 50, 80, 83, 105, 130, 160)]
     documented = (Path(__file__).parents[2] / "docs" / "problems.md").read_text(encoding="utf-8")
     assert all(problem in documented for problem in ours)
+
+
+def test_a_prompt_read_twice_gives_the_same_tests_in_a_list_of_its_own() -> None:
+    """Loading HumanEval+ reads each prompt twice, the second time from a cache: a caller that changes the
+    list it got must not change what the next caller gets."""
+    from refinelab.problems._humaneval import docstring_tests
+
+    prompt = 'def add(a, b):\n    """Add.\n    >>> add(1, 2)\n    3\n    """\n'
+    first = docstring_tests(prompt, "add", "HumanEval/x")
+    first.append(CallTest("add(0, 0)", 0))
+    second = docstring_tests(prompt, "add", "HumanEval/x")
+    assert second == [CallTest("add(1, 2)", 3)]
+    assert second is not first

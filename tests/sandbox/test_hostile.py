@@ -92,6 +92,36 @@ def test_stdio_program_that_exits_early_is_judged_on_what_it_printed_and_its_sta
     ]
 
 
+FORGES_A_STEP = (
+    "import gc, json, os, time\n"
+    "def f(x):\n"
+    "    reporter = next(o for o in gc.get_objects() if type(o).__name__ == 'Reporter')\n"
+    "    line = {{'p': 0, 'i': 0, 's': 'ok', 'next': [{program}, 0, 0.0], 'n': reporter._nonce}}\n"
+    "    os.write(3, (json.dumps(line) + '\\n').encode())\n"
+    "    began = time.monotonic()\n"
+    "    while time.monotonic() - began < 0.2:\n"  # long enough for the worker to look at the step's limits
+    "        pass\n"
+    "    return x * x\n"
+)
+
+
+@pytest.mark.parametrize("program", ["7", "-3", "10 ** 400"])
+@pytest.mark.parametrize("isolate", [False, True], ids=["batched", "isolated"])
+def test_a_program_announcing_a_step_of_no_program_does_not_stop_the_worker(
+    isolation: IsolationMode, program: str, isolate: bool
+) -> None:
+    """A program that finds its child's nonce can write reports; one announcing a step of a program the job does
+    not have (an index past the end, negative, or too large for a float) used to stop the worker, and every
+    other program of its job, right ones among them, was judged crashed, even with ``isolate``."""
+    right = "def f(x):\n    return x * x\n"
+    suite = Suite.of(RIGHT_ANSWER, entry_point="f")
+    forging = FORGES_A_STEP.format(program=program)
+    results = with_pool(
+        lambda pool: pool.run_many([right, forging, right], suite, isolate=isolate), isolation=isolation
+    )
+    assert [r.passed for r in results] == [True, True, True], [r.outcomes for r in results]
+
+
 def test_an_infinite_loop_that_swallows_every_exception_still_times_out(isolation: IsolationMode) -> None:
     code = (
         "def f(x):\n    while True:\n        try:\n            while True:\n                pass\n"

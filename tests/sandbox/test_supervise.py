@@ -119,3 +119,12 @@ def test_the_shortest_limit_of_a_job_is_its_own_or_a_tests() -> None:
         "suite_of": [0, 0],
     }
     assert shortest_seconds(job) == 0.02
+
+
+@pytest.mark.parametrize("extra", [b" ", b"x", b'{"n": "abc"}', b"\xff"])
+def test_a_line_that_is_not_one_report_and_nothing_else_is_ignored(extra: bytes) -> None:
+    watch = Watch("abc", {"output_bytes": 1000, "result_bytes": 10_000})
+    _take_result_bytes(line("abc", 0, "v")[:-1] + extra + b"\n" + line("abc", 1, "w"), watch)
+    watch.take_results()
+    assert (0, 0) not in watch.events
+    assert (0, 1) in watch.events

@@ -8,6 +8,7 @@ prompt, or the ``given_tests`` of a file that carries them (such as LLMDebugger'
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import lru_cache
 from pathlib import Path
 
 from refinelab._location import Location
@@ -95,8 +96,15 @@ def docstring_tests(prompt: str, entry_point: str, task_id: str | None = None) -
     """Visible tests from the examples the prompt shows, read by :func:`prompt_examples` (the reader
     ``solve`` uses, so a problem's visible tests are the same in an experiment and in a solve), with
     HumanEval's :data:`ERRATA` corrected for ``task_id``."""
-    corrections = ERRATA.get(task_id or "", {})
-    return [
+    return list(_docstring_tests(prompt, entry_point, task_id or ""))
+
+
+@lru_cache(maxsize=1024)
+def _docstring_tests(prompt: str, entry_point: str, task_id: str) -> tuple[Test, ...]:
+    """:func:`docstring_tests`, read once per prompt: loading HumanEval+ builds each problem twice (bare, then
+    with its hidden tests), and reading a prompt's examples costs about 2 ms. The tests are frozen."""
+    corrections = ERRATA.get(task_id, {})
+    return tuple(
         replace(test, expected=corrections[test.expr]) if test.expr in corrections else test
         for test in prompt_examples(prompt, entry_point)
-    ]
+    )

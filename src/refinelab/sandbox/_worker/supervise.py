@@ -107,10 +107,11 @@ class Watch:
     def _take_line(self, line: bytes | bytearray) -> None:
         """One report (a line per test: this runs hundreds of thousands of times in a benchmark's check)."""
         try:
-            message = _decode(line.decode())
-        except ValueError:  # not JSON, or not UTF-8
+            text = line.decode()
+            message, end = _scan(text, 0)
+        except (ValueError, StopIteration):  # not JSON, or not UTF-8
             return
-        if type(message) is not dict or message.get(wire.NONCE) != self.nonce:
+        if end != len(text) or type(message) is not dict or message.get(wire.NONCE) != self.nonce:
             return
         program, index = message.get(wire.PROGRAM), message.get(wire.INDEX)
         if type(program) is not int or type(index) is not int:
@@ -200,14 +201,19 @@ class Watch:
             self.outputs[program] = self._tails.get(("out", program), b"") + self._tails.get(("err", program), b"")
 
 
-_decode = json.JSONDecoder().decode
-"""``json.loads`` without its per-call work (finding the encoding of bytes, choosing a decoder)."""
+_scan: Callable[[str, int], tuple[object, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
+"""``json.loads`` without its per-call work (finding the encoding of bytes, choosing a decoder, two regular
+expressions for the whitespace around the value): a report is one JSON object from its first character to its
+last, as the child writes it (a line that is not is not the child's; ``StopIteration`` where it is no JSON)."""
 
 
 def _finite(value: object) -> TypeGuard[int | float]:
     """A number the child may report (its step, its CPU clock); the program in it could send ``NaN``, which
-    ``int()`` refuses (the worker stopped, and with it every program of the job)."""
-    return isinstance(value, (int, float)) and math.isfinite(value)
+    ``int()`` refuses (the worker stopped, and with it every program of the job), or an integer too large for
+    a float, which ``math.isfinite`` refuses."""
+    if type(value) is int:
+        return True
+    return type(value) is float and math.isfinite(value)
 
 
 def _unfinished_mark(data: bytes, mark: bytes) -> int:
