@@ -122,6 +122,49 @@ def test_a_program_announcing_a_step_of_no_program_does_not_stop_the_worker(
     assert [r.passed for r in results] == [True, True, True], [r.outcomes for r in results]
 
 
+@pytest.mark.parametrize("isolate", [False, True], ids=["batched", "isolated"])
+def test_a_line_nested_too_deep_to_read_does_not_stop_the_worker(isolation: IsolationMode, isolate: bool) -> None:
+    """Any program can write to the result pipe (no nonce needed to be read). A line of 200,000 ``[`` made the
+    worker's JSON reader raise ``RecursionError``, which stopped the worker: every program of the job was
+    judged crashed. A line that cannot be read is now no report, like any line that is not JSON."""
+    right = "def f(x):\n    return x * x\n"
+    deep = "import os\ndef f(x):\n    os.write(3, b'[' * 200_000 + b'\\n')\n    return x * x\n"
+    suite = Suite.of(RIGHT_ANSWER, entry_point="f")
+    results = with_pool(lambda pool: pool.run_many([right, deep, right], suite, isolate=isolate), isolation=isolation)
+    assert [r.passed for r in results] == [True, True, True], [r.outcomes for r in results]
+
+
+FORGES_DEEP_REPORTS = (
+    "import gc, os\n"
+    "def f(x):\n"
+    "    reporter = next(o for o in gc.get_objects() if type(o).__name__ == 'Reporter')\n"
+    "    deep = '[' * {depth} + ']' * {depth}\n"
+    "    for program in range(3):\n"
+    "        for index in range(2):\n"
+    '            line = \'{{"p": %d, "i": %d, "s": "value", "v": %s, "n": "%s"}}\\n\'\n'
+    "            os.write(3, (line % (program, index, deep, reporter._nonce)).encode())\n"
+    "    return x * x\n"
+)
+
+
+@pytest.mark.parametrize("depth", [600, 990])
+@pytest.mark.parametrize("isolate", [False, True], ids=["batched", "isolated"])
+def test_a_report_nested_deeper_than_the_harness_writes_is_not_read(
+    isolation: IsolationMode, depth: int, isolate: bool
+) -> None:
+    """A program that found the nonce wrote reports of every step of its job, each a list nested ``depth``
+    deep: the worker read them, and the host could not. At 600 the host's judging went past Python's recursion
+    limit and the whole run stopped; at 990 the host could not read the worker's reply, and every program of
+    the job was judged crashed. A report nested deeper than the harness ever writes is now no report."""
+    right = "def f(x):\n    return x * x\n"
+    forging = FORGES_DEEP_REPORTS.format(depth=depth)
+    suite = Suite.of(RIGHT_ANSWER, entry_point="f")
+    results = with_pool(
+        lambda pool: pool.run_many([right, forging, right], suite, isolate=isolate), isolation=isolation
+    )
+    assert [r.passed for r in results] == [True, True, True], [r.outcomes for r in results]
+
+
 def test_an_infinite_loop_that_swallows_every_exception_still_times_out(isolation: IsolationMode) -> None:
     code = (
         "def f(x):\n    while True:\n        try:\n            while True:\n                pass\n"

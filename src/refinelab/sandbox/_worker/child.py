@@ -395,7 +395,7 @@ def run_function_child(job: dict[str, object], first: int, start: int, report: R
 
     The interpreter is put back only between two programs of this child, not after its last one: the child
     exits then. Putting it back reads every loaded module, and each object read copies a page of the
-    worker's memory into the child: about 600 pages, 3 ms of a one-test job's 6 ms of child CPU.
+    worker's memory into the child: about 600 pages, 2 of a one-test job's 5 ms of child CPU.
     """
     codes = job[PROGRAMS]
     assert isinstance(codes, list)

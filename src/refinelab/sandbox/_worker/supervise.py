@@ -20,8 +20,8 @@ import os
 import select
 import signal
 import time
-from collections.abc import Callable
-from typing import TypeGuard
+from collections.abc import Callable, Iterable
+from typing import TypeGuard, cast
 
 from . import confine
 from . import protocol as wire
@@ -109,9 +109,11 @@ class Watch:
         try:
             text = line.decode()
             message, end = _scan(text, 0)
-        except (ValueError, StopIteration):  # not JSON, or not UTF-8
+        except (ValueError, StopIteration, RecursionError):  # not JSON, not UTF-8, or nested past the C stack's depth
             return
         if end != len(text) or type(message) is not dict or message.get(wire.NONCE) != self.nonce:
+            return
+        if not _within(message, _DEEPEST):
             return
         program, index = message.get(wire.PROGRAM), message.get(wire.INDEX)
         if type(program) is not int or type(index) is not int:
@@ -205,6 +207,36 @@ _scan: Callable[[str, int], tuple[object, int]] = json.JSONDecoder().scan_once  
 """``json.loads`` without its per-call work (finding the encoding of bytes, choosing a decoder, two regular
 expressions for the whitespace around the value): a report is one JSON object from its first character to its
 last, as the child writes it (a line that is not is not the child's; ``StopIteration`` where it is no JSON)."""
+
+
+_DEEPEST = 320
+"""Containers a report may nest: ``codec.encode`` stops at 100 levels of the program's value, a dict taking
+three (the report itself one more), so the child's own reports nest at most about 306. A program that found
+the nonce can write deeper ones, which this worker reads but the host could not: the host read such a value
+past Python's recursion limit while judging it (600 levels: the whole check stopped) or its worker's reply
+(990: every program of the job was judged crashed)."""
+_LEAVES = frozenset({str, int, float, bool, type(None)})
+
+
+def _within(value: object, levels: int) -> bool:
+    """Whether ``value`` nests at most ``levels`` lists and dicts (a list of scalars checked at C speed)."""
+    if type(value) is list:
+        if levels <= 0:
+            return False
+        if set(map(type, cast("list[object]", value))) <= _LEAVES:
+            return True
+        items: Iterable[object] = cast("list[object]", value)
+    elif type(value) is dict:
+        if levels <= 0:
+            return False
+        items = cast("dict[str, object]", value).values()
+    else:
+        return True
+    for item in items:
+        kind = type(item)
+        if (kind is list or kind is dict) and not _within(item, levels - 1):
+            return False
+    return True
 
 
 def _finite(value: object) -> TypeGuard[int | float]:
