@@ -55,7 +55,8 @@ def _run(
             os._exit(0)
     os.close(calls_write)
     os.close(report_write)
-    calls, reports = _read_all(calls_read), _read_all(report_read)
+    reports = _read_all(report_read)  # first: the child blocks on a full report pipe, never on its last small write
+    calls = _read_all(calls_read)
     os.waitpid(pid, 0)
     loads = [m[wire.PROGRAM] for m in map(json.loads, reports.splitlines()) if wire.BEGIN in m]
     return json.loads(calls), loads

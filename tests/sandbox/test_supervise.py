@@ -128,3 +128,12 @@ def test_a_line_that_is_not_one_report_and_nothing_else_is_ignored(extra: bytes)
     watch.take_results()
     assert (0, 0) not in watch.events
     assert (0, 1) in watch.events
+
+
+def test_brackets_in_a_string_are_no_nesting_and_a_report_nested_past_the_harness_is_no_report() -> None:
+    watch = Watch("abc", {"output_bytes": 1000, "result_bytes": 10**7})
+    nested = json.dumps({"n": "abc", "p": 0, "i": 1, "s": "value", "v": json.loads("[" * 400 + "]" * 400)})
+    _take_result_bytes(line("abc", 0, "[{" * 5000) + nested.encode() + b"\n", watch)
+    watch.take_results()
+    assert watch.events[Step(0, 0)]["v"] == "[{" * 5000
+    assert (0, 1) not in watch.events
