@@ -23,7 +23,20 @@ CASES = [
     ([1, [2, 3]], [1, [2, 3]], None),
     ("a", "a", None),
     (0.3, 0.1 + 0.2, None),
-    (0.3, 0.1 + 0.2, 1e-6),  # within the tolerance: judged on the slower path, as before
+    (0.3, 0.1 + 0.2, 1e-6),  # within the tolerance, judged as sent (a number is its own encoding)
+    (0.3, 0.3 + 2e-6, 1e-6),  # past it
+    (1e9, 1e9 + 50, 1e-6),  # within the relative tolerance
+    (2.0, 2, 1e-6),
+    (2.5, 2, 1e-6),
+    (2.0, True, 1e-6),  # a boolean is no number here
+    ([0.3, 1.0], [0.1 + 0.2, 1], 1e-6),
+    ([0.3, 1.0], [0.1 + 0.2, 1.1], 1e-6),
+    ([0.3, 1.0], [0.1 + 0.2], 1e-6),  # not the same shape
+    ([0.3, "a"], [0.1 + 0.2, "a"], 1e-6),  # a string is never within a tolerance, as the judge has it
+    ([[0.3]], [[0.1 + 0.2]], 1e-6),  # nested: decoded first
+    ([0.3], (0.1 + 0.2,), 1e-6),
+    (0.3, [0.1 + 0.2], 1e-6),
+    (0.3, float("inf"), 1e-6),
     (float("nan"), float("nan"), None),  # a NaN is never equal
     ([float("nan")], [float("nan")], 1e-6),
     (BIG, BIG, None),  # beyond 2**53 an integer travels as a tag

@@ -67,7 +67,8 @@ def encode(value: Any, depth: int = 0) -> object:
     return _encode_other(value, kind, depth)
 
 
-_PLAIN = frozenset({str, bool, type(None), int, float})
+PLAIN = frozenset({str, bool, type(None), int, float})
+"""The types JSON carries as they are: a list of them, as a worker sent it, decodes to a copy of itself."""
 _NUMBERS = frozenset({int, float})
 
 
@@ -79,7 +80,7 @@ def _flat(value: list[Any]) -> list[Any] | None:
     was checked."""
     items = list(value)
     kinds = set(map(type, items))
-    if not kinds <= _PLAIN:
+    if not kinds <= PLAIN:
         return None
     if kinds & _NUMBERS:
         if kinds - _NUMBERS:
@@ -305,7 +306,7 @@ class Digested:
 def decode(data: object) -> object:
     """Rebuild a value from its tagged encoding (host side), from builtins only."""
     if isinstance(data, list):  # scalars decode to themselves: no call per item
-        return list(data) if set(map(type, data)) <= _PLAIN else [decode(item) for item in data]
+        return list(data) if set(map(type, data)) <= PLAIN else [decode(item) for item in data]
     if not isinstance(data, dict) or len(data) != 1:
         return data
     ((tag, body),) = data.items()
@@ -376,7 +377,7 @@ def encode_expected(value: object) -> object:
 
 def _holds_opaque(data: object) -> bool:
     if isinstance(data, list):
-        return not set(map(type, data)) <= _PLAIN and any(_holds_opaque(item) for item in data)
+        return not set(map(type, data)) <= PLAIN and any(_holds_opaque(item) for item in data)
     if not isinstance(data, dict):
         return False
     ((tag, body),) = data.items()

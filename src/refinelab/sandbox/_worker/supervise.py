@@ -26,6 +26,7 @@ from typing import TypeGuard, cast
 from . import confine
 from . import protocol as wire
 from .child import child_main, program_mark
+from .codec import PLAIN
 from .protocol import Step
 
 _CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -215,7 +216,6 @@ three (the report itself one more), so the child's own reports nest at most abou
 the nonce can write deeper ones, which this worker reads but the host could not: the host read such a value
 past Python's recursion limit while judging it (600 levels: the whole check stopped) or its worker's reply
 (990: every program of the job was judged crashed)."""
-_LEAVES = frozenset({str, int, float, bool, type(None)})
 
 
 def _within(value: object, levels: int) -> bool:
@@ -223,7 +223,7 @@ def _within(value: object, levels: int) -> bool:
     if type(value) is list:
         if levels <= 0:
             return False
-        if set(map(type, cast("list[object]", value))) <= _LEAVES:
+        if set(map(type, cast("list[object]", value))) <= PLAIN:
             return True
         items: Iterable[object] = cast("list[object]", value)
     elif type(value) is dict:
