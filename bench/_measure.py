@@ -36,6 +36,10 @@ class Measured:
     """CPU seconds of the whole tree (the command and every process it waited for), as the kernel counts."""
     main_cpu: float = 0.0
     """CPU seconds of the command's own process (its last sample, at most 0.2 s before it ended)."""
+    serial_cpu: float = 0.0
+    """CPU seconds the command's own process spent before any other process of its tree was seen (its last
+    sample alone: at most what it spent alone). Nothing else of the command can have run meanwhile: work
+    that no worker count shortens (evalplus computes HumanEval+'s expected outputs so, before its pool)."""
 
     def line(self, name: str) -> str:
         return f"{name:<34} {self.wall:8.1f} s   peak tree PSS {self.pss_mib:7.0f} MiB (RSS {self.rss_mib:6.0f})"
@@ -89,24 +93,31 @@ def _follow(process: subprocess.Popen[bytes], start: float) -> Measured:
     """Sample the tree's memory (and the command's own CPU) until the command ends; reap it with its
     resource usage."""
     peak_pss = peak_rss = 0
-    main_cpu = 0.0
+    main_cpu = serial_cpu = 0.0
+    alone = True
     exited = os.pidfd_open(process.pid)  # readable once the command has exited: the wait below ends then
     try:
         while True:
             pid, status, usage = os.wait4(process.pid, os.WNOHANG)
             if pid != 0:
                 break
-            totals = [_memory(pid) for pid in _tree(process.pid)]
+            own = _own_cpu(process.pid)  # read before the tree: if the command is alone in it, it was then
+            tree = _tree(process.pid)
+            totals = [_memory(pid) for pid in tree]
             peak_pss = max(peak_pss, sum(p for p, _ in totals))
             peak_rss = max(peak_rss, sum(r for _, r in totals))
-            main_cpu = max(main_cpu, _own_cpu(process.pid))
+            main_cpu = max(main_cpu, own)
+            alone = alone and len(tree) == 1
+            serial_cpu = own if alone else serial_cpu
             select.select([exited], [], [], INTERVAL)
     finally:
         os.close(exited)
     wall = time.perf_counter() - start
     process.returncode = os.waitstatus_to_exitcode(status)
     cpu = usage.ru_utime + usage.ru_stime
-    return Measured(wall, peak_pss / 1024, peak_rss / 1024, process.returncode, cpu, main_cpu)
+    return Measured(
+        wall, peak_pss / 1024, peak_rss / 1024, process.returncode, cpu=cpu, main_cpu=main_cpu, serial_cpu=serial_cpu
+    )
 
 
 def _own_cpu(pid: int) -> float:

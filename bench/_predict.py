@@ -17,9 +17,11 @@ sum over phases, plus the driver's CPU before each phase's first job ended (star
 phase before computed) and after the last job (writing the results), which nothing overlaps. Job CPU
 is the children's and the worker's, as the workers measured it.
 
-For a peer that runs as a main process handing work to a pool (evalplus), the same rule from outside:
-the larger of the process tree's CPU over W and the main process's own CPU (:func:`peer_prediction`, a
-lower bound: it assumes the peer's main process overlaps every bit of its work with its pool's).
+For a peer that runs as a main process handing work to a pool (evalplus), the same rule from outside
+(:func:`peer_prediction`): what its main process did before it started any other process (evalplus computes
+HumanEval+'s expected outputs so, one after another, before its pool exists), then the larger of the other
+processes' CPU over W and the rest of the main process's own CPU. A lower bound: it assumes the main process
+overlaps every bit of its later work with its pool's, and the pool is never idle.
 """
 
 from __future__ import annotations
@@ -214,9 +216,11 @@ def chain_seconds(jobs: list[ChainJob]) -> float:
     return max((start + job.cpu for start, job in zip(ready, ordered)), default=0.0)
 
 
-def peer_prediction(tree_cpu: float, main_cpu: float, workers: int) -> float:
-    """A peer's time at ``workers`` (see the module docstring): a lower bound."""
-    return max(tree_cpu / workers, main_cpu)
+def peer_prediction(tree_cpu: float, main_cpu: float, workers: int, serial_cpu: float = 0.0) -> float:
+    """A peer's time at ``workers`` (see the module docstring), a lower bound: ``serial_cpu`` of its main
+    process's ``main_cpu`` ran before any other process of its tree (``tree_cpu``) existed."""
+    serial = min(serial_cpu, main_cpu)
+    return serial + max((tree_cpu - main_cpu) / workers, main_cpu - serial)
 
 
 def report(trace: Trace, label: str) -> list[str]:

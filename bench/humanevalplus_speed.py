@@ -13,8 +13,10 @@ problems are loaded.
 
 Beside each measurement, the time each side would take at 4, 16 and 64 workers, predicted from this run
 (bench/_predict.py): refinelab's from its job trace (the larger of its job CPU over W, its longest chain
-and its driver's CPU, phase by phase), evalplus's from its process tree (the larger of its CPU over W and
-its main process's CPU: a lower bound, so the predicted ratio is if anything unfair to refinelab).
+and its driver's CPU, phase by phase), evalplus's from its process tree (what its main process spent before
+it started any other process, which is where evalplus computes its ground truth, then the larger of its
+other processes' CPU over W and the rest of its main process's: a lower bound, so the predicted ratio is if
+anything unfair to refinelab); and both at the width the run had, beside what it took.
 
     python bench/humanevalplus_speed.py [--set ten|distinct] [--workers 2] [--shared ../shared/data]
 
@@ -194,13 +196,26 @@ def agreement(order: list[tuple[str, int]], mine: list[tuple[bool, str]], theirs
     return f"verdicts agree on {len(order) - len(differ)}/{len(order)}"
 
 
-def predictions(trace: Trace, theirs: Measured, run: str) -> None:
-    """Both sides at 4, 16 and 64 workers, predicted from this run (see the module docstring)."""
+def predictions(trace: Trace, measured: tuple[Measured, Measured], run: str, ran: int) -> None:
+    """Both sides at 4, 16 and 64 workers, predicted from this run (see the module docstring), and at the
+    ``ran`` workers of the run itself beside what it took (how far the prediction is from a measurement)."""
+    mine, theirs = measured
     print("\n".join(report(trace, f"refinelab ({run})")))
-    print(f"  evalplus ({run}): tree CPU {theirs.cpu:.1f} s, main process {theirs.main_cpu:.1f} s")
+    print(
+        f"  evalplus ({run}): tree CPU {theirs.cpu:.1f} s, main process {theirs.main_cpu:.1f} s, "
+        f"{theirs.serial_cpu:.1f} s of it before any other process"
+    )
     for workers in WIDTHS:
-        mine, peer = trace.predicted(workers), peer_prediction(theirs.cpu, theirs.main_cpu, workers)
-        print(f"    at {workers:>2} workers: refinelab {mine:6.1f} s, evalplus >= {peer:6.1f} s: {ratio(mine, peer)}")
+        ours, peer = trace.predicted(workers), _peer(theirs, workers)
+        print(f"    at {workers:>2} workers: refinelab {ours:6.1f} s, evalplus >= {peer:6.1f} s: {ratio(ours, peer)}")
+    print(
+        f"    as run, at {ran} workers: refinelab {trace.predicted(ran):.1f} s predicted, {mine.wall:.1f} s taken; "
+        f"evalplus >= {_peer(theirs, ran):.1f} s, {theirs.wall:.1f} s taken"
+    )
+
+
+def _peer(theirs: Measured, workers: int) -> float:
+    return peer_prediction(theirs.cpu, theirs.main_cpu, workers, theirs.serial_cpu)
 
 
 def main() -> int:
@@ -229,7 +244,7 @@ def main() -> int:
             verdicts = agreement(order, refinelab_verdicts(out), evalplus_verdicts(results, order))
             memory = ratio(mine.pss_mib, theirs.pss_mib)
             print(f"  {run}: time {ratio(mine.wall, theirs.wall)}, memory {memory}; {verdicts}")
-            predictions(read_trace(trace, mine.main_cpu), theirs, run)
+            predictions(read_trace(trace, mine.main_cpu), (mine, theirs), run, args.workers)
         seconds, cpu, bare = floor(samples, data, folder / "rl-cache", args.workers)
         mine_warm = refinelab_verdicts(folder / "warm.out.jsonl")
         same = sum(b == m[0] for b, m in zip(bare, mine_warm))

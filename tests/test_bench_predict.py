@@ -130,3 +130,13 @@ def test_reference_values_and_scoring_are_one_phase_where_they_overlap_and_two_w
     first, second = predict.read_trace(path).phases
     assert (first.name, first.jobs, first.chain) == ("reference", 4, pytest.approx(2.0))
     assert (second.name, second.jobs, second.chain) == ("scoring", 2, pytest.approx(3.0))
+
+
+def test_a_peer_is_predicted_its_serial_start_then_its_pool_beside_the_rest_of_its_main_process(
+    predict: ModuleType,
+) -> None:
+    # evalplus, cold: 24 s of expected outputs alone, then 416.5 s of pool CPU beside 9.8 s of its own
+    assert predict.peer_prediction(450.5, 33.8, 4, 24.0) == pytest.approx(24.0 + (450.5 - 33.8) / 4)
+    assert predict.peer_prediction(450.5, 33.8, 64, 24.0) == pytest.approx(33.8)  # then its own rest is longer
+    assert predict.peer_prediction(450.5, 33.8, 4) == pytest.approx((450.5 - 33.8) / 4)
+    assert predict.peer_prediction(100.0, 10.0, 4, 50.0) == pytest.approx(10.0 + 90.0 / 4)  # at most all of it
