@@ -1,5 +1,6 @@
 """``bench/_predict.py``: what a traced run would take at W workers, which the benches print beside every
-measurement (and which the docs quote), read from a job trace written by hand here."""
+measurement (and which the docs quote), read from a job trace written by hand here; and what
+``bench/_measure.py`` measures of a whole command (a peer's serial start among it), on small commands."""
 
 from __future__ import annotations
 
@@ -15,17 +16,27 @@ import pytest
 from refinelab.sandbox._pool import SPECULATE_AFTER
 
 
-@pytest.fixture(scope="module")
-def predict() -> Iterator[ModuleType]:
-    path = Path(__file__).parents[1] / "bench" / "_predict.py"
-    spec = importlib.util.spec_from_file_location("bench_predict", path)
+def _bench_module(name: str) -> Iterator[ModuleType]:
+    """``bench/<name>.py`` as a module while a test module runs (its dataclasses look it up by name)."""
+    path = Path(__file__).parents[1] / "bench" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"bench{name}", path)
     assert spec is not None and spec.loader is not None
-    module = sys.modules["bench_predict"] = importlib.util.module_from_spec(spec)  # its dataclasses look it up
+    module = sys.modules[f"bench{name}"] = importlib.util.module_from_spec(spec)
     try:
         spec.loader.exec_module(module)
         yield module
     finally:
-        del sys.modules["bench_predict"]
+        del sys.modules[f"bench{name}"]
+
+
+@pytest.fixture(scope="module")
+def predict() -> Iterator[ModuleType]:
+    yield from _bench_module("_predict")
+
+
+@pytest.fixture(scope="module")
+def measure() -> Iterator[ModuleType]:
+    yield from _bench_module("_measure")
 
 
 def job(start: float, cpu: float, chains: list[str], driver: float, **more: object) -> dict[str, object]:
@@ -140,3 +151,32 @@ def test_a_peer_is_predicted_its_serial_start_then_its_pool_beside_the_rest_of_i
     assert predict.peer_prediction(450.5, 33.8, 64, 24.0) == pytest.approx(33.8)  # then its own rest is longer
     assert predict.peer_prediction(450.5, 33.8, 4) == pytest.approx((450.5 - 33.8) / 4)
     assert predict.peer_prediction(100.0, 10.0, 4, 50.0) == pytest.approx(10.0 + 90.0 / 4)  # at most all of it
+
+
+SPIN = "import time\nstart = time.process_time()\nwhile time.process_time() - start < {seconds}:\n    pass\n"
+
+
+def test_a_command_that_starts_no_process_spent_all_of_its_cpu_alone(measure: ModuleType) -> None:
+    found = measure.measure([sys.executable, "-c", SPIN.format(seconds=0.5)])
+    assert found.returncode == 0
+    assert found.main_cpu > 0
+    assert found.serial_cpu == found.main_cpu
+
+
+def test_what_a_command_spent_alone_stops_at_its_first_other_process(measure: ModuleType, tmp_path: Path) -> None:
+    """The CPU counted as spent alone is at most what the command had spent when it started a child (it writes
+    that down), however the samples fell: counting all of it would make a peer's pool look serial."""
+    record = tmp_path / "at-fork"
+    code = (
+        SPIN.format(seconds=0.5)
+        + "import os, subprocess, sys\n"
+        + f"open({str(record)!r}, 'w').write(repr(sum(os.times()[:2])))\n"
+        + f"subprocess.run([sys.executable, '-c', {SPIN.format(seconds=0.3)!r}], check=True)\n"
+        + SPIN.format(seconds=0.5)
+    )
+    found = measure.measure([sys.executable, "-c", code])
+    assert found.returncode == 0
+    at_fork = float(record.read_text())
+    assert found.serial_cpu <= at_fork + 0.02  # the kernel's ticks (10 ms) and the clock read just before
+    assert found.main_cpu >= at_fork
+    assert found.cpu >= found.main_cpu + 0.25  # the child's CPU is the tree's
