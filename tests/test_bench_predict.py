@@ -177,6 +177,6 @@ def test_what_a_command_spent_alone_stops_at_its_first_other_process(measure: Mo
     found = measure.measure([sys.executable, "-c", code])
     assert found.returncode == 0
     at_fork = float(record.read_text())
-    assert found.serial_cpu <= at_fork + 0.02  # the kernel's ticks (10 ms) and the clock read just before
+    assert found.serial_cpu <= at_fork + 0.05  # the kernel's ticks (10 ms), and starting the child
     assert found.main_cpu >= at_fork
     assert found.cpu >= found.main_cpu + 0.25  # the child's CPU is the tree's
