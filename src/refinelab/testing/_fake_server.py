@@ -63,7 +63,8 @@ class FakeOpenAI(ThreadingHTTPServer):
         self.log: list[tuple[dict[str, Any], str]] = []
         """Every request body (parsed JSON) and what was done with it."""
         self.answers: TextIO | None = None
-        """Where to append each answer once it is sent (one JSON line: the request's last message)."""
+        """Where to note each answer before and after it is sent (a JSON line each: ``["sending" or "sent",
+        the request's last message]``)."""
 
     def handle_error(self, request: object, client_address: object) -> None:
         """Quiet: clients that go away (timeouts under test) are expected here."""
@@ -87,13 +88,15 @@ class FakeOpenAI(ThreadingHTTPServer):
         with self.lock:
             self.log.append((body, action))
 
-    def sent(self, body: dict[str, Any]) -> None:
-        """Note in :attr:`answers` that a normal answer to ``body`` went out in full."""
+    def note(self, step: str, body: dict[str, Any]) -> None:
+        """Note in :attr:`answers` that a normal answer to ``body`` is ``"sending"`` or was ``"sent"`` in full.
+        Both are written because a server killed between sending and writing leaves a client with an answer
+        that no ``"sent"`` line records."""
         if self.answers is not None:
             messages = body["messages"]
             assert isinstance(messages, list)
             with self.lock:
-                self.answers.write(json.dumps(messages[-1]["content"]) + "\n")
+                self.answers.write(json.dumps([step, messages[-1]["content"]]) + "\n")
                 self.answers.flush()
 
     def answered(self) -> list[dict[str, Any]]:
@@ -181,9 +184,10 @@ class _Handler(BaseHTTPRequestHandler):
             if mimic is not None and mimic.kind == "openai":  # OpenAI counts the thinking; vLLM does not
                 usage["completion_tokens_details"] = {"reasoning_tokens": sum(thought)}
             response["usage"] = usage
+        self.server.note("sending", body)
         self._send(200, json.dumps(response).encode())
         self.wfile.flush()
-        self.server.sent(body)
+        self.server.note("sent", body)
 
     def _slow(self, body: dict[str, object]) -> None:
         time.sleep(self.server.slow_seconds)
@@ -213,12 +217,13 @@ def serve(reply: ReplyWriter = echo, *, mimic: ReasoningMimic | None = None) -> 
 
 def main() -> None:
     """``python -m refinelab.testing._fake_server [--delay S] [--log FILE]``: serve until killed; prints the
-    base URL; with ``--log``, appends to FILE a JSON line per answer sent (the request's last message)."""
+    base URL; with ``--log``, appends to FILE a JSON line before and after each answer is sent (see
+    :attr:`FakeOpenAI.answers`)."""
     import argparse
 
     parser = argparse.ArgumentParser()
     parser.add_argument("--delay", type=float, default=0.0)
-    parser.add_argument("--log", help="append a line per answer sent")
+    parser.add_argument("--log", help="append a line before and after each answer is sent")
     parser.add_argument("--mimic", choices=sorted(MIMICS), help="play a reasoning model's server")
     args = parser.parse_args()
     server = FakeOpenAI(mimic=MIMICS[args.mimic] if args.mimic else None)
