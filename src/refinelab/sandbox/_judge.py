@@ -18,7 +18,7 @@ from refinelab.sandbox._outcome import PASSED, IsolationLevel, RunResult, TestOu
 from refinelab.sandbox._packed import Packed
 from refinelab.sandbox._suite import Suite
 from refinelab.sandbox._worker import protocol as wire
-from refinelab.sandbox._worker.codec import decode
+from refinelab.sandbox._worker.codec import decode, text_of
 
 _STATUS_VERDICTS: dict[str, Verdict] = {
     wire.S_ERROR: "error",
@@ -177,8 +177,8 @@ def _failure_outcome(verdict: Verdict, report: dict[str, object]) -> TestOutcome
 
 
 def _judge_value(test: CallTest, encoded: object) -> TestOutcome:
-    if isinstance(encoded, (list, dict)) and isinstance(test.expected, Packed) and test.expected.encodes_as(encoded):
-        return PASSED  # a large container's own encoding: equal, nothing to decode (see encodes_as)
+    if isinstance(test.expected, Packed) and _own_encoding(test.expected, encoded):
+        return PASSED  # a large value's own encoding: equal, nothing to decode
     actual = decode(encoded)
     if values_match(actual, test.expected, test.atol):
         return PASSED
@@ -186,6 +186,16 @@ def _judge_value(test: CallTest, encoded: object) -> TestOutcome:
     return TestOutcome(
         "fail", f"{test.expr}: expected {expected_text}, got {actual_text}", expected=expected_text, actual=actual_text
     )
+
+
+def _own_encoding(expected: Packed, encoded: object) -> bool:
+    """Whether a test's value, as it came, is the packed expected value's own encoding: a list of numbers as
+    its text and digest (``codec.digested``, :meth:`Packed.has_encoding`), or a container as it is
+    (:meth:`Packed.encodes_as`)."""
+    text = text_of(encoded)
+    if text is not None:
+        return expected.has_encoding(text[0], len(text[1]))
+    return isinstance(encoded, (list, dict)) and expected.encodes_as(encoded)
 
 
 def _judge_stdout(test: StdioTest, report: dict[str, object]) -> TestOutcome:

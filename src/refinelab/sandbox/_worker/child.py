@@ -25,7 +25,6 @@ import threading
 import time
 import traceback
 import types
-from collections.abc import Callable, Iterable
 from typing import cast
 
 from . import codec, confine
@@ -124,27 +123,7 @@ class Reporter:
                 pass
 
 
-def _line_encoder() -> Callable[[dict[str, object]], str]:
-    """``json.dumps`` for a report, without its per-call work: the C encoder ``json.dumps`` builds at every call,
-    built once (half of the 6.5 us a report took to encode; a benchmark's check writes a report per test).
-    Without the circularity check ``json.dumps`` makes: a report holds what ``codec.encode`` made, a fresh tree."""
-    make: Callable[..., Callable[[object, int], Iterable[str]]] | None = getattr(json.encoder, "c_make_encoder", None)
-    if make is None:  # no C encoder in this Python
-        return json.dumps
-    probe: dict[str, object] = {"text": "\u00e9", "items": [1, 2.5, None, True, {"tag": "nan"}], "at": [0, 0.1]}
-    # markers (None: no circularity check), default, encoder, indent, key and item separators, sort_keys,
-    # skipkeys, allow_nan: what json.dumps builds with its defaults
-    settings = (None, None, json.encoder.encode_basestring_ascii, None, ": ", ", ", False, False, True)
-    try:
-        encode = make(*settings)
-        if "".join(encode(probe, 0)) == json.dumps(probe):
-            return lambda message: "".join(encode(message, 0))
-    except TypeError:  # made otherwise in this Python
-        pass
-    return json.dumps
-
-
-_ENCODE_LINE = _line_encoder()
+_ENCODE_LINE = codec.JSON_TEXT
 
 
 def program_mark(nonce: str, program: int) -> bytes:
