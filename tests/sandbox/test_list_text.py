@@ -85,7 +85,8 @@ def test_a_text_with_the_expected_digest_passes_without_being_read(monkeypatch: 
     monkeypatch.setattr(judge_module, "decode", unread)
     assert judge(CallTest("f(n)", Packed.of(NUMBERS, NUMBERS)), report).verdict == "pass"
     with pytest.raises(AssertionError, match="was read"):
-        judge(CallTest("f(n)", Packed.of(NUMBERS[:-1] + [0], NUMBERS[:-1] + [0])), report)
+        other = [*NUMBERS[:-1], 0]
+        judge(CallTest("f(n)", Packed.of(other, other)), report)
 
 
 def test_a_long_list_is_judged_on_its_text_through_the_pool() -> None:
