@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
@@ -87,6 +87,16 @@ class HumanEvalPlusTask:
         arguments = [json.dumps(args) for args in self.inputs] if self.json_inputs else None
         return WrittenInputs(self.expressions(), arguments)
 
+    def without_inputs(self) -> HumanEvalPlusTask:
+        """The task as a load that has its inputs written out already (:class:`WrittenInputs`) needs it: as many
+        inputs, each left out, and of the record what :meth:`problem` and :meth:`reference` read. The inputs are
+        most of a release's memory and of the time reading it takes (HumanEval+: 124,000 of them). Those of
+        ``find_zero`` are kept: its tests write the polynomial from them. :meth:`test` refuses an input left
+        out unless given ``written``."""
+        kept = self.inputs if self.entry_point == "find_zero" else (_LEFT_OUT,) * len(self.inputs)
+        record = {key: self.record[key] for key in _KEPT if key in self.record}
+        return replace(self, inputs=kept, record=record)
+
     def test(
         self, index: int, expected: object, tolerance: float | None, *, written: WrittenInputs | None = None
     ) -> Test:
@@ -98,6 +108,8 @@ class HumanEvalPlusTask:
         """
         args = self.inputs[index]
         if written is None:
+            if args is _LEFT_OUT:
+                raise ValueError(f"{self.task_id}: input {index} was left out (without_inputs) and is not written")
             expression, arguments = call_source(args), self.arguments(index)
         else:
             expression = written.expressions[index]
@@ -132,6 +144,12 @@ class HumanEvalPlusTask:
             completion_prefix=prompt,
             metadata=metadata,
         )
+
+
+_LEFT_OUT: list[object] = []
+"""The input of a task :meth:`HumanEvalPlusTask.without_inputs` left out (found by identity)."""
+_KEPT = ("task_id", "prompt", "canonical_solution", "entry_point")
+"""What a task without its inputs keeps of its record."""
 
 
 def _asserts_in(prompt: str) -> list[Test]:

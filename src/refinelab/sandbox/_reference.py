@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import itertools
 import json
 import os
 from collections.abc import Callable, Iterator
@@ -134,10 +135,11 @@ def stream_humanevalplus(
 
     The outputs are cached in ``cache_dir`` as ``humanevalplus-<file hash>.v4.jsonl`` (``mbppplus-...``):
     a header line (the calibration), then one line per task in the file's order; problems are built from
-    the source and the cache read side by side, one task at a time, so memory holds the problems and little
-    else, and each is published as soon as it is built (computed: as soon as its last input is in). The
-    reference's times are scaled by how fast this machine runs the calibration workload now against when
-    they were measured (see the module docstring).
+    the tasks read with the bare problems (without their inputs, which the cache keeps written) and the cache
+    read side by side, one task at a time, so memory holds the problems and little else, and each is
+    published as soon as it is built (computed: as soon as its last input is in). The reference's times are
+    scaled by how fast this machine runs the calibration workload now against when they were measured (see
+    the module docstring).
     """
     source = Path(path)
     bare, shape = _bare(reader(source))
@@ -148,7 +150,7 @@ def stream_humanevalplus(
 
     async def load(loading: Loading) -> None:
         now = await calibrate(pool)
-        if await _from_cache(source, cache, reader, now, loading.publish):
+        if await _from_cache(source, cache, Release(reader, shape.tasks), now, loading.publish):
             return
 
         inputs: dict[str, WrittenInputs] = {}  # the cache keeps them, so a warm load does not write them again
@@ -181,23 +183,28 @@ class Shape:
     """Each task's id and number of inputs, in the file's order."""
     error: InputError | None
     """The first record without a whole reference solution: computing stops there before any work."""
+    tasks: list[HumanEvalPlusTask]
+    """Every task without its inputs (:meth:`~refinelab.problems.HumanEvalPlusTask.without_inputs`): what a warm
+    load needs beside the inputs the cache kept written, so it does not read the release again."""
 
 
 def _bare(tasks: Iterator[HumanEvalPlusTask]) -> tuple[list[Problem], Shape]:
     """Every task's problem without its hidden tests, and the release's :class:`Shape`, in one reading."""
     bare: list[Problem] = []
     sizes: list[tuple[str, int]] = []
+    light: list[HumanEvalPlusTask] = []
     error: InputError | None = None
     kind: str | None = None
     for task in tasks:
         kind = kind or task.kind
         bare.append(task.problem((), 0))
         sizes.append((task.task_id, len(task.inputs)))
+        light.append(task.without_inputs())
         try:
             task.reference()
         except InputError as missing:
             error = error or missing
-    return bare, Shape(kind, sizes, error)
+    return bare, Shape(kind, sizes, error, light)
 
 
 def _every_task(shape: Shape, computed: list[Computed]) -> list[Computed]:
@@ -215,13 +222,28 @@ def _digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
 
 
+@dataclass(frozen=True)
+class Release:
+    """A release's tasks as a warm load reads them: without their inputs (``light``, read with the bare
+    problems), and whole from the file (``reader``) from the first task whose inputs the cache did not keep
+    written (a cache from before they were kept)."""
+
+    reader: Reader
+    light: list[HumanEvalPlusTask]
+
+    def whole_from(self, source: Path, index: int) -> Iterator[HumanEvalPlusTask]:
+        """The tasks from ``index`` on, read whole from ``source``."""
+        return itertools.islice(self.reader(source), index, None)
+
+
 async def _from_cache(
-    source: Path, cache: Path, reader: Reader, calibration: float, publish: Callable[[Problem], None]
+    source: Path, cache: Path, release: Release, calibration: float, publish: Callable[[Problem], None]
 ) -> bool:
     """Publish each problem with its outputs (and the reference's times, scaled to ``calibration``) from the
     cache, one task at a time, letting the event loop run between them (the pool's workers get the first
     tasks' programs meanwhile); False when the cache is missing, unreadable or not this file's (what was
-    published stays: those lines were this file's, and computing gives the same outputs)."""
+    published stays: those lines were this file's, and computing gives the same outputs). Each task's inputs
+    come written from the cache; the release is read again only from a task whose inputs it did not keep."""
     try:
         handle = cache.open(encoding="utf-8")
     except OSError:
@@ -231,12 +253,20 @@ async def _from_cache(
         if measured is None:
             return False
         scale = calibration / measured
-        for task in reader(source):
+        whole: Iterator[HumanEvalPlusTask] | None = None
+        for index, light in enumerate(release.light):
+            task = light if whole is None else next(whole, None)
             entry = _cached_entry(handle.readline())
             cached = await _cached_line(entry)
-            if cached is None or cached[0] != task.task_id:
+            if task is None or cached is None or cached[0] != task.task_id:
                 return False
-            publish(_problem(task, cached[1], cached[2], scale, _cached_inputs(entry, task)))
+            written = _cached_inputs(entry, task)
+            if written is None and whole is None:  # not kept: the inputs are read and written again
+                whole = release.whole_from(source, index)
+                task = next(whole, None)
+                if task is None or task.task_id != cached[0]:
+                    return False
+            publish(_problem(task, cached[1], cached[2], scale, written))
             await asyncio.sleep(0)
         return not handle.readline()
 

@@ -1,0 +1,89 @@
+"""A warm load of an evalplus release reads the file once: each task's inputs come written from the cache, and
+the rest of the task from the reading that gave the bare problems; only a cache from before the inputs were
+kept has the file read again, from its first task without them."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from refinelab._location import Location
+from refinelab.problems import CallTest, HumanEvalPlusTask, Problem, _humanevalplus
+from refinelab.sandbox import WorkerPool, prepare_benchmark
+from tests.conftest import with_pool
+
+
+def _release(path: Path) -> Path:
+    records = []
+    for number in range(3):
+        record: dict[str, object] = {"task_id": f"HumanEval/{number}", "entry_point": "f"}
+        record |= {"prompt": f'def f(x):\n    """>>> f(1)\n    {1 + number}\n    """\n'}
+        record |= {"canonical_solution": f"    return x + {number}\n", "base_input": [[1], [2]], "plus_input": [[3]]}
+        records.append(json.dumps(record))
+    path.write_text("\n".join(records) + "\n")
+    return path
+
+
+def _counting(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Count the records read from a release file, a list per reading."""
+    readings: list[int] = []
+    read = _humanevalplus.read_jsonl  # type: ignore[attr-defined]
+
+    def counted(source: Path) -> Iterator[tuple[int, dict[str, object]]]:
+        readings.append(0)
+        for found in read(source):
+            readings[-1] += 1
+            yield found
+
+    monkeypatch.setattr(_humanevalplus, "read_jsonl", counted)
+    return readings
+
+
+def _load(data: Path, cache: Path) -> list[Problem]:
+    """The problems, but for the reference's times (scaled by a calibration each load runs anew)."""
+
+    async def body(pool: WorkerPool) -> list[Problem]:
+        return await prepare_benchmark("humaneval-plus", data, pool=pool, cache_dir=cache)
+
+    timed = with_pool(body, workers=1)
+    assert all(len(p.hidden_seconds) == len(p.hidden_tests) == 3 for p in timed)
+    return [replace(p, hidden_seconds=(), metadata={**p.metadata, "reference_time_scale": None}) for p in timed]
+
+
+def test_a_warm_load_reads_the_release_once_and_builds_the_same_problems(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data, readings = _release(tmp_path / "plus.jsonl"), _counting(monkeypatch)
+    cold = _load(data, tmp_path)
+    assert readings == [3, 3]  # the bare problems, then computing the outputs
+    readings.clear()
+    warm = _load(data, tmp_path)
+    assert warm == cold and readings == [3]
+    assert [t.expr for t in warm[2].hidden_tests if isinstance(t, CallTest)] == [f"candidate({n})" for n in (1, 2, 3)]
+    assert [t.expected for t in warm[2].hidden_tests if isinstance(t, CallTest)] == [3, 4, 5]
+    # the second task's line from before its inputs were kept: the release is read again from there
+    (cache,) = tmp_path.glob("humanevalplus-*.jsonl")
+    lines = cache.read_text().splitlines()
+    older = {key: value for key, value in json.loads(lines[2]).items() if key not in ("expressions", "arguments")}
+    cache.write_text("\n".join([*lines[:2], json.dumps(older), lines[3]]) + "\n")
+    readings.clear()
+    assert _load(data, tmp_path) == cold and readings == [3, 3]
+
+
+def test_a_task_without_inputs_keeps_their_number_and_builds_tests_only_from_them_written() -> None:
+    record: dict[str, object] = {"task_id": "HumanEval/7", "entry_point": "g", "prompt": "def g(x):\n"}
+    record |= {"canonical_solution": "    return x\n", "base_input": [[1], [[2, 3]]], "plus_input": []}
+    task = HumanEvalPlusTask.of(record, Location(Path("plus.jsonl"), 1))
+    light = task.without_inputs()
+    assert len(light.inputs) == 2 and light.problem((), 0) == task.problem((), 0)
+    assert light.reference() == task.reference() and "base_input" not in light.record
+    written = task.written()
+    assert light.test(1, [2, 3], None, written=written) == task.test(1, [2, 3], None)
+    with pytest.raises(ValueError, match="HumanEval/7: input 1 was left out"):
+        light.test(1, [2, 3], None)
+    zero = HumanEvalPlusTask.of({**record, "entry_point": "find_zero"}, Location(Path("plus.jsonl"), 1))
+    assert zero.without_inputs().test(1, 0.5, 1e-6) == zero.test(1, 0.5, 1e-6)  # its polynomial is kept
