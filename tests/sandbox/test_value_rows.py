@@ -3,12 +3,16 @@ with the same outcomes as test by test."""
 
 from __future__ import annotations
 
+from operator import eq, ne
+
 import pytest
 
 from refinelab.problems import AssertTest, CallTest
 from refinelab.sandbox import RunResult, Suite, WorkerPool
+from refinelab.sandbox import _judge as judge_module
 from refinelab.sandbox._judge import ProgramReports, judged
 from refinelab.sandbox._packed import Packed
+from refinelab.sandbox._suite import JUDGED_ALONE
 from refinelab.sandbox._worker import protocol as wire
 from refinelab.sandbox._worker.codec import DIGEST_CHARS, HEAD_CHARS, decode, digested, encode, string_digest
 from tests.conftest import with_pool
@@ -73,7 +77,44 @@ def test_the_one_step_is_taken_only_where_equal_encodings_mean_equal_values() ->
     assert Suite.of([CallTest("f()", [1, {"a": 2}])]).plain_expected is None
     assert Suite.of([CallTest("f()", 1), AssertTest("assert True")]).plain_expected is None
     big = "x" * 100_000
-    assert Suite.of([CallTest("f()", Packed.of(big, big))]).plain_expected is None
+    assert Suite.of([CallTest("f()", Packed.of(big, big)), CallTest("f()", 1)]).plain_expected == (JUDGED_ALONE, 1)
+    assert not any(map(eq, [JUDGED_ALONE, [], 1], [JUDGED_ALONE] * 3)) and all(map(ne, [[], 1], [JUDGED_ALONE] * 2))
+
+
+LONG_LIST = list(range(2000))
+PACKED_CASES = [
+    (LONG_LIST, LONG_LIST, None),
+    (LONG_LIST, digested(LONG_LIST), None),  # as text: by its digest
+    (LONG_LIST, [*LONG_LIST[:-1], 0], None),
+    (LONG_LIST, digested([*LONG_LIST[:-1], 0]), None),
+    (LONG_LIST, [float(i) for i in LONG_LIST], None),  # equal as == means it
+    ([i + 0.5 for i in LONG_LIST], [i + 0.5 + 1e-9 for i in LONG_LIST], 1e-6),
+    ([i + 0.5 for i in LONG_LIST], digested([i + 0.5 + 1e-3 for i in LONG_LIST]), 1e-6),
+    ("y" * DIGEST_CHARS, digested("y" * DIGEST_CHARS), None),
+    ("y" * DIGEST_CHARS, digested("z" * DIGEST_CHARS), None),
+]
+
+
+@pytest.mark.parametrize(("expected", "sent", "atol"), PACKED_CASES)
+def test_a_packed_value_among_plain_ones_is_judged_alone_as_a_report_per_test_would_be(
+    expected: object, sent: object, atol: float | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    packed = Packed.of(encode(expected), expected, atol=atol)
+    suite = Suite.of([CallTest("f()", 1), CallTest("f()", packed, atol=atol), CallTest("f()", [2, 3])])
+    values = (1, sent, [2, 3])
+    listed = tuple({wire.STATUS: wire.S_VALUE, wire.VALUE: value} for value in values)
+    slow = judged(suite, ProgramReports(listed, ""), "none")
+    alone: list[object] = []
+    judge = judge_module.judge
+
+    def counted(test: object, report: object) -> object:
+        alone.append(test)
+        return judge(test, report)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(judge_module, "judge", counted)
+    fast = judged(suite, ProgramReports((), "", values), "none")
+    assert fast.outcomes == slow.outcomes and fast.outcomes[0].verdict == fast.outcomes[2].verdict == "pass"
+    assert alone == [suite.tests[1]]  # the plain values compared at C speed; the packed one judged alone
 
 
 def test_a_tag_shaped_dict_does_not_pass_as_the_integer_it_encodes() -> None:

@@ -86,16 +86,24 @@ class Suite:
 
     @cached_property
     def plain_expected(self) -> tuple[object, ...] | None:
-        """Every test's expected value, where each test is a call test whose expected value holds no dict and
-        is not packed; else None. A program whose values, as the worker encodes them, equal these passes
-        every test: the encoding writes anything but plain lists, strings and numbers as a one-key dict
-        (a tag), so an encoding equal to a value without dicts is that value, and ``==`` is the judge's first
-        rule (:func:`~refinelab.sandbox._compare.values_match`; a NaN is never equal, as there)."""
-        values = []
+        """Every test's expected value, where each test is a call test whose expected value holds no dict or
+        is packed (a packed one stands as :data:`JUDGED_ALONE`); else None. A value, as the worker encodes it,
+        equal to its test's is right: the encoding writes anything but plain lists, strings and numbers as a
+        one-key dict (a tag), so an encoding equal to a value without dicts is that value, and ``==`` is the
+        judge's first rule (:func:`~refinelab.sandbox._compare.values_match`; a NaN is never equal, as there).
+        A packed value is equal to no value here: the judge compares it by its encoding, its digest or its
+        decoded value, one test at a time, beside the others' ``==`` at C speed."""
+        values: list[object] = []
         for test in self.tests:
-            if type(test) is not CallTest or not _without_dict(test.expected):
+            if type(test) is not CallTest:
                 return None
-            values.append(test.expected)
+            expected = test.expected
+            if type(expected) is Packed:
+                values.append(JUDGED_ALONE)
+            elif _without_dict(expected):
+                values.append(expected)
+            else:
+                return None
         return tuple(values)
 
     @cached_property
@@ -199,6 +207,26 @@ class SuiteInputs:
         seconds = tuple(self.seconds[i] for i in indices) if len(self.seconds) == len(self.tests) else ()
         return replace(self, tests=tuple(self.tests[i] for i in indices), seconds=seconds)
 
+
+class _JudgedAlone:
+    """Equal to nothing: where :attr:`Suite.plain_expected` has it, the value is always judged alone."""
+
+    __slots__ = ()
+
+    def __eq__(self, other: object) -> bool:
+        return False
+
+    def __ne__(self, other: object) -> bool:
+        return True
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return "<judged alone>"
+
+
+JUDGED_ALONE = _JudgedAlone()
+"""A packed expected value's place among a suite's plain expected values (:attr:`Suite.plain_expected`)."""
 
 _SCALARS = frozenset({str, int, float, bool, type(None)})
 
