@@ -15,6 +15,7 @@ from refinelab.problems import CallTest, HumanEvalPlusTask, Problem, _humanevalp
 from refinelab.problems._literal import call_source
 from refinelab.sandbox import Packed, RunResult, Suite, WorkerPool, judge, prepare_benchmark, values_match
 from refinelab.sandbox._outputs import Chunk, deferred
+from refinelab.sandbox._reference import Blobs
 from refinelab.sandbox._scoring import run_scored, split_suite
 from refinelab.sandbox._worker.codec import encode_expected
 from tests.conftest import with_pool
@@ -34,36 +35,52 @@ def test_a_packed_value_equals_what_the_value_equals() -> None:
     assert values_match(numbers, expected) and not values_match(numbers[::-1], expected)
     assert packed("ab" * 50_000) == "ab" * 50_000 and packed("ab" * 50_000) != "ba" * 50_000
     assert repr(expected).startswith("[0, 1, 2, 3") and len(repr(expected)) == 300 and repr(expected).endswith("...")
-    assert Packed.from_json(json.loads(json.dumps(expected.to_json()))) == numbers
+    blobs = b"before" + expected.blob + b"after"
+    read = lambda at, count: blobs[at : at + count]  # noqa: E731
+    assert Packed.from_json(json.loads(json.dumps(expected.to_json(6))), read) == numbers
 
 
-@pytest.mark.parametrize("blob", ["not base64!", 12, "QUJDé"])
-def test_a_cache_entry_whose_blob_is_not_base64_is_unreadable(blob: object) -> None:
+@pytest.mark.parametrize("place", [{"at": "0"}, {"bytes": 1.5}, {"at": True}, {"at": -1}])
+def test_a_cache_entry_whose_bytes_are_not_where_it_says_is_unreadable(
+    place: dict[str, object], tmp_path: Path
+) -> None:
     """A damaged entry is an error the warm load catches (it then computes the outputs again)."""
-    written = packed(list(range(10_000))).to_json()
-    assert Packed.from_json(written).blob == zlib.compress(json.dumps(list(range(10_000))).encode(), 1)
-    with pytest.raises(ValueError):
-        Packed.from_json(written | {"packed": blob})
+    value = packed(list(range(10_000)))
+    written = value.to_json(0)
+    file = tmp_path / "values.blobs"
+    file.write_bytes(value.blob)
+    with file.open("rb") as handle:
+        blobs = Blobs(handle)
+        assert Packed.from_json(written, blobs.read).blob == zlib.compress(json.dumps(list(range(10_000))).encode(), 1)
+        with pytest.raises(ValueError):
+            Packed.from_json(written | place, blobs.read)
+        with pytest.raises(ValueError, match="ends before"):
+            Packed.from_json(written | {"at": 1}, blobs.read)  # past the file's end
 
 
 def test_a_large_string_is_undone_once_then_compared_by_digest(monkeypatch: pytest.MonkeyPatch) -> None:
     text = "".join(f"{i} \ud800\n" for i in range(20_000))  # a lone surrogate, as a program may return
     undone = _count_undoing(monkeypatch)
     for atol in (None, 1e-6):
-        expected = Packed.from_json(_unknown(Packed.of(encode_expected(text), text, atol=atol)))
+        expected = _unknown(Packed.of(encode_expected(text), text, atol=atol))
         assert text == expected and (text[:-1] + "x") != expected and text[:-1] != expected
         assert "".join(f"{i} \ud801\n" for i in range(20_000)) != expected
         assert expected == text and text + "" == expected
     assert len(undone) == 2  # once per packed value, however many programs' answers it meets
-    assert [text] != expected and Packed.from_json(_unknown(packed([text]))) != text  # not both strings: by value
+    assert [text] != expected and _unknown(packed([text])) != text  # not both strings: by value
     assert len(undone) == 4
     known = Packed.of(encode_expected(text), text)  # packed here: its digest known from the start
     assert known == text and text[:-1] != known and len(undone) == 4
 
 
-def _unknown(value: Packed) -> dict[str, object]:
-    """``value``'s cache form as a cache written before digests were kept has it."""
-    return {key: item for key, item in value.to_json().items() if key != "string"}
+def _unknown(value: Packed) -> Packed:
+    """``value`` read back from its cache form as a cache written before digests were kept has it."""
+    return _cached({key: item for key, item in value.to_json(0).items() if key != "string"}, value)
+
+
+def _cached(written: dict[str, object], value: Packed) -> Packed:
+    """``written`` (``value``'s cache form) read back, through JSON, with ``value``'s bytes as its file."""
+    return Packed.from_json(json.loads(json.dumps(written)), lambda at, count: value.blob[at : at + count])
 
 
 def test_a_packed_value_holding_floats_keeps_its_tolerance() -> None:
@@ -72,7 +89,8 @@ def test_a_packed_value_holding_floats_keeps_its_tolerance() -> None:
     assert close == Packed.of(encode_expected(values), values, atol=1e-6)
     assert close != packed(values)  # no tolerance: == only
     assert [v + 1e-3 for v in values] != Packed.of(encode_expected(values), values, atol=1e-6)
-    again = Packed.from_json(json.loads(json.dumps(Packed.of(encode_expected(values), values, atol=1e-6).to_json())))
+    tolerant = Packed.of(encode_expected(values), values, atol=1e-6)
+    again = _cached(tolerant.to_json(0), tolerant)
     assert again.atol == 1e-6 and close == again
 
 
@@ -155,7 +173,7 @@ def test_outputs_are_computed_in_small_replies_with_progress_then_read_from_the_
     monkeypatch.setattr(_humanevalplus, "call_source", counted)
     digest = hashlib.sha256(data.read_bytes()).hexdigest()[:16]
     old_formats = [tmp_path / f"humanevalplus-{digest}.json"]
-    old_formats += [tmp_path / f"humanevalplus-{digest}.v{n}.jsonl" for n in (2, 3)]
+    old_formats += [tmp_path / f"humanevalplus-{digest}.v{n}.jsonl" for n in (2, 3, 4)]
     for old in old_formats:
         old.write_text("{}")  # caches in earlier formats: replaced, not left behind
 
@@ -189,13 +207,13 @@ def test_outputs_are_computed_in_small_replies_with_progress_then_read_from_the_
         made = Packed.of(encode_expected(value), value)
         assert (found.blob, found.size, found.preview, found.atol) == (made.blob, made.size, made.preview, None)
         assert (
-            found.to_json() == made.to_json()
-            and found.to_json()["string"] == hashlib.sha256(value.encode()).hexdigest()
+            found.to_json(0) == made.to_json(0)
+            and found.to_json(0)["string"] == hashlib.sha256(value.encode()).hexdigest()
         )
     assert undone == []  # the sandbox sent each string's digest: no comparison undid a compression
     assert tests[300].expected == "line\n" * 3 and not isinstance(tests[300].expected, Packed)
     assert seen[0] == ("computing expected outputs", 0, 302) and seen[-1] == ("computing expected outputs", 302, 302)
-    (cache,) = tmp_path.glob("humanevalplus-*.v4.jsonl")
+    (cache,) = tmp_path.glob("humanevalplus-*.v5.jsonl")
     header, line = map(json.loads, cache.read_text().splitlines())  # the calibration, then one line per task
     assert header["calibration_seconds"] > 0 and not any(old.exists() for old in old_formats)
     assert len(line["seconds"]) == 302 and all(t >= 0 for t in line["seconds"])

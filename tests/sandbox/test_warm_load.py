@@ -4,6 +4,7 @@ kept has the file read again, from its first task without them."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterator
 from dataclasses import replace
@@ -87,3 +88,39 @@ def test_a_task_without_inputs_keeps_their_number_and_builds_tests_only_from_the
         light.test(1, [2, 3], None)
     zero = HumanEvalPlusTask.of({**record, "entry_point": "find_zero"}, Location(Path("plus.jsonl"), 1))
     assert zero.without_inputs().test(1, 0.5, 1e-6) == zero.test(1, 0.5, 1e-6)  # its polynomial is kept
+
+
+def test_packed_values_are_kept_raw_beside_the_cache_and_a_damaged_file_is_computed_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    record: dict[str, object] = {"task_id": "HumanEval/0", "prompt": "def big(n):\n", "entry_point": "big"}
+    record |= {"canonical_solution": "    return 'ab' * n\n", "base_input": [[3000], [4000], [1]], "plus_input": []}
+    data = tmp_path / "plus.jsonl"
+    data.write_text(json.dumps(record) + "\n")
+    (tmp_path / "cache").mkdir()
+    (tmp_path / "cache" / f"humanevalplus-{_digest(data)}.v4.jsonl").write_text("{}\n")  # the format before
+    readings = _counting(monkeypatch)
+    cold = _load(data, tmp_path / "cache")
+    (cache,) = (tmp_path / "cache").glob("humanevalplus-*.jsonl")  # the v4 one removed
+    (blobs,) = (tmp_path / "cache").glob("humanevalplus-*.blobs")
+    header, line = map(json.loads, cache.read_text().splitlines())
+    packed = [output for output in line["outputs"] if "at" in output]
+    assert cache.name.endswith(".v5.jsonl") and blobs.name == f"{cache.stem}.{header['blobs']}.blobs"
+    assert [p["bytes"] for p in packed] and sum(p["bytes"] for p in packed) == blobs.stat().st_size
+    assert "packed" not in json.dumps(line)  # no base64
+    readings.clear()
+    assert _load(data, tmp_path / "cache") == cold and readings == [1]
+    for cut in (True, False):  # the file cut short, then gone
+        if cut:
+            blobs.write_bytes(blobs.read_bytes()[:-1])
+        else:
+            blobs.unlink()
+        readings.clear()
+        assert _load(data, tmp_path / "cache") == cold and readings == [1, 1]  # computed again
+        (blobs,) = (tmp_path / "cache").glob("humanevalplus-*.blobs")  # a new file, alone
+        assert blobs.name != f"{cache.stem}.{header['blobs']}.blobs"
+        header = json.loads(cache.read_text().splitlines()[0])
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()[:16]

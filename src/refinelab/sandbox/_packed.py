@@ -17,6 +17,7 @@ import binascii
 import hashlib
 import json
 import zlib
+from collections.abc import Callable
 
 from refinelab.sandbox._compare import values_match
 from refinelab.sandbox._worker.codec import Digested, decode
@@ -122,21 +123,24 @@ class Packed:
     def __repr__(self) -> str:
         return self.preview
 
-    def to_json(self) -> dict[str, object]:
-        """The cache file's form."""
-        blob = binascii.b2a_base64(self.blob, newline=False).decode("ascii")
-        kept: dict[str, object] = {"packed": blob, "size": self.size, "preview": self.preview, "atol": self.atol}
+    def to_json(self, at: int) -> dict[str, object]:
+        """The cache file's form, where its compressed bytes were written at ``at`` of the file beside it."""
+        kept: dict[str, object] = {"at": at, "bytes": len(self.blob), "size": self.size, "preview": self.preview}
+        kept["atol"] = self.atol
         if self._string is False:  # not known (read from a cache written before it was kept)
             return kept
         return kept | {"string": self._string.hex() if isinstance(self._string, bytes) else None}
 
     @classmethod
-    def from_json(cls, data: dict[str, object]) -> Packed:
-        """Read :meth:`to_json`'s form back (``string``, the digest of a string value, is in caches written since
-        it was kept: without it, a first comparison works it out)."""
+    def from_json(cls, data: dict[str, object], read: Callable[[int, int], bytes]) -> Packed:
+        """Read :meth:`to_json`'s form back, its bytes with ``read(at, count)`` (``string``, the digest of a
+        string value: without it, a first comparison works it out); a ``ValueError`` where it is not that."""
         atol = data.get("atol")
         tolerance = float(atol) if isinstance(atol, (int, float)) else None
-        blob, size, preview = from_base64(data["packed"]), int(str(data["size"])), str(data["preview"])
+        at, count = data["at"], data["bytes"]
+        if type(at) is not int or type(count) is not int:
+            raise ValueError(f"not a place in the packed values' file: {at!r}, {count!r}")
+        blob, size, preview = read(at, count), int(str(data["size"])), str(data["preview"])
         return cls(blob, size, preview, tolerance, string=_kept_digest(data))
 
 

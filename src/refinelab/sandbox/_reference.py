@@ -21,10 +21,11 @@ import hashlib
 import itertools
 import json
 import os
+import secrets
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import cast
+from typing import BinaryIO, TextIO, cast
 
 from refinelab._progress import ProgressHook
 from refinelab.errors import InfrastructureError, InputError, UserError
@@ -48,10 +49,12 @@ from refinelab.sandbox._packed import Packed
 from refinelab.sandbox._protocol import Sandbox
 from refinelab.sandbox._worker.codec import decode
 
-CACHE_FORMAT = 4
+CACHE_FORMAT = 5
 """Version of the cache file's layout (part of its name): 3 added the reference's times and the
 calibration header; 4 times them on the thread's clock (3's read whole ticks of about 4 ms, most of them
-0, and its calibration 8 to 20 ms for the same workload: see ``_outputs._TIMED_SOURCE``)."""
+0, and its calibration 8 to 20 ms for the same workload: see ``_outputs._TIMED_SOURCE``); 5 keeps the packed
+values' compressed bytes in a file beside it, as they are (4 wrote them in base64 in the JSON: a warm load
+read 127 MB of base64 text as JSON, then decoded it, a fifth of the driver's CPU in a warm check)."""
 _WORKLOAD = """
 def _refinelab_workload(n):
     total = 0
@@ -133,7 +136,8 @@ def stream_humanevalplus(
     """Load HumanEval+ (or, with ``reader=read_mbppplus``, MBPP+) from an evalplus release file, computing
     expected outputs (and the reference's time on each input) in ``pool`` the first time.
 
-    The outputs are cached in ``cache_dir`` as ``humanevalplus-<file hash>.v4.jsonl`` (``mbppplus-...``):
+    The outputs are cached in ``cache_dir`` as ``humanevalplus-<file hash>.v5.jsonl`` (``mbppplus-...``), the
+    large ones' compressed bytes in a file beside it (:func:`_write_cache`):
     a header line (the calibration), then one line per task in the file's order; problems are built from
     the tasks read with the bare problems (without their inputs, which the cache keeps written) and the cache
     read side by side, one task at a time, so memory holds the problems and little else, and each is
@@ -165,7 +169,7 @@ def stream_humanevalplus(
         # Off the event loop: encoding the cache takes seconds (152 MB for HumanEval+), and the workers are
         # still scoring; the loop keeps feeding them meanwhile (nothing it writes is changed any more).
         await asyncio.to_thread(_write_cache, cache, now, _every_task(shape, computed), inputs)
-        for old in (f"{kind}-{digest}.json", *(f"{kind}-{digest}.v{n}.jsonl" for n in (2, 3))):
+        for old in (f"{kind}-{digest}.json", *(f"{kind}-{digest}.v{n}.jsonl" for n in (2, 3, 4))):
             (cache_dir / old).unlink(missing_ok=True)
 
     return Loading(bare, load)
@@ -249,26 +253,34 @@ async def _from_cache(
     except OSError:
         return False
     with handle:
-        measured = _header(handle.readline())
-        if measured is None:
+        header = _header(handle.readline())
+        blobs = _blobs(cache, header)
+        if header is None or blobs is None:
             return False
-        scale = calibration / measured
-        whole: Iterator[HumanEvalPlusTask] | None = None
-        for index, light in enumerate(release.light):
-            task = light if whole is None else next(whole, None)
-            entry = _cached_entry(handle.readline())
-            cached = await _cached_line(entry)
-            if task is None or cached is None or cached[0] != task.task_id:
+        with blobs:
+            return await _published(handle, blobs, source, release, calibration / header.calibration, publish)
+
+
+async def _published(
+    handle: TextIO, blobs: Blobs, source: Path, release: Release, scale: float, publish: Callable[[Problem], None]
+) -> bool:
+    """:func:`_from_cache`'s work once its files are open: each task's line read and its problem published."""
+    whole: Iterator[HumanEvalPlusTask] | None = None
+    for index, light in enumerate(release.light):
+        task = light if whole is None else next(whole, None)
+        entry = _cached_entry(handle.readline())
+        cached = await _cached_line(entry, blobs)
+        if task is None or cached is None or cached[0] != task.task_id:
+            return False
+        written = _cached_inputs(entry, task)
+        if written is None and whole is None:  # not kept: the inputs are read and written again
+            whole = release.whole_from(source, index)
+            task = next(whole, None)
+            if task is None or task.task_id != cached[0]:
                 return False
-            written = _cached_inputs(entry, task)
-            if written is None and whole is None:  # not kept: the inputs are read and written again
-                whole = release.whole_from(source, index)
-                task = next(whole, None)
-                if task is None or task.task_id != cached[0]:
-                    return False
-            publish(_problem(task, cached[1], cached[2], scale, written))
-            await asyncio.sleep(0)
-        return not handle.readline()
+        publish(_problem(task, cached[1], cached[2], scale, written))
+        await asyncio.sleep(0)
+    return not handle.readline()
 
 
 def _problem(
@@ -286,14 +298,40 @@ def _problem(
     return replace(problem, hidden_seconds=tuple(t * scale for t in measured), metadata=metadata)
 
 
-def _header(text: str) -> float | None:
-    """The calibration recorded in a cache's first line."""
+@dataclass(frozen=True)
+class Header:
+    """A cache's first line."""
+
+    calibration: float
+    """CPU seconds the calibration workload took when the reference's times were measured."""
+    blobs: str
+    """The token that names its packed values' file (:func:`_blobs_path`)."""
+
+
+def _header(text: str) -> Header | None:
+    """A cache's first line, read; None where it does not read as one."""
     try:
         entry = json.loads(text)
-        measured = float(entry["calibration_seconds"])
+        measured, token = float(entry["calibration_seconds"]), entry["blobs"]
     except (ValueError, KeyError, TypeError):
         return None
-    return measured if measured > 0 else None
+    return Header(measured, token) if measured > 0 and isinstance(token, str) and token.isalnum() else None
+
+
+def _blobs_path(cache: Path, token: str) -> Path:
+    """The file of a cache's packed values: named by a token its header holds (the header is written last,
+    so a cache is whole or is not read: a file of another writing has another name)."""
+    return cache.with_name(f"{cache.stem}.{token}.blobs")
+
+
+def _blobs(cache: Path, header: Header | None) -> Blobs | None:
+    """The cache's packed values' file, open; None where the header names none or it cannot be opened."""
+    if header is None:
+        return None
+    try:
+        return Blobs(_blobs_path(cache, header.blobs).open("rb", buffering=0))
+    except OSError:
+        return None
 
 
 def _cached_entry(text: str) -> dict[str, object] | None:
@@ -304,7 +342,7 @@ def _cached_entry(text: str) -> dict[str, object] | None:
     return entry if isinstance(entry, dict) else None
 
 
-async def _cached_line(entry: dict[str, object] | None) -> Computed | None:
+async def _cached_line(entry: dict[str, object] | None, blobs: Blobs) -> Computed | None:
     """A cache line's task id, outputs and times (None where it does not read as one). The event loop runs
     between one packed value and the next: HumanEval/15's line holds 63 MB of them, 0.2 s of decoding, which
     would otherwise hold up every worker that finished meanwhile."""
@@ -314,7 +352,7 @@ async def _cached_line(entry: dict[str, object] | None) -> Computed | None:
     try:
         found: list[Output] = []
         for item in outputs:
-            found.append(_from_json(cast("dict[str, object]", item)))
+            found.append(_from_json(cast("dict[str, object]", item), blobs))
             if isinstance(found[-1], Packed):
                 await asyncio.sleep(0)
         return (str(entry["task_id"]), found, [None if t is None else float(t) for t in seconds])
@@ -346,15 +384,20 @@ def _write_cache(
     """The cache: the calibration, then each task's outputs and times, and its inputs as they were written
     (``inputs``; a warm load takes them from here instead of writing 124,000 again)."""
     cache.parent.mkdir(parents=True, exist_ok=True)
-    temporary = cache.with_suffix(".tmp")
-    with temporary.open("w", encoding="utf-8") as handle:
-        handle.write(json.dumps({"format": CACHE_FORMAT, "calibration_seconds": calibration}) + "\n")
+    token = secrets.token_hex(8)
+    blobs_path, temporary = _blobs_path(cache, token), cache.with_suffix(".tmp")
+    with blobs_path.open("wb") as blobs, temporary.open("w", encoding="utf-8") as handle:
+        header = {"format": CACHE_FORMAT, "calibration_seconds": calibration, "blobs": token}
+        handle.write(json.dumps(header) + "\n")
         for task_id, items, seconds in computed:
-            line: dict[str, object] = {"task_id": task_id, "outputs": [_to_json(item) for item in items]}
+            line: dict[str, object] = {"task_id": task_id, "outputs": [_to_json(item, blobs) for item in items]}
             line["seconds"] = seconds
             line |= _inputs_json((inputs or {}).get(task_id))
             handle.write(json.dumps(line) + "\n")
-    temporary.replace(cache)  # atomic: a half-written cache is never read
+    temporary.replace(cache)  # atomic: a half-written cache is never read, and names its values' file
+    for other in cache.parent.glob(f"{cache.stem}.*.blobs"):
+        if other != blobs_path:  # an earlier writing's, or one that stopped before its cache was whole
+            other.unlink(missing_ok=True)
 
 
 def _inputs_json(written: WrittenInputs | None) -> dict[str, object]:
@@ -364,12 +407,39 @@ def _inputs_json(written: WrittenInputs | None) -> dict[str, object]:
     return kept | ({"arguments": written.arguments} if written.arguments is not None else {})
 
 
-def _to_json(item: Output) -> dict[str, object]:
-    return item.to_json() if isinstance(item, Packed) else item
+def _to_json(item: Output, blobs: BinaryIO) -> dict[str, object]:
+    """An output as its cache line holds it: a packed value's bytes go to ``blobs``, the line says where."""
+    if not isinstance(item, Packed):
+        return item
+    at = blobs.tell()
+    blobs.write(item.blob)
+    return item.to_json(at)
 
 
-def _from_json(item: dict[str, object]) -> Output:
-    return Packed.from_json(item) if "packed" in item else item
+def _from_json(item: dict[str, object], blobs: Blobs) -> Output:
+    return Packed.from_json(item, blobs.read) if "at" in item else item
+
+
+@dataclass(frozen=True)
+class Blobs:
+    """A cache's packed values' file, open (see :func:`_write_cache`)."""
+
+    file: BinaryIO
+
+    def read(self, at: int, size: int) -> bytes:
+        """The ``size`` bytes from ``at``; a ``ValueError`` where the file does not hold them all."""
+        if at < 0 or size < 0:
+            raise ValueError(f"no bytes at {at} ({size})")
+        found = os.pread(self.file.fileno(), size, at)
+        if len(found) != size:
+            raise ValueError(f"the packed values' file ends before {at + size}")
+        return found
+
+    def __enter__(self) -> Blobs:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.file.close()
 
 
 async def _compute(
