@@ -395,8 +395,22 @@ def _write_cache(
             line |= _inputs_json((inputs or {}).get(task_id))
             handle.write(json.dumps(line) + "\n")
     temporary.replace(cache)  # atomic: a half-written cache is never read, and names its values' file
+    _remove_unnamed_blobs(cache)
+
+
+def _remove_unnamed_blobs(cache: Path) -> None:
+    """Remove the values' files the cache does not name: earlier writings', or one that stopped before its
+    cache was whole. The name is read from the cache as it is now: a check writing the same cache beside
+    this one may have put its own in place since (at worst, one such check's values are removed while it
+    writes them, and the next load computes the outputs again)."""
+    try:
+        with cache.open(encoding="utf-8") as handle:
+            header = _header(handle.readline())
+    except OSError:
+        return
+    named = None if header is None else _blobs_path(cache, header.blobs)
     for other in cache.parent.glob(f"{cache.stem}.*.blobs"):
-        if other != blobs_path:  # an earlier writing's, or one that stopped before its cache was whole
+        if other != named:
             other.unlink(missing_ok=True)
 
 
