@@ -16,7 +16,7 @@ from refinelab.sandbox._judge import ProgramReports
 from refinelab.sandbox._outputs import PACK_BYTES
 from refinelab.sandbox._packed import Packed
 from refinelab.sandbox._worker import protocol as wire
-from refinelab.sandbox._worker.codec import TEXT_CHARS, TEXT_ITEMS, decode, digested, text_of
+from refinelab.sandbox._worker.codec import TEXT_CHARS, TEXT_ITEMS, decode, decode_sent, digested, text_of
 from tests.conftest import with_pool
 
 SIZE = 4 * TEXT_ITEMS
@@ -29,9 +29,9 @@ PROGRAM = "def f(n, k=1):\n    return [i * k for i in range(n)]\n"
 def test_a_long_list_of_numbers_is_sent_as_its_text_and_anything_else_as_it_is() -> None:
     assert len(TEXT) >= TEXT_CHARS == PACK_BYTES  # as long as the host's packed values begin
     assert digested(NUMBERS) == SENT and text_of(SENT) == (SENT["J"][0], TEXT)
-    assert decode(SENT) == NUMBERS
+    assert decode_sent(SENT) == NUMBERS
     floats = [i / 3 for i in range(SIZE)]
-    assert decode(digested(floats)) == floats
+    assert decode_sent(digested(floats)) == floats
     short = list(range(TEXT_ITEMS - 1))
     small = [0] * TEXT_ITEMS  # enough items, but under TEXT_CHARS of JSON
     words = ["ab"] * SIZE  # its text would hold quotes: escaping them would make it longer
@@ -54,7 +54,7 @@ def test_a_long_list_of_numbers_is_sent_as_its_text_and_anything_else_as_it_is()
     ],
 )
 def test_a_malformed_text_reads_as_a_value_equal_to_nothing(body: object) -> None:
-    value = decode({"J": body})
+    value = decode_sent({"J": body})
     assert value != [1, 2] and value != [] and value != value
 
 
@@ -62,7 +62,7 @@ def test_a_text_within_the_depth_a_child_writes_reads_whole() -> None:
     nested: object = 1
     for _ in range(300):
         nested = [nested]
-    assert decode({"J": ["0" * 64, "[" * 300 + "1" + "]" * 300]}) == nested
+    assert decode_sent({"J": ["0" * 64, "[" * 300 + "1" + "]" * 300]}) == nested
 
 
 def test_a_packed_value_knows_its_own_encoding_by_digest_and_length() -> None:
@@ -82,7 +82,7 @@ def test_a_text_with_the_expected_digest_passes_without_being_read(monkeypatch: 
         raise AssertionError("the text was read")
 
     report = {wire.STATUS: wire.S_VALUE, wire.VALUE: SENT}
-    monkeypatch.setattr(judge_module, "decode", unread)
+    monkeypatch.setattr(judge_module, "decode_sent", unread)
     assert judge(CallTest("f(n)", Packed.of(NUMBERS, NUMBERS)), report).verdict == "pass"
     with pytest.raises(AssertionError, match="was read"):
         other = [*NUMBERS[:-1], 0]
@@ -112,3 +112,16 @@ def test_a_long_list_is_judged_on_its_text_through_the_pool() -> None:
     assert [o.verdict for o in result.outcomes] == ["pass", "pass", "pass", "pass", "fail", "pass"]
     assert (result.outcomes[4].actual or "").startswith("[0, 2, 4, 6")  # what it returned, read from the text
     assert values == [NUMBERS]  # a trusted program's values come back whole
+
+
+def test_text_is_read_only_as_a_whole_value_so_its_depth_never_adds_to_the_rows() -> None:
+    """The worker lets a report nest 320 levels and a text may nest 320 more: read inside a value, a forged
+    report of both (200 lists around a deep text) went past the host's stack and stopped the whole check."""
+    deep: object = {"J": ["0" * 64, "[" * 320 + "]" * 320]}
+    for _ in range(200):
+        deep = [deep]
+    outcome = judge(CallTest("f(n)", [[]]), {wire.STATUS: wire.S_VALUE, wire.VALUE: deep})
+    assert outcome.verdict == "fail"
+    inside = decode([SENT])
+    assert isinstance(inside, list) and inside != [NUMBERS] and inside[0] != NUMBERS  # inside a value: opaque
+    assert decode_sent(SENT) == NUMBERS and decode_sent({"J": "text"}) != []

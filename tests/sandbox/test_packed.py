@@ -40,7 +40,10 @@ def test_a_packed_value_equals_what_the_value_equals() -> None:
     assert Packed.from_json(json.loads(json.dumps(expected.to_json(6))), read) == numbers
 
 
-@pytest.mark.parametrize("place", [{"at": "0"}, {"bytes": 1.5}, {"at": True}, {"at": -1}])
+@pytest.mark.parametrize(
+    "place",
+    [{"at": "0"}, {"bytes": 1.5}, {"at": True}, {"at": -1}, {"at": 1}, {"at": 2**63}, {"bytes": 10**14}, {"crc": 7}],
+)
 def test_a_cache_entry_whose_bytes_are_not_where_it_says_is_unreadable(
     place: dict[str, object], tmp_path: Path
 ) -> None:
@@ -50,12 +53,13 @@ def test_a_cache_entry_whose_bytes_are_not_where_it_says_is_unreadable(
     file = tmp_path / "values.blobs"
     file.write_bytes(value.blob)
     with file.open("rb") as handle:
-        blobs = Blobs(handle)
+        blobs = Blobs(handle, len(value.blob))
         assert Packed.from_json(written, blobs.read).blob == zlib.compress(json.dumps(list(range(10_000))).encode(), 1)
         with pytest.raises(ValueError):
             Packed.from_json(written | place, blobs.read)
-        with pytest.raises(ValueError, match="ends before"):
-            Packed.from_json(written | {"at": 1}, blobs.read)  # past the file's end
+    file.write_bytes(bytes(len(value.blob)))  # as long, other bytes: a file of another writing, or damaged
+    with file.open("rb") as handle, pytest.raises(ValueError, match="not those written"):
+        Packed.from_json(written, Blobs(handle, len(value.blob)).read)
 
 
 def test_a_large_string_is_undone_once_then_compared_by_digest(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -44,14 +44,14 @@ def _counting(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     return readings
 
 
-def _load(data: Path, cache: Path) -> list[Problem]:
+def _load(data: Path, cache: Path, tests: tuple[int, ...] = (3, 3, 3)) -> list[Problem]:
     """The problems, but for the reference's times (scaled by a calibration each load runs anew)."""
 
     async def body(pool: WorkerPool) -> list[Problem]:
         return await prepare_benchmark("humaneval-plus", data, pool=pool, cache_dir=cache)
 
     timed = with_pool(body, workers=1)
-    assert all(len(p.hidden_seconds) == len(p.hidden_tests) == 3 for p in timed)
+    assert [len(p.hidden_tests) for p in timed] == [len(p.hidden_seconds) for p in timed] == list(tests)
     return [replace(p, hidden_seconds=(), metadata={**p.metadata, "reference_time_scale": None}) for p in timed]
 
 
@@ -100,7 +100,7 @@ def test_packed_values_are_kept_raw_beside_the_cache_and_a_damaged_file_is_compu
     (tmp_path / "cache").mkdir()
     (tmp_path / "cache" / f"humanevalplus-{_digest(data)}.v4.jsonl").write_text("{}\n")  # the format before
     readings = _counting(monkeypatch)
-    cold = _load(data, tmp_path / "cache")
+    cold = _load(data, tmp_path / "cache", tests=(3,))
     (cache,) = (tmp_path / "cache").glob("humanevalplus-*.jsonl")  # the v4 one removed
     (blobs,) = (tmp_path / "cache").glob("humanevalplus-*.blobs")
     header, line = map(json.loads, cache.read_text().splitlines())
@@ -109,17 +109,35 @@ def test_packed_values_are_kept_raw_beside_the_cache_and_a_damaged_file_is_compu
     assert [p["bytes"] for p in packed] and sum(p["bytes"] for p in packed) == blobs.stat().st_size
     assert "packed" not in json.dumps(line)  # no base64
     readings.clear()
-    assert _load(data, tmp_path / "cache") == cold and readings == [1]
-    for cut in (True, False):  # the file cut short, then gone
-        if cut:
+    assert _load(data, tmp_path / "cache", tests=(3,)) == cold and readings == [1]
+    for damage in ("cut short", "other bytes", "gone", "a line short"):
+        if damage == "cut short":
             blobs.write_bytes(blobs.read_bytes()[:-1])
-        else:
+        elif damage == "other bytes":
+            blobs.write_bytes(bytes(blobs.stat().st_size))
+        elif damage == "gone":
             blobs.unlink()
+        else:  # one output fewer than the task has inputs: its hidden tests would be cut
+            head, entry = cache.read_text().splitlines()
+            shorter = json.loads(entry)
+            shorter["outputs"], shorter["seconds"] = shorter["outputs"][:-1], shorter["seconds"][:-1]
+            cache.write_text(head + "\n" + json.dumps(shorter) + "\n")
         readings.clear()
-        assert _load(data, tmp_path / "cache") == cold and readings == [1, 1]  # computed again
+        assert _load(data, tmp_path / "cache", tests=(3,)) == cold and readings == [1, 1]  # computed again
         (blobs,) = (tmp_path / "cache").glob("humanevalplus-*.blobs")  # a new file, alone
         assert blobs.name != f"{cache.stem}.{header['blobs']}.blobs"
         header = json.loads(cache.read_text().splitlines()[0])
+
+
+def test_a_task_without_inputs_needs_no_second_reading(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    data = _release(tmp_path / "plus.jsonl")
+    records = [json.loads(line) for line in data.read_text().splitlines()]
+    records[1] |= {"base_input": [], "plus_input": []}
+    data.write_text("".join(json.dumps(record) + "\n" for record in records))
+    readings = _counting(monkeypatch)
+    cold = _load(data, tmp_path, tests=(3, 0, 3))
+    readings.clear()
+    assert _load(data, tmp_path, tests=(3, 0, 3)) == cold and readings == [3]
 
 
 def _digest(path: Path) -> str:

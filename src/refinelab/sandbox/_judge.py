@@ -18,7 +18,7 @@ from refinelab.sandbox._outcome import PASSED, IsolationLevel, RunResult, TestOu
 from refinelab.sandbox._packed import Packed
 from refinelab.sandbox._suite import Suite
 from refinelab.sandbox._worker import protocol as wire
-from refinelab.sandbox._worker.codec import decode, text_of
+from refinelab.sandbox._worker.codec import decode_sent, text_of
 
 _STATUS_VERDICTS: dict[str, Verdict] = {
     wire.S_ERROR: "error",
@@ -154,7 +154,7 @@ def reports_of(row: object, output: str) -> ProgramReports:
 def value_or_outcome(test: CallTest, report: object) -> object:
     """The value a call test's expression returned, or, if it did not return one, its outcome."""
     if isinstance(report, dict) and report.get(wire.STATUS) == wire.S_VALUE:
-        return decode(report.get(wire.VALUE))
+        return decode_sent(report.get(wire.VALUE))
     return judge(test, report)
 
 
@@ -179,7 +179,7 @@ def _failure_outcome(verdict: Verdict, report: dict[str, object]) -> TestOutcome
 def _judge_value(test: CallTest, encoded: object) -> TestOutcome:
     if isinstance(test.expected, Packed) and _own_encoding(test.expected, encoded):
         return PASSED  # a large value's own encoding: equal, nothing to decode
-    actual = decode(encoded)
+    actual = decode_sent(encoded)
     if values_match(actual, test.expected, test.atol):
         return PASSED
     expected_text, actual_text = _short_repr(test.expected), _short_repr(actual)

@@ -125,8 +125,8 @@ class Packed:
 
     def to_json(self, at: int) -> dict[str, object]:
         """The cache file's form, where its compressed bytes were written at ``at`` of the file beside it."""
-        kept: dict[str, object] = {"at": at, "bytes": len(self.blob), "size": self.size, "preview": self.preview}
-        kept["atol"] = self.atol
+        kept: dict[str, object] = {"at": at, "bytes": len(self.blob), "crc": zlib.crc32(self.blob)}
+        kept |= {"size": self.size, "preview": self.preview, "atol": self.atol}
         if self._string is False:  # not known (read from a cache written before it was kept)
             return kept
         return kept | {"string": self._string.hex() if isinstance(self._string, bytes) else None}
@@ -134,13 +134,16 @@ class Packed:
     @classmethod
     def from_json(cls, data: dict[str, object], read: Callable[[int, int], bytes]) -> Packed:
         """Read :meth:`to_json`'s form back, its bytes with ``read(at, count)`` (``string``, the digest of a
-        string value: without it, a first comparison works it out); a ``ValueError`` where it is not that."""
+        string value: without it, a first comparison works it out); a ``ValueError`` where it is not that, or
+        the bytes read are not those written (their CRC-32: a values' file of another writing, or damaged)."""
         atol = data.get("atol")
         tolerance = float(atol) if isinstance(atol, (int, float)) else None
-        at, count = data["at"], data["bytes"]
+        at, count, crc = data["at"], data["bytes"], data["crc"]
         if type(at) is not int or type(count) is not int:
             raise ValueError(f"not a place in the packed values' file: {at!r}, {count!r}")
         blob, size, preview = read(at, count), int(str(data["size"])), str(data["preview"])
+        if zlib.crc32(blob) != crc:
+            raise ValueError(f"the packed value's bytes at {at} are not those written")
         return cls(blob, size, preview, tolerance, string=_kept_digest(data))
 
 

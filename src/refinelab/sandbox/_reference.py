@@ -270,10 +270,10 @@ async def _published(
         task = light if whole is None else next(whole, None)
         entry = _cached_entry(handle.readline())
         cached = await _cached_line(entry, blobs)
-        if task is None or cached is None or cached[0] != task.task_id:
-            return False
+        if task is None or cached is None or cached[0] != task.task_id or len(cached[1]) != len(task.inputs):
+            return False  # a line with fewer outputs than inputs would drop hidden tests
         written = _cached_inputs(entry, task)
-        if written is None and whole is None:  # not kept: the inputs are read and written again
+        if written is None and whole is None and task.inputs:  # not kept: the inputs are read and written again
             whole = release.whole_from(source, index)
             task = next(whole, None)
             if task is None or task.task_id != cached[0]:
@@ -319,8 +319,9 @@ def _header(text: str) -> Header | None:
 
 
 def _blobs_path(cache: Path, token: str) -> Path:
-    """The file of a cache's packed values: named by a token its header holds (the header is written last,
-    so a cache is whole or is not read: a file of another writing has another name)."""
+    """The file of a cache's packed values: named by a token its header holds (the cache's lines are renamed
+    into place after that file is whole, so a cache is read with its own values: another writing's file has
+    another name)."""
     return cache.with_name(f"{cache.stem}.{token}.blobs")
 
 
@@ -329,9 +330,10 @@ def _blobs(cache: Path, header: Header | None) -> Blobs | None:
     if header is None:
         return None
     try:
-        return Blobs(_blobs_path(cache, header.blobs).open("rb", buffering=0))
+        file = _blobs_path(cache, header.blobs).open("rb", buffering=0)
     except OSError:
         return None
+    return Blobs(file, os.fstat(file.fileno()).st_size)
 
 
 def _cached_entry(text: str) -> dict[str, object] | None:
@@ -385,7 +387,7 @@ def _write_cache(
     (``inputs``; a warm load takes them from here instead of writing 124,000 again)."""
     cache.parent.mkdir(parents=True, exist_ok=True)
     token = secrets.token_hex(8)
-    blobs_path, temporary = _blobs_path(cache, token), cache.with_suffix(".tmp")
+    blobs_path, temporary = _blobs_path(cache, token), cache.with_name(f"{cache.name}.{token}.tmp")
     with blobs_path.open("wb") as blobs, temporary.open("w", encoding="utf-8") as handle:
         header = {"format": CACHE_FORMAT, "calibration_seconds": calibration, "blobs": token}
         handle.write(json.dumps(header) + "\n")
@@ -439,11 +441,13 @@ class Blobs:
     """A cache's packed values' file, open (see :func:`_write_cache`)."""
 
     file: BinaryIO
+    size: int
+    """Its length in bytes when it was opened."""
 
     def read(self, at: int, size: int) -> bytes:
         """The ``size`` bytes from ``at``; a ``ValueError`` where the file does not hold them all."""
-        if at < 0 or size < 0:
-            raise ValueError(f"no bytes at {at} ({size})")
+        if at < 0 or size < 0 or at + size > self.size:
+            raise ValueError(f"the packed values' file holds no {size} bytes at {at}")
         found = os.pread(self.file.fileno(), size, at)
         if len(found) != size:
             raise ValueError(f"the packed values' file ends before {at + size}")

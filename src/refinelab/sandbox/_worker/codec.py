@@ -54,8 +54,8 @@ TEXT_ITEMS = 256
 """A list a test returned with at least this many items, numbers or lists, is written out to see if it travels
 as text (``J``): it does when the text is :data:`TEXT_CHARS` long or more."""
 TEXT_CHARS = 4096
-"""The host packs an expected value of this much JSON or more (``_outputs.PACK_BYTES``): a right answer that
-long is judged against a packed value, which a digest settles."""
+"""The host packs an expected value of more JSON than this (``_outputs.PACK_BYTES``): a right answer that long
+is judged against a packed value, which a digest settles."""
 _TEXT_ITEMS = frozenset({int, float, bool, type(None), list})
 DEEPEST_TEXT = 320
 """Containers a ``J`` text may nest (a child's ``encode`` stops at 100 levels): the host reads none deeper."""
@@ -63,10 +63,10 @@ DEEPEST_TEXT = 320
 
 def _json_encoder() -> Callable[[object], str]:
     """``json.dumps``, without its per-call work: the C encoder ``json.dumps`` builds at every call, built once
-    (half of the 6.5 us a report took to encode; a benchmark's check writes a report per test), and out of a
-    program's reach: ``json.dumps`` looks its encoder up in ``json.encoder`` at each call, where a program in
-    the same child could put its own. Without the circularity check ``json.dumps`` makes: what it writes is
-    what ``encode`` made, a fresh tree."""
+    (half of the 6.5 us a report took to encode; a benchmark's check writes a report per test), and not
+    replaced when a program replaces names: ``json.dumps`` looks its encoder up in ``json.encoder`` at each
+    call, where a program in the same child could put its own. Without the circularity check ``json.dumps``
+    makes: what it writes is what ``encode`` made, a fresh tree."""
     make: Callable[..., Callable[[object, int], Iterable[str]]] | None = getattr(json.encoder, "c_make_encoder", None)
     if make is None:  # no C encoder in this Python
         return json.dumps
@@ -385,8 +385,8 @@ def decode(data: object) -> object:
 
 def _decode_other(tag: str, body: object) -> object:
     """A digested string (``H``), a list as text (``J``), a complex number (``C``), or an opaque value."""
-    if tag == "J":
-        return _decode_text(body)
+    if tag == "J":  # only ever a whole value (decode_sent): inside one, a forged report's
+        return Opaque("J inside a value")
     if tag == "H" and isinstance(body, list) and len(body) == 3:
         digest, length, head = body
         if type(digest) is str and type(length) is int and type(head) is str:
@@ -398,15 +398,24 @@ def _decode_other(tag: str, body: object) -> object:
     return Opaque(str(body))
 
 
-def _decode_text(body: object) -> object:
+def decode_sent(data: object) -> object:
+    """A test's value as the child sent it (:func:`digested`): a ``J`` value, which is only ever a whole value,
+    read from its text; anything else as :func:`decode` reads it (a ``J`` inside a value is opaque: were it
+    read there, its depth would add to the depth the worker let through, past the host's stack)."""
+    if type(data) is dict and len(data) == 1 and "J" in data:
+        found = text_of(data)
+        return Opaque("malformed J") if found is None else _decode_text(found[1])
+    return decode(data)
+
+
+def _decode_text(text: str) -> object:
     """The list a ``J`` value's text writes (its digest unchecked: the text is what was sent), or an opaque value
-    where the text is no JSON, nests deeper than :data:`DEEPEST_TEXT` or holds text again (a child never
-    sends either: a program that wrote the report itself did)."""
-    found = text_of({"J": body})
-    if found is None or '"' in found[1]:
+    where the text is no JSON, holds a quote or nests deeper than :data:`DEEPEST_TEXT` (a child never sends
+    such a text: a program that wrote the report itself did)."""
+    if '"' in text:
         return Opaque("malformed J")
     try:
-        data = json.loads(found[1])
+        data = json.loads(text)
     except (ValueError, RecursionError):
         return Opaque("malformed J")
     return decode(data) if _nests_within(data, DEEPEST_TEXT) else Opaque("too deep")
@@ -416,7 +425,7 @@ def _nests_within(value: object, levels: int) -> bool:
     """Whether ``value`` nests at most ``levels`` lists, level by level (no recursion: a hostile text may nest
     deeper than the host's stack)."""
     level = [value]
-    for _ in range(levels + 1):
+    for _ in range(levels):
         level = [item for found in level if type(found) is list for item in cast("list[object]", found)]
         level = [item for item in level if type(item) is list]
         if not level:
