@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from refinelab.sandbox._worker import child
+from refinelab.sandbox._worker import child, codec
 from refinelab.sandbox._worker import protocol as wire
 
 
@@ -97,5 +97,5 @@ def test_a_tainted_child_stops_after_the_program_that_tainted_it() -> None:
     ],
 )
 def test_a_report_is_written_as_json_dumps_writes_it(message: dict[str, object]) -> None:
-    assert child._ENCODE_LINE is not json.dumps  # the quick encoder, on this Python
-    assert child._ENCODE_LINE(message) == json.dumps(message)
+    assert codec.JSON_TEXT is not json.dumps  # the quick encoder, on this Python
+    assert codec.JSON_TEXT(message) == json.dumps(message)

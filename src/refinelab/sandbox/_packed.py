@@ -64,14 +64,12 @@ class Packed:
     def encodes_as(self, encoded: object) -> bool:
         """True when ``encoded`` (a worker's encoding of a candidate's value) is this value's own encoding,
         character for character: the two values are then equal, so the judge need not decode either (a
-        right program's answer to a large test costs a compression's undoing, not two decodings of
-        megabytes). False also when they may still match: the judge then compares as always. A value
-        holding a NaN (equal to nothing, itself included) never takes this way. The judge asks only for
-        containers: a string compares by its digest (see :meth:`_same_string`), cheaper still."""
+        right program's answer to a large test costs its encoding and a hash, not two decodings of
+        megabytes: see :meth:`has_encoding`). False also when they may still match: the judge then compares
+        as always. A value holding a NaN (equal to nothing, itself included) never takes this way. The judge
+        asks only for containers: a string compares by its digest (see :meth:`_same_string`), cheaper still."""
         text = json.dumps(encoded)
-        if len(text) != self.size or any(nan in text for nan in _NANS):
-            return False
-        return zlib.decompress(self.blob) == text.encode()
+        return len(text) == self.size and self.has_encoding(hashlib.sha256(text.encode()).hexdigest(), len(text))
 
     def has_encoding(self, digest: str, length: int) -> bool:
         """True when a JSON text of ``length`` characters with SHA-256 ``digest`` (a ``J`` value, see

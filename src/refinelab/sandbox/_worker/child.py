@@ -95,7 +95,7 @@ class Reporter:
     def __init__(self, fd: int, nonce: str) -> None:
         self._fd = fd
         self._nonce = nonce
-        self._dumps = _ENCODE_LINE
+        self._dumps = codec.JSON_TEXT
         self._write = os.write
 
     def send(self, message: dict[str, object]) -> None:
@@ -121,9 +121,6 @@ class Reporter:
                 self._write(fd, program_mark(self._nonce, program))
             except OSError:
                 pass
-
-
-_ENCODE_LINE = codec.JSON_TEXT
 
 
 def program_mark(nonce: str, program: int) -> bytes:

@@ -418,19 +418,29 @@ def _decode_text(text: str) -> object:
         data = json.loads(text)
     except (ValueError, RecursionError):
         return Opaque("malformed J")
-    return decode(data) if _nests_within(data, DEEPEST_TEXT) else Opaque("too deep")
+    return decode(data) if within(data, DEEPEST_TEXT) else Opaque("too deep")
 
 
-def _nests_within(value: object, levels: int) -> bool:
-    """Whether ``value`` nests at most ``levels`` lists, level by level (no recursion: a hostile text may nest
-    deeper than the host's stack)."""
-    level = [value]
-    for _ in range(levels):
-        level = [item for found in level if type(found) is list for item in cast("list[object]", found)]
-        level = [item for item in level if type(item) is list]
-        if not level:
+def within(value: object, levels: int) -> bool:
+    """Whether ``value`` nests at most ``levels`` lists and dicts (a list of scalars checked at C speed; the
+    recursion stops at ``levels``, however deep the value goes)."""
+    if type(value) is list:
+        if levels <= 0:
+            return False
+        if set(map(type, cast("list[object]", value))) <= PLAIN:
             return True
-    return False
+        items: Iterable[object] = cast("list[object]", value)
+    elif type(value) is dict:
+        if levels <= 0:
+            return False
+        items = cast("dict[str, object]", value).values()
+    else:
+        return True
+    for item in items:
+        kind = type(item)
+        if (kind is list or kind is dict) and not within(item, levels - 1):
+            return False
+    return True
 
 
 def _decode_exact(tag: str, body: object) -> object:

@@ -20,13 +20,13 @@ import os
 import select
 import signal
 import time
-from collections.abc import Callable, Iterable
-from typing import TypeGuard, cast
+from collections.abc import Callable
+from typing import TypeGuard
 
 from . import confine
 from . import protocol as wire
 from .child import child_main, program_mark
-from .codec import PLAIN
+from .codec import within
 from .protocol import Step
 
 _CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -114,7 +114,7 @@ class Watch:
             return
         if end != len(text) or type(message) is not dict or message.get(wire.NONCE) != self.nonce:
             return
-        if text.count("[") + text.count("{") > _DEEPEST and not _within(message, _DEEPEST):
+        if text.count("[") + text.count("{") > _DEEPEST and not within(message, _DEEPEST):
             return  # fewer brackets than that cannot nest deeper (counted at C speed: a million numbers' line too)
         program, index = message.get(wire.PROGRAM), message.get(wire.INDEX)
         if type(program) is not int or type(index) is not int:
@@ -216,27 +216,6 @@ three (the report itself one more), so the child's own reports nest at most abou
 the nonce can write deeper ones, which this worker reads but the host could not: the host read such a value
 past Python's recursion limit while judging it (600 levels: the whole check stopped) or its worker's reply
 (990: every program of the job was judged crashed)."""
-
-
-def _within(value: object, levels: int) -> bool:
-    """Whether ``value`` nests at most ``levels`` lists and dicts (a list of scalars checked at C speed)."""
-    if type(value) is list:
-        if levels <= 0:
-            return False
-        if set(map(type, cast("list[object]", value))) <= PLAIN:
-            return True
-        items: Iterable[object] = cast("list[object]", value)
-    elif type(value) is dict:
-        if levels <= 0:
-            return False
-        items = cast("dict[str, object]", value).values()
-    else:
-        return True
-    for item in items:
-        kind = type(item)
-        if (kind is list or kind is dict) and not _within(item, levels - 1):
-            return False
-    return True
 
 
 def _finite(value: object) -> TypeGuard[int | float]:
