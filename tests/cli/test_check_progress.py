@@ -4,6 +4,7 @@ gets a hint."""
 
 from __future__ import annotations
 
+import gc
 import io
 import json
 import subprocess
@@ -12,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from refinelab._collection import BATCH_THRESHOLDS
 from refinelab.cli import main
 from refinelab.cli._progress import ProgressDisplay
 
@@ -126,6 +128,10 @@ FENCED = "```python\ndef f(x):\n    return x\n```"  # raw model output, code fen
          "2 of 3 programs do not parse: `solution` is a whole program; `completion` is appended to the prompt; "
          "check which one the file holds"),
         ("completion", [BODY, FENCED, BODY], None),
+        ("completion", [FENCED, FENCED, BODY, BODY], None),  # half of them parse: no hint
+        ("completion", [BODY, BODY, FENCED, FENCED, FENCED],
+         "3 of 5 programs do not parse: `completion` is appended to the prompt; `solution` is a whole program; "
+         "check which one the file holds"),
     ],
 )  # fmt: skip
 def test_a_file_that_mostly_does_not_parse_gets_a_hint(
@@ -175,3 +181,19 @@ def test_a_terminal_download_bar_shows_sizes() -> None:
         show("downloading test.jsonl", 0, 3_000_000)
         show("downloading test.jsonl", 3_000_000, 3_000_000)
     assert "downloading test.jsonl" in stream.getvalue() and "3.0/3.0 MB" in stream.getvalue()
+
+
+def test_a_check_collects_garbage_at_the_batch_pace_and_puts_it_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    paces: list[tuple[int, ...]] = []
+    set_threshold = gc.set_threshold
+
+    def recorded(*pace: int) -> None:
+        paces.append(pace)
+        set_threshold(*pace)
+
+    monkeypatch.setattr(gc, "set_threshold", recorded)
+    before = gc.get_threshold()
+    assert main(["check", str(_samples(tmp_path, "completion", [BODY])), "--benchmark", "humaneval"]) == 0
+    assert paces == [BATCH_THRESHOLDS, before] and gc.get_threshold() == before

@@ -1,10 +1,14 @@
 from __future__ import annotations
 
+import json
+
+import pytest
+
 from refinelab.problems import AssertTest, CallTest
 from refinelab.problems import tests_from_check as from_check
 from refinelab.problems import tests_from_statements as from_statements
 from refinelab.problems._asserts import without_check_function
-from refinelab.problems._literal import call_source, to_source
+from refinelab.problems._literal import call_source, call_source_of_json, to_source
 
 
 def test_plain_value_asserts_become_call_tests() -> None:
@@ -37,3 +41,20 @@ def test_argument_sources_survive_any_value() -> None:
     assert eval(to_source(big)) == big
     assert eval(to_source([float("inf"), (1,), {2: {3}}])) == [float("inf"), (1,), {2: {3}}]
     assert call_source([1, "a"]) == "candidate(1, 'a')"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        [1, -2, 2**53 + 1, 10**2990, 10**3010, -(10**3020)],  # the last two: written in hex (10,000 bits and more)
+        [1.5, -0.0, 1e300, 5e-324, float("inf"), float("-inf"), float("nan")],
+        ['it\'s "quoted"', "NaN", "Infinity", "0" * 3001, "é\n\t\\", ""],
+        [[], {}, {"a": [1, {"b": None}]}, [[True, False], [None]], [[1.25, 2], "x"]],
+        [[10**3010, 1], {"k": float("nan")}],
+        [{"k": [float("nan")]}],
+    ],
+)
+def test_the_call_written_from_json_is_the_call_written_value_by_value(args: list[object]) -> None:
+    text = json.dumps(args)
+    assert call_source_of_json(args, text) == call_source(args)
+    assert eval(call_source_of_json(args, text), {"candidate": lambda *a: list(a)}) == args or "nan" in text.lower()

@@ -12,7 +12,7 @@ import pytest
 
 from refinelab._location import Location
 from refinelab.problems import CallTest, HumanEvalPlusTask, Problem, _humanevalplus
-from refinelab.problems._literal import call_source
+from refinelab.problems._literal import call_source, call_source_of_json
 from refinelab.sandbox import Packed, RunResult, Suite, WorkerPool, judge, prepare_benchmark, values_match
 from refinelab.sandbox._outputs import Chunk, deferred
 from refinelab.sandbox._reference import Blobs
@@ -174,7 +174,12 @@ def test_outputs_are_computed_in_small_replies_with_progress_then_read_from_the_
         formatted.append(args)
         return call_source(args)
 
+    def counted_json(args: list[object], text: str) -> str:
+        formatted.append(args)
+        return call_source_of_json(args, text)
+
     monkeypatch.setattr(_humanevalplus, "call_source", counted)
+    monkeypatch.setattr(_humanevalplus, "call_source_of_json", counted_json)
     digest = hashlib.sha256(data.read_bytes()).hexdigest()[:16]
     old_formats = [tmp_path / f"humanevalplus-{digest}.json"]
     old_formats += [tmp_path / f"humanevalplus-{digest}.v{n}.jsonl" for n in (2, 3, 4)]

@@ -3,6 +3,7 @@ with the same outcomes as test by test."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from operator import eq, ne
 
 import pytest
@@ -180,3 +181,18 @@ def test_a_digest_equals_only_the_string_it_was_made_from() -> None:
     assert value == Packed.of(text, text) and value != Packed.of(text + "x", text + "x")
     assert decode({"H": ["not hex", len(text), ""]}) != Packed.of(text, text)
     assert digested("short") == "short" and digested([text]) == [text]
+
+
+def test_a_subset_is_the_same_from_a_run_or_a_list_and_keeps_what_its_suite_worked_out() -> None:
+    big = "x" * 100_000
+    tests = [CallTest(f"f({i})", i) for i in range(5)] + [CallTest("f()", Packed.of(big, big))]
+    suite = replace(Suite.of(tests), reference_seconds=(0.1, 0.2, 0.3, 0.4, 0.5, 0.6))
+    run, listed = suite.subset(range(1, 4)), suite.subset([1, 2, 3])
+    assert run == listed and run.tests == tuple(tests[1:4]) and run.reference_seconds == (0.2, 0.3, 0.4)
+    assert run.plain_expected == listed.plain_expected == (1, 2, 3) and run.packed_bytes == 0
+    assert suite.subset([5, 0]).tests == (tests[5], tests[0]) and suite.subset([5, 0]).reference_seconds == (0.6, 0.1)
+    assert suite.plain_expected == (0, 1, 2, 3, 4, JUDGED_ALONE)  # worked out: a subset takes its part
+    assert suite.subset(range(3, 6)).__dict__["plain_expected"] == (3, 4, JUDGED_ALONE)
+    assert suite.subset(range(4, 6)).packed_bytes == suite.packed_bytes > 0
+    mixed = Suite.of([CallTest("f()", 1), AssertTest("assert True")])
+    assert mixed.plain_expected is None and mixed.subset(range(1)).plain_expected == (1,)  # its own, not None

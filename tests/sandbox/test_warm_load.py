@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
+import time
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -15,6 +17,10 @@ import pytest
 from refinelab._location import Location
 from refinelab.problems import CallTest, HumanEvalPlusTask, Problem, _humanevalplus
 from refinelab.sandbox import WorkerPool, prepare_benchmark
+from refinelab.sandbox._compare import DEFAULT_FLOAT_ATOL
+from refinelab.sandbox._outputs import Output
+from refinelab.sandbox._packed import Packed
+from refinelab.sandbox._reference import _hidden_tests
 from tests.conftest import with_pool
 
 
@@ -142,3 +148,62 @@ def test_a_task_without_inputs_needs_no_second_reading(tmp_path: Path, monkeypat
 
 def _digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+
+
+def test_many_tests_at_once_are_the_tests_made_one_at_a_time() -> None:
+    record: dict[str, object] = {"task_id": "HumanEval/8", "entry_point": "h", "prompt": "def h(x):\n"}
+    record |= {"canonical_solution": "    return x\n", "base_input": [[1], ["a b"], [[2, 3]]]}
+    task = HumanEvalPlusTask.of(record, Location(Path("plus.jsonl"), 1))
+    indices, expected, tolerances = [0, 2], [1, [2.5, 3]], [None, 1e-6]
+    one = [task.test(i, value, atol) for i, value, atol in zip(indices, expected, tolerances)]
+    written = task.written()
+    for made in (
+        task.tests(indices, expected, tolerances),
+        task.tests(indices, expected, tolerances, written),
+        task.without_inputs().tests(indices, expected, tolerances, written),
+    ):
+        assert made == one and [t.args for t in made if isinstance(t, CallTest)] == ["[1]", "[[2, 3]]"]
+    assert [t.expr for t in one if isinstance(t, CallTest)] == ["candidate(1)", "candidate([2, 3])"]
+    exprs_only = replace(task, json_inputs=False)  # MBPP+'s tuples and sets: the expression is evaluated
+    made = exprs_only.tests(indices, expected, tolerances, replace(written, arguments=None))
+    assert made == one and [t.args for t in made if isinstance(t, CallTest)] == [None, None]
+    zero = HumanEvalPlusTask.of({**record, "entry_point": "find_zero"}, Location(Path("plus.jsonl"), 1))
+    assert zero.tests([2], [0.5], [1e-6], zero.written()) == [zero.test(2, 0.5, 1e-6)]  # the polynomial's test
+
+
+def test_hidden_tests_drop_inputs_without_an_output_and_give_floats_a_tolerance() -> None:
+    record: dict[str, object] = {"task_id": "HumanEval/9", "entry_point": "h", "prompt": "def h(x):\n"}
+    record |= {"canonical_solution": "    return x\n", "base_input": [[1], [2], [3], [4]]}
+    task = HumanEvalPlusTask.of(record, Location(Path("plus.jsonl"), 1))
+    big = list(range(3000))
+    packed = Packed.of(big, big)
+    outputs: list[Output] = [{"value": 1}, {}, {"value": [1.5, 2]}, packed]
+    tests, dropped, times = _hidden_tests(task, outputs, [0.1, None, 0.3, None])
+    assert dropped == 1 and times == [0.1, 0.3, 0.0]
+    assert [(t.expected, t.atol) for t in tests if isinstance(t, CallTest)] == [
+        (1, None),
+        ([1.5, 2], DEFAULT_FLOAT_ATOL),
+        (packed, None),
+    ]
+    assert [t.expr for t in tests if isinstance(t, CallTest)] == ["candidate(1)", "candidate(3)", "candidate(4)"]
+    tolerant, _, _ = _hidden_tests(replace(task, atol=0.5), outputs, [0.1, None, 0.3, None], task.written())
+    assert [t.atol for t in tolerant if isinstance(t, CallTest)] == [0.5, 0.5, None]
+
+
+def test_a_warm_load_removes_what_a_killed_cache_writing_left_once_it_is_stale(tmp_path: Path) -> None:
+    data = _release(tmp_path / "plus.jsonl")
+    cold = _load(data, tmp_path)
+    (cache,) = tmp_path.glob("humanevalplus-*.jsonl")
+    (own,) = tmp_path.glob("humanevalplus-*.blobs")
+    left = [cache.with_name(f"{cache.name}.{name}.tmp") for name in ("dead", "live")]
+    left += [cache.with_name(f"{cache.stem}.{name}.blobs") for name in ("dead", "live")]
+    other = tmp_path / "humanevalplus-0000.v5.jsonl.dead.tmp"  # another release's: not this cache's to remove
+    for path in (*left, other):
+        path.write_bytes(b"half written")
+    hour_ago = time.time() - 3600
+    for path in (left[0], left[2], other, own):
+        os.utime(path, (hour_ago, hour_ago))
+    assert _load(data, tmp_path) == cold
+    assert sorted(p.name for p in tmp_path.glob("humanevalplus-*")) == sorted(
+        p.name for p in (cache, own, left[1], left[3], other)
+    )

@@ -12,6 +12,7 @@ import json
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from operator import attrgetter
 from pathlib import Path
 from typing import Literal
 
@@ -128,7 +129,12 @@ def _json_kind(value: object) -> str:
 def format_hint(samples: Sequence[Sample]) -> str | None:
     """One line of advice when most programs do not parse and the other field's reading would fix that:
     ``completion`` is appended to the prompt, ``solution`` is a whole program (evalplus's convention)."""
-    broken = [s for s in samples if not _parses(s.program)]
+    broken: list[Sample] = []
+    for parsed, sample in enumerate(samples, 1):
+        if not _parses(sample.program):
+            broken.append(sample)
+        elif (parsed - len(broken)) * 2 >= len(samples):  # half of them parse: no advice, the rest unread
+            return None
     if not samples or len(broken) * 2 <= len(samples):
         return None
     fixed = sum(_parses(s.code if s.given_as == "completion" else s.problem.program(s.code)) for s in broken)
@@ -202,6 +208,8 @@ def _hidden(problem: asyncio.Future[Problem], loaded: dict[str, Problem]) -> asy
     return asyncio.ensure_future(suite())
 
 
+_VERDICT = attrgetter("verdict")
+
 SkipCause = Literal["failure", "stage"]
 """Why a program's tests were skipped (see :attr:`Summary.skipped`)."""
 
@@ -230,7 +238,7 @@ def summarize(scored: Sequence[ScoredSample]) -> Summary:
     verdicts: Counter[str] = Counter()
     skipped: Counter[SkipCause] = Counter()
     for item in scored:
-        verdicts_run = [outcome.verdict for outcome in item.result.outcomes]
+        verdicts_run = list(map(_VERDICT, item.result.outcomes))  # at C speed: 1.2 million for HumanEval+
         per_problem.setdefault(item.sample.problem.id, []).append(item.result.passed)
         verdicts.update(verdicts_run)
         if "skipped" in verdicts_run:

@@ -11,6 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from refinelab._collection import batch_pace
 from refinelab._files import LinesInOrder, write_atomically
 from refinelab._progress import ProgressHook
 from refinelab._words import counted
@@ -193,7 +194,8 @@ def run(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
             finally:
                 print_cluster_events(cluster_events(runtime.sandboxes))
 
-    return asyncio.run(check())
+    with batch_pace():
+        return asyncio.run(check())
 
 
 async def _check(args: argparse.Namespace, options: CheckOptions, runtime: Runtime) -> int:

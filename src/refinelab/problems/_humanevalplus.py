@@ -21,7 +21,7 @@ from refinelab.problems._asserts import tests_from_statements
 from refinelab.problems._humaneval import docstring_tests
 from refinelab.problems._io import field as required
 from refinelab.problems._io import optional, read_jsonl
-from refinelab.problems._literal import call_source, to_source
+from refinelab.problems._literal import call_source, call_source_of_json, to_source
 from refinelab.problems._model import AssertTest, CallTest, Problem, Test
 
 
@@ -83,9 +83,12 @@ class HumanEvalPlusTask:
         return [call_source(args) for args in self.inputs[start:stop]]
 
     def written(self) -> WrittenInputs:
-        """Every input written out, once: as :meth:`expressions` and :meth:`arguments` write them."""
-        arguments = [json.dumps(args) for args in self.inputs] if self.json_inputs else None
-        return WrittenInputs(self.expressions(), arguments)
+        """Every input written out, once: as :meth:`expressions` and :meth:`arguments` write them (each
+        expression from its JSON where JSON gives the inputs: see :func:`call_source_of_json`)."""
+        if not self.json_inputs:
+            return WrittenInputs(self.expressions(), None)
+        arguments = [json.dumps(args) for args in self.inputs]
+        return WrittenInputs(list(map(call_source_of_json, self.inputs, arguments)), arguments)
 
     def without_inputs(self) -> HumanEvalPlusTask:
         """The task as a load that has its inputs written out already (:class:`WrittenInputs`) needs it: as many
@@ -117,6 +120,26 @@ class HumanEvalPlusTask:
         if self.entry_point == "find_zero":
             return AssertTest(f"assert abs(poly({to_source(args[0])}, {expression})) <= {tolerance}")
         return CallTest(expression, expected, atol=tolerance, args=arguments)
+
+    def tests(
+        self,
+        indices: Sequence[int],
+        expected: Sequence[object],
+        tolerances: Sequence[float | None],
+        written: WrittenInputs | None = None,
+    ) -> list[Test]:
+        """:meth:`test` of many inputs at once (a release holds 124,000): input ``indices[i]``'s test expects
+        ``expected[i]`` within ``tolerances[i]``. With its inputs ``written`` (a warm load's), each test is
+        made from them directly, without a call of :meth:`test` each."""
+        if written is None or self.entry_point == "find_zero":
+            triples = zip(indices, expected, tolerances)
+            return [self.test(index, value, atol, written=written) for index, value, atol in triples]
+        expressions, arguments = written.expressions, written.arguments
+        if arguments is None:
+            return [CallTest(expressions[i], value, atol) for i, value, atol in zip(indices, expected, tolerances)]
+        return [
+            CallTest(expressions[i], value, atol, arguments[i]) for i, value, atol in zip(indices, expected, tolerances)
+        ]
 
     def arguments(self, index: int) -> str | None:
         """Input ``index`` as a JSON array, when JSON gives it exactly (:attr:`json_inputs`), else None."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from typing import cast
 
 
@@ -52,3 +53,17 @@ def _flat_source(value: list[object]) -> str | None:
 def call_source(args: list[object]) -> str:
     """``candidate(arg, ...)`` for a list of argument values."""
     return f"candidate({', '.join(map(to_source, args))})"
+
+
+_LONG_DIGITS = re.compile(r"[0-9]{3000}")
+"""A run of digits as long as an integer's that :func:`to_source` writes in hex (10,000 bits: 3,011 digits)."""
+
+
+def call_source_of_json(args: list[object], text: str) -> str:
+    """:func:`call_source` of arguments JSON gives, written from ``text``, their JSON, at C speed where it
+    can be: ``repr`` writes JSON's values as :func:`to_source` does (lists, dicts, strings, finite floats,
+    integers below 10,000 bits, booleans, None), and the text shows where one may not be (a non-finite float,
+    a run of 3,000 digits; a string holding those words or digits only takes the slower way)."""
+    if "Infinity" in text or "NaN" in text or _LONG_DIGITS.search(text):
+        return call_source(args)
+    return f"candidate({repr(args)[1:-1]})"

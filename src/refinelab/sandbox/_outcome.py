@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from itertools import groupby
 from operator import attrgetter
 from typing import Literal
@@ -110,8 +111,8 @@ class RunResult:
         """True when there was at least one test and every test passed."""
         return bool(self.outcomes) and self.pass_count == len(self.outcomes)
 
-    @property
+    @cached_property
     def pass_count(self) -> int:
-        """Number of passing tests (counted at C speed: a HumanEval+ program has hundreds of outcomes, and
-        a check asks for each program's count and verdict several times)."""
+        """Number of passing tests (counted at C speed, once: a HumanEval+ program has hundreds of outcomes,
+        and a check asks for each program's count and verdict several times)."""
         return list(map(_VERDICT, self.outcomes)).count("pass")

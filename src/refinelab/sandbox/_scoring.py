@@ -229,7 +229,7 @@ class _Scorer:
             return suite
         key = (id(suite), tests.start, tests.stop)
         if key not in self.suites:
-            self.suites[key] = suite.subset(list(tests))
+            self.suites[key] = suite.subset(tests)
         return self.suites[key]
 
     def _pieces(self, suite: Suite, pace: Pace) -> list[Suite]:

@@ -4,15 +4,17 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property
-from typing import cast
+from typing import TypeVar, cast
 
 from refinelab.problems import AssertTest, CallTest, Problem, ProblemKind, Test
 from refinelab.sandbox._limits import Limits
 from refinelab.sandbox._packed import Packed
 from refinelab.sandbox._worker import protocol as wire
+
+_T = TypeVar("_T")
 
 
 @dataclass(frozen=True)
@@ -72,17 +74,23 @@ class Suite:
         )
 
     def subset(self, indices: Sequence[int]) -> Suite:
-        """The suite of some of these tests (each keeping its reference time and its own limit)."""
+        """The suite of some of these tests (each keeping its reference time and its own limit). What this
+        suite worked out of its tests (:attr:`plain_expected`, :attr:`packed_bytes`) is carried over: a
+        HumanEval+ program's stages are subsets of its task's 760 tests, and every task's are made once."""
+        part = _picker(indices, len(self.tests))
 
         def pick(values: tuple[float, ...]) -> tuple[float, ...]:
-            return tuple(values[i] for i in indices) if len(values) == len(self.tests) else ()
+            return part(values) if len(values) == len(self.tests) else ()
 
-        return replace(
-            self,
-            tests=tuple(self.tests[i] for i in indices),
-            reference_seconds=pick(self.reference_seconds),
-            seconds=pick(self.seconds),
+        made = replace(
+            self, tests=part(self.tests), reference_seconds=pick(self.reference_seconds), seconds=pick(self.seconds)
         )
+        known = self.__dict__
+        if known.get("plain_expected") is not None:
+            made.__dict__["plain_expected"] = part(known["plain_expected"])
+        if known.get("packed_bytes") == 0:
+            made.__dict__["packed_bytes"] = 0
+        return made
 
     @cached_property
     def plain_expected(self) -> tuple[object, ...] | None:
@@ -110,20 +118,20 @@ class Suite:
     def packed_bytes(self) -> int:
         """Bytes of the large (packed) expected values among the tests (what makes a job's reply and its
         judging heavy), counted once per suite: every program of a problem asks it of every stage."""
-        return sum(t.expected.size for t in self.tests if isinstance(t, CallTest) and isinstance(t.expected, Packed))
+        return sum(t.expected.size for t in self.tests if type(t) is CallTest and type(t.expected) is Packed)
 
     def test_seconds(self, limits: Limits) -> list[float]:
         """The CPU limit of each test under ``limits`` (an explicit ``seconds`` wins; then the reference rule)."""
         if len(self.seconds) == len(self.tests):
             return list(self.seconds)
         if len(self.reference_seconds) == len(self.tests) and limits.reference_factor is not None:
-            return [limits.test_seconds(t) for t in self.reference_seconds]
+            return list(map(limits.test_seconds, self.reference_seconds))
         return [limits.cpu_seconds] * len(self.tests)
 
     def inputs(self, limits: Limits) -> SuiteInputs:
         """What crosses to a worker (or a cluster node) to run under ``limits``: the suite without its
         expected values, with each test's CPU limit (:meth:`test_seconds`) resolved here."""
-        tests = tuple(_test_for_worker(t) for t in self.tests)
+        tests = tuple(map(_test_for_worker, self.tests))
         seconds = tuple(self.test_seconds(limits))
         return SuiteInputs(self.kind, self.entry_point, self.setup, self.prelude, tests, seconds)
 
@@ -170,11 +178,11 @@ class SuiteInputs:
     def for_worker(self, limits: Limits | None = None) -> dict[str, object]:
         """The suite as the worker protocol spells it; a test whose limit is not ``limits.cpu_seconds``
         carries its own (:data:`~refinelab.sandbox._worker.protocol.TEST_LIMIT`)."""
-        tests = [dict(test) for test in self.tests]
+        tests: Sequence[dict[str, object]] = self.tests
         if limits is not None:
-            for test, seconds in zip(tests, self.test_seconds(limits)):
-                if seconds != limits.cpu_seconds:
-                    test[wire.TEST_LIMIT] = seconds
+            usual = limits.cpu_seconds
+            pairs = zip(self.tests, self.test_seconds(limits))
+            tests = [test if seconds == usual else {**test, wire.TEST_LIMIT: seconds} for test, seconds in pairs]
         suite: dict[str, object] = {
             wire.ENTRY_POINT: self.entry_point,
             wire.SETUP: self.setup,
@@ -238,6 +246,14 @@ def _without_dict(value: object) -> bool:
         items = cast("Sequence[object]", value)
         return set(map(type, items)) <= _SCALARS or all(map(_without_dict, items))
     return kind in _SCALARS or kind in (set, frozenset, bytes, complex)
+
+
+def _picker(indices: Sequence[int], count: int) -> Callable[[Sequence[_T]], tuple[_T, ...]]:
+    """What picks the items at ``indices`` out of a sequence of ``count``: a slice where they are a run."""
+    if isinstance(indices, range) and indices.step == 1 and 0 <= indices.start <= indices.stop <= count:
+        run = slice(indices.start, indices.stop)
+        return lambda values: tuple(values[run])
+    return lambda values: tuple(map(values.__getitem__, indices))
 
 
 Item = tuple[str, Suite]
