@@ -1,9 +1,9 @@
 """kill -9 a running ``refinelab run`` at random moments; running it again must finish with results
-identical to an uninterrupted run's, and the server must see no answered request again."""
+identical to an uninterrupted run's, and the server must see no request again whose answer the response
+cache held (told by the answers' own ids, which the cache keeps, not by a clock)."""
 
 from __future__ import annotations
 
-import itertools
 import json
 import random
 import signal
@@ -12,6 +12,8 @@ import subprocess
 import sys
 import threading
 import time
+from collections import defaultdict
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -30,27 +32,8 @@ def command(server: FakeOpenAI, data: Path, store: Path) -> list[str]:
         args += ["--strategy", strategy]
     # each store its own response cache: the cache does not key on the server's address, so a cache shared
     # with another run in the folder would answer every request
-    cache = store.with_name(f"{store.stem}-responses.sqlite")
-    args += ["--base-url", server.base_url, "--store", str(store), "--cache", str(cache)]
+    args += ["--base-url", server.base_url, "--store", str(store), "--cache", str(cache_of(store))]
     return [*args, "--concurrency", "3", "--quiet"]
-
-
-class Timed:
-    """The fake model, noting when each request body was answered."""
-
-    def __init__(self) -> None:
-        self.answered: dict[str, list[float]] = {}
-        self.lock = threading.Lock()
-
-    def count(self) -> int:
-        """Requests answered so far."""
-        with self.lock:
-            return sum(len(times) for times in self.answered.values())
-
-    def __call__(self, body: dict[str, object]) -> str:
-        with self.lock:
-            self.answered.setdefault(json.dumps(body, sort_keys=True), []).append(time.monotonic())
-        return reply(body)
 
 
 @pytest.mark.slow
@@ -59,33 +42,59 @@ def test_kill_9_at_random_moments_then_resume(tmp_path: Path) -> None:
     with serve(reply) as server:
         server.delay = 0.05
         subprocess.run(command(server, data, tmp_path / "whole.sqlite"), check=True, capture_output=True)
-    timed, kills, progress, rng = Timed(), [], [], random.Random(7)
-    with serve(timed) as server:
+    store, rng = tmp_path / "killed.sqlite", random.Random(7)
+    progress: list[int] = []
+    cached: set[str] = set()  # the answers the response cache held at any kill (each reply keeps its raw id)
+    left: list[int] = []  # answers each killed run left in the cache
+    with serve(reply) as server:
         server.delay = 0.05
         for _ in range(KILLS):
-            before = timed.count()
-            process = subprocess.Popen(command(server, data, tmp_path / "killed.sqlite"), stderr=subprocess.DEVNULL)
+            before = len(server.answer_ids)
+            process = subprocess.Popen(command(server, data, store), stderr=subprocess.DEVNULL)
             # a random moment after the run has started talking to the model (starting takes seconds on a
             # loaded machine, so a fixed delay could kill every run before its first request)
-            _wait_for_a_request(timed, before, process)
+            _wait_for_an_answer(server, before, process)
             time.sleep(rng.uniform(0.1, 1.5))
             if process.poll() is not None:
                 break
             process.send_signal(signal.SIGKILL)
             process.wait()
-            kills.append(time.monotonic())
-            progress.append(_stored(tmp_path / "killed.sqlite"))
-        finished = subprocess.run(command(server, data, tmp_path / "killed.sqlite"), capture_output=True, text=True)
+            progress.append(_stored(store))
+            now = _cached_answers(cache_of(store))
+            left.append(len(now - cached))
+            cached |= now
+        finished = subprocess.run(command(server, data, store), capture_output=True, text=True)
+        asked: dict[str, list[str]] = defaultdict(list)
+        for answer, request in server.answer_ids.items():
+            asked[json.dumps(request, sort_keys=True)].append(answer)
     assert finished.returncode == 0, finished.stderr
-    print("trajectories stored at each kill:", progress)
+    print("trajectories stored at each kill:", progress, "replies each killed run left cached:", left)
     assert any(0 < done < 3 * 16 for done in progress), f"no kill landed mid-run: {progress}"
-    assert exported(tmp_path / "killed.sqlite") == exported(tmp_path / "whole.sqlite")
-    for body, times in timed.answered.items():
-        # a request may come twice only if it was in flight at a kill: sent, but its answer not yet in
-        # the cache (the server answers a dead client, or the client died between reading and writing)
-        for first, second in itertools.pairwise(times):
-            in_flight = any(abs(kill - first) < 0.5 and kill < second for kill in kills)
-            assert in_flight, f"answered at {first:.3f} and again at {second:.3f}; kills at {kills}: {body[-200:]}"
+    assert any(left), f"no killed run left a reply in the response cache: {left}"
+    assert exported(store) == exported(tmp_path / "whole.sqlite")
+    for body, answers in asked.items():
+        # a request may come again only if its answer was in flight at a kill: sent, but not yet in the cache
+        # (the server answered a dead client, or the client died between reading and writing); no clock
+        stored = [answer for answer in answers[:-1] if answer in cached]
+        assert not stored, f"{stored} were in the cache at a kill, yet asked for again: {body[-200:]}"
+    assert {answers[-1] for answers in asked.values()} <= _cached_answers(cache_of(store))
+
+
+def cache_of(store: Path) -> Path:
+    """The response cache :func:`command` gives ``store``."""
+    return store.with_name(f"{store.stem}-responses.sqlite")
+
+
+def _cached_answers(cache: Path) -> set[str]:
+    """The ids of the answers the response cache holds (none where it does not exist yet)."""
+    if not cache.exists():
+        return set()
+    with closing(sqlite3.connect(cache)) as db:
+        try:
+            rows = db.execute("SELECT reply FROM responses").fetchall()
+        except sqlite3.OperationalError:  # killed before the table was made
+            return set()
+    return {str(json.loads(text)["raw"]["id"]) for (text,) in rows}
 
 
 def _stored(path: Path) -> int:
@@ -129,8 +138,8 @@ def test_ctrl_c_stops_cleanly_and_the_run_resumes(tmp_path: Path) -> None:
     assert finished.returncode == 0 and _stored(store) == 3 * 16
 
 
-def _wait_for_a_request(timed: Timed, before: int, process: subprocess.Popen[bytes]) -> None:
-    """Until the server has answered a request after ``before`` (or the run ended; at most 120 s)."""
+def _wait_for_an_answer(server: FakeOpenAI, before: int, process: subprocess.Popen[bytes]) -> None:
+    """Until the server has answered more than ``before`` requests (or the run ended; at most 120 s)."""
     deadline = time.monotonic() + 120
-    while timed.count() <= before and process.poll() is None and time.monotonic() < deadline:
+    while len(server.answer_ids) <= before and process.poll() is None and time.monotonic() < deadline:
         time.sleep(0.02)

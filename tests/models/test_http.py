@@ -60,6 +60,16 @@ def test_a_plain_call_reports_text_usage_latency_and_raw_response() -> None:
     assert completion.cost_usd is None  # a local model has no known price
 
 
+def test_each_answer_has_an_id_of_its_own_that_the_server_maps_to_its_request() -> None:
+    with serve() as server:
+        model = model_for(server)
+        first, second = (model.generate_sync(ASK, GenerateConfig(seed=seed)) for seed in (1, 2))
+        ids = list(server.answer_ids)
+    assert first.raw is not None and second.raw is not None
+    assert ids == [first.raw["id"], second.raw["id"]] and len(set(ids)) == 2
+    assert [server.answer_ids[i]["seed"] for i in ids] == [1, 2]
+
+
 def test_missing_usage_is_estimated_and_marked() -> None:
     with serve() as server:
         server.usage = False

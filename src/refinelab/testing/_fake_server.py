@@ -62,6 +62,9 @@ class FakeOpenAI(ThreadingHTTPServer):
         self.lock = threading.Lock()
         self.log: list[tuple[dict[str, Any], str]] = []
         """Every request body (parsed JSON) and what was done with it."""
+        self.answer_ids: dict[str, dict[str, Any]] = {}
+        """Each normal answer's ``id`` (``chatcmpl-N``: unique, as a real server's) and the body it answered, in
+        the order they were answered (a client that stores replies keeps the id in the raw response)."""
         self.answers: TextIO | None = None
         """Where to note each answer before and after it is sent (a JSON line each: ``["sending" or "sent",
         the request's last message]``)."""
@@ -98,6 +101,13 @@ class FakeOpenAI(ThreadingHTTPServer):
             with self.lock:
                 self.answers.write(json.dumps([step, messages[-1]["content"]]) + "\n")
                 self.answers.flush()
+
+    def answer_id(self, body: dict[str, Any]) -> str:
+        """A new answer's ``id``, noted with the ``body`` it answers (:attr:`answer_ids`)."""
+        with self.lock:
+            found = f"chatcmpl-{len(self.answer_ids) + 1}"
+            self.answer_ids[found] = body
+        return found
 
     def answered(self) -> list[dict[str, Any]]:
         """Bodies of the requests that got a normal answer."""
@@ -168,7 +178,7 @@ class _Handler(BaseHTTPRequestHandler):
         thought = [c[0] for c in counts] or [0] * n
         visible = [c[1] for c in counts] or [len(t.split()) for t in texts]
         response: dict[str, object] = {
-            "id": "chatcmpl-test",
+            "id": self.server.answer_id(body),
             "object": "chat.completion",
             "created": 0,
             "model": body["model"],
