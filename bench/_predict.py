@@ -26,6 +26,7 @@ overlaps every bit of its later work with its pool's, and the pool is never idle
 
 from __future__ import annotations
 
+import argparse
 import json
 from collections import defaultdict
 from dataclasses import dataclass
@@ -253,3 +254,16 @@ def report(trace: Trace, label: str) -> list[str]:
             f"({predicted / max(trace.floor(workers), 1e-9):.2f}x the floor)"
         )
     return lines
+
+
+def main() -> None:
+    """``python bench/_predict.py TRACE [--driver-cpu SECONDS]``: the report of a trace a run wrote."""
+    parser = argparse.ArgumentParser(description="What a traced run would take at 4, 16 and 64 workers.")
+    parser.add_argument("trace", type=Path, help="the file REFINELAB_JOB_TRACE named")
+    parser.add_argument("--driver-cpu", type=float, help="the driver's whole CPU seconds, measured from outside")
+    args = parser.parse_args()
+    print("\n".join(report(read_trace(args.trace, args.driver_cpu), args.trace.name)))
+
+
+if __name__ == "__main__":
+    main()

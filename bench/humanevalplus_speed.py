@@ -1,6 +1,7 @@
 """refinelab check vs evalplus's own evaluator on HumanEval+, on real (mostly wrong) programs, in one run.
 
-Samples: bench/real_samples.py (``ten``: 1,640, ten per task, repeats included; ``distinct``: 1,164, each
+Samples: bench/real_samples.py (``ten``: 1,640, ten per task, repeats included; ``hundred``: 16,400, 100 a
+task, ``ten``'s programs as ten distinct variants each; ``distinct``: 1,164, each
 program once). Both evaluators score the same file with the same number of workers, each timed whole
 (start-up, loading and computing HumanEval+'s expected outputs included): first with empty output caches
 (cold: refinelab computes its outputs, evalplus its ground truth), then with the caches they wrote
@@ -220,7 +221,7 @@ def _peer(theirs: Measured, workers: int) -> float:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--set", choices=["ten", "distinct"], default="ten")
+    parser.add_argument("--set", choices=["ten", "distinct", "hundred"], default="ten")
     parser.add_argument("--workers", type=int, default=len(os.sched_getaffinity(0)))
     parser.add_argument("--shared", type=Path, default=DEFAULT_SHARED)
     args = parser.parse_args()

@@ -13,8 +13,11 @@ Two sets:
   from its first when it has fewer than ten. Repeats are real (samples at temperature > 0 repeat
   themselves often; CodeT's 100 CodeGen samples per task hold many identical ones), but they favour a
   harness that scores an identical program once: compare on ``distinct`` too.
+- ``hundred``: 100 per task (16,400, the shape of a pass@100 run): ``ten``'s ten, then nine more rounds of
+  them, each program with a comment line of its own appended (``# variant N``), so that every one is a
+  distinct program that runs (and behaves as its real original does).
 
-    python bench/real_samples.py OUT.jsonl [--set ten|distinct] [--shared ../shared/data]
+    python bench/real_samples.py OUT.jsonl [--set ten|distinct|hundred] [--shared ../shared/data]
 """
 
 from __future__ import annotations
@@ -66,7 +69,7 @@ def by_task(shared: Path) -> dict[str, list[dict[str, str]]]:
 
 
 def rows(shared: Path, which: str) -> list[dict[str, str]]:
-    """The rows of the ``distinct`` or ``ten`` set (see the module docstring)."""
+    """The rows of the ``distinct``, ``ten`` or ``hundred`` set (see the module docstring)."""
     chosen: list[dict[str, str]] = []
     for programs in by_task(shared).values():
         seen: set[str] = set()
@@ -78,9 +81,18 @@ def rows(shared: Path, which: str) -> list[dict[str, str]]:
                 distinct.append(row)
         if which == "distinct":
             chosen += distinct
-        else:
-            chosen += [programs[i % len(programs)] for i in range(10)]
+            continue
+        ten = [programs[i % len(programs)] for i in range(10)]
+        chosen += ten if which == "ten" else [_variant(row, n) for n in range(10) for row in ten]
     return chosen
+
+
+def _variant(row: dict[str, str], number: int) -> dict[str, str]:
+    """``row`` with ``# variant NUMBER`` appended to its program (number 0: the row as it is)."""
+    if not number:
+        return row
+    field = "completion" if "completion" in row else "solution"
+    return {**row, field: f"{row[field]}\n# variant {number}\n"}
 
 
 def write(path: Path, shared: Path, which: str) -> int:
@@ -93,7 +105,7 @@ def write(path: Path, shared: Path, which: str) -> int:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out", type=Path)
-    parser.add_argument("--set", choices=["ten", "distinct"], default="ten")
+    parser.add_argument("--set", choices=["ten", "distinct", "hundred"], default="ten")
     parser.add_argument("--shared", type=Path, default=DEFAULT_SHARED)
     args = parser.parse_args()
     print(f"{write(args.out, args.shared, args.set)} samples written to {args.out}")

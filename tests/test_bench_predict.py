@@ -105,6 +105,19 @@ def test_the_report_says_how_long_the_drivers_loop_was_held_up_where_the_trace_s
     assert trace.predicted(16) == unheld  # reported beside the prediction, not added to it
 
 
+def test_the_command_line_reports_a_trace_file_with_the_drivers_whole_cpu(
+    predict: ModuleType, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    records = [job(10.0 + i, 4.0, [f"p{i}"], 2.0 + 0.5 * i) for i in range(4)]
+    path = tmp_path / "warm.trace"
+    path.write_text("".join(json.dumps(r) + "\n" for r in [*records, {"closed": 40.0, "driver_cpu": 7.5}]))
+    monkeypatch.setattr(sys, "argv", ["_predict.py", str(path), "--driver-cpu", "9.5"])
+    predict.main()
+    printed = capsys.readouterr().out.splitlines()
+    assert printed == predict.report(predict.read_trace(path, 9.5), "warm.trace")
+    assert "driver CPU outside the jobs' phases 8.0 s" in printed[0]  # 2.0 before, 6.0 after the last job
+
+
 def test_a_chain_waits_for_its_own_last_job_even_in_a_job_another_chain_queued_first(
     predict: ModuleType, tmp_path: Path
 ) -> None:
