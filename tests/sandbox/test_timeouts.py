@@ -116,3 +116,72 @@ def test_the_job_trace_marks_a_whole_programs_rerun_as_one_that_may_overlap_its_
     jobs = [json.loads(line) for line in trace.read_text().splitlines() if '"chains"' in line]
     assert [job["overlaps"] for job in jobs] == [False, True, False, False]
     assert jobs[0]["chains"] == jobs[1]["chains"] and jobs[2]["chains"] == jobs[3]["chains"]
+
+
+BURN_THE_FIRST_TIME = """
+import os, time
+def f(x):
+    with open({log!r}, "a") as log:
+        log.write(str(x) + "\\n")
+    if not os.path.exists({mark!r}):
+        open({mark!r}, "w").close()
+        end = time.process_time() + {seconds}
+        while time.process_time() < end:
+            pass
+    return x
+"""
+"""Takes ``seconds`` of CPU on its first test, the first time it runs: past a limit of 0.4 s, well within its
+grace's 0.6 s (the loop reads the same clock the limit is judged on)."""
+
+
+def run_while_work_waits(programs: list[str], suite: Suite, limits: Limits) -> tuple[list[RunResult], float]:
+    """``programs`` queued at once on one worker, one a job: every job but the last starts while work waits
+    (the grace applies); also the children the pool forked (one for each run here)."""
+
+    async def body(pool: WorkerPool) -> tuple[list[RunResult], float]:
+        results = await pool.run_items([(code, suite) for code in programs])
+        return results, pool.stats["children"]
+
+    return with_pool(body, workers=1, batch_size=1, isolation="none", limits=limits)
+
+
+@pytest.mark.parametrize(("grace", "children"), [(0.5, 4), (0.0, 6)])
+def test_a_loop_past_its_grace_is_not_run_again_while_work_waits(grace: float, children: int) -> None:
+    looping = [f"def f(x):\n    while x:\n        pass\n    return x\n# copy {n}\n" for n in range(3)]
+    suite = Suite.of([CallTest("f(1)", 1)], entry_point="f")
+    results, forked = run_while_work_waits(looping, suite, Limits(cpu_seconds=0.3, timeout_grace=grace))
+    assert [[o.verdict for o in r.outcomes] for r in results] == [["timeout"]] * 3
+    assert all(r.outcomes[0].message == "CPU time limit exceeded" for r in results)
+    # with the grace: the first two ran 0.45 s each and stand; the last started with nothing waiting, and was
+    # run again as before (at the end of a run an idle worker would start that rerun beside it)
+    assert forked == children
+
+
+def test_a_test_that_ends_within_its_grace_is_a_timeout_run_again(tmp_path: Path) -> None:
+    log, mark = tmp_path / "log", tmp_path / "mark"
+    burning = BURN_THE_FIRST_TIME.format(log=str(log), mark=str(mark), seconds=0.5)
+    suite = Suite.of([CallTest("f(1)", 1), CallTest("f(2)", 2)], entry_point="f")
+    results, _ = run_while_work_waits([burning, "def f(x):\n    return x\n"], suite, Limits(cpu_seconds=0.4))
+    assert [[o.verdict for o in r.outcomes] for r in results] == [["pass", "pass"]] * 2
+    # f(1) took 0.5 s of a 0.4 s limit: not a pass, but a timeout its rerun (fast: the mark is there) replaced
+    assert log.read_text().splitlines().count("1") == 2
+
+
+def test_a_stdio_test_that_ends_within_its_grace_is_a_timeout_run_again(tmp_path: Path) -> None:
+    log, mark = tmp_path / "log", tmp_path / "mark"
+    code = (
+        "import os, sys, time\n"
+        "data = sys.stdin.read().strip()\n"
+        f"with open({str(log)!r}, 'a') as log:\n"
+        "    log.write(data + '\\n')\n"
+        f"if not os.path.exists({str(mark)!r}):\n"
+        f"    open({str(mark)!r}, 'w').close()\n"
+        "    end = time.process_time() + 0.5\n"
+        "    while time.process_time() < end:\n"
+        "        pass\n"
+        "print(data)\n"
+    )
+    suite = Suite.of([StdioTest("a\n", "a"), StdioTest("b\n", "b")], kind="stdio")
+    results, _ = run_while_work_waits([code, "print(input())\n"], suite, Limits(cpu_seconds=0.4))
+    assert [[o.verdict for o in r.outcomes] for r in results] == [["pass", "pass"]] * 2
+    assert log.read_text().splitlines() == ["a", "b", "a"]  # each test in a child of its own, then the first again

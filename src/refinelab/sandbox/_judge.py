@@ -53,10 +53,12 @@ class ProgramReports:
 
     @property
     def cpu_timeouts(self) -> list[int]:
-        """Indices of the tests that exceeded the CPU limit (none where every test returned a value)."""
+        """Indices of the tests that exceeded the CPU limit and may pass when run again: not those that ran past
+        their grace too (:data:`~refinelab.sandbox._worker.protocol.SURE`); none where every test returned a
+        value."""
         if self.values is not None:
             return []
-        return [index for index, report in enumerate(self.listed) if is_cpu_timeout(report)]
+        return [i for i, report in enumerate(self.listed) if is_cpu_timeout(report) and not _sure(report)]
 
 
 @dataclass(frozen=True)
@@ -140,6 +142,11 @@ def is_cpu_timeout(report: object) -> bool:
     if not isinstance(report, dict):
         return False
     return report.get(wire.STATUS) == wire.S_TIMEOUT and report.get(wire.LIMIT) == wire.CPU_LIMIT
+
+
+def _sure(report: object) -> bool:
+    """Whether a CPU timeout's report says the test ran past its grace too (no rerun can change it)."""
+    return isinstance(report, dict) and report.get(wire.SURE) is True
 
 
 def reports_of(row: object, output: str) -> ProgramReports:

@@ -73,6 +73,15 @@ class Limits:
     time only grows with load (a busy sibling hyperthread, caches shared with other workers), so
     without this a program near the limit passed or timed out depending on what else ran. ``0``
     takes every timeout at its first run."""
+    timeout_grace: float = 0.5
+    """How far past its CPU limit a test's first run may go, as a fraction of that limit, where a rerun would
+    cost the machine (other work waits for the workers). A test that ends within the grace is a CPU timeout,
+    run again as ``timeout_reruns`` says; one still running at the grace's end is a timeout at once: load
+    stretches a program's CPU time by less than half (1.375 times at most, measured beside a running test
+    suite on a 2-vCPU machine), so no rerun could bring it within the limit, and a looping program costs one
+    and a half limits instead of two. Reruns, isolated runs, runs without reruns (``timeout_reruns`` 0) and a
+    run that starts with nothing else waiting get none: at the end of a run an idle worker starts the rerun
+    beside the first run instead (``WorkerPool``), which ends sooner. ``0``: every CPU timeout is run again."""
 
     @property
     def wall_seconds(self) -> float:
@@ -103,12 +112,15 @@ class Limits:
             f"({self.cpu_seconds:g} s without a reference time)"
         )
 
-    def for_worker(self, cpu_total: float) -> dict[str, object]:
-        """The limits as the worker protocol spells them; ``cpu_total``: every CPU limit a child may spend."""
+    def for_worker(self, cpu_total: float, *, grace: bool = False) -> dict[str, object]:
+        """The limits as the worker protocol spells them; ``cpu_total``: every CPU limit a child may spend;
+        ``grace``: the job's tests get ``timeout_grace`` (it counts in ``cpu_total`` then)."""
+        fraction = self.timeout_grace if grace else 0.0
         return {
             wire.CPU_SECONDS: self.cpu_seconds,
+            wire.TIMEOUT_GRACE: fraction,
             wire.WALL_FACTOR: self.wall_factor,
-            wire.CPU_TOTAL: int(cpu_total + 2),
+            wire.CPU_TOTAL: int(cpu_total * (1.0 + fraction) + 2),
             wire.STOP_AT_FAILURE: self.stop_at_failure,
             wire.AFTER_TIMEOUT: self.after_timeout,
             wire.DEFER_AFTER: self.defer_after,

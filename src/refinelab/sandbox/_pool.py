@@ -74,9 +74,10 @@ def _seconds(value: object) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value >= 0
 
 
-def _job(items: Sequence[InputItem], limits: Limits, isolate: bool, job_id: int) -> bytes:
+def _job(items: Sequence[InputItem], limits: Limits, isolate: bool, job_id: int, *, grace: bool = False) -> bytes:
     """The job as the worker reads it (JSON), each suite's tests written once per suite and limits
-    (:meth:`SuiteInputs.wire_json`), not again for every job of every program that runs them."""
+    (:meth:`SuiteInputs.wire_json`), not again for every job of every program that runs them; ``grace``: its
+    tests may run past their limits by ``limits.timeout_grace`` (:meth:`WorkerPool._grace`)."""
     suites: list[SuiteInputs] = []
     index: dict[int, int] = {}
     for _, inputs in items:
@@ -93,7 +94,7 @@ def _job(items: Sequence[InputItem], limits: Limits, isolate: bool, job_id: int)
         wire.PROGRAMS: [program for program, _ in items],
         wire.SUITE_OF: [index[id(inputs)] for _, inputs in items],
         wire.ISOLATE: isolate or kind == "stdio",
-        wire.LIMITS: limits.for_worker(max(cpu_total, limits.cpu_seconds)),
+        wire.LIMITS: limits.for_worker(max(cpu_total, limits.cpu_seconds), grace=grace),
     }
     written = ", ".join(inputs.wire_json(limits) for inputs in suites)
     return f"{json.dumps(head)[:-1]}, {json.dumps(wire.SUITES)}: [{written}]}}".encode()
@@ -352,7 +353,8 @@ class WorkerPool(Sandbox):
             self._running[unit] = started
         try:
             first = units[0]
-            runs, stats = await self._raw_batch(worker, [unit.item for unit in units], first.limits, first.isolate)
+            items, grace = [unit.item for unit in units], self._grace(first)
+            runs, stats = await self._raw_batch(worker, items, first.limits, first.isolate, grace)
             _meter(units, stats)
             if self._trace is not None:
                 _traced(self._trace, units, started, stats)
@@ -374,12 +376,21 @@ class WorkerPool(Sandbox):
             self._idle.append(worker)
             self._pump()
 
+    def _grace(self, first: Unit) -> bool:
+        """Whether a job starting now gets the timeout grace (``Limits.timeout_grace``): where its rerun would
+        cost the machine, a first run (not isolated, which reruns are) with reruns allowed while other work
+        waits. With nothing waiting, a worker left idle starts the rerun beside it instead (:meth:`_speculate`),
+        which ends sooner than a grace would."""
+        limits = first.limits
+        return limits.timeout_grace > 0 and limits.timeout_reruns >= 1 and not first.isolate and len(self._queue) > 0
+
     async def _raw_batch(
-        self, worker: WorkerProcess, items: list[InputItem], limits: Limits, isolate: bool
+        self, worker: WorkerProcess, items: list[InputItem], limits: Limits, isolate: bool, grace: bool = False
     ) -> tuple[list[Ran], object]:
         """The worker's reports, one per program (a crashed worker yields ``crashed`` reports), and the
-        job's stats."""
-        reply = await self._call(worker, _job(items, limits, isolate, self._new_id()), _backstop(items, limits))
+        job's stats; ``grace``: see :meth:`_grace`."""
+        job = _job(items, limits, isolate, self._new_id(), grace=grace)
+        reply = await self._call(worker, job, _backstop(items, limits))
         if reply is None:
             crash = crash_report("the sandbox worker stopped answering and was replaced")
             return [self._ran([crash] * len(inputs.tests), "") for _, inputs in items], None

@@ -19,7 +19,7 @@ from . import confine
 from . import protocol as wire
 from .child import suite_of
 from .protocol import Step
-from .supervise import Watch, spawn, sweep, watch_child
+from .supervise import TIMEOUT_MESSAGE, Watch, spawn, sweep, watch_child
 
 Result = dict[str, object]
 SKIPPED_AFTER_TIMEOUT: Result = {wire.STATUS: wire.S_SKIPPED, wire.MESSAGE: "not run: an earlier test timed out"}
@@ -122,7 +122,8 @@ def death(watch: Watch, info: Ended) -> Result:
     budget; otherwise the child killed itself, which is a crash.
     """
     if watch.killed == "timeout":
-        return {wire.STATUS: wire.S_TIMEOUT, wire.MESSAGE: "CPU time limit exceeded", wire.LIMIT: wire.CPU_LIMIT}
+        found: Result = {wire.STATUS: wire.S_TIMEOUT, wire.MESSAGE: TIMEOUT_MESSAGE, wire.LIMIT: wire.CPU_LIMIT}
+        return {**found, wire.SURE: True} if watch.sure else found
     if watch.killed == "wall_timeout":
         message = "wall-clock limit exceeded (the program slept or waited)"
         return {wire.STATUS: wire.S_TIMEOUT, wire.MESSAGE: message, wire.LIMIT: wire.WALL_LIMIT}
@@ -212,6 +213,8 @@ def _collect_program(watch: Watch, info: Ended, row: list[Result | None], progra
     events = watch.events
     while index < len(row) and deferred is None and (event := events.get(Step(program, index))) is not None:
         found = row[index] = _clean(event)
+        if watch.late == Step(program, index):  # it ran past its limit, within the grace: the child was stopped
+            return _after_timeout(row, index, info, program)
         deferred = found if found.get(wire.STATUS) == wire.S_DEFERRED else None
         index += 1
     if deferred is not None:  # it spent its budget: the rest are deferred too (whatever came after), and it went on
@@ -220,13 +223,27 @@ def _collect_program(watch: Watch, info: Ended, row: list[Result | None], progra
         return None
     if info.stop_at_failure and index > start and _failed(row[index - 1]):
         return _skip_rest(row, index, SKIPPED_AFTER_FAILURE, None)  # the child stopped here on purpose
-    row[index] = death(watch, info)
-    timed_out = row[index][wire.STATUS] == wire.S_TIMEOUT  # type: ignore[index]
-    if timed_out and not info.continue_after_timeout:
-        return _skip_rest(row, index + 1, SKIPPED_AFTER_TIMEOUT, Step(program + 1, 0))
-    if info.stop_at_failure and not timed_out:
-        return _skip_rest(row, index + 1, SKIPPED_AFTER_FAILURE, Step(program + 1, 0))
+    return _died(row, index, death(watch, info), info, program)
+
+
+def _died(row: list[Result | None], index: int, report: Result, info: Ended, program: int) -> Step:
+    """The child died on test ``index`` (``report`` says how): where the next child starts."""
+    row[index] = report
+    if report[wire.STATUS] == wire.S_TIMEOUT:
+        return _after_timeout(row, index, info, program)
+    if info.stop_at_failure:
+        _skip_rest(row, index + 1, SKIPPED_AFTER_FAILURE, None)
+        return Step(program + 1, 0)
     return Step(program, index + 1) if index + 1 < len(row) else Step(program + 1, 0)
+
+
+def _after_timeout(row: list[Result | None], index: int, info: Ended, program: int) -> Step:
+    """Where the next child starts after test ``index`` of ``program`` timed out: its next test where every test
+    gets a verdict, else the next program (this one's later tests skipped)."""
+    if info.continue_after_timeout:
+        return Step(program, index + 1) if index + 1 < len(row) else Step(program + 1, 0)
+    _skip_rest(row, index + 1, SKIPPED_AFTER_TIMEOUT, None)
+    return Step(program + 1, 0)
 
 
 def _failed(report: Result | None) -> bool:
@@ -281,6 +298,7 @@ def run_stdio_job(job: dict[str, object]) -> dict[str, object]:
             row += [dict(skipped) for _ in range(index, len(tests))]
             break
         watch, info = _run_child(job, Step(0, 0), str(test[wire.STDIN]).encode(), test=index, shortest=shortest)
+        watch.ended(info.cpu)
         result = _stdio_result(watch, info)
         result[wire.STDOUT] = watch.out.decode("utf-8", "replace")
         result[wire.STDERR] = watch.err[-4096:].decode("utf-8", "replace")

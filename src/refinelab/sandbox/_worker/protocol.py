@@ -17,7 +17,7 @@ a CPU limit of its own, :data:`TEST_LIMIT`; never the expected value. A reply (w
 
 A report (one per test) holds :data:`STATUS` and, depending on it, :data:`VALUE`, :data:`MESSAGE`,
 :data:`ERROR_TYPE`, :data:`TRACEBACK`, :data:`STDOUT`, :data:`STDERR`, :data:`CPU` and, for a timeout,
-:data:`LIMIT` (which limit it hit: :data:`CPU_LIMIT` or :data:`WALL_LIMIT`). The child's
+:data:`LIMIT` (which limit it hit: :data:`CPU_LIMIT` or :data:`WALL_LIMIT`) and perhaps :data:`SURE`. The child's
 event lines (on its result pipe) add :data:`NONCE`, :data:`PROGRAM`, :data:`INDEX`, :data:`BEGIN`,
 :data:`NEXT` and :data:`TAINT`; the worker strips those before replying (:data:`EVENT_KEYS`).
 """
@@ -58,6 +58,10 @@ AFTER_TIMEOUT = "after_timeout"
 :data:`CONTINUE` (a fresh child runs the next test; every test gets its own verdict)."""
 SKIP_REST = "skip"
 CONTINUE = "continue"
+TIMEOUT_GRACE = "grace"
+"""How far past its CPU limit a test may run before it is stopped, as a fraction of that limit (absent or 0: not
+at all). A test that ends within the grace is reported a CPU timeout (the host runs it again); one stopped at
+the grace's end is reported a timeout with :data:`SURE`."""
 DEFER_AFTER = "defer_after"
 """CPU seconds a program may spend in one child, from its load, before its later tests are reported
 :data:`S_DEFERRED` (not run: the host runs them in other jobs); absent or ``None``: never."""
@@ -116,6 +120,9 @@ CPU_LIMIT = "cpu"
 """A :data:`LIMIT`: the test used more CPU time than allowed (the host runs it again to confirm)."""
 WALL_LIMIT = "wall"
 """A :data:`LIMIT`: the test outlasted the wall-clock backstop (it slept or blocked)."""
+SURE = "sure"
+"""True in a CPU timeout's report where the test ran past its limit and the job's :data:`TIMEOUT_GRACE` too:
+the host takes it without running it again."""
 
 # Event keys (child to worker only)
 NONCE = "n"

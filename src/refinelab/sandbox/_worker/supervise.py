@@ -29,6 +29,7 @@ from .child import child_main, program_mark
 from .codec import within
 from .protocol import Step
 
+TIMEOUT_MESSAGE = "CPU time limit exceeded"
 _CLK_TCK = os.sysconf("SC_CLK_TCK")
 _CHUNK = 65536
 _TICK = 0.02
@@ -65,6 +66,14 @@ class Watch:
         self.seconds: Callable[[Step], float] = seconds or (lambda key: default)
         """The CPU limit of a step: a test's own limit, else the job's."""
         self.wall_factor = float(str(limits.get(wire.WALL_FACTOR, 3.0)))
+        grace = limits.get(wire.TIMEOUT_GRACE)
+        self.grace = float(grace) if _finite(grace) and grace > 0 else 0.0
+        """How far past its CPU limit a test may run, as a fraction of it (:data:`~protocol.TIMEOUT_GRACE`)."""
+        self.sure = False
+        """The test was stopped at the grace's end (a timeout the host takes without a rerun)."""
+        self.late: Step | None = None
+        """A step that ended within the grace (a CPU timeout): the child is stopped, and what it reported after
+        that step is not taken."""
         self._mark = program_mark(nonce, 0)[:-2]  # up to the program number
         self._carry: dict[str, bytes] = {}
         self._stream_program: dict[str, int | None] = {"out": None, "err": None}
@@ -92,7 +101,8 @@ class Watch:
         self.program_cpu: dict[int, float] = {}
         """The child's CPU seconds on each program's steps, each step from its begin to the next's (the last
         to the child's end, :meth:`ended`): what each program of a batch cost, not an even share."""
-        self._step: tuple[int, float] | None = None
+        self._step: tuple[Step, float] | None = None
+        """The step under way and the child's CPU seconds when it began."""
         self.killed: str | None = None
 
     def take_results(self) -> None:
@@ -107,6 +117,8 @@ class Watch:
 
     def _take_line(self, line: bytes | bytearray) -> None:
         """One report (a line per test: this runs hundreds of thousands of times in a benchmark's check)."""
+        if self.late is not None:
+            return  # the child went on past a test that timed out: it is stopped there
         try:
             text = line.decode()
             message, end = _scan(text, 0)
@@ -133,14 +145,17 @@ class Watch:
                 self._begin(Step(int(next_program), int(next_index)), cpu)
 
     def _begin(self, key: Step, cpu: object) -> None:
+        began = float(cpu) if _finite(cpu) else 0.0
+        self._charge(began)
+        if self.late is not None:
+            return
         self.program = key.program
         self.started.add(key.program)
         self.current = key
         self.begin_wall = time.monotonic()
-        self.begin_cpu = float(cpu) if _finite(cpu) else 0.0
+        self.begin_cpu = began
         self.begin_waits = None
-        self._charge(self.begin_cpu)
-        self._step = (key.program, self.begin_cpu)
+        self._step = (key, began)
 
     def ended(self, cpu: float) -> None:
         """The child ended having used ``cpu`` seconds: the step it was on ends there."""
@@ -148,10 +163,21 @@ class Watch:
         self._step = None
 
     def _charge(self, cpu: float) -> None:
-        """The step under way ends at the child's ``cpu`` seconds: its program is charged for it."""
+        """The step under way ends at the child's ``cpu`` seconds: its program is charged for it, and, with a
+        grace, a step that took longer than its limit is a CPU timeout (:meth:`_late`)."""
         if self._step is not None:
-            program, began = self._step
-            self.program_cpu[program] = self.program_cpu.get(program, 0.0) + max(cpu - began, 0.0)
+            step, began = self._step
+            spent = max(cpu - began, 0.0)
+            self.program_cpu[step.program] = self.program_cpu.get(step.program, 0.0) + spent
+            if self.grace and self.killed is None and spent > self.seconds(step):
+                self._late(step)
+
+    def _late(self, step: Step) -> None:
+        """``step`` ended past its CPU limit, within the grace (however it ended: a report, an error, the child's
+        exit): a CPU timeout, as if the child had been stopped at the limit (the host runs it again), and the
+        child is stopped now, where it went on."""
+        self.late, self.killed, self._step, self.current = step, "timeout", None, None
+        self.events[step] = {wire.STATUS: wire.S_TIMEOUT, wire.MESSAGE: TIMEOUT_MESSAGE, wire.LIMIT: wire.CPU_LIMIT}
 
     def take_output(self, sink: bytearray, chunk: bytes) -> None:
         """Add printed bytes to ``sink`` (``out`` or ``err``); in a batch, split at program marks."""
@@ -400,7 +426,8 @@ def _over_limit(pid: int, watch: Watch) -> str | None:
         return "wall_timeout"
     if elapsed > cpu_limit:
         used = cpu_seconds(pid)
-        if used - min(watch.begin_cpu, used) > cpu_limit:
+        if used - min(watch.begin_cpu, used) > cpu_limit * (1.0 + watch.grace):
+            watch.sure = watch.grace > 0
             return "timeout"
     return None
 
