@@ -79,19 +79,25 @@ def test_a_timeout_that_recurs_stands_after_the_reruns(isolation: str) -> None:
     assert children == 3  # the first run and two reruns, each in its own process
 
 
-def test_a_stdio_program_runs_again_only_on_the_tests_that_timed_out(tmp_path: Path) -> None:
+def stdio_slow_once(tmp_path: Path, when: str, stall: str) -> tuple[Path, str]:
+    """A stdio program that logs each input it reads (the log, and its code) and runs ``stall`` (indented lines)
+    the first time ``when`` holds of it (``data``), leaving a mark."""
     log, mark = tmp_path / "log", tmp_path / "mark"
     code = (
-        "import os, sys\n"
+        "import os, sys, time\n"
         "data = sys.stdin.read().strip()\n"
         f"with open({str(log)!r}, 'a') as log:\n"
         "    log.write(data + '\\n')\n"
-        f"if data == 'slow' and not os.path.exists({str(mark)!r}):\n"
+        f"if {when} and not os.path.exists({str(mark)!r}):\n"
         f"    open({str(mark)!r}, 'w').close()\n"
-        "    while True:\n"
-        "        pass\n"
+        f"{stall}"
         "print(data)\n"
     )
+    return log, code
+
+
+def test_a_stdio_program_runs_again_only_on_the_tests_that_timed_out(tmp_path: Path) -> None:
+    log, code = stdio_slow_once(tmp_path, "data == 'slow'", "    while True:\n        pass\n")
     tests = [StdioTest("fast\n", "fast"), StdioTest("slow\n", "slow"), StdioTest("other\n", "other")]
     suite = Suite.of(tests, kind="stdio")
     result = with_pool(lambda pool: pool.run(code, suite), workers=1, isolation="none", limits=Limits(cpu_seconds=0.3))
@@ -168,19 +174,8 @@ def test_a_test_that_ends_within_its_grace_is_a_timeout_run_again(tmp_path: Path
 
 
 def test_a_stdio_test_that_ends_within_its_grace_is_a_timeout_run_again(tmp_path: Path) -> None:
-    log, mark = tmp_path / "log", tmp_path / "mark"
-    code = (
-        "import os, sys, time\n"
-        "data = sys.stdin.read().strip()\n"
-        f"with open({str(log)!r}, 'a') as log:\n"
-        "    log.write(data + '\\n')\n"
-        f"if not os.path.exists({str(mark)!r}):\n"
-        f"    open({str(mark)!r}, 'w').close()\n"
-        "    end = time.process_time() + 0.5\n"
-        "    while time.process_time() < end:\n"
-        "        pass\n"
-        "print(data)\n"
-    )
+    burn = "    end = time.process_time() + 0.5\n    while time.process_time() < end:\n        pass\n"
+    log, code = stdio_slow_once(tmp_path, "True", burn)
     suite = Suite.of([StdioTest("a\n", "a"), StdioTest("b\n", "b")], kind="stdio")
     results, _ = run_while_work_waits([code, "print(input())\n"], suite, Limits(cpu_seconds=0.4))
     assert [[o.verdict for o in r.outcomes] for r in results] == [["pass", "pass"]] * 2
