@@ -180,3 +180,24 @@ def test_a_stdio_test_that_ends_within_its_grace_is_a_timeout_run_again(tmp_path
     results, _ = run_while_work_waits([code, "print(input())\n"], suite, Limits(cpu_seconds=0.4))
     assert [[o.verdict for o in r.outcomes] for r in results] == [["pass", "pass"]] * 2
     assert log.read_text().splitlines() == ["a", "b", "a"]  # each test in a child of its own, then the first again
+
+
+def test_a_job_that_spent_its_budget_hands_back_the_programs_it_has_not_started(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    trace = tmp_path / "trace.jsonl"
+    monkeypatch.setenv("REFINELAB_JOB_TRACE", str(trace))  # read when the pool starts
+    looping = "def f(x):\n    while x:\n        pass\n    return x\n"
+    quick = [f"def f(x):\n    return x  # {n}\n" for n in range(2)]
+    suite = Suite.of([CallTest("f(1)", 1)], entry_point="f")
+    limits = Limits(cpu_seconds=0.3, timeout_reruns=0, defer_after=0.2)
+
+    async def body(pool: WorkerPool) -> list[RunResult]:
+        return await pool.run_items([(code, suite) for code in [looping, *quick]])
+
+    results = with_pool(body, workers=1, isolation="none", limits=limits)
+    assert [[o.verdict for o in r.outcomes] for r in results] == [["timeout"], ["pass"], ["pass"]]
+    jobs = [json.loads(line) for line in trace.read_text().splitlines() if '"chains"' in line]
+    # one job took all three; its child spent 0.3 s on the loop, past the 0.2 s budget, so the two programs
+    # queued behind it came back unrun and went out again, as a job of their own
+    assert [job["programs"] for job in jobs] == [1, 2]

@@ -355,10 +355,12 @@ class WorkerPool(Sandbox):
             first = units[0]
             items, grace = [unit.item for unit in units], self._grace(first)
             runs, stats = await self._raw_batch(worker, items, first.limits, first.isolate, grace)
-            _meter(units, stats)
+            ran_units = units[: len(runs)]
+            self._queue.put_back(units[len(runs) :])  # handed back unrun (``Limits.defer_after``)
+            _meter(ran_units, stats)
             if self._trace is not None:
-                _traced(self._trace, units, started, stats)
-            for unit, ran in zip(units, runs):
+                _traced(self._trace, ran_units, started, stats)
+            for unit, ran in zip(ran_units, runs):
                 if not unit.done.done():
                     unit.done.set_result(ran)
         except BaseException as exc:
@@ -395,7 +397,7 @@ class WorkerPool(Sandbox):
             crash = crash_report("the sandbox worker stopped answering and was replaced")
             return [self._ran([crash] * len(inputs.tests), "") for _, inputs in items], None
         rows, outputs = reply[wire.RESULTS], reply.get(wire.OUTPUTS)
-        assert isinstance(rows, list) and isinstance(outputs, list)
+        assert isinstance(rows, list) and isinstance(outputs, list) and 0 < len(rows) == len(outputs) <= len(items)
         stats = reply.get(wire.STATS)
         self._record(stats)
         return [Ran(reports_of(row, str(out)), None, self.isolation) for row, out in zip(rows, outputs)], stats

@@ -132,6 +132,11 @@ class UnitQueue:
         """Queue a unit where its placement says."""
         (self._urgent if unit.placement.urgent else self._fresh).append(unit)
 
+    def put_back(self, units: list[Unit]) -> None:
+        """Return units a job handed back unrun to the front of the queue, in their order."""
+        for unit in reversed(units):
+            (self._urgent if unit.placement.urgent else self._fresh).appendleft(unit)
+
     def take(self, workers: int, batch_size: int) -> list[Unit]:
         """The next job's units (none when nothing waits): the first waiting unit and the ones after it
         that may share its job, at most ``ceil(waiting / workers)`` and ``batch_size`` (and, urgent ones,

@@ -153,7 +153,10 @@ def _clean(message: dict[str, object]) -> Result:
 
 
 def run_function_job(job: dict[str, object]) -> dict[str, object]:
-    """Run every (program, test) of a function job, restarting children as needed."""
+    """Run every (program, test) of a function job, restarting children as needed; a job that has spent its
+    programs' :data:`~protocol.DEFER_AFTER` hands back, unrun, the programs no child has started yet (their
+    rows are left out of the reply: the host queues them again), so programs batched behind one that loops
+    do not wait for it."""
     programs = job[wire.PROGRAMS]
     assert isinstance(programs, list)
     results: list[list[Result | None]] = [[None] * _test_count(job, p) for p in range(len(programs))]
@@ -162,7 +165,11 @@ def run_function_job(job: dict[str, object]) -> dict[str, object]:
     children, cpu = 0, 0.0
     program_cpu = [0.0] * len(programs)
     shortest = shortest_seconds(job)
+    budget = _limits(job).get(wire.DEFER_AFTER)
     while position.program < len(programs):
+        if position.program > 0 and _handed_back(position, results, cpu, budget):
+            del results[position.program :], outputs[position.program :], program_cpu[position.program :]
+            break
         watch, info = _run_child(job, position, None, shortest=shortest)
         children, cpu = children + 1, cpu + info.cpu
         watch.finish()
@@ -176,6 +183,14 @@ def run_function_job(job: dict[str, object]) -> dict[str, object]:
         position = _collect(watch, info, results, position)
     stats = {"children": children, "child_cpu": cpu, "program_cpu": program_cpu}
     return {wire.RESULTS: [_compact(row) for row in results], wire.OUTPUTS: outputs, wire.STATS: stats}
+
+
+def _handed_back(position: Step, results: list[list[Result | None]], cpu: float, budget: object) -> bool:
+    """Whether the job hands back the programs from ``position`` on: its children have spent ``budget`` CPU
+    seconds, and no child has started that program (a program is never cut in two here)."""
+    if not isinstance(budget, (int, float)) or cpu <= budget or position.test != 0:
+        return False
+    return all(report is None for report in results[position.program])
 
 
 def _compact(row: list[Result | None]) -> list[Result | None] | Result:

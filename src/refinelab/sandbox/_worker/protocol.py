@@ -13,7 +13,8 @@ values must come back whole, :data:`WHOLE_VALUES`; a
 test holds :data:`TEST_KIND`, its input (:data:`EXPR` or :data:`ARGS`, :data:`CODE` or :data:`STDIN`) and, when it has
 a CPU limit of its own, :data:`TEST_LIMIT`; never the expected value. A reply (worker to host) holds
 :data:`RESULTS` (one row of reports per program, or, where every test of a program returned a value,
-``{VALUES: [value, ...]}``), :data:`OUTPUTS` (what each program printed) and :data:`STATS`.
+``{VALUES: [value, ...]}``; fewer rows than programs where a job that spent its :data:`DEFER_AFTER` handed
+the rest back unrun), :data:`OUTPUTS` (what each program printed) and :data:`STATS`.
 
 A report (one per test) holds :data:`STATUS` and, depending on it, :data:`VALUE`, :data:`MESSAGE`,
 :data:`ERROR_TYPE`, :data:`TRACEBACK`, :data:`STDOUT`, :data:`STDERR`, :data:`CPU` and, for a timeout,
@@ -64,7 +65,8 @@ at all). A test that ends within the grace is reported a CPU timeout (the host r
 the grace's end is reported a timeout with :data:`SURE`."""
 DEFER_AFTER = "defer_after"
 """CPU seconds a program may spend in one child, from its load, before its later tests are reported
-:data:`S_DEFERRED` (not run: the host runs them in other jobs); absent or ``None``: never."""
+:data:`S_DEFERRED` (not run: the host runs them in other jobs), and a job's children together before it hands
+back the programs none of them has started; absent or ``None``: never."""
 MEMORY_BYTES = "memory_bytes"
 FILE_BYTES = "file_bytes"
 OPEN_FILES = "open_files"
