@@ -105,21 +105,31 @@ def test_a_stdio_program_runs_again_only_on_the_tests_that_timed_out(tmp_path: P
     assert log.read_text().splitlines() == ["fast", "slow", "other", "slow"]
 
 
-def test_the_job_trace_marks_a_whole_programs_rerun_as_one_that_may_overlap_its_first_run(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    trace = tmp_path / "trace.jsonl"
-    monkeypatch.setenv("REFINELAB_JOB_TRACE", str(trace))  # read when the pool starts
-    looping = "def f(x):\n    while x:\n        pass\n    return x\n"
+LOOPING = "def f(x):\n    while x:\n        pass\n    return x\n"
+
+
+@pytest.fixture
+def trace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The job trace's file, named in the environment (read when a pool starts)."""
+    path = tmp_path / "trace.jsonl"
+    monkeypatch.setenv("REFINELAB_JOB_TRACE", str(path))
+    return path
+
+
+def traced_jobs(trace: Path) -> list[dict[str, object]]:
+    return [json.loads(line) for line in trace.read_text().splitlines() if '"chains"' in line]
+
+
+def test_the_job_trace_marks_a_whole_programs_rerun_as_one_that_may_overlap_its_first_run(trace: Path) -> None:
     function = Suite.of([CallTest("f(0)", 0), CallTest("f(1)", 1)], entry_point="f")
     stdio = Suite.of([StdioTest("1\n", "1\n")], kind="stdio")
 
     async def body(pool: WorkerPool) -> None:
-        await pool.run(looping, function)  # a function program's rerun is the whole program again
+        await pool.run(LOOPING, function)  # a function program's rerun is the whole program again
         await pool.run("while True:\n    pass\n", stdio)  # a stdio program's, only the tests that timed out
 
     with_pool(body, workers=1, isolation="none", limits=Limits(cpu_seconds=0.2, timeout_reruns=1))
-    jobs = [json.loads(line) for line in trace.read_text().splitlines() if '"chains"' in line]
+    jobs = traced_jobs(trace)
     assert [job["overlaps"] for job in jobs] == [False, True, False, False]
     assert jobs[0]["chains"] == jobs[1]["chains"] and jobs[2]["chains"] == jobs[3]["chains"]
 
@@ -153,7 +163,7 @@ def run_while_work_waits(programs: list[str], suite: Suite, limits: Limits) -> t
 
 @pytest.mark.parametrize(("grace", "children"), [(0.5, 4), (0.0, 6)])
 def test_a_loop_past_its_grace_is_not_run_again_while_work_waits(grace: float, children: int) -> None:
-    looping = [f"def f(x):\n    while x:\n        pass\n    return x\n# copy {n}\n" for n in range(3)]
+    looping = [f"{LOOPING}# copy {n}\n" for n in range(3)]
     suite = Suite.of([CallTest("f(1)", 1)], entry_point="f")
     results, forked = run_while_work_waits(looping, suite, Limits(cpu_seconds=0.3, timeout_grace=grace))
     assert [[o.verdict for o in r.outcomes] for r in results] == [["timeout"]] * 3
@@ -182,22 +192,17 @@ def test_a_stdio_test_that_ends_within_its_grace_is_a_timeout_run_again(tmp_path
     assert log.read_text().splitlines() == ["a", "b", "a"]  # each test in a child of its own, then the first again
 
 
-def test_a_job_that_spent_its_budget_hands_back_the_programs_it_has_not_started(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    trace = tmp_path / "trace.jsonl"
-    monkeypatch.setenv("REFINELAB_JOB_TRACE", str(trace))  # read when the pool starts
-    looping = "def f(x):\n    while x:\n        pass\n    return x\n"
+def test_a_job_that_spent_its_budget_hands_back_the_programs_it_has_not_started(trace: Path) -> None:
     quick = [f"def f(x):\n    return x  # {n}\n" for n in range(2)]
     suite = Suite.of([CallTest("f(1)", 1)], entry_point="f")
     limits = Limits(cpu_seconds=0.3, timeout_reruns=0, defer_after=0.2)
 
     async def body(pool: WorkerPool) -> list[RunResult]:
-        return await pool.run_items([(code, suite) for code in [looping, *quick]])
+        return await pool.run_items([(code, suite) for code in [LOOPING, *quick]])
 
     results = with_pool(body, workers=1, isolation="none", limits=limits)
     assert [[o.verdict for o in r.outcomes] for r in results] == [["timeout"], ["pass"], ["pass"]]
-    jobs = [json.loads(line) for line in trace.read_text().splitlines() if '"chains"' in line]
+    jobs = traced_jobs(trace)
     # one job took all three; its child spent 0.3 s on the loop, past the 0.2 s budget, so the two programs
     # queued behind it came back unrun and went out again, as a job of their own
     assert [job["programs"] for job in jobs] == [1, 2]
