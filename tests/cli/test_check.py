@@ -253,5 +253,5 @@ def test_the_summary_says_which_tests_were_skipped_and_why(tmp_path: Path, capsy
     assert (
         "  skipped: 6 after an error, timeout or crash (the program's later tests); 2 after a wrong answer" in printed
     )
-    assert "tests run in stages of 8, 128, 2048..." in printed  # as README.md shows it
+    assert "tests run in stages of 8, 64, 512..." in printed  # as README.md shows it
     assert "--test-details runs every one" in printed

@@ -72,8 +72,8 @@ def test_the_placement_holds_within_its_block_only() -> None:
 
 
 def test_urgent_programs_share_a_job_only_up_to_a_stages_worth_of_tests() -> None:
-    """A program's later stages are large: stages of 512 tests or more (third stages) get a job each, second
-    stages (128 tests) share one four at a time, while fresh programs batch as before whatever their size."""
+    """A program's later stages are large: third stages (512 tests) get a job each, second stages (64) share
+    one eight at a time, while fresh programs batch as before whatever their size."""
     from refinelab.sandbox._queue import URGENT_TESTS
 
     def inputs(count: int) -> object:
@@ -83,10 +83,10 @@ def test_urgent_programs_share_a_job_only_up_to_a_stages_worth_of_tests() -> Non
     queue = UnitQueue()
     for unit in [
         *units(3, placement=urgent, inputs=inputs(URGENT_TESTS)),
-        *units(10, placement=urgent, inputs=inputs(128)),
+        *units(10, placement=urgent, inputs=inputs(64)),
     ]:
         queue.put(unit)
-    assert [len(queue.take(workers=1, batch_size=32)) for _ in range(6)] == [1, 1, 1, 4, 4, 2]
+    assert [len(queue.take(workers=1, batch_size=32)) for _ in range(5)] == [1, 1, 1, 8, 2]
     for unit in units(3, inputs=inputs(URGENT_TESTS)):
         queue.put(unit)
     assert len(queue.take(workers=1, batch_size=32)) == 3

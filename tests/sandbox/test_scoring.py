@@ -4,7 +4,7 @@ program's tests stop at the stage where it failed."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -18,8 +18,7 @@ from refinelab.sandbox._scoring import FIRST_STAGE, run_scored, split_by_time, s
 from refinelab.sandbox._trace import TRACE_VARIABLE, chain_of
 from tests.conftest import with_pool
 
-SUITE = Suite.of([CallTest(f"f({i})", i) for i in range(200)], entry_point="f")
-"""Three stages when only the verdict is wanted: tests 0 to 7, 8 to 135, and the 64 left."""
+SUITE = Suite.of([CallTest(f"f({i})", i) for i in range(100)], entry_point="f")
 RIGHT = "def f(x):\n    return x\n"
 WRONG_AT = "def f(x):\n    return x + (x == {at})\n"
 
@@ -40,13 +39,12 @@ def score(items: list[tuple[str, Suite]], limits: Limits) -> tuple[list[RunResul
     return with_pool(body, workers=2, limits=limits)
 
 
-def test_stages_grow_sixteenfold_and_cover_every_test_once() -> None:
-    assert stages(5, True) == [range(5)] and stages(200, False) == [range(200)]
-    assert stages(200, True) == [range(0, 8), range(8, 136), range(136, 200)]
-    assert stages(100, True) == [range(0, 8), range(8, 100)]
-    found = stages(40000, True)
-    assert [len(r) for r in found] == [8, 128, 2048, 32768, 40000 - 34952]
-    assert [i for r in found for i in r] == list(range(40000))
+def test_stages_grow_eightfold_and_cover_every_test_once() -> None:
+    assert stages(5, True) == [range(5)] and stages(100, False) == [range(100)]
+    assert stages(100, True) == [range(0, 8), range(8, 72), range(72, 100)]
+    found = stages(5000, True)
+    assert [len(r) for r in found] == [8, 64, 512, 4096, 5000 - 4680]
+    assert [i for r in found for i in r] == list(range(5000))
 
 
 @pytest.mark.usefixtures("no_backup_runs")
@@ -55,13 +53,11 @@ def test_a_wrong_program_stops_at_the_stage_it_failed_when_only_the_verdict_coun
     (early, later, right), children = score(items, Limits(stop_at_failure=True))
     assert [o.verdict for o in early.outcomes[:FIRST_STAGE]] == ["pass"] * 3 + ["fail"] + ["pass"] * 4
     assert {o.verdict for o in early.outcomes[FIRST_STAGE:]} == {"skipped"}
-    # its second stage (tests 8 to 135) runs to its end, past the wrong value; the third is not run
-    assert [o.verdict for o in later.outcomes[:136]] == ["pass"] * 50 + ["fail"] + ["pass"] * 85
-    assert {o.verdict for o in later.outcomes[136:]} == {"skipped"}
-    assert right.passed and len(right.outcomes) == 200
+    assert later.outcomes[50].verdict == "fail" and {o.verdict for o in later.outcomes[72:]} == {"skipped"}
+    assert right.passed and len(right.outcomes) == 100
     assert children == 1 + 2 + 3  # a process per stage run (isolated)
     (early_all, _, _), _ = score(items, Limits())
-    assert [o.verdict for o in early_all.outcomes].count("fail") == 1 and len(early_all.outcomes) == 200
+    assert [o.verdict for o in early_all.outcomes].count("fail") == 1 and len(early_all.outcomes) == 100
 
 
 @pytest.mark.usefixtures("no_backup_runs")
@@ -126,14 +122,14 @@ def test_at_the_end_of_a_run_a_long_programs_confirming_rerun_starts_beside_it(
 def test_a_slow_stage_is_cut_by_the_references_time_and_scored_the_same() -> None:
     """A stage whose tests took the reference longer than ``PIECE_SECONDS`` runs in pieces (concurrently, on
     as many workers); the pieces cover every test once, in order, and the verdicts are those of one run."""
-    slow = replace(SUITE, reference_seconds=tuple([0.2] * 200))
+    slow = replace(SUITE, reference_seconds=tuple([0.2] * 100))
     pieces = split_by_time(slow, 0.5)
-    assert [len(piece.tests) for piece in pieces] == [2] * 100
+    assert [len(piece.tests) for piece in pieces] == [2] * 50
     assert [t for piece in pieces for t in piece.tests] == list(slow.tests)
     assert split_by_time(SUITE, 0.5) == [SUITE]  # no reference times: not cut
     items = [(RIGHT, slow), (WRONG_AT.format(at=3), slow), (WRONG_AT.format(at=50), slow)]
     (right, early, later), _ = score(items, Limits(stop_at_failure=True))
-    assert right.passed and [o.verdict for o in right.outcomes] == ["pass"] * 200
+    assert right.passed and [o.verdict for o in right.outcomes] == ["pass"] * 100
     assert not early.passed and early.outcomes[3].verdict == "fail"
     assert not later.passed and later.outcomes[50].verdict == "fail"
 
@@ -212,35 +208,32 @@ def test_a_programs_pace_foresees_its_next_stage_by_its_own_time_and_by_the_refe
     assert Pace.of(float("inf"), early) == Pace() and Pace.of(float("nan"), early).seconds(later) == 0
 
 
-GROWING = [0] * 8 + [1] * 128 + [64] * 16
-"""Stages of 8 tests that take the program no time, 128 of 1 ms a test, and 16 of 64 ms (later HumanEval+
-inputs are larger). The second stage is foreseen by the first's time per test only (the reference's time
-there is none): 16 times the first stage's CPU, load and all (4 to 5 ms: about 0.08 s). The third is foreseen
-by the reference's times at 0.98 s or more: on the second stage the program's own 128 ms (whatever the
-sandbox adds to a test, 1 to 3 ms by isolation, only adds to it) is at least 48 times the reference's
-2.56 ms, and the third stage's reference time is 16 x 64 x 20 us = 20.5 ms. Its time per test on the
-second stage (2 to 4 ms) foresees the third at about 0.05 s."""
+GROWING = [1] * 72 + [64] * 16
+"""72 small tests, then 16 that take 64 times as long: whatever a test costs the sandbox beyond the
+program's own 1 ms a unit (0.2 to 3 ms, by isolation), the third stage is foreseen at 16 times the second
+stage by the reference's times (above 1.2 s and 0.26 s at most), and at a quarter of it by the program's
+own time per test."""
 
 
 def test_a_stage_of_larger_tests_is_cut_by_how_much_slower_than_the_reference_the_program_was(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     """The program's time per test on its second stage foresees little of its third, the reference's times
-    (the program runs at 48 times them or more) foresee 0.98 s or more: the third stage is cut in pieces of
-    0.3 s, three or more (the second stage, foreseen at about 0.08 s, is not); cut, it scores as it does
-    whole. No stage is deferred (``DEFER_SECONDS``), so only the program's pace cuts one."""
+    (the program runs at 50 times them) foresee more than 1.2 s: the third stage is cut in pieces of 0.4 s
+    (the second stage, not); cut, it scores as it does whole."""
     import refinelab.sandbox._scoring as scoring
 
     suite = growing(GROWING, 2e-5)
     limits = Limits(stop_at_failure=True)
-    monkeypatch.setattr(scoring, "DEFER_SECONDS", 1e9)
     monkeypatch.setattr(scoring, "PIECE_SECONDS", 1e9)
-    (whole,), _ = scored_with_jobs([(SPIN_X_MS, suite)], limits)
-    monkeypatch.setattr(scoring, "PIECE_SECONDS", 0.3)
-    (cut,), jobs = scored_with_jobs([(SPIN_X_MS, suite)], limits)
+    (whole,), _ = score([(SPIN_X_MS, suite)], limits)
+    trace = tmp_path / "jobs.jsonl"
+    monkeypatch.setenv(TRACE_VARIABLE, str(trace))
+    monkeypatch.setattr(scoring, "PIECE_SECONDS", 0.4)
+    (cut,), _ = score([(SPIN_X_MS, suite)], limits)
     assert cut.passed and cut.outcomes == whole.outcomes
-    sizes = [len(job.outcomes) for job in jobs]
-    assert sizes[:2] == [8, 128] and len(sizes) >= 2 + 3 and sum(sizes[2:]) == 16  # the third in 3 pieces or more
+    jobs = [json.loads(line) for line in trace.read_text().splitlines() if "chains" in json.loads(line)]
+    assert len(jobs) >= 2 + 3  # two stages whole, the third in three pieces or more
 
 
 def test_a_stage_a_program_is_foreseen_to_be_slow_on_runs_in_a_job_of_its_own(
@@ -248,7 +241,7 @@ def test_a_stage_a_program_is_foreseen_to_be_slow_on_runs_in_a_job_of_its_own(
 ) -> None:
     """Two programs scored together share a job for each stage while they are quick; a stage either is
     foreseen to take more than ``ALONE_SECONDS`` (here 0.5 s) on runs alone, so the other does not wait
-    behind it: the third stage (0.98 s or more foreseen), not the second (about 0.08 s)."""
+    behind it: the third stage (above 1.2 s foreseen), not the second (0.26 s at most)."""
     import refinelab.sandbox._scoring as scoring
 
     monkeypatch.setattr(scoring, "PIECE_SECONDS", 1e9)  # no piece: only whether programs share a job
@@ -288,67 +281,46 @@ SPIN_WRONG_AT = SPIN_X_MS.replace("    return x\n", "    return x + (x == {at})\
 def test_a_stage_nothing_foresaw_is_deferred_after_its_budget_and_run_in_pieces_that_read_as_one_run(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """Quick first stages (8 and 128 tests), then a third stage of 100 tests of 20 ms, the reference's times
-    unknown: nothing foresees it. Past its budget (from the end of its first test there) the worker defers
-    the rest of the stage, which runs in pieces side by side (each deferring in turn if slower than
-    foreseen); the outcomes are those of the stage run whole. The quick tests' pace foresees 100 of them
-    well under two pieces' time (2 ms a test would be needed; they take about 0.05 ms) however loaded the
-    machine, so the third stage is sent whole."""
+    """Quick first stages, then a third stage of 20 ms tests, the reference's times unknown: nothing foresees
+    it. Past its budget (from the end of its first test there) the worker defers the rest of the stage,
+    which runs in pieces side by side (each deferring in turn if slower than foreseen); the outcomes are those
+    of the stage run whole. The quick tests' pace foresees 100 of them well under two pieces' time (2 ms a
+    test would be needed) however loaded the machine, so the third stage is sent whole."""
     import refinelab.sandbox._scoring as scoring
 
-    suite = Suite.of([CallTest(f"f({x})", x) for x in [0] * 136 + [20] * 100], entry_point="f")
+    suite = Suite.of([CallTest(f"f({x})", x) for x in [0] * 72 + [20] * 100], entry_point="f")
     right = SPIN_X_MS
     wrong = SPIN_WRONG_AT.replace("{at}", "20) * (__import__('random').random() < 2")  # wrong on every slow test
     items = [(right, suite), (wrong, suite)]
     limits = Limits(stop_at_failure=True)
     monkeypatch.setattr(scoring, "DEFER_SECONDS", 1e9)
-    whole, _ = scored_with_jobs(items, limits)
+    whole, _ = deferring(items, limits)
     monkeypatch.setattr(scoring, "DEFER_SECONDS", 0.05)
     monkeypatch.setattr(scoring, "PIECE_SECONDS", 0.1)
-    deferred, jobs = scored_with_jobs(items, limits)
+    deferred, jobs = deferring(items, limits)
     assert deferred[0].passed and [r.outcomes for r in deferred] == [r.outcomes for r in whole]
-    assert [o.verdict for o in deferred[1].outcomes[134:138]] == ["pass", "pass", "fail", "fail"]
-    right_jobs = [job for job in jobs if job.program == right]
-    (stage,) = [job for job in right_jobs if len(job.outcomes) == 100]  # its third stage's one job, which deferred
-    ran, left = stage.outcomes.count(PASSED), stage.outcomes.count(DEFERRED)
-    assert stage.budget == 0.05 and 1 < ran < 100 and ran + left == 100
-    pieces = right_jobs[right_jobs.index(stage) + 1 :]
-    assert len(pieces) > 1 and max(job.beside for job in pieces) > 1  # the rest, in pieces side by side
+    assert [o.verdict for o in deferred[1].outcomes[70:74]] == ["pass", "pass", "fail", "fail"]
+    stage = [job for job in jobs if job[0] == right and len(job[1]) == 100]
+    ((_, outcomes, budget),) = stage  # its third stage's one job, which deferred
+    ran, left = outcomes.count(PASSED), outcomes.count(DEFERRED)
+    assert budget == 0.05 and 1 < ran < 100 and ran + left == 100
+    pieces = [len(job[1]) for job in jobs if job[0] == right and len(job[1]) < left]
+    assert len(pieces) > 1  # the rest, in pieces side by side
 
 
-@dataclass(frozen=True)
-class Job:
-    """One program of a job, as the pool's caller saw it."""
-
-    program: str
-    outcomes: list[Outcome]
-    """The job's own outcomes, deferred ones included."""
-    budget: object
-    """The job's ``defer_after``."""
-    beside: int
-    """How many jobs of the same program had been sent and not answered when this one was sent, itself
-    included (more than one: pieces side by side)."""
-
-
-def scored_with_jobs(items: list[tuple[str, Suite]], limits: Limits) -> tuple[list[RunResult], list[Job]]:
-    """The results, and each program of each job (:class:`Job`), in the order the jobs were answered."""
-    jobs: list[Job] = []
-    sent: dict[str, int] = {}
+def deferring(
+    items: list[tuple[str, Suite]], limits: Limits
+) -> tuple[list[RunResult], list[tuple[str, list[Outcome], object]]]:
+    """The results, and each job's program, outcomes (the job's own: deferred ones included) and budget."""
+    jobs: list[tuple[str, list[Outcome], object]] = []
 
     async def body(pool: WorkerPool) -> list[RunResult]:
         run_items = pool.run_items
 
         async def spied(batch: list[tuple[str, Suite]], **kwargs: object) -> list[RunResult]:
-            programs = [program for program, _ in batch]
-            beside = {program: sent.setdefault(program, 0) + 1 for program in programs}
-            sent.update(beside)
-            try:
-                found = await run_items(batch, **kwargs)  # type: ignore[arg-type]
-            finally:
-                for program in programs:
-                    sent[program] -= 1
+            found = await run_items(batch, **kwargs)  # type: ignore[arg-type]
             budget = getattr(kwargs.get("limits"), "defer_after", None)
-            jobs.extend(Job(p, list(result.outcomes), budget, beside[p]) for p, result in zip(programs, found))
+            jobs.extend((program, list(result.outcomes), budget) for (program, _), result in zip(batch, found))
             return found
 
         pool.run_items = spied  # type: ignore[method-assign,assignment]

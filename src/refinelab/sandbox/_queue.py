@@ -8,10 +8,9 @@ waits for another's rerun. A free worker takes the oldest units that can share a
 self-scheduling): large jobs while much is waiting, single programs at the end, so the last jobs are
 short and no worker idles behind one long batch. Units marked :attr:`Placement.urgent` (a program's
 later stages and its timeout reruns: work on a chain already started) go before fresh work, and share a
-job only up to :data:`URGENT_TESTS` tests in all: a later stage is large (a HumanEval+ program's third
-stage is every test of its task after the first 136), and seven programs' third stages (512 tests each, when
-stages grew eightfold) in one job had made one chain of 5.4 CPU s for all seven, where each took 0.8 s.
-See docs/design/sandbox.md ("Scheduling").
+job only up to :data:`URGENT_TESTS` tests in all: a later stage is large (512 tests of HumanEval+), and
+seven programs' third stages in one job had made one chain of 5.4 CPU s for all seven, where each took
+0.8 s. See docs/design/sandbox.md ("Scheduling").
 """
 
 from __future__ import annotations
@@ -30,8 +29,8 @@ from refinelab.sandbox._limits import Limits
 from refinelab.sandbox._suite import InputItem
 
 URGENT_TESTS = 512
-"""Most tests in one job of urgent units (a program's later stages): four second stages of 128 tests share
-a job, a stage of 512 tests or more (a third stage has up to 2,048) has one of its own."""
+"""Most tests in one job of urgent units (a program's later stages): eight second stages of 64 tests
+share a job, a third stage of 512 has one of its own."""
 
 
 @dataclass(eq=False)

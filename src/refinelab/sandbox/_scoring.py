@@ -3,21 +3,21 @@
 * **Identical programs** (the same code against the same suite) run once per call; every copy gets the
   result.
 * **Only the verdict** (the limits' ``stop_at_failure``): a program's tests run in stages (the first
-  :data:`FIRST_STAGE` tests, then :data:`GROWTH` times as many, and so on: 8, 128, 2048, ...). A program
-  that fails a stage is not run on the next ones; its remaining tests are ``skipped``. Expected values
-  never enter the sandbox, so a wrong value is only known once the host judges it: stages are how the
-  host stops a wrong program early (the worker itself stops a program at an error, a timeout or a crash).
-  Each stage loads the program afresh, as evalplus runs its base and plus inputs in separate processes.
-  With every outcome wanted, a program's tests run together, as one.
+  :data:`FIRST_STAGE` tests, then eight times as many, and so on). A program that fails a stage is not
+  run on the next ones; its remaining tests are ``skipped``. Expected values never enter the sandbox,
+  so a wrong value is only known once the host judges it: stages are how the host stops a wrong
+  program early (the worker itself stops a program at an error, a timeout or a crash). Each stage
+  loads the program afresh, as evalplus runs its base and plus inputs in separate processes. With
+  every outcome wanted, a program's tests run together, as one.
 * **Slow stages**: a stage whose tests took the reference solution more than ``PIECE_SECONDS`` runs in
   pieces of about that much, concurrently, each loading the program afresh (as a stage does). So does a
   stage the program itself would take longer on than that, judged by the CPU its own last stage took per
   test and by how many times the reference's time that was (a program many times slower than the
-  reference: its third stage, 512 tests when stages grew eightfold, had held one worker for 16 CPU s while
-  the others idled at the end of a run); and a stage it would take more than ``ALONE_SECONDS`` on runs in
-  a job of its own. Put back together, a stage cut in pieces reads as the stage run whole: after the
-  first test that stopped the program (an error, a timeout, a crash) the rest are ``skipped``, as the
-  worker reports them, whatever the other pieces did.
+  reference: its next stage of 512 tests had held one worker for 16 CPU s while the others idled at the
+  end of a run); and a stage it would take more than ``ALONE_SECONDS`` on runs in a job of its own. Put
+  back together, a stage cut in pieces reads as the stage run whole: after the first test that stopped
+  the program (an error, a timeout, a crash) the rest are ``skipped``, as the worker reports them,
+  whatever the other pieces did.
 * **Large expected values** (HumanEval+ has values of several megabytes, and a correct candidate sends
   a value that size back for each such test): a suite whose large expected values add up to more than
   ``PART_BYTES`` is run in pieces; a suite carrying more than ``HEAVY_BYTES``, and every piece of a suite
@@ -71,25 +71,21 @@ TEST_SECONDS = 2e-5
 HumanEval+ trace): left out too, so that a program as fast as the reference is not taken for a slower one."""
 MEASURED_REFERENCE = 2e-5
 """Reference CPU seconds a stage needs before a program's time on it says how much slower the program is
-(below it, loading the program and running the tests is most of what was measured). HumanEval/96's tests 8
-to 71 take its reference 0.09 to 0.13 ms, its tests 72 to 189 19 to 26 ms, as the calibration scales them;
-one program took 34 ms on the first of these, then 12 s on the second."""
+(below it, loading the program and running the tests is most of what was measured). HumanEval/96's second
+stage takes its reference 0.09 to 0.13 ms, its third 19 to 26 ms, as the calibration scales them; one
+program took 34 ms on the second, then 12 s on the third."""
 DEFER_SECONDS = 1.0
 """CPU seconds a program may spend in one job of a stage before the worker defers its later tests (its
 pace is known by then), which then run in pieces of about ``PIECE_SECONDS`` side by side: a stage nothing
-foresaw (two HumanEval/96 programs took 0.02 s on tests 8 to 71, then 12 to 16 s on the 118 after them,
-where that run's reference times said nothing) no longer holds one worker while the others idle."""
+foresaw (two HumanEval/96 programs took 0.02 s on their second stage, then 12 to 16 s on their third, where
+that run's reference times said nothing) no longer holds one worker while the others idle."""
 FORGED = TestOutcome("crashed", "deferred before any test ran (a report the program itself forged)")
 """What the tests of a piece get when its first test was deferred, which the worker never does: only the
 program could write such a report."""
 FIRST_STAGE = 8
-"""Tests in a program's first stage when only the verdict is wanted; each later stage is :data:`GROWTH`
-times the one before."""
-GROWTH = 16
-"""Each later stage has this many times the tests of the one before (8, 128, 2048, ...: a wrong program
-stops within sixteen times the tests it needed). Sixteen rather than eight (8, 64, 512, ...) cut the
-driver's CPU a program by about 12% on real HumanEval+ samples (fewer program-stages, fewer jobs) for
-about 0.1% more tests run."""
+"""Tests in a program's first stage when only the verdict is wanted; each later stage is eight times
+the one before (8, 64, 512, ...: a wrong program stops within eight times the tests it needed)."""
+GROWTH = 8
 SKIPPED = TestOutcome("skipped", "not run: an earlier test failed (only the verdict was asked for)")
 AFTER_TIMEOUT = TestOutcome("skipped", str(SKIPPED_AFTER_TIMEOUT[wire.MESSAGE]))
 AFTER_FAILURE = TestOutcome("skipped", str(SKIPPED_AFTER_FAILURE[wire.MESSAGE]))
@@ -221,7 +217,7 @@ class _Scorer:
                 last = await self._deferred(program, stage, last, meter)
             pace = Pace.of(meter.cpu, stage, loads=len(pieces))
             outcomes += last.outcomes
-            if last.pass_count != len(last.outcomes):  # counted at C speed: a stage has thousands
+            if last.pass_count != len(last.outcomes):  # counted at C speed: a stage has up to 512 outcomes
                 break
         outcomes += [SKIPPED] * (len(suite.tests) - len(outcomes))
         self.counter.finished()
