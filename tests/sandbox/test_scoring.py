@@ -4,7 +4,7 @@ program's tests stop at the stage where it failed."""
 from __future__ import annotations
 
 import json
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
@@ -294,33 +294,53 @@ def test_a_stage_nothing_foresaw_is_deferred_after_its_budget_and_run_in_pieces_
     items = [(right, suite), (wrong, suite)]
     limits = Limits(stop_at_failure=True)
     monkeypatch.setattr(scoring, "DEFER_SECONDS", 1e9)
-    whole, _ = deferring(items, limits)
+    whole, _ = scored_with_jobs(items, limits)
     monkeypatch.setattr(scoring, "DEFER_SECONDS", 0.05)
     monkeypatch.setattr(scoring, "PIECE_SECONDS", 0.1)
-    deferred, jobs = deferring(items, limits)
+    deferred, jobs = scored_with_jobs(items, limits)
     assert deferred[0].passed and [r.outcomes for r in deferred] == [r.outcomes for r in whole]
     assert [o.verdict for o in deferred[1].outcomes[70:74]] == ["pass", "pass", "fail", "fail"]
-    stage = [job for job in jobs if job[0] == right and len(job[1]) == 100]
-    ((_, outcomes, budget),) = stage  # its third stage's one job, which deferred
-    ran, left = outcomes.count(PASSED), outcomes.count(DEFERRED)
-    assert budget == 0.05 and 1 < ran < 100 and ran + left == 100
-    pieces = [len(job[1]) for job in jobs if job[0] == right and len(job[1]) < left]
-    assert len(pieces) > 1  # the rest, in pieces side by side
+    right_jobs = [job for job in jobs if job.program == right]
+    (stage,) = [job for job in right_jobs if len(job.outcomes) == 100]  # its third stage's one job, which deferred
+    ran, left = stage.outcomes.count(PASSED), stage.outcomes.count(DEFERRED)
+    assert stage.budget == 0.05 and 1 < ran < 100 and ran + left == 100
+    pieces = right_jobs[right_jobs.index(stage) + 1 :]  # not its first two stages' jobs
+    assert len(pieces) > 1 and max(job.beside for job in pieces) > 1  # the rest, in pieces side by side
 
 
-def deferring(
-    items: list[tuple[str, Suite]], limits: Limits
-) -> tuple[list[RunResult], list[tuple[str, list[Outcome], object]]]:
-    """The results, and each job's program, outcomes (the job's own: deferred ones included) and budget."""
-    jobs: list[tuple[str, list[Outcome], object]] = []
+@dataclass(frozen=True)
+class Job:
+    """One program of a job, as the pool's caller saw it."""
+
+    program: str
+    outcomes: list[Outcome]
+    """The job's own outcomes, deferred ones included."""
+    budget: object
+    """The job's ``defer_after``."""
+    beside: int
+    """How many jobs of the same program had been sent and not answered when this one was sent, itself
+    included (more than one: pieces side by side)."""
+
+
+def scored_with_jobs(items: list[tuple[str, Suite]], limits: Limits) -> tuple[list[RunResult], list[Job]]:
+    """The results, and each program of each job (:class:`Job`), in the order the jobs were answered."""
+    jobs: list[Job] = []
+    sent: dict[str, int] = {}
 
     async def body(pool: WorkerPool) -> list[RunResult]:
         run_items = pool.run_items
 
         async def spied(batch: list[tuple[str, Suite]], **kwargs: object) -> list[RunResult]:
-            found = await run_items(batch, **kwargs)  # type: ignore[arg-type]
+            programs = [program for program, _ in batch]
+            beside = {program: sent.setdefault(program, 0) + 1 for program in programs}
+            sent.update(beside)
+            try:
+                found = await run_items(batch, **kwargs)  # type: ignore[arg-type]
+            finally:
+                for program in programs:
+                    sent[program] -= 1
             budget = getattr(kwargs.get("limits"), "defer_after", None)
-            jobs.extend((program, list(result.outcomes), budget) for (program, _), result in zip(batch, found))
+            jobs.extend(Job(p, list(result.outcomes), budget, beside[p]) for p, result in zip(programs, found))
             return found
 
         pool.run_items = spied  # type: ignore[method-assign,assignment]
