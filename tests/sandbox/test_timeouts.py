@@ -192,6 +192,33 @@ def test_a_stdio_test_that_ends_within_its_grace_is_a_timeout_run_again(tmp_path
     assert log.read_text().splitlines() == ["a", "b", "a"]  # each test in a child of its own, then the first again
 
 
+BURN = """
+import time
+def f(x):
+    end = time.process_time() + 0.15  # CPU time: the same on a loaded machine
+    while time.process_time() < end:
+        pass
+    return x
+"""
+
+
+def test_a_child_that_spent_the_budget_on_programs_that_finish_ends_and_the_job_hands_back_the_rest(
+    trace: Path,
+) -> None:
+    slow = [f"{BURN}# copy {n}\n" for n in range(3)]
+    suite = Suite.of([CallTest("f(1)", 1)], entry_point="f")
+    limits = Limits(cpu_seconds=1.0, timeout_reruns=0, defer_after=0.2)
+
+    async def body(pool: WorkerPool) -> list[RunResult]:
+        return await pool.run_items([(code, suite) for code in slow])
+
+    results = with_pool(body, workers=1, isolation="none", limits=limits)
+    assert [[o.verdict for o in r.outcomes] for r in results] == [["pass"]] * 3
+    # each program spends 0.15 s and passes (nothing is deferred): one child would run all three in one job,
+    # 0.45 s; it ends after the second, past the 0.2 s budget, and the third goes out again in a job of its own
+    assert [job["programs"] for job in traced_jobs(trace)] == [2, 1]
+
+
 def test_a_job_that_spent_its_budget_hands_back_the_programs_it_has_not_started(trace: Path) -> None:
     quick = [f"def f(x):\n    return x  # {n}\n" for n in range(2)]
     suite = Suite.of([CallTest("f(1)", 1)], entry_point="f")

@@ -372,9 +372,14 @@ def run_function_child(job: dict[str, object], first: int, start: int, report: R
     The interpreter is put back only between two programs of this child, not after its last one: the child
     exits then. Putting it back reads every loaded module, and each object read copies a page of the
     worker's memory into the child: about 600 pages, 2 of a one-test job's 5 ms of child CPU.
+
+    A child that has spent the job's :data:`DEFER_AFTER` ends after the program it is on: the worker then
+    hands back the programs after it (``jobs._handed_back``), so programs batched behind slow ones that
+    finish within their limits do not wait for them either.
     """
-    codes = job[PROGRAMS]
+    codes, limits = job[PROGRAMS], job[LIMITS]
     assert isinstance(codes, list)
+    budget = limits.get(DEFER_AFTER) if isinstance(limits, dict) else None
     snapshot = SNAPSHOT
     if snapshot is None:
         raise RuntimeError("take_snapshot() must run in the worker before children are forked")
@@ -386,6 +391,8 @@ def run_function_child(job: dict[str, object], first: int, start: int, report: R
         if program == last:
             if job.get(ISOLATE):
                 report.send({PROGRAM: program, INDEX: END_INDEX, TAINT: "isolated"})
+            return
+        if _spent(budget, 0.0):  # between two programs: the worker starts no child for the next one
             return
         reason = snapshot.restore(namespace)
         if reason:
