@@ -247,6 +247,8 @@ class WorkerPool(Sandbox):
             (result,) = await confirmed([items[i]], [inputs[i]], [ran], limits, self._alone(limits, unit))
             return result
 
+        if len(items) == 1:  # a program's stage (check runs them one by one): no task of its own to gather
+            return [await judged(0)]
         return list(await asyncio.gather(*(judged(i) for i in range(len(items)))))
 
     async def reports(
