@@ -3,6 +3,8 @@ with the same outcomes as test by test."""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
 from dataclasses import replace
 from operator import eq, ne
 
@@ -11,11 +13,20 @@ import pytest
 from refinelab.problems import AssertTest, CallTest
 from refinelab.sandbox import RunResult, Suite, WorkerPool
 from refinelab.sandbox import _judge as judge_module
-from refinelab.sandbox._judge import ProgramReports, judged
+from refinelab.sandbox._judge import ProgramReports, judged, reports_of
 from refinelab.sandbox._packed import Packed
-from refinelab.sandbox._suite import JUDGED_ALONE
+from refinelab.sandbox._suite import JUDGED_ALONE, RIGHT_TEXTS
 from refinelab.sandbox._worker import protocol as wire
-from refinelab.sandbox._worker.codec import DIGEST_CHARS, HEAD_CHARS, decode, digested, encode, string_digest
+from refinelab.sandbox._worker.codec import (
+    DIGEST_CHARS,
+    HEAD_CHARS,
+    JSON_TEXT,
+    decode,
+    digested,
+    encode,
+    string_digest,
+)
+from refinelab.sandbox._worker.server import framed
 from tests.conftest import with_pool
 
 BIG = 2**60
@@ -67,6 +78,63 @@ def test_values_alone_are_judged_as_a_report_per_test_would_be(
 ) -> None:
     fast, slow = _both_ways(expected, returned, atol)
     assert fast == slow
+
+
+def _as_text(values: Sequence[object]) -> bytes:
+    """A values row's text as a worker writes it (``server.framed``)."""
+    return JSON_TEXT(list(values)).encode()
+
+
+@pytest.mark.parametrize(("expected", "returned", "atol"), CASES)
+def test_a_values_row_as_text_is_judged_as_its_values_are_the_first_time_and_after(
+    expected: object, returned: object, atol: float | None
+) -> None:
+    suite = Suite.of([CallTest("f()", expected, atol=atol), CallTest("f()", 7)])
+    values = (encode(returned), 7)
+    by_values = judged(suite, ProgramReports((), "", values), "none").outcomes
+    first = judged(suite, ProgramReports((), "", _as_text(values)), "none").outcomes
+    again = judged(suite, ProgramReports((), "", _as_text(values)), "none").outcomes
+    assert first == by_values == again  # a NaN is never equal: its row is never kept as right
+
+
+def test_a_row_judged_right_once_is_right_again_without_being_read() -> None:
+    suite = Suite.of([CallTest("f(1)", [1, 2]), CallTest("f(2)", (3, "a")), CallTest("f(3)", {"k": 1.5})])
+    text = _as_text([encode([1, 2]), encode((3, "a")), encode({"k": 1.5})])
+    first, second = ProgramReports((), "one", text), ProgramReports((), "two", text)
+    assert [o.verdict for o in judged(suite, first, "none").outcomes] == ["pass"] * 3
+    assert suite.right_texts == {text}
+    result = judged(suite, second, "none")
+    assert result.passed and len(result.outcomes) == 3 and result.output == "two"
+    assert "values" not in second.__dict__  # never read
+    wrong = ProgramReports((), "", _as_text([encode([1, 2]), encode((3, "b")), encode({"k": 1.5})]))
+    assert [o.verdict for o in judged(suite, wrong, "none").outcomes] == ["pass", "fail", "pass"]
+    assert suite.right_texts == {text}  # a wrong row is never kept
+    assert suite.subset([0, 1]).right_texts == frozenset()  # other tests: learned anew
+    for extra in range(2 * RIGHT_TEXTS):
+        suite.judged_right(b"%d" % extra)
+    assert len(suite.right_texts) == RIGHT_TEXTS and text in suite.right_texts
+
+
+def test_a_reply_carries_its_values_rows_as_texts_that_read_as_the_values() -> None:
+    rows: list[object] = [{wire.VALUES: [1, "a", {"T": [2.5]}]}, [{wire.STATUS: wire.S_SKIPPED}], {wire.VALUES: []}]
+    body = framed({wire.RESULTS: rows, wire.OUTPUTS: ["", "", ""], wire.STATS: {}})
+    head, _, texts = body.partition(b"\n")
+    sent = json.loads(head)[wire.RESULTS]
+    found = [reports_of(row, "", texts) for row in sent]
+    assert [r.text for r in found] == [b'[1, "a", {"T": [2.5]}]', None, b"[]"]
+    assert [r.values for r in found] == [(1, "a", {"T": [2.5]}), None, ()]
+    assert found[1].listed == ({wire.STATUS: wire.S_SKIPPED},)
+
+
+@pytest.mark.parametrize("at", [[0, 99], [3, 1], [-1, 2], ["0", "6"], [0], [0, 6.0], [True, 6], "0:6"])
+def test_a_values_row_whose_place_is_not_in_the_texts_reads_as_no_values(at: object) -> None:
+    texts = b"[1, 2][3]" + b"[" * 5000 + b"]" * 5000
+    assert reports_of({wire.VALUES_TEXT: [0, 6]}, "", texts).values == (1, 2)
+    assert reports_of({wire.VALUES_TEXT: [6, 9]}, "", texts).values == (3,)
+    assert reports_of({wire.VALUES_TEXT: [9, len(texts)]}, "", texts).values == ()  # too deep to read
+    assert reports_of({wire.VALUES_TEXT: at}, "", texts).values == ()
+    suite = Suite.of([CallTest("f()", 1)])
+    assert not judged(suite, reports_of({wire.VALUES_TEXT: at}, "", texts), "none").passed
 
 
 def test_the_one_step_is_taken_only_where_equal_encodings_mean_equal_values() -> None:

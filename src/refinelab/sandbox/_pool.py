@@ -394,15 +394,16 @@ class WorkerPool(Sandbox):
         """The worker's reports, one per program (a crashed worker yields ``crashed`` reports), and the
         job's stats; ``grace``: see :meth:`_grace`."""
         job = _job(items, limits, isolate, self._new_id(), grace=grace)
-        reply = await self._call(worker, job, _backstop(items, limits))
-        if reply is None:
+        called = await self._call(worker, job, _backstop(items, limits))
+        if called is None:
             crash = crash_report("the sandbox worker stopped answering and was replaced")
             return [self._ran([crash] * len(inputs.tests), "") for _, inputs in items], None
+        reply, texts = called
         rows, outputs = reply[wire.RESULTS], reply.get(wire.OUTPUTS)
         assert isinstance(rows, list) and isinstance(outputs, list) and 0 < len(rows) == len(outputs) <= len(items)
         stats = reply.get(wire.STATS)
         self._record(stats)
-        return [Ran(reports_of(row, str(out)), None, self.isolation) for row, out in zip(rows, outputs)], stats
+        return [Ran(reports_of(row, str(out), texts), None, self.isolation) for row, out in zip(rows, outputs)], stats
 
     def _ran(self, row: Sequence[object], output: str) -> Ran:
         return Ran(ProgramReports(tuple(row), output), None, self.isolation)
@@ -441,7 +442,7 @@ class WorkerPool(Sandbox):
         return self._next_id
 
     @staticmethod
-    async def _call(worker: WorkerProcess, job: bytes, backstop: float) -> dict[str, object] | None:
+    async def _call(worker: WorkerProcess, job: bytes, backstop: float) -> tuple[dict[str, object], bytes] | None:
         """Send a job to ``worker``; ``None`` (the worker replaced) when it stopped answering."""
         try:
             return await worker.call(job, backstop)

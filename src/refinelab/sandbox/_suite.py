@@ -115,6 +115,20 @@ class Suite:
         return tuple(values)
 
     @cached_property
+    def right_texts(self) -> frozenset[bytes]:
+        """Values rows, as workers write them (``protocol.VALUES_TEXT``), that were judged a pass on every test
+        of this suite (:meth:`judged_right`): a row with the same text is the same values, right without being
+        read. At most :data:`RIGHT_TEXTS` are kept (a task's right programs mostly return the same values);
+        not carried to a :meth:`subset`, whose tests differ."""
+        return frozenset()
+
+    def judged_right(self, text: bytes) -> None:
+        """Keep a values row's text that was judged a pass on every test of this suite (see :attr:`right_texts`)."""
+        known = self.right_texts
+        if len(known) < RIGHT_TEXTS:
+            self.__dict__["right_texts"] = known | {text}
+
+    @cached_property
     def packed_bytes(self) -> int:
         """Bytes of the large (packed) expected values among the tests (what makes a job's reply and its
         judging heavy), counted once per suite: every program of a problem asks it of every stage."""
@@ -214,6 +228,11 @@ class SuiteInputs:
         """The same suite with only the tests at ``indices`` (each keeping its limit), in that order."""
         seconds = tuple(self.seconds[i] for i in indices) if len(self.seconds) == len(self.tests) else ()
         return replace(self, tests=tuple(self.tests[i] for i in indices), seconds=seconds)
+
+
+RIGHT_TEXTS = 4
+"""Most right values rows a suite keeps (:attr:`Suite.right_texts`): a few ways of writing right values (a
+float one way or another) and no more, so that a suite never holds every program's row."""
 
 
 class _JudgedAlone:

@@ -88,17 +88,19 @@ class WorkerProcess:
         while chunk := await self.process.stderr.read(65536):
             self.stderr_tail = (self.stderr_tail + chunk)[-4096:]
 
-    async def call(self, body: bytes, timeout: float) -> dict[str, object]:
-        """Send one job (its JSON) and wait (at most ``timeout``) for its whole reply."""
+    async def call(self, body: bytes, timeout: float) -> tuple[dict[str, object], bytes]:
+        """Send one job (its JSON) and wait (at most ``timeout``) for its whole reply: its JSON, and the texts of
+        its values rows (``protocol.VALUES_TEXT``), unread."""
         process = self.process
         assert process is not None and process.stdin is not None and process.stdout is not None
         process.stdin.write(wire.HEADER.pack(len(body)) + body)
         await process.stdin.drain()
         # One wait for the header and the body: a job of the driver's is a few turns of its loop, and each
         # wait_for is a task of its own and a timer (the driver runs about 1,600 jobs for a HumanEval+ check)
-        reply = json.loads(await asyncio.wait_for(_reply(process.stdout), timeout))
+        head, _, texts = (await asyncio.wait_for(_reply(process.stdout), timeout)).partition(b"\n")
+        reply = json.loads(head)
         assert isinstance(reply, dict)
-        return reply
+        return reply, texts
 
     async def stop(self) -> None:
         """End the process: close its input (it exits), terminate it if it does not (a confined worker

@@ -3,8 +3,9 @@
 Both sides import this module: the host as ``refinelab.sandbox._worker.protocol``, the worker (which
 sees only the ``_worker`` package) as ``_worker.protocol``. It imports nothing but the standard library.
 
-Framing: a 4-byte big-endian length, then a JSON object, in both directions. The worker writes
-:data:`READY` once, before its first reply, when it is ready for jobs.
+Framing: a 4-byte big-endian length, then a JSON object, in both directions; in a reply, the JSON may be
+followed by a newline (JSON as ``json.dumps`` writes it holds none) and the texts of its values rows
+(:data:`VALUES_TEXT`). The worker writes :data:`READY` once, before its first reply, when it is ready for jobs.
 
 A job (host to worker) holds :data:`JOB_ID`, :data:`MODE`, :data:`PROGRAMS`, :data:`SUITES`,
 :data:`SUITE_OF` (the suite each program runs against), :data:`ISOLATE` and :data:`LIMITS` (the
@@ -13,7 +14,7 @@ values must come back whole, :data:`WHOLE_VALUES`; a
 test holds :data:`TEST_KIND`, its input (:data:`EXPR` or :data:`ARGS`, :data:`CODE` or :data:`STDIN`) and, when it has
 a CPU limit of its own, :data:`TEST_LIMIT`; never the expected value. A reply (worker to host) holds
 :data:`RESULTS` (one row of reports per program, or, where every test of a program returned a value,
-``{VALUES: [value, ...]}``; fewer rows than programs where a job that spent its :data:`DEFER_AFTER` handed
+``{VALUES_TEXT: [start, end]}``; fewer rows than programs where a job that spent its :data:`DEFER_AFTER` handed
 the rest back unrun), :data:`OUTPUTS` (what each program printed) and :data:`STATS`.
 
 A report (one per test) holds :data:`STATUS` and, depending on it, :data:`VALUE`, :data:`MESSAGE`,
@@ -105,6 +106,11 @@ RESULTS = "results"
 VALUES = "values"
 """A row of :data:`RESULTS` in which every test returned a value: ``{VALUES: [value, ...]}``, the values in test
 order, instead of a report per test (the host compares them with the expected values in one step)."""
+VALUES_TEXT = "vt"
+"""A row of :data:`RESULTS` as it crosses to the host: ``{VALUES_TEXT: [start, end]}``, where bytes ``start`` to
+``end`` of the texts after the reply's JSON are the :data:`VALUES` row's list as JSON. The host reads the text
+only when it is not one it already judged right on the same tests (``_judge.judged``): a benchmark's right
+programs return the same values, and their rows are most of what a check's replies hold."""
 OUTPUTS = "outputs"
 STATS = "stats"
 
