@@ -3,6 +3,7 @@ with the same outcomes as test by test."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Sequence
 from dataclasses import replace
@@ -13,7 +14,7 @@ import pytest
 from refinelab.problems import AssertTest, CallTest
 from refinelab.sandbox import RunResult, Suite, WorkerPool
 from refinelab.sandbox import _judge as judge_module
-from refinelab.sandbox._judge import ProgramReports, judged, reports_of
+from refinelab.sandbox._judge import TEXT_KEPT, ProgramReports, judged, reports_of
 from refinelab.sandbox._packed import Packed
 from refinelab.sandbox._suite import JUDGED_ALONE, RIGHT_TEXTS
 from refinelab.sandbox._worker import protocol as wire
@@ -102,28 +103,39 @@ def test_a_row_judged_right_once_is_right_again_without_being_read() -> None:
     text = _as_text([encode([1, 2]), encode((3, "a")), encode({"k": 1.5})])
     first, second = ProgramReports((), "one", text), ProgramReports((), "two", text)
     assert [o.verdict for o in judged(suite, first, "none").outcomes] == ["pass"] * 3
-    assert suite.right_texts == {text}
+    assert suite.right_texts == {hashlib.sha256(text).digest()}
     result = judged(suite, second, "none")
     assert result.passed and len(result.outcomes) == 3 and result.output == "two"
     assert "values" not in second.__dict__  # never read
     wrong = ProgramReports((), "", _as_text([encode([1, 2]), encode((3, "b")), encode({"k": 1.5})]))
     assert [o.verdict for o in judged(suite, wrong, "none").outcomes] == ["pass", "fail", "pass"]
-    assert suite.right_texts == {text}  # a wrong row is never kept
+    assert suite.right_texts == {hashlib.sha256(text).digest()}  # a wrong row is never kept
     assert suite.subset([0, 1]).right_texts == frozenset()  # other tests: learned anew
     for extra in range(2 * RIGHT_TEXTS):
         suite.judged_right(b"%d" % extra)
-    assert len(suite.right_texts) == RIGHT_TEXTS and text in suite.right_texts
+    assert len(suite.right_texts) == RIGHT_TEXTS and hashlib.sha256(text).digest() in suite.right_texts
 
 
 def test_a_reply_carries_its_values_rows_as_texts_that_read_as_the_values() -> None:
     rows: list[object] = [{wire.VALUES: [1, "a", {"T": [2.5]}]}, [{wire.STATUS: wire.S_SKIPPED}], {wire.VALUES: []}]
     body = framed({wire.RESULTS: rows, wire.OUTPUTS: ["", "", ""], wire.STATS: {}})
-    head, _, texts = body.partition(b"\n")
+    head, _, _ = body.partition(b"\n")
     sent = json.loads(head)[wire.RESULTS]
-    found = [reports_of(row, "", texts) for row in sent]
+    found = [reports_of(row, "", memoryview(body)[len(head) + 1 :]) for row in sent]  # as the pool reads it
     assert [r.text for r in found] == [b'[1, "a", {"T": [2.5]}]', None, b"[]"]
     assert [r.values for r in found] == [(1, "a", {"T": [2.5]}), None, ()]
     assert found[1].listed == ({wire.STATUS: wire.S_SKIPPED},)
+
+
+def test_a_long_values_row_is_read_as_it_comes() -> None:
+    values = [encode("x" * TEXT_KEPT), 1, 2]
+    body = framed({wire.RESULTS: [{wire.VALUES: values}], wire.OUTPUTS: [""], wire.STATS: {}})
+    head, _, texts = body.partition(b"\n")
+    found = reports_of(json.loads(head)[wire.RESULTS][0], "", texts)
+    assert found.text is None and found.values == tuple(values)
+    short = framed({wire.RESULTS: [{wire.VALUES: values[1:]}], wire.OUTPUTS: [""], wire.STATS: {}})
+    head, _, texts = short.partition(b"\n")
+    assert reports_of(json.loads(head)[wire.RESULTS][0], "", texts).text == b"[1, 2]"
 
 
 @pytest.mark.parametrize("at", [[0, 99], [3, 1], [-1, 2], ["0", "6"], [0], [0, 6.0], [True, 6], "0:6"])
@@ -132,6 +144,7 @@ def test_a_values_row_whose_place_is_not_in_the_texts_reads_as_no_values(at: obj
     assert reports_of({wire.VALUES_TEXT: [0, 6]}, "", texts).values == (1, 2)
     assert reports_of({wire.VALUES_TEXT: [6, 9]}, "", texts).values == (3,)
     assert reports_of({wire.VALUES_TEXT: [9, len(texts)]}, "", texts).values == ()  # too deep to read
+    assert reports_of({wire.VALUES_TEXT: [0, 4]}, "", b'["\xff"]').values == ()  # not the ASCII a worker writes
     assert reports_of({wire.VALUES_TEXT: at}, "", texts).values == ()
     suite = Suite.of([CallTest("f()", 1)])
     assert not judged(suite, reports_of({wire.VALUES_TEXT: at}, "", texts), "none").passed

@@ -10,6 +10,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property
+from hashlib import sha256
 from itertools import compress
 from operator import ne
 from typing import cast
@@ -33,6 +34,13 @@ _STATUS_VERDICTS: dict[str, Verdict] = {
 }
 DEFERRED = TestOutcome("skipped", "not run in this job: deferred to another (the program had spent its budget)")
 """A test a job did not run because its program had spent ``Limits.defer_after`` (the caller runs it)."""
+
+
+TEXT_KEPT = 1 << 20
+"""Bytes of a values row's text kept unread at most (:attr:`ProgramReports.text`); a longer one is read at once,
+as it comes. Such a row is a few long lists (HumanEval/130's right rows are 20 MB: lists of a million numbers,
+as text with their digests, which the judge compares anyway), and its text kept beside its values while judged
+put 14 MB on the driver's peak memory."""
 
 
 @dataclass(frozen=True)
@@ -100,14 +108,16 @@ def judged(
     with ``limits``, a timeout records the CPU limit its test had (limits may differ from test to test).
 
     A values row whose text is one this suite already judged right passes without being read: the same text
-    is the same values, and judging them gave every test a pass (:attr:`Suite.right_texts`). A benchmark's
-    right programs return the same values, and their rows are most of a check's replies."""
+    is the same values, and judging them gave every test a pass (:attr:`Suite.right_texts`, by SHA-256, as
+    long values are compared anyway). A benchmark's right programs return the same values, and their rows are
+    most of a check's replies."""
     text = reports.text
-    if text is not None and text in suite.right_texts:
+    digest = None if text is None else sha256(text).digest()
+    if digest is not None and digest in suite.right_texts:
         return RunResult((PASSED,) * len(suite.tests), isolation, output=reports.output, node=node)
     result = _judged_anew(suite, reports, isolation, node, limits)
-    if text is not None and len(result.outcomes) == len(suite.tests) and result.passed:
-        suite.judged_right(text)
+    if digest is not None and len(result.outcomes) == len(suite.tests) and result.passed:
+        suite.judged_right(digest)
     return result
 
 
@@ -181,32 +191,34 @@ def _sure(report: object) -> bool:
     return isinstance(report, dict) and report.get(wire.SURE) is True
 
 
-def reports_of(row: object, output: str, texts: bytes = b"") -> ProgramReports:
+def reports_of(row: object, output: str, texts: bytes | memoryview = b"") -> ProgramReports:
     """A program's reports from a row of a worker's reply: a report per test, or its values alone
     (:data:`~refinelab.sandbox._worker.protocol.VALUES`), or their text's place in ``texts``, the reply's
     values texts (:data:`~refinelab.sandbox._worker.protocol.VALUES_TEXT`: kept unread)."""
     if isinstance(row, dict):
         at = row.get(wire.VALUES_TEXT)
         if at is not None:
-            return ProgramReports((), output, _text_at(texts, at))
+            text = _text_at(memoryview(texts), at)
+            return ProgramReports((), output, bytes(text) if len(text) <= TEXT_KEPT else _values_in(text))
         values = row.get(wire.VALUES)
         return ProgramReports((), output, tuple(values) if isinstance(values, list) else ())
     return ProgramReports(tuple(row) if isinstance(row, (list, tuple)) else (), output)
 
 
-def _text_at(texts: bytes, at: object) -> bytes:
-    """The bytes of ``texts`` a values row's place names; none where it names no place in them (a row that
-    reads as no values)."""
+def _text_at(texts: memoryview, at: object) -> memoryview:
+    """The bytes of ``texts`` a values row's place names (not copied); none where it names no place in them (a
+    row that reads as no values)."""
     if type(at) is list and len(at) == 2 and type(at[0]) is int and type(at[1]) is int and 0 <= at[0] <= at[1]:
-        return texts[at[0] : at[1]] if at[1] <= len(texts) else b""
-    return b""
+        return texts[at[0] : at[1]] if at[1] <= len(texts) else texts[:0]
+    return texts[:0]
 
 
-def _values_in(text: bytes) -> tuple[object, ...]:
-    """A values row's values from its text: none where it is no JSON list (a worker writes none such)."""
+def _values_in(text: bytes | memoryview) -> tuple[object, ...]:
+    """A values row's values from its text, read as ASCII (which the worker writes) without another copy of the
+    bytes; none where it is no JSON list (a worker writes none such)."""
     try:
-        values = json.loads(text)
-    except (ValueError, RecursionError):
+        values = json.loads(str(text, "ascii"))
+    except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError
         return ()
     return tuple(values) if isinstance(values, list) else ()
 

@@ -442,7 +442,7 @@ class WorkerPool(Sandbox):
         return self._next_id
 
     @staticmethod
-    async def _call(worker: WorkerProcess, job: bytes, backstop: float) -> tuple[dict[str, object], bytes] | None:
+    async def _call(worker: WorkerProcess, job: bytes, backstop: float) -> tuple[dict[str, object], memoryview] | None:
         """Send a job to ``worker``; ``None`` (the worker replaced) when it stopped answering."""
         try:
             return await worker.call(job, backstop)

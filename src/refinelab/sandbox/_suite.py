@@ -116,17 +116,19 @@ class Suite:
 
     @cached_property
     def right_texts(self) -> frozenset[bytes]:
-        """Values rows, as workers write them (``protocol.VALUES_TEXT``), that were judged a pass on every test
-        of this suite (:meth:`judged_right`): a row with the same text is the same values, right without being
-        read. At most :data:`RIGHT_TEXTS` are kept (a task's right programs mostly return the same values);
-        not carried to a :meth:`subset`, whose tests differ."""
+        """The SHA-256 digests of values rows, as workers write them (``protocol.VALUES_TEXT``), that were judged
+        a pass on every test of this suite (:meth:`judged_right`): a row with the same text is the same values,
+        right without being read. At most :data:`RIGHT_TEXTS` are kept (a task's right programs mostly return
+        the same values), 32 bytes each, not the rows (a warm HumanEval+ check's right rows are 15 MB); not
+        carried to a :meth:`subset`, whose tests differ."""
         return frozenset()
 
-    def judged_right(self, text: bytes) -> None:
-        """Keep a values row's text that was judged a pass on every test of this suite (see :attr:`right_texts`)."""
+    def judged_right(self, digest: bytes) -> None:
+        """Keep the digest of a values row's text that was judged a pass on every test of this suite (see
+        :attr:`right_texts`)."""
         known = self.right_texts
         if len(known) < RIGHT_TEXTS:
-            self.__dict__["right_texts"] = known | {text}
+            self.__dict__["right_texts"] = known | {digest}
 
     @cached_property
     def packed_bytes(self) -> int:
