@@ -38,9 +38,9 @@ DEFERRED = TestOutcome("skipped", "not run in this job: deferred to another (the
 
 TEXT_KEPT = 1 << 20
 """Bytes of a values row's text kept unread at most (:attr:`ProgramReports.text`); a longer one is read at once,
-as it comes. Such a row is a few long lists (HumanEval/130's right rows are 20 MB: lists of a million numbers,
-as text with their digests, which the judge compares anyway), and its text kept beside its values while judged
-put 14 MB on the driver's peak memory."""
+from the reply's bytes as they came. Such a row is a few long lists (HumanEval/130's right rows are 20 MB: lists
+of a million numbers, as text with their digests, which the judge compares anyway); read later, from a copy of
+its own, such rows had put 14 MB on the driver's peak memory."""
 
 
 @dataclass(frozen=True)

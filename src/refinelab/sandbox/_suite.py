@@ -233,8 +233,8 @@ class SuiteInputs:
 
 
 RIGHT_TEXTS = 4
-"""Most right values rows a suite keeps (:attr:`Suite.right_texts`): a few ways of writing right values (a
-float one way or another) and no more, so that a suite never holds every program's row."""
+"""Most digests of right values rows a suite keeps (:attr:`Suite.right_texts`): a few ways of writing right values
+(a float one way or another) and no more."""
 
 
 class _JudgedAlone:
