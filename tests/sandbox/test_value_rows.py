@@ -146,6 +146,7 @@ def test_a_values_row_whose_place_is_not_in_the_texts_reads_as_no_values(at: obj
     assert reports_of({wire.VALUES_TEXT: [9, len(texts)]}, "", texts).values == ()  # too deep to read
     assert reports_of({wire.VALUES_TEXT: [0, 4]}, "", b'["\xff"]').values == ()  # not the ASCII a worker writes
     assert reports_of({wire.VALUES_TEXT: at}, "", texts).values == ()
+    assert reports_of({wire.VALUES: [1]}, "", texts).values == ()  # a row only the worker's own code holds
     suite = Suite.of([CallTest("f()", 1)])
     assert not judged(suite, reports_of({wire.VALUES_TEXT: at}, "", texts), "none").passed
 

@@ -192,16 +192,12 @@ def _sure(report: object) -> bool:
 
 
 def reports_of(row: object, output: str, texts: bytes | memoryview = b"") -> ProgramReports:
-    """A program's reports from a row of a worker's reply: a report per test, or its values alone
-    (:data:`~refinelab.sandbox._worker.protocol.VALUES`), or their text's place in ``texts``, the reply's
-    values texts (:data:`~refinelab.sandbox._worker.protocol.VALUES_TEXT`: kept unread)."""
+    """A program's reports from a row of a worker's reply: a report per test, or its values alone, as their
+    text's place in ``texts``, the reply's values texts (:data:`~refinelab.sandbox._worker.protocol.VALUES_TEXT`:
+    kept unread); any other row reads as no values."""
     if isinstance(row, dict):
-        at = row.get(wire.VALUES_TEXT)
-        if at is not None:
-            text = _text_at(memoryview(texts), at)
-            return ProgramReports((), output, bytes(text) if len(text) <= TEXT_KEPT else _values_in(text))
-        values = row.get(wire.VALUES)
-        return ProgramReports((), output, tuple(values) if isinstance(values, list) else ())
+        text = _text_at(memoryview(texts), row.get(wire.VALUES_TEXT))
+        return ProgramReports((), output, bytes(text) if len(text) <= TEXT_KEPT else _values_in(text))
     return ProgramReports(tuple(row) if isinstance(row, (list, tuple)) else (), output)
 
 

@@ -119,8 +119,8 @@ class Suite:
         """The SHA-256 digests of values rows, as workers write them (``protocol.VALUES_TEXT``), that were judged
         a pass on every test of this suite (:meth:`judged_right`): a row with the same text is the same values,
         right without being read. At most :data:`RIGHT_TEXTS` are kept (a task's right programs mostly return
-        the same values), 32 bytes each, not the rows (a warm HumanEval+ check's right rows are 15 MB); not
-        carried to a :meth:`subset`, whose tests differ."""
+        the same values), 32 bytes each, not the rows (kept whole, they put 17 MB on a warm HumanEval+ check's
+        peak memory); not carried to a :meth:`subset`, whose tests differ."""
         return frozenset()
 
     def judged_right(self, digest: bytes) -> None:
