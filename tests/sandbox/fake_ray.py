@@ -76,9 +76,10 @@ def report(program: str, inputs: Any) -> ProgramReports:
     namespace: dict[str, object] = {}
     exec(program, namespace)
     row: list[dict[str, object]] = []
-    for test in inputs.tests:
+    assert inputs.keys == wire.EXPR  # every test an expression
+    for expression in inputs.tests:
         try:
-            value = eval(test[wire.EXPR], namespace)
+            value = eval(expression, namespace)
         except TimeoutError:
             row.append({wire.STATUS: wire.S_TIMEOUT, wire.LIMIT: wire.CPU_LIMIT, wire.MESSAGE: "CPU limit"})
         except Exception as exc:

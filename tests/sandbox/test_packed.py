@@ -215,10 +215,9 @@ def test_outputs_are_computed_in_small_replies_with_progress_then_read_from_the_
         assert isinstance(found, Packed) and found == value and found != value[:-1]
         made = Packed.of(encode_expected(value), value)
         assert (found.blob, found.size, found.preview, found.atol) == (made.blob, made.size, made.preview, None)
-        assert (
-            found.to_json(0) == made.to_json(0)
-            and found.to_json(0)["string"] == hashlib.sha256(value.encode()).hexdigest()
-        )
+        encoding = hashlib.sha256(json.dumps(encode_expected(value)).encode()).hexdigest()
+        assert found.to_json(0) == {**made.to_json(0), "encoding": encoding}  # and the digest of its encoding
+        assert found.to_json(0)["string"] == hashlib.sha256(value.encode()).hexdigest()
     assert undone == []  # the sandbox sent each string's digest: no comparison undid a compression
     assert tests[300].expected == "line\n" * 3 and not isinstance(tests[300].expected, Packed)
     assert seen[0] == ("computing expected outputs", 0, 302) and seen[-1] == ("computing expected outputs", 302, 302)
@@ -429,3 +428,60 @@ def test_a_task_without_inputs_loads_with_no_hidden_tests_cold_and_warm(tmp_path
     computed.clear()
     warm = with_pool(body, workers=1)  # the cache has a line for each task: read, nothing computed again
     assert [p.hidden_tests for p in warm] == [p.hidden_tests for p in cold] and computed == []
+
+
+def test_a_value_packed_where_it_was_computed_keeps_its_encodings_digest_cold_and_warm(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The sandbox works out the digest of a large value's encoding beside the value and the cache keeps it, so
+    that a right program's first answer to it is judged without undoing the compression; a value holding a NaN
+    (equal to nothing) keeps "" and never matches that way."""
+    record = {
+        "task_id": "HumanEval/0",
+        "prompt": 'def numbers(n: int) -> list:\n    """Some numbers."""\n',
+        "entry_point": "numbers",
+        "canonical_solution": "    return [float('nan')] + list(range(-n)) if n < 0 else list(range(n))\n",
+        "base_input": [[5000], [-5000]],
+        "plus_input": [],
+        "atol": 0,
+    }
+    data = tmp_path / "plus.jsonl"
+    data.write_text(json.dumps(record) + "\n")
+
+    async def body(pool: WorkerPool) -> list[Problem]:
+        return await prepare_benchmark("humaneval-plus", data, pool=pool, cache_dir=tmp_path)
+
+    undone = _count_undoing(monkeypatch)
+    for _ in ("cold", "warm"):
+        (problem,) = with_pool(body, workers=1)
+        right, nan = (t.expected for t in problem.hidden_tests if isinstance(t, CallTest))
+        assert isinstance(right, Packed) and isinstance(nan, Packed)
+        text = json.dumps(encode_expected(list(range(5000))))
+        assert right.has_encoding(hashlib.sha256(text.encode()).hexdigest(), len(text))
+        assert not right.has_encoding("0" * 64, len(text))
+        own = json.dumps(encode_expected([float("nan"), *range(5000)]))
+        assert not nan.has_encoding(hashlib.sha256(own.encode()).hexdigest(), len(own))
+        assert right.to_json(0)["encoding"] == hashlib.sha256(text.encode()).hexdigest()
+        assert nan.to_json(0)["encoding"] == ""
+    assert undone == []  # neither run undid a compression to judge by the digest
+
+
+def test_a_cache_entry_keeps_the_encodings_digest_or_works_it_out_as_before(monkeypatch: pytest.MonkeyPatch) -> None:
+    value = list(range(5000))
+    text = json.dumps(encode_expected(value))
+    digest = hashlib.sha256(text.encode()).hexdigest()
+    made = packed(value)
+    assert "encoding" not in made.to_json(0)  # packed here: worked out only when asked
+    undone = _count_undoing(monkeypatch)
+    assert made.has_encoding(digest, len(text)) and len(undone) == 1
+    kept = _cached(made.to_json(0), made)
+    assert kept.to_json(0)["encoding"] == digest and kept.has_encoding(digest, len(text)) and len(undone) == 1
+    old = _cached({k: v for k, v in made.to_json(0).items() if k != "encoding"}, made)  # a cache from before
+    assert old.has_encoding(digest, len(text)) and len(undone) == 2
+    for bad in ("0" * 63, "G" * 64, digest.upper(), 7, None):
+        written = {**made.to_json(0), "encoding": bad}
+        if bad is None:
+            assert _cached(written, made).has_encoding(digest, len(text))  # null: not kept
+            continue
+        with pytest.raises(ValueError, match="encoding"):
+            _cached(written, made)

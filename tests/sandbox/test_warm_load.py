@@ -190,6 +190,24 @@ def test_hidden_tests_drop_inputs_without_an_output_and_give_floats_a_tolerance(
     assert [t.atol for t in tolerant if isinstance(t, CallTest)] == [0.5, 0.5, None]
 
 
+def test_a_task_of_plain_scalars_makes_the_tests_made_one_at_a_time() -> None:
+    record: dict[str, object] = {"task_id": "HumanEval/9", "entry_point": "h", "prompt": "def h(x):\n"}
+    record |= {"canonical_solution": "    return x\n", "base_input": [[1], [2], [3], [4], [5]]}
+    values: list[object] = [1, "two", True, None, 0]
+    outputs: list[Output] = [{"value": value} for value in values]
+    seconds: list[float | None] = [0.1, None, 0.3, 0.0, 0.5]
+    for atol in (0.0, 0.5):  # exact, and a task whose every value gets a tolerance
+        task = replace(HumanEvalPlusTask.of(record, Location(Path("plus.jsonl"), 1)), atol=atol)
+        for written in (None, task.written()):
+            tests, dropped, times = _hidden_tests(task, outputs, seconds, written)
+            assert dropped == 0 and times == [0.1, 0.0, 0.3, 0.0, 0.5]
+            assert tests == [task.test(index, value, atol or None) for index, value in enumerate(values)]
+            assert [type(t.expected) for t in tests if isinstance(t, CallTest)] == list(map(type, values))
+    task = HumanEvalPlusTask.of(record, Location(Path("plus.jsonl"), 1))
+    with_float = _hidden_tests(task, [*outputs[:4], {"value": 2.5}], seconds)[0]  # one by one: a float
+    assert [t.atol for t in with_float if isinstance(t, CallTest)] == [None] * 4 + [DEFAULT_FLOAT_ATOL]
+
+
 def test_a_warm_load_removes_what_a_killed_cache_writing_left_once_it_is_stale(tmp_path: Path) -> None:
     data = _release(tmp_path / "plus.jsonl")
     cold = _load(data, tmp_path)

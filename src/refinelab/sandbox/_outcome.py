@@ -6,8 +6,8 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from itertools import groupby
-from operator import attrgetter
+from itertools import compress, islice
+from operator import attrgetter, is_not
 from typing import Literal
 
 Verdict = Literal["pass", "fail", "error", "timeout", "memory", "output_limit", "crashed", "skipped"]
@@ -78,15 +78,17 @@ _VERDICT = attrgetter("verdict")
 def outcomes_json(outcomes: Sequence[TestOutcome]) -> str:
     """``json.dumps([o.to_json() for o in outcomes])``, each distinct outcome object encoded once and each
     run of one object written at once (a HumanEval+ program's line holds hundreds of outcomes, nearly all
-    :data:`PASSED` or one skip, in a few runs)."""
+    :data:`PASSED` or one skip, in a few runs, found at C speed: a Python step per run, not per test)."""
+    count = len(outcomes)
+    starts = [*compress(range(1, count), map(is_not, islice(outcomes, 1, None), outcomes))]
     texts: dict[int, str] = {}
     parts = []
-    for key, run in groupby(outcomes, key=id):  # runs found at C speed: a Python step per run, not per test
-        same = list(run)
-        text = texts.get(key)
+    for start, end in zip([0, *starts], [*starts, count]) if count else ():
+        first = outcomes[start]
+        text = texts.get(id(first))
         if text is None:
-            text = texts[key] = json.dumps(same[0].to_json())
-        parts.append(", ".join([text] * len(same)))
+            text = texts[id(first)] = json.dumps(first.to_json())
+        parts.append(text + f", {text}" * (end - start - 1))
     return f"[{', '.join(parts)}]"
 
 

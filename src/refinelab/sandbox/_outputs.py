@@ -19,13 +19,14 @@ import sys
 from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import cast
 
 from refinelab.errors import InfrastructureError
 from refinelab.problems import HumanEvalPlusTask, WrittenInputs
 from refinelab.sandbox._compare import DEFAULT_FLOAT_ATOL, holds_float
 from refinelab.sandbox._limits import Limits
 from refinelab.sandbox._outcome import TestOutcome
-from refinelab.sandbox._packed import PREVIEW, Packed, from_base64, read_digest
+from refinelab.sandbox._packed import NANS, PREVIEW, Packed, from_base64, is_encoding_digest, read_digest
 from refinelab.sandbox._protocol import Sandbox
 from refinelab.sandbox._worker.codec import encode_expected
 
@@ -105,16 +106,18 @@ def {name}(value, marker, pack):
     preview = preview if len(preview) <= {preview} else preview[:{preview} - 3] + "..."
     def floats(item):
         return isinstance(item, float) or isinstance(item, (list, tuple)) and any(floats(i) for i in item)
-    blob = base64.b64encode(zlib.compress(text.encode(), 1)).decode()
+    data = text.encode()
+    blob = base64.b64encode(zlib.compress(data, 1)).decode()
     digest = hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest() if type(value) is str else None
-    return [marker + "-packed", blob, len(text), preview, floats(value), digest]
+    encoding = "" if any(nan in text for nan in {nans!r}) else hashlib.sha256(data).hexdigest()
+    return [marker + "-packed", blob, len(text), preview, floats(value), digest, encoding]
 """
 """The value's JSON as the worker encodes it, compressed in the sandbox, with its length, a preview,
-whether it holds floats and, for a string, its digest (what :class:`Packed` keeps, so that a first
-comparison need not undo the compression): the host stores it as it comes instead of decoding
-megabytes, encoding them again and compressing them (the reference solution is trusted code, so the
-worker's codec can be called beside it: in a worker it is ``_worker.codec``, in a sandbox that runs
-programs in this process, such as the tests' fake, ``refinelab.sandbox._worker.codec``). ``None`` for a
+whether it holds floats, for a string its digest, and the digest of that JSON ("" where it holds a NaN): what
+:class:`Packed` keeps, so that a first comparison need not undo the compression. The host stores it as it
+comes instead of decoding megabytes, encoding them again and compressing them (the reference solution is
+trusted code, so the worker's codec can be called beside it: in a worker it is ``_worker.codec``, in a sandbox
+that runs programs in this process, such as the tests' fake, ``refinelab.sandbox._worker.codec``). ``None`` for a
 value the host cannot store (``O``: a type the codec does not carry), one small enough to keep as it is,
 or where neither is loaded (the host then packs it, as before)."""
 PACK_BYTES = 4 * 1024
@@ -353,7 +356,9 @@ async def _chunk_outputs(chunk: Chunk, pool: Sandbox) -> tuple[list[Output], lis
 
 def timed_setup() -> str:
     return (
-        _PACKED_SOURCE.format(name=_PACKED, preview=PREVIEW, digits=getattr(sys, "get_int_max_str_digits", int)())
+        _PACKED_SOURCE.format(
+            name=_PACKED, preview=PREVIEW, digits=getattr(sys, "get_int_max_str_digits", int)(), nans=NANS
+        )
         + _SMALL_SOURCE.format(name=_SMALL, limit=SMALL_ITEMS, packed=_PACKED)
         + _TIMED_SOURCE.format(name=TIMED, small=_SMALL, parts=CHUNK_PARTS)
     )
@@ -362,16 +367,16 @@ def timed_setup() -> str:
 def _packed_in_sandbox(value: object, marker: str, atol: float) -> Packed | None:
     """The :class:`Packed` a value packed in the sandbox stands for (see :data:`_PACKED_SOURCE`); ``None`` for
     any other value."""
-    if not (isinstance(value, list) and len(value) == 6 and value[0] == marker + "-packed"):
+    if not (isinstance(value, list) and len(value) == 7 and value[0] == marker + "-packed"):
         return None
-    _, blob, size, preview, floats, digest = value
+    _, blob, size, preview, floats, digest, encoding = value
     if not (isinstance(blob, str) and isinstance(size, int) and isinstance(preview, str)):
         return None
     string = read_digest(digest)
-    if string is False:
+    if string is False or not is_encoding_digest(encoding):
         return None
     tolerance = (atol or DEFAULT_FLOAT_ATOL) if atol or floats else None
-    return Packed(from_base64(blob), size, preview, tolerance, string=string)
+    return Packed(from_base64(blob), size, preview, tolerance, string=string, encoding=cast("str", encoding))
 
 
 def _output(value: object, atol: float, *, packable: bool) -> Output:

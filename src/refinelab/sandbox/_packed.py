@@ -18,11 +18,12 @@ import hashlib
 import json
 import zlib
 from collections.abc import Callable
+from typing import cast
 
 from refinelab.sandbox._compare import values_match
 from refinelab.sandbox._worker.codec import Digested, decode
 
-_NANS = ('{"F": "nan"}', 'NaN"}')
+NANS = ('{"F": "nan"}', 'NaN"}')
 """How a NaN looks in the codec's JSON: a float's tag, and a ``Decimal``'s (``NaN``, ``-NaN``, ``sNaN``)."""
 PREVIEW = 300
 """Characters of ``repr`` kept for messages (the judge shows at most this many)."""
@@ -34,7 +35,14 @@ class Packed:
     __slots__ = ("_encoding", "_string", "atol", "blob", "preview", "size")
 
     def __init__(
-        self, blob: bytes, size: int, preview: str, atol: float | None = None, *, string: bytes | bool | None = False
+        self,
+        blob: bytes,
+        size: int,
+        preview: str,
+        atol: float | None = None,
+        *,
+        string: bytes | bool | None = False,
+        encoding: str | None = None,
     ) -> None:
         self.blob = blob
         """zlib-compressed JSON of the sandbox encoding."""
@@ -47,8 +55,10 @@ class Packed:
         self._string: bytes | bool | None = string
         """The value's :func:`_digest` when it is a string, ``None`` when it is not, ``False`` until known
         (where it was packed, that is known: a first comparison need not undo the compression)."""
-        self._encoding: str | None = None
-        """The SHA-256 (hex) of the encoding's JSON, once :meth:`has_encoding` worked it out ("": it holds a NaN)."""
+        self._encoding: str | None = encoding
+        """The SHA-256 (hex) of the encoding's JSON ("": it holds a NaN), where it was packed (the sandbox packs
+        HumanEval+'s values so), read from a cache, or once :meth:`has_encoding` worked it out; ``None`` until
+        then."""
 
     @classmethod
     def of(cls, encoded: object, value: object, *, text: str | None = None, atol: float | None = None) -> Packed:
@@ -81,7 +91,7 @@ class Packed:
             return False
         if self._encoding is None:
             text = zlib.decompress(self.blob)
-            self._encoding = "" if any(nan.encode() in text for nan in _NANS) else hashlib.sha256(text).hexdigest()
+            self._encoding = "" if any(nan.encode() in text for nan in NANS) else hashlib.sha256(text).hexdigest()
         return bool(self._encoding) and digest == self._encoding
 
     def __eq__(self, other: object) -> bool:
@@ -125,6 +135,8 @@ class Packed:
         """The cache file's form, where its compressed bytes were written at ``at`` of the file beside it."""
         kept: dict[str, object] = {"at": at, "bytes": len(self.blob), "crc": zlib.crc32(self.blob)}
         kept |= {"size": self.size, "preview": self.preview, "atol": self.atol}
+        if self._encoding is not None:
+            kept["encoding"] = self._encoding
         if self._string is False:  # not known (read from a cache written before it was kept)
             return kept
         return kept | {"string": self._string.hex() if isinstance(self._string, bytes) else None}
@@ -142,7 +154,10 @@ class Packed:
         blob, size, preview = read(at, count), int(str(data["size"])), str(data["preview"])
         if zlib.crc32(blob) != crc:
             raise ValueError(f"the packed value's bytes at {at} are not those written")
-        return cls(blob, size, preview, tolerance, string=_kept_digest(data))
+        encoding = data.get("encoding")  # not kept by a cache written before it was: worked out when asked
+        if encoding is not None and not is_encoding_digest(encoding):
+            raise ValueError(f"not the digest of a packed value's encoding: {encoding!r}")
+        return cls(blob, size, preview, tolerance, string=_kept_digest(data), encoding=cast("str | None", encoding))
 
 
 def _kept_digest(data: dict[str, object]) -> bytes | bool | None:
@@ -157,6 +172,14 @@ def from_base64(text: object) -> bytes:
     if not isinstance(text, str):
         raise ValueError(f"base64 text expected, found {type(text).__name__}")
     return binascii.a2b_base64(text)
+
+
+def is_encoding_digest(written: object) -> bool:
+    """Whether ``written`` is what :attr:`Packed._encoding` keeps: a SHA-256 in lowercase hex, or "" (a NaN)."""
+    return written == "" or (isinstance(written, str) and len(written) == 64 and set(written) <= _HEX)
+
+
+_HEX = frozenset("0123456789abcdef")
 
 
 def read_digest(written: object) -> bytes | bool | None:

@@ -20,6 +20,7 @@ import asyncio
 import hashlib
 import itertools
 import json
+import operator
 import os
 import secrets
 import time
@@ -354,11 +355,10 @@ async def _cached_line(entry: dict[str, object] | None, blobs: Blobs) -> Compute
     if entry is None or not (isinstance(outputs, list) and isinstance(seconds, list) and len(outputs) == len(seconds)):
         return None
     try:
-        found: list[Output] = []
-        for item in outputs:
-            found.append(_from_json(cast("dict[str, object]", item), blobs))
-            if isinstance(found[-1], Packed):
-                await asyncio.sleep(0)
+        found = cast("list[Output]", list(outputs))  # a value the line holds is its dict as it is
+        for index in itertools.compress(range(len(found)), map(operator.contains, outputs, itertools.repeat("at"))):
+            found[index] = Packed.from_json(cast("dict[str, object]", found[index]), blobs.read)
+            await asyncio.sleep(0)
         return (str(entry["task_id"]), found, [None if t is None else float(t) for t in seconds])
     except (ValueError, KeyError, TypeError):
         return None
@@ -452,10 +452,6 @@ def _to_json(item: Output, blobs: BinaryIO) -> dict[str, object]:
     return item.to_json(at)
 
 
-def _from_json(item: dict[str, object], blobs: Blobs) -> Output:
-    return Packed.from_json(item, blobs.read) if "at" in item else item
-
-
 @dataclass(frozen=True)
 class Blobs:
     """A cache's packed values' file, open (see :func:`_write_cache`)."""
@@ -518,25 +514,49 @@ async def calibrate(pool: Sandbox) -> float:
     return max(float(min(times)), 1e-6)
 
 
+_SCALARS = frozenset({int, str, bool, type(None)})
+"""Types whose values decode to themselves and hold no float."""
+
+
+_VALUE_OF = operator.itemgetter("value")
+
+
+def _plain_values(outputs: list[Output]) -> list[object] | None:
+    """Each output's value, where every output is a value (none failed, none packed) of a type in
+    :data:`_SCALARS`; else ``None``."""
+    try:
+        values: list[object] = list(map(_VALUE_OF, cast("list[dict[str, object]]", outputs)))
+    except (KeyError, TypeError):  # an output that failed (no value), or a packed one
+        return None
+    return values if set(map(type, values)) <= _SCALARS else None
+
+
 def _hidden_tests(
     task: HumanEvalPlusTask, outputs: list[Output], seconds: list[float | None], written: WrittenInputs | None = None
 ) -> tuple[list[Test], int, list[float]]:
     """The task's hidden tests from its outputs, and the reference's time on each; inputs without an
     output are dropped (and counted)."""
+    exact = task.entry_point != "find_zero" and not task.atol  # else every value gets a tolerance
+    atol = task.atol or DEFAULT_FLOAT_ATOL
+    count = min(len(task.inputs), len(outputs), len(seconds))
+    plain = _plain_values(outputs[:count])
+    if plain is not None:  # most tasks (90 of HumanEval+'s 164): every value a scalar, read at C speed
+        times = [spent or 0.0 for spent in seconds[:count]]
+        return task.tests(range(count), plain, [None if exact else atol] * count, written), 0, times
     indices: list[int] = []
     expected: list[object] = []
     tolerances: list[float | None] = []
-    times: list[float] = []
-    exact = task.entry_point != "find_zero" and not task.atol  # else every value gets a tolerance
-    atol = task.atol or DEFAULT_FLOAT_ATOL
+    times = []
     for index, output, spent in zip(range(len(task.inputs)), outputs, seconds):
         if isinstance(output, Packed):  # large: compared (with its tolerance) when needed, see _packed
             value: object = output
             tolerance = None
         elif "value" not in output:
             continue
+        elif type(value := output["value"]) in _SCALARS:  # most values: themselves, and no float in them
+            tolerance = None if exact else atol
         else:
-            value = decode(output["value"])
+            value = decode(value)
             tolerance = None if exact and not holds_float(value) else atol
         indices.append(index)
         expected.append(value)

@@ -7,9 +7,10 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import cached_property
+from operator import attrgetter
 from typing import TypeVar, cast
 
-from refinelab.problems import AssertTest, CallTest, Problem, ProblemKind, Test
+from refinelab.problems import AssertTest, CallTest, Problem, ProblemKind, StdioTest, Test
 from refinelab.sandbox._limits import Limits
 from refinelab.sandbox._packed import Packed
 from refinelab.sandbox._worker import protocol as wire
@@ -147,18 +148,13 @@ class Suite:
     def inputs(self, limits: Limits) -> SuiteInputs:
         """What crosses to a worker (or a cluster node) to run under ``limits``: the suite without its
         expected values, with each test's CPU limit (:meth:`test_seconds`) resolved here."""
-        tests = tuple(map(_test_for_worker, self.tests))
+        keys, tests = _inputs_of(self.tests)
         seconds = tuple(self.test_seconds(limits))
-        return SuiteInputs(self.kind, self.entry_point, self.setup, self.prelude, tests, seconds)
+        return SuiteInputs(self.kind, self.entry_point, self.setup, self.prelude, tests, seconds, keys=keys)
 
     def value_inputs(self, limits: Limits) -> SuiteInputs:
         """:meth:`inputs` for computing values with a trusted program: every value comes back whole."""
         return replace(self.inputs(limits), whole_values=True)
-
-    def for_worker(self, limits: Limits | None = None) -> dict[str, object]:
-        """What the worker gets: inputs (and each test's CPU limit where it is not the job's), never
-        expected values or outputs."""
-        return self.inputs(limits or Limits()).for_worker(limits)
 
 
 @dataclass(frozen=True)
@@ -176,14 +172,18 @@ class SuiteInputs:
     """Code run after the program and before the tests."""
     prelude: str
     """Code run in the program's namespace before the program."""
-    tests: tuple[dict[str, object], ...]
-    """Each test's input in the worker protocol's form (an expression, assert code or stdin)."""
+    tests: tuple[str, ...]
+    """Each test's input: an expression, its arguments as a JSON array, assert code or stdin (:attr:`keys`
+    says which)."""
     seconds: tuple[float, ...] = ()
     """Each test's CPU limit (:meth:`Suite.test_seconds` under the run's limits). Empty: every test gets
     the job's ``cpu_seconds``."""
     whole_values: bool = False
     """Every value a test returns comes back whole (a trusted program's: expected values are computed so);
     else a long string comes back as its digest, which is all judging it needs."""
+    keys: str | tuple[str, ...] = wire.EXPR
+    """What each test's input is, as the worker protocol names it (:data:`~refinelab.sandbox._worker.protocol.EXPR`,
+    ``ARGS``, ``CODE`` or ``STDIN``): one for every test, or one per test."""
 
     def test_seconds(self, limits: Limits) -> list[float]:
         """Each test's CPU limit (``limits``' own where none was resolved)."""
@@ -191,14 +191,16 @@ class SuiteInputs:
             return list(self.seconds)
         return [limits.cpu_seconds] * len(self.tests)
 
-    def for_worker(self, limits: Limits | None = None) -> dict[str, object]:
-        """The suite as the worker protocol spells it; a test whose limit is not ``limits.cpu_seconds``
-        carries its own (:data:`~refinelab.sandbox._worker.protocol.TEST_LIMIT`)."""
-        tests: Sequence[dict[str, object]] = self.tests
-        if limits is not None:
-            usual = limits.cpu_seconds
-            pairs = zip(self.tests, self.test_seconds(limits))
-            tests = [test if seconds == usual else {**test, wire.TEST_LIMIT: seconds} for test, seconds in pairs]
+    def for_worker(self, limits: Limits) -> dict[str, object]:
+        """The suite as the worker protocol spells it, its tests in columns
+        (:data:`~refinelab.sandbox._worker.protocol.INPUTS`): JSON writes lists of strings and numbers at C
+        speed, where a dict per test cost the driver about 2 us a test (a HumanEval+ check runs 117,000); a test
+        whose limit is not ``limits.cpu_seconds`` has its own in
+        :data:`~refinelab.sandbox._worker.protocol.TEST_LIMITS`."""
+        usual = limits.cpu_seconds
+        own = [None if seconds == usual else seconds for seconds in self.test_seconds(limits)]
+        keys = self.keys if isinstance(self.keys, str) else list(self.keys)
+        tests = {wire.INPUT_KEYS: keys, wire.INPUTS: list(self.tests), wire.TEST_LIMITS: own}
         suite: dict[str, object] = {
             wire.ENTRY_POINT: self.entry_point,
             wire.SETUP: self.setup,
@@ -229,7 +231,8 @@ class SuiteInputs:
     def subset(self, indices: Sequence[int]) -> SuiteInputs:
         """The same suite with only the tests at ``indices`` (each keeping its limit), in that order."""
         seconds = tuple(self.seconds[i] for i in indices) if len(self.seconds) == len(self.tests) else ()
-        return replace(self, tests=tuple(self.tests[i] for i in indices), seconds=seconds)
+        keys = self.keys if isinstance(self.keys, str) else tuple(self.keys[i] for i in indices)
+        return replace(self, tests=tuple(self.tests[i] for i in indices), seconds=seconds, keys=keys)
 
 
 RIGHT_TEXTS = 4
@@ -283,10 +286,35 @@ InputItem = tuple[str, SuiteInputs]
 """A program and the inputs of the suite it runs against (what a worker or a cluster node gets)."""
 
 
-def _test_for_worker(test: Test) -> dict[str, object]:
-    """What the worker gets for a test: inputs only, never the expected value or output."""
+def _inputs_of(tests: Sequence[Test]) -> tuple[str | tuple[str, ...], tuple[str, ...]]:
+    """What the worker gets of each test (its input, never its expected value or output), and what that input
+    is (:attr:`SuiteInputs.keys`): one key for all where the tests share one, their inputs read at C speed."""
+    kinds = set(map(type, tests))
+    if kinds == {CallTest}:
+        calls = cast("Sequence[CallTest]", tests)
+        arguments = tuple(map(_ARGUMENTS, calls))
+        if None not in arguments:
+            return wire.ARGS, cast("tuple[str, ...]", arguments)
+        if arguments.count(None) == len(arguments):
+            return wire.EXPR, tuple(map(_EXPRESSION, calls))
+    elif kinds == {AssertTest}:
+        return wire.CODE, tuple(map(_CODE, cast("Sequence[AssertTest]", tests)))
+    elif kinds == {StdioTest}:
+        return wire.STDIN, tuple(map(_STDIN, cast("Sequence[StdioTest]", tests)))
+    pairs = list(map(_input_of, tests))
+    return tuple(key for key, _ in pairs), tuple(text for _, text in pairs)
+
+
+def _input_of(test: Test) -> tuple[str, str]:
+    """A test's input and what it is (see :func:`_inputs_of`)."""
     if isinstance(test, CallTest):
-        return {wire.TEST_KIND: wire.CALL, **({wire.EXPR: test.expr} if test.args is None else {wire.ARGS: test.args})}
+        return (wire.EXPR, test.expr) if test.args is None else (wire.ARGS, test.args)
     if isinstance(test, AssertTest):
-        return {wire.TEST_KIND: wire.ASSERT, wire.CODE: test.code}
-    return {wire.TEST_KIND: wire.STDIO, wire.STDIN: test.stdin}
+        return wire.CODE, test.code
+    return wire.STDIN, test.stdin
+
+
+_ARGUMENTS = attrgetter("args")
+_EXPRESSION = attrgetter("expr")
+_CODE = attrgetter("code")
+_STDIN = attrgetter("stdin")

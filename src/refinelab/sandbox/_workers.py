@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import sys
 import tempfile
 import warnings
 from collections.abc import Callable, Sequence
@@ -95,9 +96,13 @@ class WorkerProcess:
         assert process is not None and process.stdin is not None and process.stdout is not None
         process.stdin.write(wire.HEADER.pack(len(body)) + body)
         await process.stdin.drain()
-        # One wait for the header and the body: a job of the driver's is a few turns of its loop, and each
-        # wait_for is a task of its own and a timer (the driver runs about 1,600 jobs for a HumanEval+ check)
-        whole = await asyncio.wait_for(_reply(process.stdout), timeout)
+        # One wait for the header and the body, in this task: a job of the driver's is a few turns of its loop,
+        # and wait_for would make each a task of its own (the driver runs about 1,600 jobs for a HumanEval+ check)
+        if sys.version_info >= (3, 11):
+            async with asyncio.timeout(timeout):
+                whole = await _reply(process.stdout)
+        else:
+            whole = await asyncio.wait_for(_reply(process.stdout), timeout)
         end = whole.find(b"\n")
         end = len(whole) if end < 0 else end
         reply = json.loads(whole[:end])

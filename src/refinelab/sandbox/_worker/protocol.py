@@ -10,9 +10,10 @@ followed by a newline (JSON as ``json.dumps`` writes it holds none) and the text
 A job (host to worker) holds :data:`JOB_ID`, :data:`MODE`, :data:`PROGRAMS`, :data:`SUITES`,
 :data:`SUITE_OF` (the suite each program runs against), :data:`ISOLATE` and :data:`LIMITS` (the
 limit keys); a suite holds :data:`ENTRY_POINT`, :data:`SETUP`, :data:`PRELUDE`, :data:`TESTS` and, where
-values must come back whole, :data:`WHOLE_VALUES`; a
-test holds :data:`TEST_KIND`, its input (:data:`EXPR` or :data:`ARGS`, :data:`CODE` or :data:`STDIN`) and, when it has
-a CPU limit of its own, :data:`TEST_LIMIT`; never the expected value. A reply (worker to host) holds
+values must come back whole, :data:`WHOLE_VALUES`. The host writes a suite's tests in columns (:data:`INPUTS`),
+which the worker makes into a list of tests when it reads the job; a test holds :data:`TEST_KIND`, its input
+(:data:`EXPR` or :data:`ARGS`, :data:`CODE` or :data:`STDIN`) and, when it has a CPU limit of its own,
+:data:`TEST_LIMIT`; never the expected value. A reply (worker to host) holds
 :data:`RESULTS` (one row of reports per program, or, where every test of a program returned a value,
 ``{VALUES_TEXT: [start, end]}``; fewer rows than programs where a job that spent its :data:`DEFER_AFTER` handed
 the rest back unrun), :data:`OUTPUTS` (what each program printed) and :data:`STATS`.
@@ -84,6 +85,15 @@ TESTS = "tests"
 WHOLE_VALUES = "whole_values"
 """True: every value a test returns comes back whole (a trusted program's, computing expected values); else a
 long string comes back as its digest (``codec.digested``)."""
+
+# A suite's tests in columns (``tests_listed`` makes them a list of tests)
+INPUT_KEYS = "keys"
+"""What each test's input is (:data:`EXPR`, :data:`ARGS`, :data:`CODE` or :data:`STDIN`): one for every test, or a
+list of one per test."""
+INPUTS = "inputs"
+"""Each test's input, a string."""
+TEST_LIMITS = "test_limits"
+"""Each test's own CPU limit (:data:`TEST_LIMIT`), or null where it has none."""
 
 # Test keys and kinds
 TEST_KIND = "k"
@@ -174,3 +184,37 @@ S_DEFERRED = "deferred"
 """Not run in this job: the program had spent its :data:`DEFER_AFTER` (not a failure)."""
 FAILURE_STATUSES = (S_ERROR, S_MEMORY, S_TIMEOUT, S_OUTPUT_LIMIT, S_CRASHED, S_SKIPPED)
 """Statuses that end a test without a result; each is also the verdict's name on the host."""
+
+
+KIND_OF_INPUT = {EXPR: CALL, ARGS: CALL, CODE: ASSERT, STDIN: STDIO}
+"""The kind of test each input key makes."""
+
+
+def tests_listed(tests: object) -> object:
+    """A suite's tests as a list of tests, where they came in columns (:data:`INPUTS`); a ``ValueError`` where the
+    columns do not make one."""
+    if not isinstance(tests, dict):
+        return tests
+    keys, inputs, limits = tests.get(INPUT_KEYS), tests.get(INPUTS), tests.get(TEST_LIMITS)
+    if not isinstance(inputs, list) or not isinstance(limits, list):
+        raise ValueError("a suite's columns are not lists")
+    listed = [keys] * len(inputs) if isinstance(keys, str) else keys
+    if not isinstance(listed, list) or not len(listed) == len(inputs) == len(limits):
+        raise ValueError("a suite's columns differ in length")
+    if not _known(listed):
+        raise ValueError(f"a suite's input keys are not all of {sorted(KIND_OF_INPUT)}")
+    return [_test(key, text, limit) for key, text, limit in zip(listed, inputs, limits)]
+
+
+def _known(keys: list[object]) -> bool:
+    try:
+        return set(keys) <= KIND_OF_INPUT.keys()
+    except TypeError:  # a key that is no string (a list, a dict)
+        return False
+
+
+def _test(key: str, text: object, limit: object) -> dict[str, object]:
+    test = {TEST_KIND: KIND_OF_INPUT[key], key: text}
+    if limit is not None:
+        test[TEST_LIMIT] = limit
+    return test

@@ -141,6 +141,8 @@ def serve(proto_in: int, proto_out: int, scratch: str) -> None:
         if body is None:
             return
         job = json.loads(body)
+        for suite in job[wire.SUITES]:
+            suite[wire.TESTS] = wire.tests_listed(suite[wire.TESTS])
         counter += 1
         job[wire.CWD] = os.path.join(scratch, f"job{counter}")
         os.mkdir(job[wire.CWD], 0o700)
