@@ -381,27 +381,22 @@ def test_what_a_chunk_left_is_cut_by_the_cpu_its_inputs_took_or_by_half_what_it_
 def test_a_huge_integer_packed_where_it_was_computed_reads_as_the_host_packs_it(tmp_path: Path) -> None:
     """The sandbox prints nothing of an integer too long to print on the host (the children lift Python's
     limit for candidates; printing one is quadratic), so its preview is the host's."""
-    record = {
-        "task_id": "HumanEval/0",
-        "prompt": 'def power(n: int) -> int:\n    """10 ** n."""\n',
-        "entry_point": "power",
-        "canonical_solution": "    return 10 ** n\n",
-        "base_input": [[3], [30_000]],
-        "plus_input": [],
-        "atol": 0,
-    }
-    data = tmp_path / "plus.jsonl"
-    data.write_text(json.dumps(record) + "\n")
-
-    async def body(pool: WorkerPool) -> list[Problem]:
-        return await prepare_benchmark("humaneval-plus", data, pool=pool, cache_dir=tmp_path)
-
-    (problem,) = with_pool(body, workers=1)
+    (problem,) = _loaded(_one_task(tmp_path, "power(n)", "    return 10 ** n\n", [[3], [30_000]]))
     small, huge = (t.expected for t in problem.hidden_tests if isinstance(t, CallTest))
     made = Packed.of(encode_expected(10**30_000), 10**30_000)
     assert small == 1000 and isinstance(huge, Packed) and huge == 10**30_000 and huge != 10**30_000 + 1
     assert (huge.blob, huge.size, huge.preview) == (made.blob, made.size, made.preview)
     assert huge.preview == "<int too large to print>"
+
+
+def _loaded(data: Path) -> list[Problem]:
+    """The problems of the release ``data``, loaded as a check loads them, cached beside it (cold the first
+    time, then warm)."""
+
+    async def load(pool: WorkerPool) -> list[Problem]:
+        return await prepare_benchmark("humaneval-plus", data, pool=pool, cache_dir=data.parent)
+
+    return with_pool(load, workers=1)
 
 
 def test_a_task_without_inputs_loads_with_no_hidden_tests_cold_and_warm(tmp_path: Path) -> None:
@@ -436,24 +431,11 @@ def test_a_value_packed_where_it_was_computed_keeps_its_encodings_digest_cold_an
     """The sandbox works out the digest of a large value's encoding beside the value and the cache keeps it, so
     that a right program's first answer to it is judged without undoing the compression; a value holding a NaN
     (equal to nothing) keeps "" and never matches that way."""
-    record = {
-        "task_id": "HumanEval/0",
-        "prompt": 'def numbers(n: int) -> list:\n    """Some numbers."""\n',
-        "entry_point": "numbers",
-        "canonical_solution": "    return [float('nan')] + list(range(-n)) if n < 0 else list(range(n))\n",
-        "base_input": [[5000], [-5000]],
-        "plus_input": [],
-        "atol": 0,
-    }
-    data = tmp_path / "plus.jsonl"
-    data.write_text(json.dumps(record) + "\n")
-
-    async def body(pool: WorkerPool) -> list[Problem]:
-        return await prepare_benchmark("humaneval-plus", data, pool=pool, cache_dir=tmp_path)
-
     undone = _count_undoing(monkeypatch)
+    source = "    return [float('nan')] + list(range(-n)) if n < 0 else list(range(n))\n"
+    data = _one_task(tmp_path, "numbers(n)", source, [[5000], [-5000]])
     for _ in ("cold", "warm"):
-        (problem,) = with_pool(body, workers=1)
+        (problem,) = _loaded(data)
         right, nan = (t.expected for t in problem.hidden_tests if isinstance(t, CallTest))
         assert isinstance(right, Packed) and isinstance(nan, Packed)
         text = json.dumps(encode_expected(list(range(5000))))
