@@ -37,14 +37,14 @@ def holds_float(value: object) -> bool:
         return True
     if isinstance(value, (list, tuple)):
         kinds = set(map(type, value))  # at C speed: HumanEval+'s expected values are mostly flat lists
-        if kinds <= _NOT_FLOAT:
+        if kinds <= NOT_FLOAT:
             return False
         return float in kinds or any(holds_float(v) for v in value)
     return False
 
 
-_NOT_FLOAT = frozenset({int, str, bool, type(None)})
-"""Types that are no float and hold none."""
+NOT_FLOAT = frozenset({int, str, bool, type(None)})
+"""Types that are no float and hold none (and decode to themselves: a value of one needs no decoding)."""
 
 
 def _close(actual: object, expected: object, atol: float) -> bool:

@@ -44,7 +44,7 @@ from refinelab.problems import (
     read_mbppplus,
 )
 from refinelab.problems import benchmark as registered
-from refinelab.sandbox._compare import DEFAULT_FLOAT_ATOL, holds_float
+from refinelab.sandbox._compare import DEFAULT_FLOAT_ATOL, NOT_FLOAT, holds_float
 from refinelab.sandbox._loading import Loading
 from refinelab.sandbox._outputs import REFERENCE_LIMITS, TIMED, Chunks, Computed, Finished, Output, timed_setup
 from refinelab.sandbox._packed import Packed
@@ -514,21 +514,17 @@ async def calibrate(pool: Sandbox) -> float:
     return max(float(min(times)), 1e-6)
 
 
-_SCALARS = frozenset({int, str, bool, type(None)})
-"""Types whose values decode to themselves and hold no float."""
-
-
 _VALUE_OF = operator.itemgetter("value")
 
 
 def _plain_values(outputs: list[Output]) -> list[object] | None:
     """Each output's value, where every output is a value (none failed, none packed) of a type in
-    :data:`_SCALARS`; else ``None``."""
+    :data:`~refinelab.sandbox._compare.NOT_FLOAT`; else ``None``."""
     try:
         values: list[object] = list(map(_VALUE_OF, cast("list[dict[str, object]]", outputs)))
     except (KeyError, TypeError):  # an output that failed (no value), or a packed one
         return None
-    return values if set(map(type, values)) <= _SCALARS else None
+    return values if set(map(type, values)) <= NOT_FLOAT else None
 
 
 def _hidden_tests(
@@ -553,7 +549,7 @@ def _hidden_tests(
             tolerance = None
         elif "value" not in output:
             continue
-        elif type(value := output["value"]) in _SCALARS:  # most values: themselves, and no float in them
+        elif type(value := output["value"]) in NOT_FLOAT:  # most values: themselves, and no float in them
             tolerance = None if exact else atol
         else:
             value = decode(value)
