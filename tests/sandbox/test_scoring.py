@@ -308,6 +308,57 @@ def test_a_stage_nothing_foresaw_is_deferred_after_its_budget_and_run_in_pieces_
     assert len(pieces) > 1 and max(job.beside for job in pieces) > 1  # the rest, in pieces side by side
 
 
+def test_a_deferred_rounds_pieces_are_cut_by_the_reference_times_of_the_tests_that_ran(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A third stage of 20 quick tests, then 12 of 30 ms whose reference times say so (at a tenth of a ms): the
+    quick second stage foresees nothing (the reference's times there are 0), so the stage is sent whole and
+    defers after two slow tests or so. Those tests ran at many times the reference's time, which foresees each
+    slow test left at more than a 20 ms piece: each gets a piece of its own (by the time per test that ran, a
+    3 ms average, the ten had gone in one piece, which deferred again). Cut so, the stage reads as run whole.
+    (On a loaded machine the quick stages may be cut in pieces too: the round counted is what ran after the
+    last job that deferred.)"""
+    import refinelab.sandbox._scoring as scoring
+
+    sizes = [0] * 92 + [30] * 12
+    suite = growing(sizes, 1e-4)
+    limits = Limits(stop_at_failure=True)
+    monkeypatch.setattr(scoring, "DEFER_SECONDS", 1e9)
+    whole, _ = scored_with_jobs([(SPIN_X_MS, suite)], limits)
+    monkeypatch.setattr(scoring, "DEFER_SECONDS", 0.05)
+    monkeypatch.setattr(scoring, "PIECE_SECONDS", 0.02)
+    (deferred,), jobs = scored_with_jobs([(SPIN_X_MS, suite)], limits)
+    assert deferred.passed and deferred.outcomes == whole[0].outcomes
+    deferring = [index for index, job in enumerate(jobs) if DEFERRED in job.outcomes]  # one, unless cut
+    left = sum(jobs[index].outcomes.count(DEFERRED) for index in deferring)
+    assert 0 < left < 12
+    slow = [sum(getattr(test, "expected", None) == 30 for test in job.suite.tests) for job in jobs[deferring[-1] + 1 :]]
+    assert sum(slow) == left and max(slow) == 1  # the next round: one slow test a piece, none deferred again
+
+
+def test_a_pace_foresees_each_test_and_cuts_at_most_most_pieces() -> None:
+    from refinelab.sandbox._scoring import (
+        LOAD_SECONDS,
+        MOST_PIECES,
+        PIECE_SECONDS,
+        TEST_SECONDS,
+        Pace,
+        _foreseen_pieces,
+    )
+
+    suite = growing([1, 64] * 100, 1e-4)
+    pace = Pace.measured(1.0 + LOAD_SECONDS + TEST_SECONDS, [1], suite)  # the one test that ran: 1 s of its own
+    assert pace.against_reference == pytest.approx(1.0 / 64e-4)  # against the reference's 64e-4 s
+    assert pace.each(suite)[:2] == pytest.approx([1.0 / 64 + TEST_SECONDS, 1.0 + TEST_SECONDS])
+    pieces = _foreseen_pieces(suite, pace)  # 100 slow tests of a second each: at most MOST_PIECES pieces
+    assert 1 < len(pieces) <= MOST_PIECES and [t for piece in pieces for t in piece.tests] == list(suite.tests)
+    few = growing([1, 64] * 4, 1e-4)
+    assert PIECE_SECONDS < 1.0
+    assert [len(piece.tests) for piece in _foreseen_pieces(few, pace)] == [1] * 8  # each slow test alone
+    unknown = Suite.of(few.tests, entry_point="f")  # no reference times: the time per test that ran
+    assert Pace.measured(0.3, [0, 1, 2], unknown).each(unknown) == pytest.approx([0.1] * 8)
+
+
 @dataclass(frozen=True)
 class Job:
     """One program of a job, as the pool's caller saw it."""
@@ -320,6 +371,8 @@ class Job:
     beside: int
     """How many jobs of the same program had been sent and not answered when this one was sent, itself
     included (more than one: pieces side by side)."""
+    suite: Suite
+    """The tests it ran."""
 
 
 def scored_with_jobs(items: list[tuple[str, Suite]], limits: Limits) -> tuple[list[RunResult], list[Job]]:
@@ -340,7 +393,8 @@ def scored_with_jobs(items: list[tuple[str, Suite]], limits: Limits) -> tuple[li
                 for program in programs:
                     sent[program] -= 1
             budget = getattr(kwargs.get("limits"), "defer_after", None)
-            jobs.extend(Job(p, list(result.outcomes), budget, beside[p]) for p, result in zip(programs, found))
+            ran = zip(batch, found)
+            jobs.extend(Job(p, list(result.outcomes), budget, beside[p], suite) for (p, suite), result in ran)
             return found
 
         pool.run_items = spied  # type: ignore[method-assign,assignment]

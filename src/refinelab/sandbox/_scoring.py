@@ -121,15 +121,21 @@ def split_by_time(suite: Suite, seconds: float = PIECE_SECONDS) -> list[Suite]:
     gets a piece of its own); ``[suite]`` itself when it fits or its reference times are not known."""
     if _reference_seconds(suite) <= seconds:  # 0 where the times are not known
         return [suite]
+    return split_by(suite, suite.reference_seconds, seconds)
+
+
+def split_by(suite: Suite, spent: Sequence[float], seconds: float) -> list[Suite]:
+    """``suite`` in pieces of consecutive tests whose ``spent`` (seconds, one per test) add up to at most
+    ``seconds`` each (a single slower test gets a piece of its own); ``[suite]`` itself when it is one."""
     pieces: list[list[int]] = [[]]
     filled = 0.0
-    for index, spent in enumerate(suite.reference_seconds):
-        if pieces[-1] and filled + spent > seconds:
+    for index, cost in enumerate(spent):
+        if pieces[-1] and filled + cost > seconds:
             pieces.append([])
             filled = 0.0
         pieces[-1].append(index)
-        filled += spent
-    return [suite.subset(piece) for piece in pieces]
+        filled += cost
+    return [suite] if len(pieces) == 1 else [suite.subset(piece) for piece in pieces]
 
 
 def stages(count: int, staged: bool) -> list[range]:
@@ -214,7 +220,7 @@ class _Scorer:
             alone = pace.seconds(stage) > ALONE_SECONDS
             with placed(Placement(urgent=step > 0, alone=alone, chain=chain, meter=meter)):
                 last = await self._run(program, stage, pieces)
-                last = await self._deferred(program, stage, last, meter)
+                last = await self._deferred(program, stage, last, meter, len(pieces))
             pace = Pace.of(meter.cpu, stage, loads=len(pieces))
             outcomes += last.outcomes
             if last.pass_count != len(last.outcomes):  # counted at C speed: a stage has up to 512 outcomes
@@ -248,27 +254,28 @@ class _Scorer:
         found = await asyncio.gather(*(self._piece(program, piece) for piece in pieces))
         return _joined(list(found), self.limits)
 
-    async def _deferred(self, program: str, stage: Suite, result: RunResult, meter: Meter) -> RunResult:
+    async def _deferred(self, program: str, stage: Suite, result: RunResult, meter: Meter, loads: int) -> RunResult:
         """``result`` with the tests its jobs deferred (the program spent ``DEFER_SECONDS`` in one) run in
-        pieces of about ``PIECE_SECONDS`` at the pace of what it ran last (``meter``; at least the budget,
-        which a cluster does not meter), side by side, round after round (a piece slower than that pace
+        pieces of about ``PIECE_SECONDS`` at the pace of the tests it ran last (``meter``, at least the budget,
+        which a cluster does not meter, over the ``loads`` jobs that ran them: per test and against the
+        reference's times, see :class:`Pace`), side by side, round after round (a piece slower than that pace
         defers in turn: later tests are often larger); put back together as the stage run whole reads."""
         outcomes = list(result.outcomes)
-        cpu, done = meter.cpu, len(outcomes)
+        cpu, ran = meter.cpu, list(range(len(outcomes)))
         while waiting := _deferred_at(outcomes):
-            pace = Pace(per_test=max(cpu, DEFER_SECONDS) / max(done - len(waiting), 1))
+            left = set(waiting)
+            pace = Pace.measured(max(cpu, DEFER_SECONDS), [i for i in ran if i not in left], stage, loads=loads)
             rest = stage.subset(waiting)
-            parts = [piece for part in split_suite(rest) for piece in split_by_time(part)]
             # As in the stage run whole: a timeout after a test that already failed is not run again.
             wrong = not all(outcome.passed for outcome in outcomes[: waiting[0]])
             limits = replace(self.limits, timeout_reruns=0) if wrong else self.limits
             before = meter.cpu
-            pieces = [cut for piece in parts for cut in self._cut(piece, pace)]
+            pieces = [piece for part in split_suite(rest) for piece in _foreseen_pieces(part, pace)]
             found = await asyncio.gather(*(self._piece(program, piece, limits) for piece in pieces))
             again = [outcome for part in found for outcome in _headway(part.outcomes)]
             for index, outcome in zip(waiting, again):
                 outcomes[index] = outcome
-            cpu, done = meter.cpu - before, len(waiting)
+            cpu, ran, loads = meter.cpu - before, waiting, len(pieces)
             result = _with_outcomes(found[-1], _stopped(outcomes, self.limits))
         return result
 
@@ -308,10 +315,23 @@ class Pace:
     @classmethod
     def of(cls, cpu: float, stage: Suite, *, loads: int = 1) -> Pace:
         """The pace of a program that took ``cpu`` seconds on ``stage``, loaded ``loads`` times (once per
-        piece); a pace that would not be finite is no pace."""
-        per_test = cpu / max(len(stage.tests), 1)  # a suite without tests is one empty stage
-        own = max(cpu - loads * LOAD_SECONDS - len(stage.tests) * TEST_SECONDS, 0.0)
-        reference = _reference_seconds(stage)
+        piece)."""
+        return cls._made(cpu, len(stage.tests), _reference_seconds(stage), loads)
+
+    @classmethod
+    def measured(cls, cpu: float, tests: Sequence[int], stage: Suite, *, loads: int = 1) -> Pace:
+        """The pace of a program that took ``cpu`` seconds on the ``tests`` of ``stage`` (their indices), loaded
+        ``loads`` times."""
+        times = stage.reference_seconds
+        reference = sum(map(times.__getitem__, tests)) if len(times) == len(stage.tests) else 0.0
+        return cls._made(cpu, len(tests), reference, loads)
+
+    @classmethod
+    def _made(cls, cpu: float, tests: int, reference: float, loads: int) -> Pace:
+        """The pace of ``cpu`` seconds on ``tests`` tests that took the reference ``reference`` seconds (0:
+        not known); a pace that would not be finite is no pace."""
+        per_test = cpu / max(tests, 1)  # a suite without tests is one empty stage
+        own = max(cpu - loads * LOAD_SECONDS - tests * TEST_SECONDS, 0.0)
         ratio = own / reference if reference >= MEASURED_REFERENCE else 0.0
         return cls(per_test, ratio) if math.isfinite(per_test) and math.isfinite(ratio) else cls()
 
@@ -320,6 +340,24 @@ class Pace:
         the reference's time there times how much slower than the reference it was (later tests are often
         larger: a HumanEval/96 program took 0.1 s on its first 72 tests, then 13 s on the next 118)."""
         return max(self.per_test * len(suite.tests), self.against_reference * _reference_seconds(suite))
+
+    def each(self, suite: Suite) -> list[float]:
+        """CPU seconds the program is foreseen to take on each of ``suite``'s tests: the reference's time on it
+        times how much slower the program was (and what the sandbox spends on a test), where that is known;
+        else its own time per test."""
+        times = suite.reference_seconds
+        if self.against_reference > 0 and len(times) == len(suite.tests):
+            return [self.against_reference * spent + TEST_SECONDS for spent in times]
+        return [self.per_test] * len(suite.tests)
+
+
+def _foreseen_pieces(suite: Suite, pace: Pace) -> list[Suite]:
+    """``suite`` in pieces the program is foreseen to take about ``PIECE_SECONDS`` on, test by test (see
+    :meth:`Pace.each`): HumanEval/96's slow tests are one in two or three, and pieces of as many tests each had
+    taken 0 to 1.7 s. At most ``MOST_PIECES`` of them: any two pieces in a row are foreseen to take more than
+    the most one may, which is therefore at least twice the whole over that many."""
+    spent = pace.each(suite)
+    return split_by(suite, spent, max(PIECE_SECONDS, 2 * sum(spent) / MOST_PIECES))
 
 
 def _reference_seconds(suite: Suite) -> float:
