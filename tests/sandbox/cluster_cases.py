@@ -262,10 +262,14 @@ def test_per_test_limits_and_stopping_at_failure_equal_the_local_pools(cluster: 
 def test_reference_values_are_computed_on_a_node(cluster: Harness) -> None:
     async def main() -> list[object]:
         async with ClusterSandbox(cluster.address, options=options("base")) as sandbox:
-            return await sandbox.values("def f(x):\n    return x * 2\n", ["f(21)", "f(None)"], entry_point="f")
+            program = "def f(x):\n    return (x * 2,)\n"
+            return [
+                *await sandbox.values(program, ["f(21)", "f(None)"], entry_point="f"),
+                *await sandbox.values(program, ["f(21)"], entry_point="f", encoded=True),
+            ]
 
-    value, failure = asyncio.run(main())
-    assert value == 42 and getattr(failure, "verdict", None) == "error"
+    value, failure, encoded = asyncio.run(main())
+    assert value == (42,) and getattr(failure, "verdict", None) == "error" and encoded == {"T": [42]}
 
 
 def test_ray_client_addresses_work(cluster: Harness) -> None:

@@ -467,3 +467,26 @@ def test_a_cache_entry_keeps_the_encodings_digest_or_works_it_out_as_before(monk
             continue
         with pytest.raises(ValueError, match="encoding"):
             _cached(written, made)
+
+
+def test_a_reference_value_is_stored_as_the_worker_encoded_it_and_packed_past_the_size() -> None:
+    """The host stores a reference's value as it came, encoded: small as it is, large packed (where the
+    sandbox did not pack it), with a tolerance where it holds floats; a value of a type the codec does not
+    carry cannot be expected, and an error is kept as its verdict."""
+    from refinelab.sandbox._compare import DEFAULT_FLOAT_ATOL
+    from refinelab.sandbox._outcome import TestOutcome
+    from refinelab.sandbox._outputs import PACK_BYTES, _output
+    from refinelab.sandbox._worker.codec import encode
+
+    assert _output({"T": [1, {"S": [2]}]}, 0.0, packable=True) == {"value": {"T": [1, {"S": [2]}]}}
+    floats = encode([0.5] * 2000)
+    assert len(json.dumps(floats)) > PACK_BYTES
+    packed = _output(floats, 0.0, packable=True)
+    assert isinstance(packed, Packed) and packed.value() == [0.5] * 2000 and packed.atol == DEFAULT_FLOAT_ATOL
+    assert packed.blob == zlib.compress(json.dumps(floats).encode(), 1)
+    ints = _output(encode(list(range(2000))), 0.0, packable=True)
+    assert isinstance(ints, Packed) and ints.atol is None
+    assert _output(floats, 0.0, packable=False) == {"value": floats}  # find_zero's: never packed
+    with pytest.raises(TypeError, match="cannot store expected value of type list"):
+        _output([1, {"O": "Widget"}], 0.0, packable=True)
+    assert _output(TestOutcome("timeout"), 0.0, packable=True) == {"error": "timeout"}

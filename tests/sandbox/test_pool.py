@@ -224,6 +224,24 @@ def test_values_of_a_trusted_program() -> None:
     assert getattr(values[1], "verdict", None) == "error"
 
 
+def test_values_as_the_worker_encoded_them_for_a_row_of_values_and_a_row_with_a_failure() -> None:
+    """What the host stores of a reference's values, not decoded: a tuple, a set, an integer past 2**53 and a
+    dict as ``codec.encode`` writes them, whether every test returned a value (the row crosses as text) or not."""
+    from refinelab.sandbox._worker.codec import encode
+
+    program = "def f(x):\n    return [x, (x,), {x}, 2**60 + x, {'k': x}] if x else 1 / x\n"
+    expected = encode([1, (1,), {1}, 2**60 + 1, {"k": 1}])
+
+    async def body(pool: WorkerPool) -> tuple[list[object], list[object]]:
+        every = await pool.values(program, ["f(1)", "f(2)"], entry_point="f", encoded=True)
+        failing = await pool.values(program, ["f(1)", "f(0)"], entry_point="f", encoded=True)
+        return every, failing
+
+    every, failing = with_pool(body)
+    assert every[0] == expected and every[1] == encode([2, (2,), {2}, 2**60 + 2, {"k": 2}])
+    assert failing[0] == expected and getattr(failing[1], "verdict", None) == "error"
+
+
 def test_no_tests_means_no_pass() -> None:
     result = run(ADD, [], kind="function", entry_point="add")
     assert result.outcomes == () and not result.passed

@@ -63,6 +63,10 @@ def test_the_fake_sandbox_keeps_item_order_and_evaluates_values() -> None:
     values = asyncio.run(sandbox.values("def g(x):\n    return (x, [x])\n", ["g(1)", "g(1) / 0"], entry_point="g"))
     assert values[0] == (1, [1])
     assert getattr(values[1], "verdict", None) == "error"
+    encoded = asyncio.run(
+        sandbox.values("def g(x):\n    return (x, [x])\n", ["g(1)", "g(1) / 0"], entry_point="g", encoded=True)
+    )
+    assert encoded[0] == {"T": [1, [1]]} and getattr(encoded[1], "verdict", None) == "error"
 
 
 BLIND = Problem(

@@ -25,7 +25,7 @@ from refinelab.sandbox._cluster_options import ClusterEvent, ClusterEventKind, C
 from refinelab.sandbox._cluster_queue import BatchQueue, Call, Chunk, RunKey, chunks_of
 from refinelab.sandbox._cluster_reach import bounded_ray_init, reach_problem
 from refinelab.sandbox._confirm import Rerun, confirmed
-from refinelab.sandbox._judge import ProgramReports, Ran, value_or_outcome, value_tests
+from refinelab.sandbox._judge import ProgramReports, Ran, value_tests, values_of
 from refinelab.sandbox._limits import Limits
 from refinelab.sandbox._outcome import IsolationLevel, RunResult, TestOutcome
 from refinelab.sandbox._pool import input_items
@@ -257,7 +257,7 @@ class ClusterSandbox(Sandbox):
 
         return rerun
 
-    async def values(
+    async def values(  # noqa: PLR0913 - the Sandbox role's values(): keywords, each what one caller sets
         self,
         code: str,
         expressions: Sequence[str],
@@ -266,14 +266,14 @@ class ClusterSandbox(Sandbox):
         setup: str = "",
         limits: Limits | None = None,
         arguments: Sequence[str] | None = None,
+        encoded: bool = False,
     ) -> list[object | TestOutcome]:
         """Evaluate expressions against a trusted program on a node (see :meth:`WorkerPool.values`)."""
         tests = value_tests(expressions, arguments)
         suite = Suite.of(tests, entry_point=entry_point, setup=setup)
         limits = limits or self.limits
         (ran,) = await self._run([(code, suite.value_inputs(limits))], limits, True)
-        row = ran.reports.row if ran is not None else ()
-        return [value_or_outcome(test, report) for test, report in zip(tests, row)]
+        return values_of(tests, ran.reports if ran is not None else (), encoded=encoded)
 
     async def _run(self, items: Sequence[InputItem], limits: Limits, isolate: bool) -> list[Ran | None]:
         if self._failure is not None:

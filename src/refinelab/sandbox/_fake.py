@@ -17,7 +17,7 @@ import sys
 from collections.abc import Sequence
 
 from refinelab.problems import AssertTest, CallTest, StdioTest, Test
-from refinelab.sandbox._judge import judge, value_or_outcome, value_tests
+from refinelab.sandbox._judge import judge, value_tests, values_of
 from refinelab.sandbox._limits import Limits
 from refinelab.sandbox._outcome import IsolationLevel, RunResult, TestOutcome
 from refinelab.sandbox._protocol import Sandbox
@@ -64,7 +64,7 @@ class FakeSandbox(Sandbox):
         """Run programs, each against its own suite, one after another; results in item order."""
         return [await self.run(code, suite) for code, suite in items]
 
-    async def values(
+    async def values(  # noqa: PLR0913 - the Sandbox role's values(): keywords, each what one caller sets
         self,
         code: str,
         expressions: Sequence[str],
@@ -73,11 +73,12 @@ class FakeSandbox(Sandbox):
         setup: str = "",
         limits: Limits | None = None,
         arguments: Sequence[str] | None = None,
+        encoded: bool = False,
     ) -> list[object | TestOutcome]:
         """Evaluate expressions against a trusted program; a failing expression yields its outcome."""
         tests = value_tests(expressions, arguments)
         reports, _ = _run_program(code, Suite.of(tests, entry_point=entry_point, setup=setup))
-        return [value_or_outcome(test, report) for test, report in zip(tests, reports)]
+        return values_of(tests, reports, encoded=encoded)
 
 
 def _run_program(code: str, suite: Suite) -> tuple[list[Report], str]:

@@ -226,6 +226,25 @@ def value_or_outcome(test: CallTest, report: object) -> object:
     return judge(test, report)
 
 
+def values_of(tests: Sequence[CallTest], reports: ProgramReports | Sequence[object], *, encoded: bool) -> list[object]:
+    """What each test's expression returned (``Sandbox.values``), or its outcome where it returned nothing: each
+    value decoded, or with ``encoded`` as the worker encoded it (``codec.encode``: what the host stores of a
+    trusted program's value; a row of values only, as it came, is taken whole)."""
+    if isinstance(reports, ProgramReports):
+        if encoded and reports.values is not None:
+            return list(reports.values[: len(tests)])
+        reports = reports.row
+    if not encoded:
+        return [value_or_outcome(test, report) for test, report in zip(tests, reports)]
+    return [_encoded_or_outcome(test, report) for test, report in zip(tests, reports)]
+
+
+def _encoded_or_outcome(test: CallTest, report: object) -> object:
+    if isinstance(report, dict) and report.get(wire.STATUS) == wire.S_VALUE:
+        return report.get(wire.VALUE)
+    return judge(test, report)
+
+
 def crash_report(message: str) -> dict[str, object]:
     """The report of a test whose worker stopped answering."""
     return {wire.STATUS: wire.S_CRASHED, wire.MESSAGE: message}

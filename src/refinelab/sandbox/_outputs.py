@@ -28,7 +28,7 @@ from refinelab.sandbox._limits import Limits
 from refinelab.sandbox._outcome import TestOutcome
 from refinelab.sandbox._packed import NANS, PREVIEW, Packed, from_base64, is_encoding_digest, read_digest
 from refinelab.sandbox._protocol import Sandbox
-from refinelab.sandbox._worker.codec import encode_expected
+from refinelab.sandbox._worker.codec import decode, encode_expected, holds_opaque
 
 Output = Packed | dict[str, object]
 """A computed output: ``{"value": encoded}``, ``{"error": verdict}``, or a large value kept :class:`Packed`."""
@@ -337,13 +337,20 @@ async def _chunk_outputs(chunk: Chunk, pool: Sandbox) -> tuple[list[Output], lis
         arguments = [json.dumps(task.inputs[index]) for index in given]
     setup = timed_setup() + _TIMED_CANDIDATE.format(timed=TIMED, marker=marker, pack=pack, budget=CHUNK_SECONDS)
     values = await pool.values(
-        program, chunk.expressions, entry_point=entry, setup=setup, limits=REFERENCE_LIMITS, arguments=arguments
+        program,
+        chunk.expressions,
+        entry_point=entry,
+        setup=setup,
+        limits=REFERENCE_LIMITS,
+        arguments=arguments,
+        encoded=True,
     )
     outputs: list[Output] = []
     seconds: list[float | None] = []
     costs: list[float] = []
-    for timed in values:
-        if timed == marker + "-later":
+    later = marker + "-later"
+    for timed in values:  # as the worker encoded them: [value, spent, cost], each a value it encoded
+        if timed == later:
             break
         value, spent, cost = timed if isinstance(timed, list) and len(timed) == 3 else (timed, None, None)
         packed = _packed_in_sandbox(value, marker, task.atol)
@@ -379,11 +386,19 @@ def _packed_in_sandbox(value: object, marker: str, atol: float) -> Packed | None
     return Packed(from_base64(blob), size, preview, tolerance, string=string, encoding=cast("str", encoding))
 
 
-def _output(value: object, atol: float, *, packable: bool) -> Output:
-    if isinstance(value, TestOutcome):
-        return {"error": value.verdict}
-    encoded = encode_expected(value)
-    if packable and not _short(encoded) and len(text := json.dumps(encoded)) > PACK_BYTES:
+def _output(encoded: object, atol: float, *, packable: bool) -> Output:
+    """What is stored of a value the reference returned, given as the worker encoded it (``codec.encode``: the
+    host's encoding of the value decoded is the same, but for a set's order), or of its failure: the encoding
+    as it is, or packed where its JSON is longer than :data:`PACK_BYTES` (a large value the sandbox did not
+    pack). A value the codec does not carry raises ``TypeError``, as :func:`encode_expected` does."""
+    if isinstance(encoded, TestOutcome):
+        return {"error": encoded.verdict}
+    if _short(encoded):
+        return {"value": encoded}
+    if holds_opaque(encoded):
+        encode_expected(decode(encoded))  # raises, naming the type
+    if packable and len(text := json.dumps(encoded)) > PACK_BYTES:
+        value = decode(encoded)
         tolerance = (atol or DEFAULT_FLOAT_ATOL) if atol or holds_float(value) else None
         return Packed.of(encoded, value, text=text, atol=tolerance)
     return {"value": encoded}

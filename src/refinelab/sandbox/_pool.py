@@ -17,7 +17,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 
 from refinelab.sandbox._confirm import Rerun, confirmed
-from refinelab.sandbox._judge import ProgramReports, Ran, crash_report, reports_of, value_or_outcome, value_tests
+from refinelab.sandbox._judge import ProgramReports, Ran, crash_report, reports_of, value_tests, values_of
 from refinelab.sandbox._limits import Limits
 from refinelab.sandbox._outcome import IsolationLevel, RunResult, TestOutcome
 from refinelab.sandbox._protocol import Sandbox
@@ -414,7 +414,7 @@ class WorkerPool(Sandbox):
                 if isinstance(value, (int, float)):
                     self.stats[key] = self.stats.get(key, 0.0) + value
 
-    async def values(
+    async def values(  # noqa: PLR0913 - the Sandbox role's values(): keywords, each what one caller sets
         self,
         code: str,
         expressions: Sequence[str],
@@ -423,11 +423,12 @@ class WorkerPool(Sandbox):
         setup: str = "",
         limits: Limits | None = None,
         arguments: Sequence[str] | None = None,
+        encoded: bool = False,
     ) -> list[object | TestOutcome]:
         """Evaluate expressions against a trusted program (a reference solution) and return the values.
 
         Used to compute expected outputs (HumanEval+). An expression that fails yields its
-        :class:`TestOutcome` instead of a value.
+        :class:`TestOutcome` instead of a value; ``encoded``: the values as the worker encoded them.
         """
         tests = value_tests(expressions, arguments)
         suite = Suite.of(tests, entry_point=entry_point, setup=setup)
@@ -435,7 +436,7 @@ class WorkerPool(Sandbox):
         chain = f"values:{self._new_id()}"
         placement = Placement(alone=True, chain=chain)
         ran = await self._submit(code, suite.value_inputs(limits), limits, True, placement).done
-        return [value_or_outcome(test, report) for test, report in zip(tests, ran.reports.row)]
+        return values_of(tests, ran.reports, encoded=encoded)
 
     def _new_id(self) -> int:
         self._next_id += 1

@@ -36,7 +36,7 @@ class Sandbox(Protocol):
         """Run programs, each against its own suite; results in item order."""
         ...
 
-    async def values(
+    async def values(  # noqa: PLR0913 - the Sandbox role's values(): keywords, each what one caller sets
         self,
         code: str,
         expressions: Sequence[str],
@@ -45,8 +45,11 @@ class Sandbox(Protocol):
         setup: str = "",
         limits: Limits | None = None,
         arguments: Sequence[str] | None = None,
+        encoded: bool = False,
     ) -> list[object | TestOutcome]:
         """Evaluate expressions against a trusted program; a failing expression yields its outcome.
         ``arguments``: each expression's arguments as a JSON array, when it is ``candidate(...)`` with them as
-        literals (see :attr:`~refinelab.problems.CallTest.args`): the sandbox then reads them, not compiling."""
+        literals (see :attr:`~refinelab.problems.CallTest.args`): the sandbox then reads them, not compiling.
+        ``encoded``: each value as the worker encoded it (``codec.encode``), not decoded: what the host stores
+        of a trusted program's value (decoding it and encoding it again gives the same, but for a set's order)."""
         ...

@@ -477,15 +477,17 @@ def encode_expected(value: object) -> object:
         TypeError: the value holds something other than builtins (it could not be compared).
     """
     encoded = encode(value)
-    if _holds_opaque(encoded):
+    if holds_opaque(encoded):
         raise TypeError(f"cannot store expected value of type {type(value).__name__}")
     return encoded
 
 
-def _holds_opaque(data: object) -> bool:
+def holds_opaque(data: object) -> bool:
+    """Whether an encoding holds a value of a type the codec does not carry (``O``): such a value cannot be
+    an expected one (it could not be compared)."""
     if isinstance(data, list):
-        return not set(map(type, data)) <= PLAIN and any(_holds_opaque(item) for item in data)
+        return not set(map(type, data)) <= PLAIN and any(holds_opaque(item) for item in data)
     if not isinstance(data, dict):
         return False
     ((tag, body),) = data.items()
-    return tag == "O" or _holds_opaque(body)
+    return tag == "O" or holds_opaque(body)
