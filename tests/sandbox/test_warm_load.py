@@ -225,3 +225,16 @@ def test_a_warm_load_removes_what_a_killed_cache_writing_left_once_it_is_stale(t
     assert sorted(p.name for p in tmp_path.glob("humanevalplus-*")) == sorted(
         p.name for p in (cache, own, left[1], left[3], other)
     )
+
+
+def test_inputs_written_with_the_sandboxs_encoder_are_written_as_json_dumps_writes_them() -> None:
+    """``written(JSON_TEXT)`` (what computing outputs uses: the C encoder built once) writes each input's
+    JSON, and its expression, exactly as ``json.dumps`` does, whatever the input holds."""
+    from refinelab.sandbox._worker.codec import JSON_TEXT
+
+    inputs = [[1, 'é\u2028"q\\', -0.0, 1e300], [[[1, 2], {"k": None}], True], [10**3500], [float("inf"), float("nan")]]
+    record: dict[str, object] = {"task_id": "HumanEval/8", "entry_point": "h", "prompt": "def h(*x):\n"}
+    record |= {"canonical_solution": "    return x\n", "base_input": inputs}
+    task = HumanEvalPlusTask.of(json.loads(json.dumps(record)), Location(Path("plus.jsonl"), 1))
+    fast, plain = task.written(JSON_TEXT), task.written()
+    assert fast == plain and fast.arguments == [json.dumps(args) for args in task.inputs]

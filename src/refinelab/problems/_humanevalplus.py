@@ -11,7 +11,7 @@ by evaluating the polynomial.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
@@ -82,12 +82,14 @@ class HumanEvalPlusTask:
         """``candidate(...)`` for the inputs from ``start`` to ``stop`` (all of them by default), in order."""
         return [call_source(args) for args in self.inputs[start:stop]]
 
-    def written(self) -> WrittenInputs:
+    def written(self, dumps: Callable[[object], str] = json.dumps) -> WrittenInputs:
         """Every input written out, once: as :meth:`expressions` and :meth:`arguments` write them (each
-        expression from its JSON where JSON gives the inputs: see :func:`call_source_of_json`)."""
+        expression from its JSON where JSON gives the inputs: see :func:`call_source_of_json`); ``dumps``:
+        ``json.dumps`` or an encoder that writes what it writes (the sandbox's, built once, writes HumanEval+'s
+        124,253 inputs in half the time)."""
         if not self.json_inputs:
             return WrittenInputs(self.expressions(), None)
-        arguments = [json.dumps(args) for args in self.inputs]
+        arguments = list(map(dumps, self.inputs))
         return WrittenInputs(list(map(call_source_of_json, self.inputs, arguments)), arguments)
 
     def without_inputs(self) -> HumanEvalPlusTask:

@@ -28,7 +28,7 @@ from refinelab.sandbox._limits import Limits
 from refinelab.sandbox._outcome import TestOutcome
 from refinelab.sandbox._packed import NANS, PREVIEW, Packed, from_base64, is_encoding_digest, read_digest
 from refinelab.sandbox._protocol import Sandbox
-from refinelab.sandbox._worker.codec import decode, encode_expected, holds_opaque
+from refinelab.sandbox._worker.codec import JSON_TEXT, decode, encode_expected, holds_opaque
 
 Output = Packed | dict[str, object]
 """A computed output: ``{"value": encoded}``, ``{"error": verdict}``, or a large value kept :class:`Packed`."""
@@ -293,7 +293,7 @@ def _first_chunks(tasks: Iterator[HumanEvalPlusTask], empty: Callable[[HumanEval
         if not task.inputs:
             empty(task)
             continue
-        written = task.written()
+        written = task.written(JSON_TEXT)
         for start in range(0, len(task.inputs), CHUNK):
             arguments = written.arguments[start : start + CHUNK] if written.arguments is not None else None
             yield Chunk(position, task, start, written.expressions[start : start + CHUNK], arguments)
