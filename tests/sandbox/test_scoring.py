@@ -208,6 +208,25 @@ def test_a_programs_pace_foresees_its_next_stage_by_its_own_time_and_by_the_refe
     assert Pace.of(float("inf"), early) == Pace() and Pace.of(float("nan"), early).seconds(later) == 0
 
 
+def test_a_stage_foreseen_by_the_references_times_is_cut_by_each_tests_not_evenly() -> None:
+    """Sixty quick tests, then four 64 times slower, for a program at 100 times the reference's time: the stage is
+    foreseen at 3.2 s, and cut so that no piece is foreseen past ``PIECE_SECONDS`` but a single slow test (cut
+    evenly, in six, its last piece held all four: 2.6 s). By its own time per test alone, it is cut evenly."""
+    from refinelab.sandbox import FakeSandbox
+    from refinelab.sandbox._scoring import PIECE_SECONDS, Pace, _Counter, _Scorer
+
+    suite = growing([1] * 60 + [64] * 4, 1e-4)
+    scorer = _Scorer(FakeSandbox(), Limits(stop_at_failure=True), False, _Counter(1, None))
+    pace = Pace(per_test=1e-4, against_reference=100.0)
+    pieces = scorer._cut(suite, pace)
+    foreseen = [sum(pace.each(piece)) for piece in pieces]
+    assert [t for piece in pieces for t in piece.tests] == list(suite.tests)
+    assert max(foreseen) < 0.65 and [len(piece.tests) for piece in pieces][-4:] == [1, 1, 1, 1]
+    assert all(total <= PIECE_SECONDS for piece, total in zip(pieces, foreseen) if len(piece.tests) > 1)
+    own = scorer._cut(suite, Pace(per_test=0.05))  # 3.2 s by its own time per test: six even parts
+    assert [len(piece.tests) for piece in own] == [11] * 5 + [9]
+
+
 GROWING = [1] * 72 + [64] * 16
 """72 small tests, then 16 that take 64 times as long: whatever a test costs the sandbox beyond the
 program's own 1 ms a unit (0.2 to 3 ms, by isolation), the third stage is foreseen at 16 times the second

@@ -280,12 +280,16 @@ class _Scorer:
         return result
 
     def _cut(self, piece: Suite, pace: Pace) -> list[Suite]:
-        """``piece`` in as many even parts as the program needs to take about ``PIECE_SECONDS`` on each
-        (the parts of one piece are shared by every program cut into as many)."""
-        wanted = pace.seconds(piece) / PIECE_SECONDS
+        """``piece`` in parts the program is foreseen to take about ``PIECE_SECONDS`` on each: by each test's
+        foreseen time where the reference's times foresee it (:func:`_foreseen_pieces`), else in as many even
+        parts (shared by every program cut into as many)."""
+        foreseen = pace.seconds(piece)
+        wanted = foreseen / PIECE_SECONDS
         count = min(len(piece.tests), int(wanted) if wanted < MOST_PIECES else MOST_PIECES)
         if count <= 1:
             return [piece]
+        if pace.against_reference * _reference_seconds(piece) >= foreseen:
+            return _foreseen_pieces(piece, pace)
         key = (id(piece), count)
         if key not in self.cuts:
             size = -(-len(piece.tests) // count)
