@@ -7,13 +7,14 @@ the host's, the same for every isolation mode). Every loop is bounded by the CPU
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
 import pytest
 
 from refinelab.problems import CallTest, StdioTest
-from refinelab.sandbox import Limits, RunResult, Suite, WorkerPool
+from refinelab.sandbox import Limits, RunResult, Suite, WorkerPool, _pool
 from tests.conftest import with_pool
 
 pytestmark = pytest.mark.filterwarnings("ignore::refinelab.sandbox.SandboxWarning")
@@ -171,6 +172,26 @@ def test_a_loop_past_its_grace_is_not_run_again_while_work_waits(grace: float, c
     # with the grace: the first two ran 0.45 s each and stand; the last started with nothing waiting, and was
     # run again as before (at the end of a run an idle worker would start that rerun beside it)
     assert forked == children
+
+
+def test_a_loop_gets_no_grace_where_idle_workers_take_what_waits(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``run`` queues an attempt's hidden tests just after its visible ones are cut into a job: with workers
+    idle to take them, the visible run is not given the grace (a looping attempt's rerun can start beside it
+    on an idle worker instead); it was, and ran half a limit more after that rerun confirmed it."""
+    monkeypatch.setattr(_pool, "SPECULATE_AFTER", 600.0)  # no rerun starts beside a run: each is counted
+    suite = Suite.of([CallTest("f(1)", 1)], entry_point="f")
+
+    async def body(pool: WorkerPool) -> tuple[list[RunResult], float]:
+        async def queued_next() -> RunResult:
+            await asyncio.sleep(0)  # queued once the first program's job is cut, before that job starts
+            return await pool.run(f"{LOOPING}# the second\n", suite)
+
+        results = await asyncio.gather(pool.run(LOOPING, suite), queued_next())
+        return list(results), pool.stats["children"]
+
+    results, forked = with_pool(body, workers=3, isolation="none", limits=Limits(cpu_seconds=0.3, timeout_grace=0.5))
+    assert [[o.verdict for o in r.outcomes] for r in results] == [["timeout"]] * 2
+    assert forked == 4  # each loop confirmed by its rerun; with the grace taken, the first ran once (3)
 
 
 def test_a_test_that_ends_within_its_grace_is_a_timeout_run_again(tmp_path: Path) -> None:

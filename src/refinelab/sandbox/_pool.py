@@ -382,11 +382,14 @@ class WorkerPool(Sandbox):
 
     def _grace(self, first: Unit) -> bool:
         """Whether a job starting now gets the timeout grace (``Limits.timeout_grace``): where its rerun would
-        cost the machine, a first run (not isolated, which reruns are) with reruns allowed while other work
-        waits. With nothing waiting, a worker left idle starts the rerun beside it instead (:meth:`_speculate`),
-        which ends sooner than a grace would."""
+        cost the machine, a first run (not isolated, which reruns are) with reruns allowed while more work
+        waits than the idle workers will take. Where they take it all, or nothing waits, a worker left idle
+        starts the rerun beside it instead (:meth:`_speculate`), which ends sooner than a grace would: ``run``
+        queues an attempt's hidden tests just after its visible ones, and a looping attempt's visible run
+        took the grace for that, and ran its half limit more while an idle worker had confirmed it."""
         limits = first.limits
-        return limits.timeout_grace > 0 and limits.timeout_reruns >= 1 and not first.isolate and len(self._queue) > 0
+        waiting = len(self._queue) > len(self._idle)
+        return limits.timeout_grace > 0 and limits.timeout_reruns >= 1 and not first.isolate and waiting
 
     async def _raw_batch(
         self, worker: WorkerProcess, items: list[InputItem], limits: Limits, isolate: bool, grace: bool = False
