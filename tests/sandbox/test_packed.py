@@ -3,9 +3,11 @@ scored in pieces; and HumanEval+'s outputs computed with progress and cached."""
 
 from __future__ import annotations
 
+import fractions
 import hashlib
 import json
 import zlib
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -490,3 +492,49 @@ def test_a_reference_value_is_stored_as_the_worker_encoded_it_and_packed_past_th
     with pytest.raises(TypeError, match="cannot store expected value of type list"):
         _output([1, {"O": "Widget"}], 0.0, packable=True)
     assert _output(TestOutcome("timeout"), 0.0, packable=True) == {"error": "timeout"}
+
+
+SHORT_AND_LONG = [
+    7,
+    0.1,
+    "a" * 100,
+    "é\n" * 600,
+    [1, 2, 3],
+    (1, {2: "x"}),
+    {1, 2},
+    None,
+    list(range(2000)),
+    [0.5] * 2000,
+]
+"""Values a reference returns: numbers, strings (one whose JSON is past PACK_BYTES only with its escapes), lists,
+a tuple holding a dict, a set, None, and two long lists (packed)."""
+
+
+def test_a_reference_value_is_stored_as_the_host_would_store_it_once_the_sandbox_measured_it() -> None:
+    """A value whose JSON the sandbox measured within PACK_BYTES is stored as it came (the host writes it no
+    more), and every output, those, the packed ones and an error, is what the host's own way gives for the
+    value; a value holding a type the codec does not carry still cannot be expected."""
+    from refinelab.sandbox._outcome import TestOutcome
+    from refinelab.sandbox._outputs import _chunk_outputs, _output
+    from refinelab.sandbox._worker.codec import encode
+
+    body = f"    import fractions\n    values = {SHORT_AND_LONG!r} + [fractions.Fraction(1, 3)]\n    return values[k]\n"
+    record: dict[str, object] = {
+        "prompt": "def value(k):\n",
+        "canonical_solution": body,
+        "task_id": "HumanEval/0",
+        "entry_point": "value",
+    }
+    inputs: tuple[list[object], ...] = tuple(
+        [k] for k in range(len(SHORT_AND_LONG) + 2)
+    )  # the last: an index past the end raises
+    task = HumanEvalPlusTask("HumanEval/0", "value", inputs, 0, record, Location(Path("t"), 1))
+    outputs, _, _ = with_pool(lambda pool: _chunk_outputs(Chunk(0, task, 0, task.expressions()), pool), workers=1)
+    *values, fraction, error = outputs
+    assert values == [_output(encode(value), 0.0, packable=True) for value in SHORT_AND_LONG]
+    assert [type(output) for output in values[-2:]] == [Packed, Packed]
+    assert isinstance(error, dict) and error == _output(TestOutcome("error"), 0.0, packable=True)
+    assert fraction == {"value": encode(fractions.Fraction(1, 3))}  # its tag as the codec wrote it
+    opaque = replace(task, inputs=([0],), record=record | {"canonical_solution": "    return [1, object()]\n"})
+    with pytest.raises(TypeError, match="cannot store expected value of type list"):
+        with_pool(lambda pool: _chunk_outputs(Chunk(0, opaque, 0, opaque.expressions()), pool), workers=1)

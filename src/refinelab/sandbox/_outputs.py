@@ -71,16 +71,20 @@ def {name}(value, marker, pack, limit={limit}):
             {name}.parts = parts
             return marker
     {name}.parts = parts
+    {packed}.short = False
     try:
         packed = {packed}(value, marker, pack) if pack else None
     except Exception:  # memory, most likely: the host packs it, as before
         packed = None
+    {name}.short = packed is None and {packed}.short is True
     return value if packed is None else packed
 """
 """Defined beside the reference solution: ``marker`` when the value is large (more than ``limit`` parts:
 counting them costs at most the limit, not the value's size); else the value, or, when its JSON is longer
 than ``pack`` characters, the value packed where it was computed (:data:`_PACKED_SOURCE`). The parts it
-counted are left in its ``parts``."""
+counted are left in its ``parts``; in its ``short``, whether the value's JSON was written here and is at most
+``pack`` characters, none of it a type the codec does not carry (the host then stores it as it comes, without
+writing it again: :func:`_chunk_outputs`)."""
 _PACKED = "_refinelab_packed"
 _PACKED_SOURCE = """
 def {name}(value, marker, pack):
@@ -89,7 +93,10 @@ def {name}(value, marker, pack):
     if codec is None:
         return None
     text = json.dumps(codec.encode(value))
-    if len(text) <= pack or '{{"O": ' in text:
+    if '{{"O": ' in text:
+        return None
+    if len(text) <= pack:
+        {name}.short = True
         return None
     head = value[:{preview}] if isinstance(value, (list, tuple)) and len(value) > {preview} else value
     limit = getattr(sys, "set_int_max_str_digits", None)  # the host's: a huge integer is not printed (quadratic)
@@ -142,7 +149,7 @@ def {name}(thunk, marker, pack=0, budget=None):
     finally:  # an input that raised spent its time too
         cost = time.thread_time() - start
         _refinelab_chunk[0] += cost
-    return [small, spent, cost]
+    return [small, spent, cost, {small}.short]
 """
 """Runs one input's call and measures its CPU time (in the sandbox, on trusted code) on the thread's clock:
 the process's clock moves in whole ticks (4 ms here) while a process CPU limit is set, as in every child
@@ -349,12 +356,14 @@ async def _chunk_outputs(chunk: Chunk, pool: Sandbox) -> tuple[list[Output], lis
     seconds: list[float | None] = []
     costs: list[float] = []
     later = marker + "-later"
-    for timed in values:  # as the worker encoded them: [value, spent, cost], each a value it encoded
+    for timed in values:  # as the worker encoded them: [value, spent, cost, short], each a value it encoded
         if timed == later:
             break
-        value, spent, cost = timed if isinstance(timed, list) and len(timed) == 3 else (timed, None, None)
-        packed = _packed_in_sandbox(value, marker, task.atol)
-        outputs.append(packed or _output(value, task.atol, packable=packable))
+        value, spent, cost, short = timed if isinstance(timed, list) and len(timed) == 4 else (timed, None, None, 0)
+        if short is True:  # its JSON written and measured in the sandbox (``_SMALL_SOURCE``): stored as it came
+            outputs.append({"value": value})
+        else:
+            outputs.append(_packed_in_sandbox(value, marker, task.atol) or _output(value, task.atol, packable=packable))
         seconds.append(float(spent) if isinstance(spent, (int, float)) and not isinstance(value, TestOutcome) else None)
         if isinstance(cost, (int, float)) and math.isfinite(cost) and cost >= 0:
             costs.append(float(cost))

@@ -508,7 +508,7 @@ async def calibrate(pool: Sandbox) -> float:
     setup = timed_setup()
     expressions = [f"{TIMED}(lambda: {_WORKLOAD_CALL}, None)"] * CALIBRATION_RUNS
     values = await pool.values(_WORKLOAD, expressions, setup=setup, limits=REFERENCE_LIMITS)
-    times = [v[1] for v in values if isinstance(v, list) and len(v) == 3 and isinstance(v[1], (int, float))]
+    times = [v[1] for v in values if isinstance(v, list) and len(v) == 4 and isinstance(v[1], (int, float))]
     if not times:
         raise InfrastructureError(f"the sandbox could not run the calibration workload: {values[0]!r}")
     return max(float(min(times)), 1e-6)
