@@ -525,9 +525,8 @@ def test_a_reference_value_is_stored_as_the_host_would_store_it_once_the_sandbox
         "task_id": "HumanEval/0",
         "entry_point": "value",
     }
-    inputs: tuple[list[object], ...] = tuple(
-        [k] for k in range(len(SHORT_AND_LONG) + 2)
-    )  # the last: an index past the end raises
+    # one input a value, then the fraction, then an index past the end (the reference raises)
+    inputs: tuple[list[object], ...] = tuple([k] for k in range(len(SHORT_AND_LONG) + 2))
     task = HumanEvalPlusTask("HumanEval/0", "value", inputs, 0, record, Location(Path("t"), 1))
     outputs, _, _ = with_pool(lambda pool: _chunk_outputs(Chunk(0, task, 0, task.expressions()), pool), workers=1)
     *values, fraction, error = outputs

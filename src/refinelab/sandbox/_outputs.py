@@ -54,6 +54,7 @@ inputs past this, so no reply carries more than a few MiB."""
 _SMALL = "_refinelab_small_or_marker"
 _SMALL_SOURCE = """
 def {name}(value, marker, pack, limit={limit}):
+    {name}.short = False
     parts, stack = 0, [value] if limit is not None else []
     while stack:
         item = stack.pop()
