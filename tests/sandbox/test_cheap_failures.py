@@ -78,7 +78,7 @@ def test_only_the_verdict_stops_a_program_at_its_first_error_and_batches_go_on()
 def test_a_timeout_after_a_failure_is_not_run_again_when_only_the_verdict_counts() -> None:
     code = "def f(x):\n    while x == 2:\n        pass\n    return x + (x == 0)\n"
     suite = Suite.of([CallTest("f(0)", 0), CallTest("f(2)", 2)], entry_point="f")  # wrong, then loops
-    limits = Limits(cpu_seconds=0.2, timeout_reruns=1)
+    limits = Limits(cpu_seconds=0.2, timeout_reruns=1, timeout_grace=0.0)  # a loop is confirmed by its rerun
     verdict_only, children = run(code, suite, replace(limits, stop_at_failure=True))
     assert verdicts(verdict_only) == ["fail", "timeout"] and children == 1
     details, children = run(code, suite, limits)
@@ -88,7 +88,7 @@ def test_a_timeout_after_a_failure_is_not_run_again_when_only_the_verdict_counts
 def test_after_a_timeout_every_later_test_still_gets_a_verdict_when_asked() -> None:
     code = "def f(x):\n    while x == 1:\n        pass\n    return x\n"
     suite = Suite.of([CallTest(f"f({i})", i) for i in range(4)], entry_point="f")
-    limits = Limits(cpu_seconds=0.15, timeout_reruns=1, after_timeout="continue")
+    limits = Limits(cpu_seconds=0.15, timeout_reruns=1, after_timeout="continue", timeout_grace=0.0)
     result, children = run(code, suite, limits)
     assert verdicts(result) == ["pass", "timeout", "pass", "pass"]
     assert children == 3  # the first child, one after the timeout, one rerun of the timed-out test alone

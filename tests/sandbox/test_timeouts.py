@@ -9,12 +9,16 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
 from refinelab.problems import CallTest, StdioTest
 from refinelab.sandbox import Limits, RunResult, Suite, WorkerPool, _pool
+from refinelab.sandbox._judge import Ran
+from refinelab.sandbox._queue import Placement, Unit
 from tests.conftest import with_pool
 
 pytestmark = pytest.mark.filterwarnings("ignore::refinelab.sandbox.SandboxWarning")
@@ -45,7 +49,7 @@ def runs(tmp_path: Path) -> int:
 
 
 def test_a_cpu_timeout_that_does_not_recur_gives_way_to_the_second_run(tmp_path: Path) -> None:
-    result = run_once_slow(tmp_path, Limits(cpu_seconds=0.3))
+    result = run_once_slow(tmp_path, Limits(cpu_seconds=0.3, timeout_grace=0.0))  # it stalls for ever: no grace
     assert [o.verdict for o in result.outcomes] == ["pass", "pass"]
     assert runs(tmp_path) == 3  # f(1) timed out, then f(1) and f(2) in the second run
 
@@ -73,7 +77,7 @@ def test_a_timeout_that_recurs_stands_after_the_reruns(isolation: str) -> None:
         result = await pool.run(code, suite)
         return result, pool.stats["children"]
 
-    limits = Limits(cpu_seconds=0.2, timeout_reruns=2)
+    limits = Limits(cpu_seconds=0.2, timeout_reruns=2, timeout_grace=0.0)  # a loop past its grace is not run again
     result, children = with_pool(body, workers=1, isolation=isolation, limits=limits)
     assert [o.verdict for o in result.outcomes] == ["pass", "timeout"]
     assert result.outcomes[1].message == "CPU time limit exceeded"
@@ -101,7 +105,8 @@ def test_a_stdio_program_runs_again_only_on_the_tests_that_timed_out(tmp_path: P
     log, code = stdio_slow_once(tmp_path, "data == 'slow'", "    while True:\n        pass\n")
     tests = [StdioTest("fast\n", "fast"), StdioTest("slow\n", "slow"), StdioTest("other\n", "other")]
     suite = Suite.of(tests, kind="stdio")
-    result = with_pool(lambda pool: pool.run(code, suite), workers=1, isolation="none", limits=Limits(cpu_seconds=0.3))
+    limits = Limits(cpu_seconds=0.3, timeout_grace=0.0)  # it stalls for ever the first time: no grace
+    result = with_pool(lambda pool: pool.run(code, suite), workers=1, isolation="none", limits=limits)
     assert [o.verdict for o in result.outcomes] == ["pass", "pass", "pass"]
     assert log.read_text().splitlines() == ["fast", "slow", "other", "slow"]
 
@@ -129,7 +134,8 @@ def test_the_job_trace_marks_a_whole_programs_rerun_as_one_that_may_overlap_its_
         await pool.run(LOOPING, function)  # a function program's rerun is the whole program again
         await pool.run("while True:\n    pass\n", stdio)  # a stdio program's, only the tests that timed out
 
-    with_pool(body, workers=1, isolation="none", limits=Limits(cpu_seconds=0.2, timeout_reruns=1))
+    limits = Limits(cpu_seconds=0.2, timeout_reruns=1, timeout_grace=0.0)  # each loop run again
+    with_pool(body, workers=1, isolation="none", limits=limits)
     jobs = traced_jobs(trace)
     assert [job["overlaps"] for job in jobs] == [False, True, False, False]
     assert jobs[0]["chains"] == jobs[1]["chains"] and jobs[2]["chains"] == jobs[3]["chains"]
@@ -152,8 +158,8 @@ grace's 0.6 s (the loop reads the same clock the limit is judged on)."""
 
 
 def run_while_work_waits(programs: list[str], suite: Suite, limits: Limits) -> tuple[list[RunResult], float]:
-    """``programs`` queued at once on one worker, one a job: every job but the last starts while work waits
-    (the grace applies); also the children the pool forked (one for each run here)."""
+    """``programs`` queued at once on one worker, one a job, each a first run with the grace (no worker is idle to
+    start a rerun beside it); also the children the pool forked (one for each run here)."""
 
     async def body(pool: WorkerPool) -> tuple[list[RunResult], float]:
         results = await pool.run_items([(code, suite) for code in programs])
@@ -162,36 +168,81 @@ def run_while_work_waits(programs: list[str], suite: Suite, limits: Limits) -> t
     return with_pool(body, workers=1, batch_size=1, isolation="none", limits=limits)
 
 
-@pytest.mark.parametrize(("grace", "children"), [(0.5, 4), (0.0, 6)])
+@pytest.mark.parametrize(("grace", "children"), [(0.5, 3), (0.0, 6)])
 def test_a_loop_past_its_grace_is_not_run_again_while_work_waits(grace: float, children: int) -> None:
     looping = [f"{LOOPING}# copy {n}\n" for n in range(3)]
     suite = Suite.of([CallTest("f(1)", 1)], entry_point="f")
     results, forked = run_while_work_waits(looping, suite, Limits(cpu_seconds=0.3, timeout_grace=grace))
     assert [[o.verdict for o in r.outcomes] for r in results] == [["timeout"]] * 3
     assert all(r.outcomes[0].message == "CPU time limit exceeded" for r in results)
-    # with the grace: the first two ran 0.45 s each and stand; the last started with nothing waiting, and was
-    # run again as before (at the end of a run an idle worker would start that rerun beside it)
+    # with the grace each ran 0.45 s and stands; without it each ran 0.3 s, then again
     assert forked == children
 
 
-def test_a_loop_gets_no_grace_where_idle_workers_take_what_waits(monkeypatch: pytest.MonkeyPatch) -> None:
-    """``run`` queues an attempt's hidden tests just after its visible ones are cut into a job: with workers
-    idle to take them, the visible run is not given the grace (a looping attempt's rerun can start beside it
-    on an idle worker instead); it was, and ran half a limit more after that rerun confirmed it."""
+def test_loops_on_workers_all_busy_end_at_their_grace_not_after_a_rerun_each(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``run``'s looping attempt on two cores: its visible and hidden tests start together, one on each worker,
+    with nothing waiting; no worker is left to start a rerun beside either, so each ends at its grace (one and
+    a half limits) instead of a limit and a rerun (two). The grace was first given only while other work waited:
+    both ran again (4 children)."""
     monkeypatch.setattr(_pool, "SPECULATE_AFTER", 600.0)  # no rerun starts beside a run: each is counted
     suite = Suite.of([CallTest("f(1)", 1)], entry_point="f")
 
     async def body(pool: WorkerPool) -> tuple[list[RunResult], float]:
-        async def queued_next() -> RunResult:
-            await asyncio.sleep(0)  # queued once the first program's job is cut, before that job starts
-            return await pool.run(f"{LOOPING}# the second\n", suite)
-
-        results = await asyncio.gather(pool.run(LOOPING, suite), queued_next())
+        results = await asyncio.gather(pool.run(LOOPING, suite), pool.run(f"{LOOPING}# the hidden run\n", suite))
         return list(results), pool.stats["children"]
 
-    results, forked = with_pool(body, workers=3, isolation="none", limits=Limits(cpu_seconds=0.3, timeout_grace=0.5))
+    results, forked = with_pool(body, workers=2, isolation="none", limits=Limits(cpu_seconds=0.3, timeout_grace=0.5))
     assert [[o.verdict for o in r.outcomes] for r in results] == [["timeout"]] * 2
-    assert forked == 4  # each loop confirmed by its rerun; with the grace taken, the first ran once (3)
+    assert forked == 2
+
+
+def test_a_rerun_started_beside_a_loop_takes_its_grace_back(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where a worker idles, the pool starts a loop's rerun beside it (``_speculate``) and tells the loop's worker
+    that its tests get no grace from now on: the loop stops at its limit, a timeout that is no verdict yet, and
+    the rerun's verdict stands. Here the rerun is a program that returns at once (a program near its limit that
+    runs within it alone): its pass is the verdict. Had the loop kept its grace, its timeout would stand, sure.
+    A word about a job that has ended is dropped: the next job keeps its grace."""
+    monkeypatch.setattr(_pool, "SPECULATE_AFTER", 600.0)  # the test starts the rerun itself
+    suite = Suite.of([CallTest("f(1)", 1)], entry_point="f")
+
+    async def body(pool: WorkerPool) -> tuple[RunResult, RunResult, float]:
+        run = asyncio.ensure_future(pool.run(LOOPING, suite))
+        while not pool._running:
+            await asyncio.sleep(0.01)
+        unit = next(iter(pool._running))
+        assert unit.withdraw is not None  # the first run has the grace
+        word, within = unit.withdraw, "def f(x):\n    return x\n"
+        unit.backup = pool._submit(within, unit.item[1], unit.limits, True, Placement(urgent=True, alone=True)).done
+        word()
+        backed = await run
+        word()  # about the job that ended: the worker reads it before the next job, and drops it
+        before = pool.stats["children"]
+        after = await pool.run(f"{LOOPING}# next\n", suite)
+        return backed, after, pool.stats["children"] - before
+
+    limits = Limits(cpu_seconds=1.0, timeout_grace=0.5)  # the word comes long before 1.5 CPU s, however loaded
+    backed, after, children = with_pool(body, workers=2, isolation="none", limits=limits)
+    assert [o.verdict for o in backed.outcomes] == ["pass"]
+    assert [o.verdict for o in after.outcomes] == ["timeout"]
+    assert children == 1  # the next loop ran once, to its grace's end, and stands
+
+
+def test_a_rerun_starts_beside_a_loop_with_the_grace_only_while_it_would_end_first() -> None:
+    """A loop with the grace ends at one and a half limits; a rerun started at ``t`` ends at ``t`` plus a limit:
+    it is worth starting only in the first half limit (the longest test's), and at any time without a grace."""
+    suite = replace(Suite.of([CallTest("f(1)", 1), CallTest("f(2)", 2)], entry_point="f"), seconds=(1.0, 3.0))
+    limits = Limits(cpu_seconds=4.0, timeout_grace=0.5)
+    loop = asyncio.new_event_loop()
+    try:
+        done: asyncio.Future[Ran] = loop.create_future()
+        unit = Unit(("code", suite.inputs(limits)), limits, False, Placement(), done, "chain")
+    finally:
+        loop.close()
+    assert _pool._backed_up_until(unit) == math.inf
+    unit.withdraw = lambda: None
+    assert _pool._backed_up_until(unit) == 1.5
 
 
 def test_a_test_that_ends_within_its_grace_is_a_timeout_run_again(tmp_path: Path) -> None:

@@ -74,14 +74,13 @@ class Limits:
     without this a program near the limit passed or timed out depending on what else ran. ``0``
     takes every timeout at its first run."""
     timeout_grace: float = 0.5
-    """How far past its CPU limit a test's first run may go, as a fraction of that limit, where a rerun would
-    cost the machine (other work waits for the workers). A test that ends within the grace is a CPU timeout,
-    run again as ``timeout_reruns`` says; one still running at the grace's end is a timeout at once: load
-    stretches a program's CPU time by less than half (1.375 times at most, measured beside a running test
-    suite on a 2-vCPU machine), so no rerun could bring it within the limit, and a looping program costs one
-    and a half limits instead of two. Reruns, isolated runs, runs without reruns (``timeout_reruns`` 0) and a
-    run that starts with nothing else waiting get none: at the end of a run an idle worker starts the rerun
-    beside the first run instead (``WorkerPool``), which ends sooner. ``0``: every CPU timeout is run again."""
+    """How far past its CPU limit a test's first run may go, as a fraction of that limit. A test that ends within
+    the grace is a CPU timeout, run again as ``timeout_reruns`` says; one still running at the grace's end is a
+    timeout at once: load stretches a program's CPU time by less than half (1.375 times at most, measured beside
+    a running test suite on a 2-vCPU machine), so no rerun could bring it within the limit, and a looping program
+    costs one and a half limits instead of two. Reruns, isolated runs and runs without reruns
+    (``timeout_reruns`` 0) get none, and where a worker idles the ``WorkerPool`` starts a long run's rerun beside
+    it and takes the grace back, which ends sooner. ``0``: every CPU timeout is run again."""
 
     @property
     def wall_seconds(self) -> float:

@@ -9,6 +9,7 @@ the caller decides whether to retry; the pool never raises because of what candi
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import math
 import os
@@ -72,6 +73,16 @@ def _program_cpu(found: object, programs: int, cpu: float) -> list[float]:
 def _seconds(value: object) -> bool:
     """Whether ``value`` reads as a number of seconds (a finite number, not negative, not a boolean)."""
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value >= 0
+
+
+def _backed_up_until(unit: Unit) -> float:
+    """Seconds into its job until which a program's confirming rerun, started then, ends before the program's
+    grace would (a loop's run ends at one and a half limits, the rerun a limit after it starts: half a limit,
+    its longest test's); for ever without a grace."""
+    if unit.withdraw is None:
+        return math.inf
+    limits = unit.limits
+    return limits.timeout_grace * max(unit.item[1].test_seconds(limits), default=limits.cpu_seconds)
 
 
 def _job(items: Sequence[InputItem], limits: Limits, isolate: bool, job_id: int, *, grace: bool = False) -> bytes:
@@ -334,29 +345,35 @@ class WorkerPool(Sandbox):
         """At the end of a run, start the confirming rerun of each program that has run for
         :data:`SPECULATE_AFTER` seconds beside it, on a worker that would idle otherwise: if the program
         exceeds its CPU limit, its rerun (``_confirm.py``) is already under way, so its limit and the rerun
-        overlap instead of adding up. Only where the rerun is the whole program again (``speculate``); the
-        verdict is the same either way (the first run within the limit stands)."""
+        overlap instead of adding up, and the program's grace is taken back (:meth:`_grace`). Only where the
+        rerun is the whole program again (``speculate``), and for a program with the grace only while the
+        rerun would end before the grace does; the verdict is the same either way (the first run within the
+        limit stands)."""
         self._timer = None
         now = time.perf_counter()
         spare = len(self._idle) - len(self._queue)
         for unit, started in list(self._running.items()):
             if spare <= 0:
                 break
-            if unit.speculate and unit.backup is None and now - started >= SPECULATE_AFTER:
+            if unit.speculate and unit.backup is None and SPECULATE_AFTER <= now - started < _backed_up_until(unit):
                 placement = Placement(urgent=True, alone=True, chain=unit.chain, overlaps=True)
                 unit.backup = self._submit(*unit.item, unit.limits, True, placement).done
+                if unit.withdraw is not None:
+                    unit.withdraw()
                 spare -= 1
         self._pump()
 
     async def _serve(self, worker: WorkerProcess, units: list[Unit]) -> None:
         """Run one job on ``worker`` and hand each program its run."""
-        started = time.perf_counter()
-        for unit in units:
+        started, job_id = time.perf_counter(), self._new_id()
+        first = units[0]
+        grace = self._grace(first)
+        for index, unit in enumerate(units):
             self._running[unit] = started
+            unit.withdraw = functools.partial(worker.withdraw, job_id, index) if grace else None
         try:
-            first = units[0]
-            items, grace = [unit.item for unit in units], self._grace(first)
-            runs, stats = await self._raw_batch(worker, items, first.limits, first.isolate, grace)
+            items = [unit.item for unit in units]
+            runs, stats = await self._raw_batch(worker, items, first.limits, first.isolate, job_id, grace)
             ran_units = units[: len(runs)]
             self._queue.put_back(units[len(runs) :])  # handed back unrun (``Limits.defer_after``)
             _meter(ran_units, stats)
@@ -377,26 +394,26 @@ class WorkerPool(Sandbox):
         finally:
             for unit in units:
                 self._running.pop(unit, None)
+                unit.withdraw = None
             self._idle.append(worker)
             self._pump()
 
     def _grace(self, first: Unit) -> bool:
-        """Whether a job starting now gets the timeout grace (``Limits.timeout_grace``): where its rerun would
-        cost the machine, a first run (not isolated, which reruns are) with reruns allowed while more work
-        waits than the idle workers will take. Where they take it all, or nothing waits, a worker left idle
-        starts the rerun beside it instead (:meth:`_speculate`), which ends sooner than a grace would: ``run``
-        queues an attempt's hidden tests just after its visible ones, and a looping attempt's visible run
-        took the grace for that, and ran its half limit more while an idle worker had confirmed it."""
+        """Whether a job starting now gets the timeout grace (``Limits.timeout_grace``): a first run (not isolated,
+        which reruns are) with reruns allowed. A looping program then costs one and a half limits, and its
+        verdict comes then, where a rerun after it would take two limits; where a worker is idle the rerun can
+        start beside the run and end sooner still, and :meth:`_speculate` takes the grace back when it starts
+        it (the grace was first given only while other work waited, which left a loop two limits at the end of
+        a run on workers all busy: ``run``'s looping attempt on two cores)."""
         limits = first.limits
-        waiting = len(self._queue) > len(self._idle)
-        return limits.timeout_grace > 0 and limits.timeout_reruns >= 1 and not first.isolate and waiting
+        return limits.timeout_grace > 0 and limits.timeout_reruns >= 1 and not first.isolate
 
     async def _raw_batch(
-        self, worker: WorkerProcess, items: list[InputItem], limits: Limits, isolate: bool, grace: bool = False
+        self, worker: WorkerProcess, items: list[InputItem], limits: Limits, isolate: bool, job_id: int, grace: bool
     ) -> tuple[list[Ran], object]:
         """The worker's reports, one per program (a crashed worker yields ``crashed`` reports), and the
         job's stats; ``grace``: see :meth:`_grace`."""
-        job = _job(items, limits, isolate, self._new_id(), grace=grace)
+        job = _job(items, limits, isolate, job_id, grace=grace)
         called = await self._call(worker, job, _backstop(items, limits))
         if called is None:
             crash = crash_report("the sandbox worker stopped answering and was replaced")

@@ -20,7 +20,7 @@ import contextlib
 import math
 import time
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 
@@ -104,6 +104,8 @@ class Unit:
     """Its confirming rerun may start before it ends (the pool's ``_speculate``)."""
     backup: asyncio.Future[Ran] | None = None
     """That rerun, once started."""
+    withdraw: Callable[[], None] | None = None
+    """While it runs with the timeout grace: takes its grace back (the pool's ``_speculate``)."""
     submitted: float = field(default_factory=time.perf_counter)
     """When it was queued."""
 

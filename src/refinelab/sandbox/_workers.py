@@ -109,6 +109,16 @@ class WorkerProcess:
         assert isinstance(reply, dict)
         return reply, memoryview(whole)[end + 1 :]
 
+    def withdraw(self, job: int, program: int) -> None:
+        """Tell the worker, while it runs job ``job``, that its ``program``'s tests get no grace from now on
+        (:data:`~protocol.WITHDRAW`); nothing where the process is gone (a frame it reads after the job is
+        dropped)."""
+        process = self.process
+        if process is None or process.returncode is not None or process.stdin is None or process.stdin.is_closing():
+            return
+        body = json.dumps({wire.WITHDRAW: [job, program]}).encode()
+        process.stdin.write(wire.HEADER.pack(len(body)) + body)
+
     async def stop(self) -> None:
         """End the process: close its input (it exits), terminate it if it does not (a confined worker
         then ends its job's processes first: without a PID namespace nothing else would), kill it last."""

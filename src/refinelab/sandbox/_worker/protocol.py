@@ -6,6 +6,7 @@ sees only the ``_worker`` package) as ``_worker.protocol``. It imports nothing b
 Framing: a 4-byte big-endian length, then a JSON object, in both directions; in a reply, the JSON may be
 followed by a newline (JSON as ``json.dumps`` writes it holds none) and the texts of its values rows
 (:data:`VALUES_TEXT`). The worker writes :data:`READY` once, before its first reply, when it is ready for jobs.
+While a job runs the host may send :data:`WITHDRAW` frames, and nothing else.
 
 A job (host to worker) holds :data:`JOB_ID`, :data:`MODE`, :data:`PROGRAMS`, :data:`SUITES`,
 :data:`SUITE_OF` (the suite each program runs against), :data:`ISOLATE` and :data:`LIMITS` (the
@@ -34,6 +35,10 @@ HEADER = struct.Struct(">I")
 """The frame header: the length of the JSON body that follows."""
 READY = b"R"
 """Written once by the worker when it is ready for jobs."""
+WITHDRAW = "withdraw"
+"""The one frame the host sends while a job runs, ``{WITHDRAW: [job id, program]}``: that program's tests get no
+grace from now on (the host has started its confirming rerun beside it). The worker reads it between its looks
+at the child; one that comes after its job ended is read before the next job and dropped."""
 
 # Job keys
 JOB_ID = "id"

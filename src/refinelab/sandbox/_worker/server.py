@@ -20,6 +20,7 @@ from . import codec, confine
 from . import protocol as wire
 from .child import CANDIDATE_FILE, error_message, take_snapshot
 from .jobs import run_function_job, run_stdio_job
+from .supervise import CONTROL, read_frame
 
 _M_ARENA_MAX = -8
 _PR_SET_PDEATHSIG = 1
@@ -46,16 +47,6 @@ PRELOADED = (
 )
 """Imported once in the worker so that programs importing them pay nothing (HumanEval's prompts all
 import ``typing``)."""
-
-
-def _read_exact(fd: int, size: int) -> bytes | None:
-    data = bytearray()
-    while len(data) < size:
-        chunk = os.read(fd, size - len(data))
-        if not chunk:
-            return None
-        data += chunk
-    return bytes(data)
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -136,11 +127,9 @@ def warm_up() -> None:
 def serve(proto_in: int, proto_out: int, scratch: str) -> None:
     """Answer jobs until the host closes the pipe."""
     counter = 0
-    while (header := _read_exact(proto_in, wire.HEADER.size)) is not None:
-        body = _read_exact(proto_in, wire.HEADER.unpack(header)[0])
-        if body is None:
-            return
-        job = json.loads(body)
+    while (job := read_frame(proto_in)) is not None:
+        if wire.WITHDRAW in job:
+            continue  # about a job that ended before the worker read it
         for suite in job[wire.SUITES]:
             suite[wire.TESTS] = wire.tests_listed(suite[wire.TESTS])
         counter += 1
@@ -148,9 +137,11 @@ def serve(proto_in: int, proto_out: int, scratch: str) -> None:
         os.mkdir(job[wire.CWD], 0o700)
         gc.freeze()  # keep the worker's objects out of the children's collections (fewer copied pages)
         started, started_cpu = time.monotonic(), time.process_time()
+        CONTROL.begin(proto_in, job[wire.JOB_ID])
         try:
             reply = run_stdio_job(job) if job[wire.MODE] == wire.STDIO else run_function_job(job)
         finally:
+            CONTROL.end()
             clean_scratch(scratch)
         stats = reply.get(wire.STATS)
         reply[wire.STATS] = {

@@ -21,7 +21,7 @@ import select
 import signal
 import time
 from collections.abc import Callable
-from typing import TypeGuard
+from typing import Any, TypeGuard
 
 from . import confine
 from . import protocol as wire
@@ -43,6 +43,61 @@ _LOOK = 0.05
 does, and a test reports on every pipe write): only where no step of the job has a shorter limit
 (``Watch.look``). The first look takes the run-queue baseline, and excuses the wall time before it."""
 _MARK_DIGITS = 20
+
+
+class Control:
+    """What the host says while a job runs (:data:`~protocol.WITHDRAW`): the programs of the job under way whose
+    tests lost their grace. :func:`watch_child` reads the protocol's input between its looks at the child."""
+
+    def __init__(self) -> None:
+        self.fd: int | None = None
+        """The protocol's input while a job runs (None between jobs, and once the host closed it)."""
+        self.job: object = None
+        self.withdrawn: set[int] = set()
+
+    def begin(self, fd: int, job: object) -> None:
+        """Job ``job`` starts; the host's frames come on ``fd``."""
+        self.fd, self.job = fd, job
+        self.withdrawn.clear()
+
+    def end(self) -> None:
+        self.fd = None
+
+    def read(self) -> None:
+        """Read the frame waiting on the input (small, written at once); at its end, stop reading it."""
+        assert self.fd is not None
+        message = read_frame(self.fd)
+        if message is None:
+            self.fd = None
+            return
+        found = message.get(wire.WITHDRAW)
+        if type(found) is list and len(found) == 2 and found[0] == self.job and type(found[1]) is int:
+            self.withdrawn.add(found[1])
+
+
+CONTROL = Control()
+
+
+def read_frame(fd: int) -> dict[str, Any] | None:
+    """One frame from the host (its JSON object); None at the end of the input."""
+    header = read_exact(fd, wire.HEADER.size)
+    body = read_exact(fd, wire.HEADER.unpack(header)[0]) if header is not None else None
+    if body is None:
+        return None
+    found = json.loads(body)
+    assert isinstance(found, dict), "the host sends JSON objects"
+    return found
+
+
+def read_exact(fd: int, size: int) -> bytes | None:
+    """``size`` bytes from ``fd``; None where it ends before."""
+    data = bytearray()
+    while len(data) < size:
+        chunk = os.read(fd, size - len(data))
+        if not chunk:
+            return None
+        data += chunk
+    return bytes(data)
 
 
 class Watch:
@@ -68,7 +123,8 @@ class Watch:
         self.wall_factor = float(str(limits.get(wire.WALL_FACTOR, 3.0)))
         grace = limits.get(wire.TIMEOUT_GRACE)
         self.grace = float(grace) if _finite(grace) and grace > 0 else 0.0
-        """How far past its CPU limit a test may run, as a fraction of it (:data:`~protocol.TIMEOUT_GRACE`)."""
+        """How far past its CPU limit a test may run, as a fraction of it (:data:`~protocol.TIMEOUT_GRACE`), unless
+        the host withdrew its program's (:meth:`grace_of`)."""
         self.sure = False
         """The test was stopped at the grace's end (a timeout the host takes without a rerun)."""
         self.late: Step | None = None
@@ -104,6 +160,10 @@ class Watch:
         self._step: tuple[Step, float] | None = None
         """The step under way and the child's CPU seconds when it began."""
         self.killed: str | None = None
+
+    def grace_of(self, program: int) -> float:
+        """The grace of ``program``'s tests: the job's, or none once the host withdrew it."""
+        return 0.0 if program in CONTROL.withdrawn else self.grace
 
     def take_results(self) -> None:
         """Parse complete lines from the result pipe; lines without the nonce are ignored."""
@@ -169,7 +229,7 @@ class Watch:
             step, began = self._step
             spent = max(cpu - began, 0.0)
             self.program_cpu[step.program] = self.program_cpu.get(step.program, 0.0) + spent
-            if self.grace and self.killed is None and spent > self.seconds(step):
+            if self.killed is None and spent > self.seconds(step) and self.grace_of(step.program):
                 self._late(step)
 
     def _late(self, step: Step) -> None:
@@ -311,7 +371,8 @@ def watch_child(pid: int, fds: dict[str, int], watch: Watch) -> tuple[int, float
     The result pipe is read every :data:`_POLL` seconds while reports come in (every ``_TICK`` once none
     has for a while), not woken for: a child reports each test, and a worker woken by every report spent
     about as much CPU per quick test as the child. While reports fill the pipe (a large value) it is read
-    as they come. The end of the child, and anything printed, still wake the worker at once.
+    as they come. The end of the child, and anything printed, still wake the worker at once, and so does a frame
+    from the host (:data:`CONTROL`).
     """
     pidfd = os.pidfd_open(pid)
     results = fds["res"]
@@ -322,11 +383,10 @@ def watch_child(pid: int, fds: dict[str, int], watch: Watch) -> tuple[int, float
     try:
         while True:
             waited = [fd for fd in open_fds if eager or fd != results]
-            ready, _, _ = select.select([*waited, pidfd], [], [], _TICK if eager else wait)
+            control = [] if CONTROL.fd is None else [CONTROL.fd]
+            ready, _, _ = select.select([*waited, pidfd, *control], [], [], _TICK if eager else wait)
             received = watch.res_received
-            for fd in ready:
-                if fd != pidfd and not _pump(fd, sinks[fd], watch):
-                    open_fds.discard(fd)
+            _read_ready([fd for fd in ready if fd != pidfd], sinks, open_fds, watch)
             if results in open_fds and results not in ready and not _pump(results, watch.res, watch):
                 open_fds.discard(results)
             read = watch.res_received - received
@@ -347,6 +407,15 @@ def watch_child(pid: int, fds: dict[str, int], watch: Watch) -> tuple[int, float
         os.close(pidfd)
         for fd in fds.values():
             os.close(fd)
+
+
+def _read_ready(ready: list[int], sinks: dict[int, bytearray], open_fds: set[int], watch: Watch) -> None:
+    """Read the child's pipes that are ready (one that ended leaves ``open_fds``), and the host's frame."""
+    for fd in ready:
+        if fd == CONTROL.fd:
+            CONTROL.read()
+        elif not _pump(fd, sinks[fd], watch):
+            open_fds.discard(fd)
 
 
 def _pump(fd: int, sink: bytearray, watch: Watch) -> bool:
@@ -426,8 +495,9 @@ def _over_limit(pid: int, watch: Watch) -> str | None:
         return "wall_timeout"
     if elapsed > cpu_limit:
         used = cpu_seconds(pid)
-        if used - min(watch.begin_cpu, used) > cpu_limit * (1.0 + watch.grace):
-            watch.sure = watch.grace > 0
+        grace = watch.grace_of(watch.current.program)
+        if used - min(watch.begin_cpu, used) > cpu_limit * (1.0 + grace):
+            watch.sure = grace > 0
             return "timeout"
     return None
 
