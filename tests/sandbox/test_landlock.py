@@ -278,6 +278,36 @@ def test_the_isolation_is_recorded_in_every_result() -> None:
     assert level in ("landlock", "landlock-uid") and recorded == [level, level]
 
 
+THREADING = "import threading\ndef f(x):\n    t = threading.Thread(target=lambda: None)\n    t.start()\n    t.join()\n    return x\n"
+
+
+@pytest.mark.filterwarnings("ignore::refinelab.sandbox.SandboxWarning")
+@pytest.mark.parametrize("isolation", ["landlock", "none"])
+def test_a_program_starts_a_thread_however_many_tasks_its_uid_runs_elsewhere(isolation: str) -> None:
+    """Under the caller's uid (``landlock`` without a private uid, and ``none``) the kernel counts every task of
+    the uid against a child's RLIMIT_NPROC: with 80 processes of the user's running elsewhere, a program's first
+    thread failed ("can't start new thread"), and so would any program once a run's own workers passed 64. The
+    limit now counts on top of the uid's tasks."""
+    if os.getuid() == 0:
+        pytest.skip("root's tasks are not counted against RLIMIT_NPROC: the unprivileged pass runs this")
+    mode = choose("landlock") if isolation == "landlock" else "none"
+    sleepers = [subprocess.Popen(["sleep", "60"]) for _ in range(80)]  # this test's own, ended below by PID
+
+    async def body() -> tuple[list[str], list[str], str]:
+        async with WorkerPool(workers=1, isolation=mode) as pool:
+            result = await pool.run(THREADING, Suite.of([CallTest("f(1)", 1)], entry_point="f"))
+            return [o.verdict for o in result.outcomes], [o.message for o in result.outcomes], pool.isolation
+
+    try:
+        verdicts, messages, level = asyncio.run(body())
+    finally:
+        for sleeper in sleepers:
+            sleeper.kill()
+            sleeper.wait()
+    assert level in ("landlock", "none")  # no private uid: the uid's other tasks count
+    assert verdicts == ["pass"], messages
+
+
 def test_a_worker_told_to_stop_ends_its_jobs_processes_first(tmp_path: Path) -> None:
     """Without a PID namespace nothing else would: a daemon the running job started is killed when its
     worker is terminated (the host's stop; also the worker's signal when the host dies)."""

@@ -57,7 +57,9 @@ class Limits:
     open_files: int = 256
     """Open file descriptors (RLIMIT_NOFILE)."""
     processes: int = 64
-    """Processes and threads (RLIMIT_NPROC); enforced only under a private uid (``bwrap-uid``)."""
+    """Processes and threads (RLIMIT_NPROC) a program may have. Under a private uid (``bwrap-uid``,
+    ``landlock-uid``) or a user namespace (``bwrap``) the job's own; under a uid others share (``landlock``,
+    ``none``) on top of that uid's tasks when the job starts (the kernel counts them all); root is not bound."""
     output_bytes: int = 1 * MIB
     """Standard error, and what function-call programs print, captured per run before ``output_limit``."""
     stdio_output_bytes: int = 64 * MIB

@@ -85,10 +85,17 @@ def _backed_up_until(unit: Unit) -> float:
     return limits.timeout_grace * max(unit.item[1].test_seconds(limits), default=limits.cpu_seconds)
 
 
-def _job(items: Sequence[InputItem], limits: Limits, isolate: bool, job_id: int, *, grace: bool = False) -> bytes:
+_SHARED_UID = frozenset({"landlock", "none"})
+"""Isolations whose jobs run under a uid other processes share (:data:`~protocol.PROCESSES_SHARED`)."""
+
+
+def _job(
+    items: Sequence[InputItem], limits: Limits, isolate: bool, job_id: int, *, grace: bool = False, shared: bool = False
+) -> bytes:
     """The job as the worker reads it (JSON), each suite's tests written once per suite and limits
     (:meth:`SuiteInputs.wire_json`), not again for every job of every program that runs them; ``grace``: its
-    tests may run past their limits by ``limits.timeout_grace`` (:meth:`WorkerPool._grace`)."""
+    tests may run past their limits by ``limits.timeout_grace`` (:meth:`WorkerPool._grace`); ``shared``: its
+    uid is shared (:data:`~protocol.PROCESSES_SHARED`)."""
     suites: list[SuiteInputs] = []
     index: dict[int, int] = {}
     for _, inputs in items:
@@ -105,7 +112,10 @@ def _job(items: Sequence[InputItem], limits: Limits, isolate: bool, job_id: int,
         wire.PROGRAMS: [program for program, _ in items],
         wire.SUITE_OF: [index[id(inputs)] for _, inputs in items],
         wire.ISOLATE: isolate or kind == "stdio",
-        wire.LIMITS: limits.for_worker(max(cpu_total, limits.cpu_seconds), grace=grace),
+        wire.LIMITS: {
+            **limits.for_worker(max(cpu_total, limits.cpu_seconds), grace=grace),
+            wire.PROCESSES_SHARED: shared,
+        },
     }
     written = ", ".join(inputs.wire_json(limits) for inputs in suites)
     return f"{json.dumps(head)[:-1]}, {json.dumps(wire.SUITES)}: [{written}]}}".encode()
@@ -413,7 +423,7 @@ class WorkerPool(Sandbox):
     ) -> tuple[list[Ran], object]:
         """The worker's reports, one per program (a crashed worker yields ``crashed`` reports), and the
         job's stats; ``grace``: see :meth:`_grace`."""
-        job = _job(items, limits, isolate, job_id, grace=grace)
+        job = _job(items, limits, isolate, job_id, grace=grace, shared=self.isolation in _SHARED_UID)
         called = await self._call(worker, job, _backstop(items, limits))
         if called is None:
             crash = crash_report("the sandbox worker stopped answering and was replaced")

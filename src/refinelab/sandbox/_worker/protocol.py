@@ -78,6 +78,12 @@ MEMORY_BYTES = "memory_bytes"
 FILE_BYTES = "file_bytes"
 OPEN_FILES = "open_files"
 PROCESSES = "processes"
+"""A child's RLIMIT_NPROC: the processes and threads it may have."""
+PROCESSES_SHARED = "processes_shared"
+"""True where the jobs run under a uid that processes outside them share (the ``landlock`` and ``none``
+isolations: no private uid, no user namespace). The kernel counts every task of a uid against RLIMIT_NPROC, so
+there the worker sets :data:`PROCESSES` on top of the tasks the uid has (counted at most once a second): a
+program's first thread had failed once the user ran 64 tasks elsewhere (the host's workers among them)."""
 OUTPUT_BYTES = "output_bytes"
 STDIO_OUTPUT_BYTES = "stdio_output_bytes"
 RESULT_BYTES = "result_bytes"

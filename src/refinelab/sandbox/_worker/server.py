@@ -49,6 +49,40 @@ PRELOADED = (
 import ``typing``)."""
 
 
+_UID_TASKS: list[float] = [-1.0, 0.0]
+"""When the uid's tasks were last counted (monotonic seconds), and how many there were."""
+
+
+def _on_top_of_the_uids_tasks(limits: dict[str, object]) -> None:
+    """Where the job's uid is shared (:data:`~protocol.PROCESSES_SHARED`), its process limit on top of the tasks
+    the uid has, counted at most once a second."""
+    if limits.get(wire.PROCESSES_SHARED) is not True or not isinstance(limits.get(wire.PROCESSES), int):
+        return
+    now = time.monotonic()
+    if now - _UID_TASKS[0] >= 1.0:
+        _UID_TASKS[:] = [now, float(uid_tasks(os.getuid()))]
+    limits[wire.PROCESSES] = int(str(limits[wire.PROCESSES])) + int(_UID_TASKS[1])
+
+
+def uid_tasks(uid: int) -> int:
+    """The tasks (processes and threads) whose real uid is ``uid``, as RLIMIT_NPROC counts them; those whose
+    status cannot be read are not counted."""
+    found = 0
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/status", "rb") as handle:
+                status = handle.read()
+        except OSError:
+            continue
+        real = status.find(b"\nUid:\t")
+        threads = status.find(b"\nThreads:\t")
+        if real >= 0 and threads >= 0 and int(status[real + 6 :].split(None, 1)[0]) == uid:
+            found += int(status[threads + 10 :].split(None, 1)[0])
+    return found
+
+
 def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
@@ -132,6 +166,7 @@ def serve(proto_in: int, proto_out: int, scratch: str) -> None:
             continue  # about a job that ended before the worker read it
         for suite in job[wire.SUITES]:
             suite[wire.TESTS] = wire.tests_listed(suite[wire.TESTS])
+        _on_top_of_the_uids_tasks(job[wire.LIMITS])
         counter += 1
         job[wire.CWD] = os.path.join(scratch, f"job{counter}")
         os.mkdir(job[wire.CWD], 0o700)
