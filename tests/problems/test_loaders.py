@@ -100,7 +100,7 @@ def test_humaneval_plus_computes_and_caches_expected_outputs(shared_data: Path, 
     problems = asyncio.run(load())
     assert len(problems) == 164
     assert sum(len(p.hidden_tests) for p in problems) > 1000
-    assert list(tmp_path.glob("humanevalplus-*.v5.jsonl"))
+    assert list(tmp_path.glob("humanevalplus-*.v6.jsonl"))
     assert all(len(p.hidden_seconds) == len(p.hidden_tests) for p in problems)  # the reference's time on each
     first = problems[0].hidden_tests[0]
     assert isinstance(first, CallTest) and first.expected is True

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -18,6 +18,7 @@ from refinelab.errors import InfrastructureError, InputError
 from refinelab.problems import CallTest, Problem
 from refinelab.sandbox import FakeSandbox, Loading, Packed, _reference, prepare_benchmark, stream_benchmark
 from refinelab.sandbox import TestOutcome as Outcome
+from refinelab.sandbox._packed import Shelf
 
 TIMEOUT = 120.0
 """Seconds before a test that would otherwise wait for ever fails (nothing here takes a second)."""
@@ -88,7 +89,7 @@ def test_a_tasks_programs_are_scored_while_a_later_tasks_expected_outputs_are_st
     # each scored sample carries its whole problem (its hidden tests, and the scale its --out line writes)
     assert [len(item.sample.problem.hidden_tests) for item in found] == [2, 40, 40]
     assert found[1].sample.problem.metadata["reference_time_scale"] == 1.0
-    assert len(list(tmp_path.glob("humanevalplus-*.v5.jsonl"))) == 1  # the cache is written as before
+    assert len(list(tmp_path.glob("humanevalplus-*.v6.jsonl"))) == 1  # the cache is written as before
 
 
 async def _cold_then_warm(benchmark: str, data: Path, cache: Path) -> tuple[list[Problem], list[Problem]]:
@@ -192,7 +193,7 @@ def test_a_cache_cut_short_is_computed_again_after_its_first_tasks_were_publishe
 
     whole, computed = asyncio.run(load())
     assert computed == ["calibration", "add", "mul"]
-    (cache,) = tmp_path.glob("humanevalplus-*.v5.jsonl")
+    (cache,) = tmp_path.glob("humanevalplus-*.v6.jsonl")
     header, first, _ = cache.read_text().splitlines()
     cache.write_text(f"{header}\n{first}\n")  # the last task's line lost
     again, computed = asyncio.run(load())
@@ -226,7 +227,7 @@ def test_a_task_without_inputs_is_published_at_once_without_hidden_tests(tmp_pat
         ("HumanEval/1", 40),
         ("HumanEval/2", 0),
     ]
-    (cache,) = tmp_path.glob("humanevalplus-*.v5.jsonl")
+    (cache,) = tmp_path.glob("humanevalplus-*.v6.jsonl")
     assert len(cache.read_text().splitlines()) == 4  # a line for every task, the empty one too
 
 
@@ -281,7 +282,7 @@ def test_the_event_loop_runs_while_the_cache_is_written(tmp_path: Path, monkeypa
 
     problems = asyncio.run(asyncio.wait_for(load(), 2 * TIMEOUT))
     assert [len(p.hidden_tests) for p in problems] == [2, 40]
-    assert len(next(tmp_path.glob("humanevalplus-*.v5.jsonl")).read_text().splitlines()) == 3
+    assert len(next(tmp_path.glob("humanevalplus-*.v6.jsonl")).read_text().splitlines()) == 3
 
 
 def test_a_warm_load_lets_the_loop_run_between_the_packed_values_of_one_task(
@@ -296,9 +297,9 @@ def test_a_warm_load_lets_the_loop_run_between_the_packed_values_of_one_task(
     ticks, seen = [0], []
     from_json = Packed.from_json
 
-    def counted(found: dict[str, object], read: Callable[[int, int], bytes]) -> Packed:
-        seen.append(ticks[0])  # how many turns the loop had taken when this value was decoded
-        return from_json(found, read)
+    def counted(found: dict[str, object], shelf: Shelf) -> Packed:
+        seen.append(ticks[0])  # how many turns the loop had taken when this value was read
+        return from_json(found, shelf)
 
     async def load() -> list[Problem]:
         async def turning() -> None:
@@ -338,7 +339,7 @@ def test_mbpp_plus_inputs_the_cache_keeps_load_warm_as_they_were_computed(tmp_pa
     assert written[:2] == written[2:]
     assert written[0] == [("candidate((3, 4), (5, 6))", None, 2)]
     assert written[1] == [("candidate([1, 2])", "[[1, 2]]", 1), ("candidate([7])", "[[7]]", 1)]
-    (cache,) = tmp_path.glob("mbppplus-*.v5.jsonl")
+    (cache,) = tmp_path.glob("mbppplus-*.v6.jsonl")
     tuples, lists = (json.loads(line) for line in cache.read_text().splitlines()[1:])
     assert tuples["expressions"] == ["candidate((3, 4), (5, 6))"] and "arguments" not in tuples
     assert lists["arguments"] == ["[[1, 2]]", "[[7]]"]

@@ -3,9 +3,12 @@ scored in pieces; and HumanEval+'s outputs computed with progress and cached."""
 
 from __future__ import annotations
 
+import binascii
 import fractions
 import hashlib
 import json
+import os
+import tempfile
 import zlib
 from dataclasses import replace
 from pathlib import Path
@@ -17,7 +20,7 @@ from refinelab.problems import CallTest, HumanEvalPlusTask, Problem, _humanevalp
 from refinelab.problems._literal import call_source, call_source_of_json
 from refinelab.sandbox import Packed, RunResult, Suite, WorkerPool, judge, prepare_benchmark, values_match
 from refinelab.sandbox._outputs import Chunk, deferred
-from refinelab.sandbox._reference import Blobs
+from refinelab.sandbox._packed import Shelf
 from refinelab.sandbox._scoring import run_scored, split_suite
 from refinelab.sandbox._worker.codec import encode_expected
 from tests.conftest import with_pool
@@ -37,9 +40,12 @@ def test_a_packed_value_equals_what_the_value_equals() -> None:
     assert values_match(numbers, expected) and not values_match(numbers[::-1], expected)
     assert packed("ab" * 50_000) == "ab" * 50_000 and packed("ab" * 50_000) != "ba" * 50_000
     assert repr(expected).startswith("[0, 1, 2, 3") and len(repr(expected)) == 300 and repr(expected).endswith("...")
-    blobs = b"before" + expected.blob + b"after"
-    read = lambda at, count: blobs[at : at + count]  # noqa: E731
-    assert Packed.from_json(json.loads(json.dumps(expected.to_json(6))), read) == numbers
+    shelf = _shelf()
+    shelf.put(b"before")
+    written = expected.to_json(shelf)
+    shelf.put(b"after")
+    assert written["at"] == 6 and written["bytes"] == len(binascii.b2a_base64(expected.blob, newline=False))
+    assert Packed.from_json(json.loads(json.dumps(written)), shelf) == numbers
 
 
 @pytest.mark.parametrize(
@@ -51,17 +57,15 @@ def test_a_cache_entry_whose_bytes_are_not_where_it_says_is_unreadable(
 ) -> None:
     """A damaged entry is an error the warm load catches (it then computes the outputs again)."""
     value = packed(list(range(10_000)))
-    written = value.to_json(0)
     file = tmp_path / "values.blobs"
-    file.write_bytes(value.blob)
-    with file.open("rb") as handle:
-        blobs = Blobs(handle, len(value.blob))
-        assert Packed.from_json(written, blobs.read).blob == zlib.compress(json.dumps(list(range(10_000))).encode(), 1)
-        with pytest.raises(ValueError):
-            Packed.from_json(written | place, blobs.read)
-    file.write_bytes(bytes(len(value.blob)))  # as long, other bytes: a file of another writing, or damaged
-    with file.open("rb") as handle, pytest.raises(ValueError, match="not those written"):
-        Packed.from_json(written, Blobs(handle, len(value.blob)).read)
+    written = value.to_json(Shelf.create(file))
+    shelf = Shelf.open(file)
+    assert Packed.from_json(written, shelf).blob == zlib.compress(json.dumps(list(range(10_000))).encode(), 1)
+    with pytest.raises(ValueError):
+        Packed.from_json(written | place, shelf)
+    file.write_bytes(bytes(file.stat().st_size))  # as long, other bytes: a file of another writing, or damaged
+    with pytest.raises(ValueError, match="not those written"):
+        Packed.from_json(written, Shelf.open(file))
 
 
 def test_a_large_string_is_undone_once_then_compared_by_digest(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -79,14 +83,27 @@ def test_a_large_string_is_undone_once_then_compared_by_digest(monkeypatch: pyte
     assert known == text and text[:-1] != known and len(undone) == 4
 
 
+def _shelf() -> Shelf:
+    """A new file of packed values, open, that no path names (removed at once)."""
+    fd, path = tempfile.mkstemp(suffix=".blobs")
+    os.unlink(path)
+    return Shelf(fd)
+
+
+def _form(value: Packed) -> dict[str, object]:
+    """``value``'s cache form, its bytes put on a new shelf."""
+    return value.to_json(_shelf())
+
+
 def _unknown(value: Packed) -> Packed:
     """``value`` read back from its cache form as a cache written before digests were kept has it."""
-    return _cached({key: item for key, item in value.to_json(0).items() if key != "string"}, value)
+    shelf = _shelf()
+    return _cached({key: item for key, item in value.to_json(shelf).items() if key != "string"}, shelf)
 
 
-def _cached(written: dict[str, object], value: Packed) -> Packed:
-    """``written`` (``value``'s cache form) read back, through JSON, with ``value``'s bytes as its file."""
-    return Packed.from_json(json.loads(json.dumps(written)), lambda at, count: value.blob[at : at + count])
+def _cached(written: dict[str, object], shelf: Shelf) -> Packed:
+    """``written`` (a value's cache form, its bytes put on ``shelf``) read back, through JSON."""
+    return Packed.from_json(json.loads(json.dumps(written)), shelf)
 
 
 def test_a_packed_value_holding_floats_keeps_its_tolerance() -> None:
@@ -96,7 +113,8 @@ def test_a_packed_value_holding_floats_keeps_its_tolerance() -> None:
     assert close != packed(values)  # no tolerance: == only
     assert [v + 1e-3 for v in values] != Packed.of(encode_expected(values), values, atol=1e-6)
     tolerant = Packed.of(encode_expected(values), values, atol=1e-6)
-    again = _cached(tolerant.to_json(0), tolerant)
+    shelf = _shelf()
+    again = _cached(tolerant.to_json(shelf), shelf)
     assert again.atol == 1e-6 and close == again
 
 
@@ -184,7 +202,7 @@ def test_outputs_are_computed_in_small_replies_with_progress_then_read_from_the_
     monkeypatch.setattr(_humanevalplus, "call_source_of_json", counted_json)
     digest = hashlib.sha256(data.read_bytes()).hexdigest()[:16]
     old_formats = [tmp_path / f"humanevalplus-{digest}.json"]
-    old_formats += [tmp_path / f"humanevalplus-{digest}.v{n}.jsonl" for n in (2, 3, 4)]
+    old_formats += [tmp_path / f"humanevalplus-{digest}.v{n}.jsonl" for n in (2, 3, 4, 5)]
     for old in old_formats:
         old.write_text("{}")  # caches in earlier formats: replaced, not left behind
 
@@ -218,12 +236,12 @@ def test_outputs_are_computed_in_small_replies_with_progress_then_read_from_the_
         made = Packed.of(encode_expected(value), value)
         assert (found.blob, found.size, found.preview, found.atol) == (made.blob, made.size, made.preview, None)
         encoding = hashlib.sha256(json.dumps(encode_expected(value)).encode()).hexdigest()
-        assert found.to_json(0) == {**made.to_json(0), "encoding": encoding}  # and the digest of its encoding
-        assert found.to_json(0)["string"] == hashlib.sha256(value.encode()).hexdigest()
+        assert _form(found) == {**_form(made), "encoding": encoding}  # and the digest of its encoding
+        assert _form(found)["string"] == hashlib.sha256(value.encode()).hexdigest()
     assert undone == []  # the sandbox sent each string's digest: no comparison undid a compression
     assert tests[300].expected == "line\n" * 3 and not isinstance(tests[300].expected, Packed)
     assert seen[0] == ("computing expected outputs", 0, 302) and seen[-1] == ("computing expected outputs", 302, 302)
-    (cache,) = tmp_path.glob("humanevalplus-*.v5.jsonl")
+    (cache,) = tmp_path.glob("humanevalplus-*.v6.jsonl")
     header, line = map(json.loads, cache.read_text().splitlines())  # the calibration, then one line per task
     assert header["calibration_seconds"] > 0 and not any(old.exists() for old in old_formats)
     assert len(line["seconds"]) == 302 and all(t >= 0 for t in line["seconds"])
@@ -445,8 +463,8 @@ def test_a_value_packed_where_it_was_computed_keeps_its_encodings_digest_cold_an
         assert not right.has_encoding("0" * 64, len(text))
         own = json.dumps(encode_expected([float("nan"), *range(5000)]))
         assert not nan.has_encoding(hashlib.sha256(own.encode()).hexdigest(), len(own))
-        assert right.to_json(0)["encoding"] == hashlib.sha256(text.encode()).hexdigest()
-        assert nan.to_json(0)["encoding"] == ""
+        assert _form(right)["encoding"] == hashlib.sha256(text.encode()).hexdigest()
+        assert _form(nan)["encoding"] == ""
     assert undone == []  # neither run undid a compression to judge by the digest
 
 
@@ -455,20 +473,22 @@ def test_a_cache_entry_keeps_the_encodings_digest_or_works_it_out_as_before(monk
     text = json.dumps(encode_expected(value))
     digest = hashlib.sha256(text.encode()).hexdigest()
     made = packed(value)
-    assert "encoding" not in made.to_json(0)  # packed here: worked out only when asked
+    assert "encoding" not in _form(made)  # packed here: worked out only when asked
     undone = _count_undoing(monkeypatch)
     assert made.has_encoding(digest, len(text)) and len(undone) == 1
-    kept = _cached(made.to_json(0), made)
-    assert kept.to_json(0)["encoding"] == digest and kept.has_encoding(digest, len(text)) and len(undone) == 1
-    old = _cached({k: v for k, v in made.to_json(0).items() if k != "encoding"}, made)  # a cache from before
+    shelf = _shelf()
+    form = made.to_json(shelf)
+    kept = _cached(form, shelf)
+    assert _form(kept)["encoding"] == digest and kept.has_encoding(digest, len(text)) and len(undone) == 1
+    old = _cached({k: v for k, v in form.items() if k != "encoding"}, shelf)  # a cache from before
     assert old.has_encoding(digest, len(text)) and len(undone) == 2
     for bad in ("0" * 63, "G" * 64, digest.upper(), 7, None):
-        written = {**made.to_json(0), "encoding": bad}
+        written = {**form, "encoding": bad}
         if bad is None:
-            assert _cached(written, made).has_encoding(digest, len(text))  # null: not kept
+            assert _cached(written, shelf).has_encoding(digest, len(text))  # null: not kept
             continue
         with pytest.raises(ValueError, match="encoding"):
-            _cached(written, made)
+            _cached(written, shelf)
 
 
 def test_a_reference_value_is_stored_as_the_worker_encoded_it_and_packed_past_the_size() -> None:

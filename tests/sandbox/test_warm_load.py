@@ -4,10 +4,13 @@ kept has the file read again, from its first task without them."""
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import os
+import pickle
 import time
+import zlib
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -15,11 +18,12 @@ from pathlib import Path
 import pytest
 
 from refinelab._location import Location
+from refinelab.errors import InfrastructureError
 from refinelab.problems import CallTest, HumanEvalPlusTask, Problem, _humanevalplus
 from refinelab.sandbox import WorkerPool, prepare_benchmark
 from refinelab.sandbox._compare import DEFAULT_FLOAT_ATOL
 from refinelab.sandbox._outputs import Output
-from refinelab.sandbox._packed import Packed
+from refinelab.sandbox._packed import Packed, Shelf
 from refinelab.sandbox._reference import _hidden_tests
 from tests.conftest import with_pool
 
@@ -61,12 +65,12 @@ def _load(data: Path, cache: Path, tests: tuple[int, ...] = (3, 3, 3)) -> list[P
     return [replace(p, hidden_seconds=(), metadata={**p.metadata, "reference_time_scale": None}) for p in timed]
 
 
-def test_a_warm_load_reads_the_release_once_and_builds_the_same_problems(
+def test_a_load_reads_the_release_once_cold_or_warm_and_builds_the_same_problems(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     data, readings = _release(tmp_path / "plus.jsonl"), _counting(monkeypatch)
     cold = _load(data, tmp_path)
-    assert readings == [3, 3]  # the bare problems, then computing the outputs
+    assert readings == [3]  # the bare problems, the inputs kept for computing the outputs
     readings.clear()
     warm = _load(data, tmp_path)
     assert warm == cold and readings == [3]
@@ -96,7 +100,7 @@ def test_a_task_without_inputs_keeps_their_number_and_builds_tests_only_from_the
     assert zero.without_inputs().test(1, 0.5, 1e-6) == zero.test(1, 0.5, 1e-6)  # its polynomial is kept
 
 
-def test_packed_values_are_kept_raw_beside_the_cache_and_a_damaged_file_is_computed_again(
+def test_packed_values_are_kept_beside_the_cache_as_they_came_and_a_damaged_file_is_computed_again(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     record: dict[str, object] = {"task_id": "HumanEval/0", "prompt": "def big(n):\n", "entry_point": "big"}
@@ -107,13 +111,16 @@ def test_packed_values_are_kept_raw_beside_the_cache_and_a_damaged_file_is_compu
     (tmp_path / "cache" / f"humanevalplus-{_digest(data)}.v4.jsonl").write_text("{}\n")  # the format before
     readings = _counting(monkeypatch)
     cold = _load(data, tmp_path / "cache", tests=(3,))
+    assert readings == [1]
+    cold = pickle.loads(pickle.dumps(cold))  # its packed values held: the file they were read from is damaged below
     (cache,) = (tmp_path / "cache").glob("humanevalplus-*.jsonl")  # the v4 one removed
     (blobs,) = (tmp_path / "cache").glob("humanevalplus-*.blobs")
     header, line = map(json.loads, cache.read_text().splitlines())
     packed = [output for output in line["outputs"] if "at" in output]
-    assert cache.name.endswith(".v5.jsonl") and blobs.name == f"{cache.stem}.{header['blobs']}.blobs"
+    assert cache.name.endswith(".v6.jsonl") and blobs.name == f"{cache.stem}.{header['blobs']}.blobs"
     assert [p["bytes"] for p in packed] and sum(p["bytes"] for p in packed) == blobs.stat().st_size
-    assert "packed" not in json.dumps(line)  # no base64
+    assert "packed" not in json.dumps(line)  # no base64 in the line: it is in the file, as the sandbox sent it
+    assert zlib.decompress(base64.b64decode(blobs.read_bytes()[: packed[0]["bytes"]], validate=True)).startswith(b'"ab')
     readings.clear()
     assert _load(data, tmp_path / "cache", tests=(3,)) == cold and readings == [1]
     for damage in ("cut short", "other bytes", "gone", "a line short"):
@@ -129,10 +136,42 @@ def test_packed_values_are_kept_raw_beside_the_cache_and_a_damaged_file_is_compu
             shorter["outputs"], shorter["seconds"] = shorter["outputs"][:-1], shorter["seconds"][:-1]
             cache.write_text(head + "\n" + json.dumps(shorter) + "\n")
         readings.clear()
-        assert _load(data, tmp_path / "cache", tests=(3,)) == cold and readings == [1, 1]  # computed again
+        assert _load(data, tmp_path / "cache", tests=(3,)) == cold  # computed again
+        # once where the values' file is gone (no whole cache: the bare problems' reading keeps the inputs), else
+        # the bare problems, then again from where the cache failed
+        assert readings == ([1] if damage == "gone" else [1, 1])
         (blobs,) = (tmp_path / "cache").glob("humanevalplus-*.blobs")  # a new file, alone
         assert blobs.name != f"{cache.stem}.{header['blobs']}.blobs"
         header = json.loads(cache.read_text().splitlines()[0])
+
+
+def test_packed_values_are_read_from_their_file_where_a_comparison_needs_them_cold_or_warm(tmp_path: Path) -> None:
+    """None of a benchmark's packed values is held in memory (HumanEval+'s are 95 MB compressed): each is read
+    from the cache's file of them where a comparison needs its bytes. The file may be removed meanwhile (another
+    writing of the same cache removes what it does not name): what the load opened stays readable."""
+    record: dict[str, object] = {"task_id": "HumanEval/0", "prompt": "def big(n):\n", "entry_point": "big"}
+    record |= {"canonical_solution": "    return list(range(n))\n", "base_input": [[3000], [4000], [1]], "atol": 0}
+    data = tmp_path / "plus.jsonl"
+    data.write_text(json.dumps(record | {"plus_input": []}) + "\n")
+    for load in ("cold", "warm"):
+        tests = _load(data, tmp_path / "cache", tests=(3,))[0].hidden_tests
+        first, second = (t.expected for t in tests[:2] if isinstance(t, CallTest))
+        assert isinstance(first, Packed) and isinstance(second, Packed), load
+        (blobs,) = (tmp_path / "cache").glob("humanevalplus-*.blobs")
+        text = blobs.read_bytes()
+        with blobs.open("r+b") as file:  # the same file, other bytes where the first value is: it is read there
+            file.write(bytes(len(text) // 2))
+        with pytest.raises(InfrastructureError, match=rf"{blobs}: changed since it was read \(bytes 0 to"):
+            first.value()
+        blobs.write_bytes(text)  # as it was (the same file: written in place)
+        assert first == list(range(3000)) and first != list(range(2999)), load
+        held = pickle.loads(pickle.dumps(second))  # a copy that crosses to another process holds its bytes
+        blobs.unlink()  # removed by another writing: still open
+        assert second == list(range(4000)) and held == list(range(4000)) and second != list(range(1, 4001)), load
+        assert held.blob == second.blob and held.size == second.size and held.preview == second.preview
+        blobs.write_bytes(text)  # put back for the warm load
+    with pytest.raises(TypeError, match="open file of this process"):
+        pickle.dumps(Shelf.open(blobs))
 
 
 def test_a_task_without_inputs_needs_no_second_reading(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -215,7 +254,7 @@ def test_a_warm_load_removes_what_a_killed_cache_writing_left_once_it_is_stale(t
     (own,) = tmp_path.glob("humanevalplus-*.blobs")
     left = [cache.with_name(f"{cache.name}.{name}.tmp") for name in ("dead", "live")]
     left += [cache.with_name(f"{cache.stem}.{name}.blobs") for name in ("dead", "live")]
-    other = tmp_path / "humanevalplus-0000.v5.jsonl.dead.tmp"  # another release's: not this cache's to remove
+    other = tmp_path / "humanevalplus-0000.v6.jsonl.dead.tmp"  # another release's: not this cache's to remove
     for path in (*left, other):
         path.write_bytes(b"half written")
     hour_ago = time.time() - 3600

@@ -12,8 +12,10 @@ every worker, and no reply carries more than a few MiB.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import math
+import operator
 import secrets
 import sys
 from collections import deque
@@ -26,7 +28,7 @@ from refinelab.problems import HumanEvalPlusTask, WrittenInputs
 from refinelab.sandbox._compare import DEFAULT_FLOAT_ATOL, holds_float
 from refinelab.sandbox._limits import Limits
 from refinelab.sandbox._outcome import TestOutcome
-from refinelab.sandbox._packed import NANS, PREVIEW, Packed, from_base64, is_encoding_digest, read_digest
+from refinelab.sandbox._packed import NANS, PREVIEW, Packed, Shelf, from_base64, is_encoding_digest, read_digest
 from refinelab.sandbox._protocol import Sandbox
 from refinelab.sandbox._worker.codec import JSON_TEXT, decode, encode_expected, holds_opaque
 
@@ -211,10 +213,13 @@ class Chunks:
         pool: Sandbox,
         progress: Callable[[int], None],
         finished: Finished | None = None,
+        shelf: Shelf | None = None,
     ) -> None:
         self._fresh = _first_chunks(tasks, self._empty)
         self._later: deque[Chunk] = deque()
         self._pool, self._progress, self._finished = pool, progress, finished
+        self._shelf = shelf
+        """Where values packed in the sandbox go as they come (the cache's file of them); None: held decoded."""
         self._found: dict[int, tuple[str, list[Output | None], list[float | None]]] = {}
         self._left: dict[int, int] = {}
         """Each task's inputs not computed yet."""
@@ -249,7 +254,7 @@ class Chunks:
         task, size = chunk.task, len(chunk.task.inputs)
         slots = self._found.setdefault(chunk.position, (task.task_id, [None] * size, [None] * size))
         self._left.setdefault(chunk.position, size)
-        outputs, seconds, per_input = await _chunk_outputs(chunk, self._pool)
+        outputs, seconds, per_input = await _chunk_outputs(chunk, self._pool, self._shelf)
         if not outputs:  # a job's first input always runs: a reply without it would come back forever
             raise InfrastructureError(f"the sandbox computed none of {task.task_id}'s inputs from {chunk.start}")
         slots[1][chunk.start : chunk.start + len(outputs)] = outputs
@@ -296,12 +301,15 @@ def _joined(task_id: str, outputs: list[Output | None], seconds: list[float | No
 
 def _first_chunks(tasks: Iterator[HumanEvalPlusTask], empty: Callable[[HumanEvalPlusTask], None]) -> Iterator[Chunk]:
     """Each task's chunks of :data:`CHUNK` inputs, in file order (each input written as source and as JSON
-    once, as its task's first chunk is taken); a task without inputs is given to ``empty`` as it is reached."""
-    for position, task in enumerate(tasks):
-        if not task.inputs:
-            empty(task)
+    once, as its task's first chunk is taken, and the task's inputs then let go of: its chunks carry them
+    written); a task without inputs is given to ``empty`` as it is reached."""
+    for position, whole in enumerate(tasks):
+        if not whole.inputs:
+            empty(whole)
             continue
-        written = task.written(JSON_TEXT)
+        written = whole.written(JSON_TEXT)
+        task = whole.without_inputs() if written.arguments is not None else whole
+        del whole
         for start in range(0, len(task.inputs), CHUNK):
             arguments = written.arguments[start : start + CHUNK] if written.arguments is not None else None
             yield Chunk(position, task, start, written.expressions[start : start + CHUNK], arguments)
@@ -329,11 +337,12 @@ def deferred(chunk: Chunk, computed: int, per_input: float) -> list[Chunk]:
     ]
 
 
-async def _chunk_outputs(chunk: Chunk, pool: Sandbox) -> tuple[list[Output], list[float | None], float]:
+async def _chunk_outputs(chunk: Chunk, pool: Sandbox, shelf: Shelf | None = None) -> Read:
     """Outputs of the canonical solution on the chunk's inputs (``{"error": ...}`` where it failed), its CPU
     seconds on each (``None`` where it failed), up to the first it deferred, and the CPU the sandbox spent on
     each of those that returned (the call and packing its value: what :data:`CHUNK_SECONDS` bounds; one that
-    raised counts there too, but its reply has no figure)."""
+    raised counts there too, but its reply has no figure). A value packed in the sandbox goes on ``shelf`` as it
+    came, where one is given."""
     task = chunk.task
     program, entry = task.reference(), task.entry_point
     marker = f"refinelab-large-value-{secrets.token_hex(8)}"
@@ -353,18 +362,48 @@ async def _chunk_outputs(chunk: Chunk, pool: Sandbox) -> tuple[list[Output], lis
         arguments=arguments,
         encoded=True,
     )
+    later = marker + "-later"
+    rows = values[: values.index(later)] if later in values else values
+    return _rows_read(rows, marker, task.atol, packable, shelf) or _rows_read_one_by_one(
+        rows, marker, task.atol, packable, shelf
+    )
+
+
+Read = tuple[list[Output], list["float | None"], float]
+"""A chunk's outputs, the reference's CPU seconds on each, and the sandbox's mean CPU seconds an input."""
+
+
+def _rows_read(rows: list[object], marker: str, atol: float, packable: bool, shelf: Shelf | None) -> Read | None:
+    """:func:`_rows_read_one_by_one` at C speed, where every row is ``[value, spent, cost, short]`` with finite
+    float times (every row a value, as a chunk's reply has them): a step per value only for those not written
+    short in the sandbox (packed there, mostly); ``None`` for rows of any other shape."""
+    if not rows or set(map(type, rows)) != {list} or set(map(len, cast("list[list[object]]", rows))) != {4}:
+        return None
+    found, spent, cost, short = zip(*cast("list[list[object]]", rows))
+    if not set(map(type, spent)) | set(map(type, cost)) <= {float}:
+        return None
+    costs = cast("tuple[float, ...]", cost)
+    if not (math.isfinite(total := sum(costs)) and min(costs) >= 0):
+        return None
+    outputs: list[Output] = [{"value": value} for value in found]
+    for index in itertools.compress(range(len(found)), map(operator.is_not, short, itertools.repeat(True))):
+        value = found[index]
+        outputs[index] = _packed_in_sandbox(value, marker, atol, shelf) or _output(value, atol, packable=packable)
+    return outputs, list(cast("tuple[float, ...]", spent)), total / len(costs)
+
+
+def _rows_read_one_by_one(rows: list[object], marker: str, atol: float, packable: bool, shelf: Shelf | None) -> Read:
+    """Each row's output (``{"error": ...}`` where the input failed), the reference's CPU seconds on it
+    (``None`` where it failed), and the mean CPU the sandbox spent on those that returned."""
     outputs: list[Output] = []
     seconds: list[float | None] = []
     costs: list[float] = []
-    later = marker + "-later"
-    for timed in values:  # as the worker encoded them: [value, spent, cost, short], each a value it encoded
-        if timed == later:
-            break
+    for timed in rows:  # as the worker encoded them: [value, spent, cost, short], each a value it encoded
         value, spent, cost, short = timed if isinstance(timed, list) and len(timed) == 4 else (timed, None, None, 0)
         if short is True:  # its JSON written and measured in the sandbox (``_SMALL_SOURCE``): stored as it came
             outputs.append({"value": value})
         else:
-            outputs.append(_packed_in_sandbox(value, marker, task.atol) or _output(value, task.atol, packable=packable))
+            outputs.append(_packed_in_sandbox(value, marker, atol, shelf) or _output(value, atol, packable=packable))
         seconds.append(float(spent) if isinstance(spent, (int, float)) and not isinstance(value, TestOutcome) else None)
         if isinstance(cost, (int, float)) and math.isfinite(cost) and cost >= 0:
             costs.append(float(cost))
@@ -381,9 +420,9 @@ def timed_setup() -> str:
     )
 
 
-def _packed_in_sandbox(value: object, marker: str, atol: float) -> Packed | None:
-    """The :class:`Packed` a value packed in the sandbox stands for (see :data:`_PACKED_SOURCE`); ``None`` for
-    any other value."""
+def _packed_in_sandbox(value: object, marker: str, atol: float, shelf: Shelf | None = None) -> Packed | None:
+    """The :class:`Packed` a value packed in the sandbox stands for (see :data:`_PACKED_SOURCE`), put on ``shelf``
+    as it came (base64), where one is given; ``None`` for any other value."""
     if not (isinstance(value, list) and len(value) == 7 and value[0] == marker + "-packed"):
         return None
     _, blob, size, preview, floats, digest, encoding = value
@@ -393,6 +432,8 @@ def _packed_in_sandbox(value: object, marker: str, atol: float) -> Packed | None
     if string is False or not is_encoding_digest(encoding):
         return None
     tolerance = (atol or DEFAULT_FLOAT_ATOL) if atol or floats else None
+    if shelf is not None:
+        return Packed.shelved(shelf, blob, size, preview, tolerance, string=string, encoding=cast("str", encoding))
     return Packed(from_base64(blob), size, preview, tolerance, string=string, encoding=cast("str", encoding))
 
 

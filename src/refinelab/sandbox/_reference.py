@@ -24,10 +24,11 @@ import operator
 import os
 import secrets
 import time
+from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import BinaryIO, TextIO, cast
+from typing import TextIO, cast
 
 from refinelab._progress import ProgressHook
 from refinelab.errors import InfrastructureError, InputError, UserError
@@ -47,16 +48,18 @@ from refinelab.problems import benchmark as registered
 from refinelab.sandbox._compare import DEFAULT_FLOAT_ATOL, NOT_FLOAT, holds_float
 from refinelab.sandbox._loading import Loading
 from refinelab.sandbox._outputs import REFERENCE_LIMITS, TIMED, Chunks, Computed, Finished, Output, timed_setup
-from refinelab.sandbox._packed import Packed
+from refinelab.sandbox._packed import Packed, Shelf
 from refinelab.sandbox._protocol import Sandbox
 from refinelab.sandbox._worker.codec import decode
 
-CACHE_FORMAT = 5
+CACHE_FORMAT = 6
 """Version of the cache file's layout (part of its name): 3 added the reference's times and the
 calibration header; 4 times them on the thread's clock (3's read whole ticks of about 4 ms, most of them
 0, and its calibration 8 to 20 ms for the same workload: see ``_outputs._TIMED_SOURCE``); 5 keeps the packed
 values' compressed bytes in a file beside it, as they are (4 wrote them in base64 in the JSON: a warm load
-read 127 MB of base64 text as JSON, then decoded it, a fifth of the driver's CPU in a warm check)."""
+read 127 MB of base64 text as JSON, then decoded it, a fifth of the driver's CPU in a warm check); 6 keeps them
+there in base64, as the sandbox sends them, so that a cold load puts them there as they come, undecoded, and
+every load leaves them there until a comparison needs one (``_packed.Shelf``)."""
 _WORKLOAD = """
 def _refinelab_workload(n):
     total = 0
@@ -138,7 +141,7 @@ def stream_humanevalplus(
     """Load HumanEval+ (or, with ``reader=read_mbppplus``, MBPP+) from an evalplus release file, computing
     expected outputs (and the reference's time on each input) in ``pool`` the first time.
 
-    The outputs are cached in ``cache_dir`` as ``humanevalplus-<file hash>.v5.jsonl`` (``mbppplus-...``), the
+    The outputs are cached in ``cache_dir`` as ``humanevalplus-<file hash>.v6.jsonl`` (``mbppplus-...``), the
     large ones' compressed bytes in a file beside it (:func:`_write_cache`):
     a header line (the calibration), then one line per task in the file's order; problems are built from
     the tasks read with the bare problems (without their inputs, which the cache keeps written) and the cache
@@ -148,15 +151,20 @@ def stream_humanevalplus(
     the module docstring).
     """
     source = Path(path)
-    bare, shape = _bare(reader(source))
-    if shape.kind is None:
+    tasks = reader(source)
+    first = next(tasks, None)
+    if first is None:
         raise UserError(f"{source}: no {'mbpp' if reader is read_mbppplus else 'humaneval'}-plus problems in the file")
-    kind, digest = shape.kind, _digest(source)
+    kind, digest = first.kind, _digest(source)
     cache = cache_dir / f"{kind}-{digest}.v{CACHE_FORMAT}.jsonl"
+    # Where no whole cache is there, computing needs every input: this reading keeps them (not read again).
+    bare, shape = _bare(itertools.chain([first], tasks), whole=not _looks_whole(cache))
 
     async def load(loading: Loading) -> None:
         now = await calibrate(pool)
         if await _from_cache(source, cache, Release(reader, shape.tasks), now, loading.publish):
+            if shape.whole is not None:
+                shape.whole.clear()  # written meanwhile, by another check
             return
 
         inputs: dict[str, WrittenInputs] = {}  # the cache keeps them, so a warm load does not write them again
@@ -167,11 +175,17 @@ def stream_humanevalplus(
             inputs[task.task_id] = written
             loading.publish(_problem(task, outputs, seconds, 1.0, written))  # times measured now: scale 1
 
-        computed = await _compute(source, pool, progress or _quiet, reader, finished, shape)
-        # Off the event loop: encoding the cache takes seconds (152 MB for HumanEval+), and the workers are
-        # still scoring; the loop keeps feeding them meanwhile (nothing it writes is changed any more).
-        await asyncio.to_thread(_write_cache, cache, now, _every_task(shape, computed), inputs)
-        for old in (f"{kind}-{digest}.json", *(f"{kind}-{digest}.v{n}.jsonl" for n in (2, 3, 4))):
+        shelf = _new_shelf(cache)  # the packed values go there as they come: the cache's file of them
+        try:
+            tasks = _taking(shape.whole) if shape.whole is not None else reader(source)
+            computed = await _compute(tasks, pool, progress or _quiet, finished, shape, shelf.shelf)
+            # Off the event loop: encoding the cache takes a while, and the workers are still scoring; the loop
+            # keeps feeding them meanwhile (nothing it writes is changed any more).
+            await asyncio.to_thread(_write_cache, cache, now, _every_task(shape, computed), inputs, shelf)
+        except BaseException:
+            _blobs_path(cache, shelf.token).unlink(missing_ok=True)  # what is open of it stays readable
+            raise
+        for old in (f"{kind}-{digest}.json", *(f"{kind}-{digest}.v{n}.jsonl" for n in (2, 3, 4, 5))):
             (cache_dir / old).unlink(missing_ok=True)
 
     return Loading(bare, load)
@@ -192,13 +206,18 @@ class Shape:
     tasks: list[HumanEvalPlusTask]
     """Every task without its inputs (:meth:`~refinelab.problems.HumanEvalPlusTask.without_inputs`): what a warm
     load needs beside the inputs the cache kept written, so it does not read the release again."""
+    whole: deque[HumanEvalPlusTask] | None = None
+    """Every task whole, where the reading kept them for computing (no whole cache was there): taken from the
+    front as computing reaches them (:func:`_taking`), so that the release is read once."""
 
 
-def _bare(tasks: Iterator[HumanEvalPlusTask]) -> tuple[list[Problem], Shape]:
-    """Every task's problem without its hidden tests, and the release's :class:`Shape`, in one reading."""
+def _bare(tasks: Iterator[HumanEvalPlusTask], *, whole: bool = False) -> tuple[list[Problem], Shape]:
+    """Every task's problem without its hidden tests, and the release's :class:`Shape`, in one reading (with
+    ``whole``, the tasks kept whole too)."""
     bare: list[Problem] = []
     sizes: list[tuple[str, int]] = []
     light: list[HumanEvalPlusTask] = []
+    kept: deque[HumanEvalPlusTask] | None = deque() if whole else None
     error: InputError | None = None
     kind: str | None = None
     for task in tasks:
@@ -206,11 +225,29 @@ def _bare(tasks: Iterator[HumanEvalPlusTask]) -> tuple[list[Problem], Shape]:
         bare.append(task.problem((), 0))
         sizes.append((task.task_id, len(task.inputs)))
         light.append(task.without_inputs())
+        if kept is not None:
+            kept.append(task)
         try:
             task.reference()
         except InputError as missing:
             error = error or missing
-    return bare, Shape(kind, sizes, error, light)
+    return bare, Shape(kind, sizes, error, light, kept)
+
+
+def _taking(whole: deque[HumanEvalPlusTask]) -> Iterator[HumanEvalPlusTask]:
+    """The tasks, each let go of as it is given (its chunks keep what they need of it: see ``_first_chunks``)."""
+    while whole:
+        yield whole.popleft()
+
+
+def _looks_whole(cache: Path) -> bool:
+    """Whether ``cache`` is there with its packed values' file (a warm load will most likely read it)."""
+    try:
+        with cache.open(encoding="utf-8") as handle:
+            header = _header(handle.readline())
+    except (OSError, ValueError):
+        return False
+    return header is not None and _blobs_path(cache, header.blobs).is_file()
 
 
 def _every_task(shape: Shape, computed: list[Computed]) -> list[Computed]:
@@ -256,23 +293,22 @@ async def _from_cache(
         return False
     with handle:
         header = _header(handle.readline())
-        blobs = _blobs(cache, header)
-        if header is None or blobs is None:
+        shelf = _shelf(cache, header)
+        if header is None or shelf is None:
             return False
         _remove_stale(cache, header, time.time())
-        with blobs:
-            return await _published(handle, blobs, source, release, calibration / header.calibration, publish)
+        return await _published(handle, shelf, source, release, calibration / header.calibration, publish)
 
 
 async def _published(
-    handle: TextIO, blobs: Blobs, source: Path, release: Release, scale: float, publish: Callable[[Problem], None]
+    handle: TextIO, shelf: Shelf, source: Path, release: Release, scale: float, publish: Callable[[Problem], None]
 ) -> bool:
     """:func:`_from_cache`'s work once its files are open: each task's line read and its problem published."""
     whole: Iterator[HumanEvalPlusTask] | None = None
     for index, light in enumerate(release.light):
         task = light if whole is None else next(whole, None)
         entry = _cached_entry(handle.readline())
-        cached = await _cached_line(entry, blobs)
+        cached = await _cached_line(entry, shelf)
         if task is None or cached is None or cached[0] != task.task_id or len(cached[1]) != len(task.inputs):
             return False  # a line with fewer outputs than inputs would drop hidden tests
         written = _cached_inputs(entry, task)
@@ -328,15 +364,30 @@ def _blobs_path(cache: Path, token: str) -> Path:
     return cache.with_name(f"{cache.stem}.{token}.blobs")
 
 
-def _blobs(cache: Path, header: Header | None) -> Blobs | None:
-    """The cache's packed values' file, open; None where the header names none or it cannot be opened."""
+def _shelf(cache: Path, header: Header | None) -> Shelf | None:
+    """The cache's packed values' file, open (it stays so while a value on it lives); None where the header
+    names none or it cannot be opened."""
     if header is None:
         return None
     try:
-        file = _blobs_path(cache, header.blobs).open("rb", buffering=0)
+        return Shelf.open(_blobs_path(cache, header.blobs))
     except OSError:
         return None
-    return Blobs(file, os.fstat(file.fileno()).st_size)
+
+
+@dataclass(frozen=True)
+class NewShelf:
+    """A cache's new packed values' file, open, and the token that names it (see :func:`_blobs_path`)."""
+
+    shelf: Shelf
+    token: str
+
+
+def _new_shelf(cache: Path) -> NewShelf:
+    """A new packed values' file for ``cache``."""
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    token = secrets.token_hex(8)
+    return NewShelf(Shelf.create(_blobs_path(cache, token)), token)
 
 
 def _cached_entry(text: str) -> dict[str, object] | None:
@@ -347,17 +398,17 @@ def _cached_entry(text: str) -> dict[str, object] | None:
     return entry if isinstance(entry, dict) else None
 
 
-async def _cached_line(entry: dict[str, object] | None, blobs: Blobs) -> Computed | None:
+async def _cached_line(entry: dict[str, object] | None, shelf: Shelf) -> Computed | None:
     """A cache line's task id, outputs and times (None where it does not read as one). The event loop runs
-    between one packed value and the next: HumanEval/15's line holds 63 MB of them, 0.2 s of decoding, which
-    would otherwise hold up every worker that finished meanwhile."""
+    between one packed value and the next: HumanEval/15's line holds 63 MB of them, read to check, which would
+    otherwise hold up every worker that finished meanwhile."""
     outputs, seconds = (entry.get("outputs"), entry.get("seconds")) if entry is not None else (None, None)
     if entry is None or not (isinstance(outputs, list) and isinstance(seconds, list) and len(outputs) == len(seconds)):
         return None
     try:
         found = cast("list[Output]", list(outputs))  # a value the line holds is its dict as it is
         for index in itertools.compress(range(len(found)), map(operator.contains, outputs, itertools.repeat("at"))):
-            found[index] = Packed.from_json(cast("dict[str, object]", found[index]), blobs.read)
+            found[index] = Packed.from_json(cast("dict[str, object]", found[index]), shelf)
             await asyncio.sleep(0)
         return (str(entry["task_id"]), found, [None if t is None else float(t) for t in seconds])
     except (ValueError, KeyError, TypeError):
@@ -383,18 +434,23 @@ def _strings(value: object, count: int) -> bool:
 
 
 def _write_cache(
-    cache: Path, calibration: float, computed: list[Computed], inputs: dict[str, WrittenInputs] | None = None
+    cache: Path,
+    calibration: float,
+    computed: list[Computed],
+    inputs: dict[str, WrittenInputs] | None = None,
+    shelf: NewShelf | None = None,
 ) -> None:
     """The cache: the calibration, then each task's outputs and times, and its inputs as they were written
-    (``inputs``; a warm load takes them from here instead of writing 124,000 again)."""
-    cache.parent.mkdir(parents=True, exist_ok=True)
-    token = secrets.token_hex(8)
-    blobs_path, temporary = _blobs_path(cache, token), cache.with_name(f"{cache.name}.{token}.tmp")
-    with blobs_path.open("wb") as blobs, temporary.open("w", encoding="utf-8") as handle:
+    (``inputs``; a warm load takes them from here instead of writing 124,000 again). Its packed values go to
+    ``shelf`` (a new one where none is given), where those computed in the sandbox already are."""
+    shelf = shelf or _new_shelf(cache)
+    token = shelf.token
+    temporary = cache.with_name(f"{cache.name}.{token}.tmp")
+    with temporary.open("w", encoding="utf-8") as handle:
         header = {"format": CACHE_FORMAT, "calibration_seconds": calibration, "blobs": token}
         handle.write(json.dumps(header) + "\n")
         for task_id, items, seconds in computed:
-            line: dict[str, object] = {"task_id": task_id, "outputs": [_to_json(item, blobs) for item in items]}
+            line: dict[str, object] = {"task_id": task_id, "outputs": [_to_json(item, shelf.shelf) for item in items]}
             line["seconds"] = seconds
             line |= _inputs_json((inputs or {}).get(task_id))
             handle.write(json.dumps(line) + "\n")
@@ -443,46 +499,18 @@ def _inputs_json(written: WrittenInputs | None) -> dict[str, object]:
     return kept | ({"arguments": written.arguments} if written.arguments is not None else {})
 
 
-def _to_json(item: Output, blobs: BinaryIO) -> dict[str, object]:
-    """An output as its cache line holds it: a packed value's bytes go to ``blobs``, the line says where."""
-    if not isinstance(item, Packed):
-        return item
-    at = blobs.tell()
-    blobs.write(item.blob)
-    return item.to_json(at)
-
-
-@dataclass(frozen=True)
-class Blobs:
-    """A cache's packed values' file, open (see :func:`_write_cache`)."""
-
-    file: BinaryIO
-    size: int
-    """Its length in bytes when it was opened."""
-
-    def read(self, at: int, size: int) -> bytes:
-        """The ``size`` bytes from ``at``; a ``ValueError`` where the file does not hold them all."""
-        if at < 0 or size < 0 or at + size > self.size:
-            raise ValueError(f"the packed values' file holds no {size} bytes at {at}")
-        found = os.pread(self.file.fileno(), size, at)
-        if len(found) != size:
-            raise ValueError(f"the packed values' file ends before {at + size}")
-        return found
-
-    def __enter__(self) -> Blobs:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.file.close()
+def _to_json(item: Output, shelf: Shelf) -> dict[str, object]:
+    """An output as its cache line holds it: a packed value's bytes are on ``shelf``, the line says where."""
+    return item.to_json(shelf) if isinstance(item, Packed) else item
 
 
 async def _compute(
-    source: Path,
+    tasks: Iterator[HumanEvalPlusTask],
     pool: Sandbox,
     progress: ProgressHook,
-    reader: Reader,
     finished: Finished,
     shape: Shape,
+    shelf: Shelf | None = None,
 ) -> list[Computed]:
     """Every task's outputs and times, in the file's order (see :class:`~refinelab.sandbox._outputs.Chunks`),
     each task given to ``finished`` as soon as its outputs are in (a task without inputs as it is reached)."""
@@ -490,7 +518,7 @@ async def _compute(
         raise shape.error
     total = sum(size for _, size in shape.sizes)
     count = lambda done: progress("computing expected outputs", done, total)  # noqa: E731
-    chunks = Chunks(reader(source), pool, count, finished)
+    chunks = Chunks(tasks, pool, count, finished, shelf)
     progress("computing expected outputs", 0, total)
     # Two chunks per worker: while the host decodes and packs one chunk's values, the worker runs another's.
     loops = [asyncio.ensure_future(chunks.work()) for _ in range(2 * pool.size)]
