@@ -55,7 +55,7 @@ def _counting(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
 
 def _load(data: Path, cache: Path, tests: tuple[int, ...] = (3, 3, 3)) -> list[Problem]:
-    """The problems, but for the reference's times (scaled by a calibration each load runs anew)."""
+    """The problems, but for the reference's times (measured anew by each cold load)."""
 
     async def body(pool: WorkerPool) -> list[Problem]:
         return await prepare_benchmark("humaneval-plus", data, pool=pool, cache_dir=cache)

@@ -87,6 +87,9 @@ class ClusterSandbox(Sandbox):
         self.options = options or ClusterOptions()
         self.batch_size = self.options.batch_size
         self.isolation: IsolationLevel = "none"
+        self.machine: str | None = None
+        """Nodes are other machines, each maybe another speed: cached reference times are scaled by the
+        calibration wherever they were measured."""
         self.size = 0
         self.events: list[ClusterEvent] = []
         """What happened to nodes, in order (joined, refused, lost, batches retried)."""

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from refinelab.problems import AssertTest, CallTest, StdioTest, Test
 from refinelab.sandbox._judge import judge, value_tests, values_of
 from refinelab.sandbox._limits import Limits
+from refinelab.sandbox._machine import this_machine
 from refinelab.sandbox._outcome import IsolationLevel, RunResult, TestOutcome
 from refinelab.sandbox._protocol import Sandbox
 from refinelab.sandbox._suite import Item, Suite
@@ -43,6 +44,7 @@ class FakeSandbox(Sandbox):
         """Recorded for callers that store them; not enforced."""
         self.size = 1
         self.batch_size = 32
+        self.machine: str | None = this_machine()
         self.runs: list[Item] = []
         """Every program run, with its suite, in order."""
 

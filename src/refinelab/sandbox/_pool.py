@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from refinelab.sandbox._confirm import Rerun, confirmed
 from refinelab.sandbox._judge import ProgramReports, Ran, crash_report, reports_of, value_tests, values_of
 from refinelab.sandbox._limits import Limits
+from refinelab.sandbox._machine import this_machine
 from refinelab.sandbox._outcome import IsolationLevel, RunResult, TestOutcome
 from refinelab.sandbox._protocol import Sandbox
 from refinelab.sandbox._queue import Placement, Unit, UnitQueue, current_placement
@@ -170,6 +171,7 @@ class WorkerPool(Sandbox):
         self.limits = limits or Limits()
         self.mode: IsolationMode = isolation
         self.isolation: IsolationLevel = "none"
+        self.machine: str | None = this_machine()
         self._idle: list[WorkerProcess] = []
         self._all: list[WorkerProcess] = []
         self._queue = UnitQueue()

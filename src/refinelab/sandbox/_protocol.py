@@ -25,6 +25,9 @@ class Sandbox(Protocol):
     """How many jobs run at once (callers keep that many busy)."""
     batch_size: int
     """Programs per job (callers group items in multiples of ``size * batch_size``)."""
+    machine: str | None
+    """The machine the programs run on, as an identity (``_machine.this_machine``); None where they run on
+    several (a cluster's nodes). Reference times cached on this machine are read here as measured."""
 
     async def run(self, code: str, suite: Suite, *, limits: Limits | None = None) -> RunResult:
         """Run one program against a suite and judge every test."""

@@ -4,13 +4,14 @@ evalplus's releases ship inputs, not outputs (``problems`` reads the tasks as da
 come from running the canonical solution on every input in the sandbox, once, and are cached (keyed by
 the file's hash) so later loads are instant. The canonical solution's CPU time on each input is
 measured and cached with them: a test's time limit may follow it (evalplus's rule,
-:meth:`Limits.following_reference`). Times measured on one machine are used on another (or on a busier
-one) after calibration: the cache records the CPU time of a fixed workload where the times were taken,
-every load measures it again, and the times are scaled by the ratio (``reference_time_scale`` in each
-problem's metadata). Memory stays bounded: outputs are computed in chunks whose replies stay small, and
-large outputs are kept compressed (:class:`~refinelab.sandbox.Packed`), packed in the sandbox where they
-were computed, so the host stores what the workers send instead of decoding megabytes, encoding them again
-and compressing them (how a chunk runs: ``_outputs.py``).
+:meth:`Limits.following_reference`). Times measured on one machine are used on another after calibration:
+the cache records the CPU time of a fixed workload where the times were taken, and which machine that was
+(:attr:`Sandbox.machine`); a load on another machine measures the workload again and scales the times by the
+ratio (``reference_time_scale`` in each problem's metadata), a load on the same machine takes them as measured
+(scale 1: there the ratio is noise, see ``_machine``). Memory stays bounded: outputs are computed in
+chunks whose replies stay small, and large outputs are kept compressed (:class:`~refinelab.sandbox.Packed`),
+packed in the sandbox where they were computed, so the host stores what the workers send instead of decoding
+megabytes, encoding them again and compressing them (how a chunk runs: ``_outputs.py``).
 Floats compare within the record's ``atol`` (default 1e-6), as evalplus does.
 """
 
@@ -161,11 +162,11 @@ def stream_humanevalplus(
     bare, shape = _bare(itertools.chain([first], tasks), whole=not _looks_whole(cache))
 
     async def load(loading: Loading) -> None:
-        now = await calibrate(pool)
-        if await _from_cache(source, cache, Release(reader, shape.tasks), now, loading.publish):
+        if await _from_cache(source, cache, Release(reader, shape.tasks), pool, loading.publish):
             if shape.whole is not None:
                 shape.whole.clear()  # written meanwhile, by another check
             return
+        measured = Measured(await calibrate(pool), pool.machine)
 
         inputs: dict[str, WrittenInputs] = {}  # the cache keeps them, so a warm load does not write them again
 
@@ -181,7 +182,7 @@ def stream_humanevalplus(
             computed = await _compute(tasks, pool, progress or _quiet, finished, shape, shelf.shelf)
             # Off the event loop: encoding the cache takes a while, and the workers are still scoring; the loop
             # keeps feeding them meanwhile (nothing it writes is changed any more).
-            await asyncio.to_thread(_write_cache, cache, now, _every_task(shape, computed), inputs, shelf)
+            await asyncio.to_thread(_write_cache, cache, measured, _every_task(shape, computed), inputs, shelf)
         except BaseException:
             _blobs_path(cache, shelf.token).unlink(missing_ok=True)  # what is open of it stays readable
             raise
@@ -280,13 +281,14 @@ class Release:
 
 
 async def _from_cache(
-    source: Path, cache: Path, release: Release, calibration: float, publish: Callable[[Problem], None]
+    source: Path, cache: Path, release: Release, pool: Sandbox, publish: Callable[[Problem], None]
 ) -> bool:
-    """Publish each problem with its outputs (and the reference's times, scaled to ``calibration``) from the
-    cache, one task at a time, letting the event loop run between them (the pool's workers get the first
-    tasks' programs meanwhile); False when the cache is missing, unreadable or not this file's (what was
-    published stays: those lines were this file's, and computing gives the same outputs). Each task's inputs
-    come written from the cache; the release is read again only from a task whose inputs it did not keep."""
+    """Publish each problem with its outputs (and the reference's times, scaled to ``pool``'s machine:
+    :func:`_scale`) from the cache, one task at a time, letting the event loop run between them (the pool's
+    workers get the first tasks' programs meanwhile); False when the cache is missing, unreadable or not this
+    file's (what was published stays: those lines were this file's, and computing gives the same outputs).
+    Each task's inputs come written from the cache; the release is read again only from a task whose inputs it
+    did not keep."""
     try:
         handle = cache.open(encoding="utf-8")
     except OSError:
@@ -297,7 +299,16 @@ async def _from_cache(
         if header is None or shelf is None:
             return False
         _remove_stale(cache, header, time.time())
-        return await _published(handle, shelf, source, release, calibration / header.calibration, publish)
+        return await _published(handle, shelf, source, release, await _scale(header, pool), publish)
+
+
+async def _scale(header: Header, pool: Sandbox) -> float:
+    """What the cached reference times are multiplied by on ``pool``'s machine: 1 on the machine that measured
+    them (a calibration run now would differ from theirs by noise alone), else how much longer the
+    calibration workload takes there now than it took where they were measured."""
+    if header.machine is not None and header.machine == pool.machine:
+        return 1.0
+    return await calibrate(pool) / header.calibration
 
 
 async def _published(
@@ -338,6 +349,17 @@ def _problem(
 
 
 @dataclass(frozen=True)
+class Measured:
+    """Where the reference's times were measured, as a cache's header says it."""
+
+    calibration: float
+    """CPU seconds the calibration workload took there."""
+    machine: str | None
+    """That machine's identity (:attr:`Sandbox.machine`); None: several machines (a cluster), or not known (a
+    cache from before it was kept: scaled by the calibration wherever it is read)."""
+
+
+@dataclass(frozen=True)
 class Header:
     """A cache's first line."""
 
@@ -345,16 +367,20 @@ class Header:
     """CPU seconds the calibration workload took when the reference's times were measured."""
     blobs: str
     """The token that names its packed values' file (:func:`_blobs_path`)."""
+    machine: str | None = None
+    """Where they were measured (:attr:`Measured.machine`)."""
 
 
 def _header(text: str) -> Header | None:
     """A cache's first line, read; None where it does not read as one."""
     try:
         entry = json.loads(text)
-        measured, token = float(entry["calibration_seconds"]), entry["blobs"]
-    except (ValueError, KeyError, TypeError):
+        measured, token, machine = float(entry["calibration_seconds"]), entry["blobs"], entry.get("machine")
+    except (ValueError, KeyError, TypeError, AttributeError):
         return None
-    return Header(measured, token) if measured > 0 and isinstance(token, str) and token.isalnum() else None
+    if not (measured > 0 and isinstance(token, str) and token.isalnum()):
+        return None
+    return Header(measured, token, machine if isinstance(machine, str) else None)
 
 
 def _blobs_path(cache: Path, token: str) -> Path:
@@ -435,19 +461,21 @@ def _strings(value: object, count: int) -> bool:
 
 def _write_cache(
     cache: Path,
-    calibration: float,
+    measured: Measured,
     computed: list[Computed],
     inputs: dict[str, WrittenInputs] | None = None,
     shelf: NewShelf | None = None,
 ) -> None:
-    """The cache: the calibration, then each task's outputs and times, and its inputs as they were written
-    (``inputs``; a warm load takes them from here instead of writing 124,000 again). Its packed values go to
-    ``shelf`` (a new one where none is given), where those computed in the sandbox already are."""
+    """The cache: where the times were ``measured`` (the calibration, the machine), then each task's outputs
+    and times, and its inputs as they were written (``inputs``; a warm load takes them from here instead of writing
+    124,000 again). Its packed values go to ``shelf`` (a new one where none is given), where those computed in the
+    sandbox already are."""
     shelf = shelf or _new_shelf(cache)
     token = shelf.token
     temporary = cache.with_name(f"{cache.name}.{token}.tmp")
     with temporary.open("w", encoding="utf-8") as handle:
-        header = {"format": CACHE_FORMAT, "calibration_seconds": calibration, "blobs": token}
+        header = {"format": CACHE_FORMAT, "calibration_seconds": measured.calibration, "blobs": token}
+        header["machine"] = measured.machine
         handle.write(json.dumps(header) + "\n")
         for task_id, items, seconds in computed:
             line: dict[str, object] = {"task_id": task_id, "outputs": [_to_json(item, shelf.shelf) for item in items]}
