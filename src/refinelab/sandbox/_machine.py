@@ -3,9 +3,9 @@
 HumanEval+'s and MBPP+'s reference times are cached with the CPU time of a calibration workload, and a load
 on another machine scales them by that workload's time there (``_reference``). On the machine that measured
 them, the ratio is noise, not speed: on this project's 2-core VMs the workload's fastest of five runs read
-16.4 to 25.8 ms from one process to the next, the same minute, so a warm check scaled every limit by 0.75
-and two HumanEval/96 programs that passed cold timed out at the 1 s floor. A cache whose identity is the
-pool's is read at scale 1, as the cold run that wrote it judged.
+16.4 to 25.8 ms from one process to the next, the same minute, and a warm check right after the cold one
+scaled every limit above the 1 s floor by 0.746. A cache whose identity is the pool's is read at scale 1,
+as the cold run that wrote it judged.
 """
 
 from __future__ import annotations
