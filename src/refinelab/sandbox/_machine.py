@@ -2,9 +2,9 @@
 
 HumanEval+'s and MBPP+'s reference times are cached with the CPU time of a calibration workload, and a load
 on another machine scales them by that workload's time there (``_reference``). On the machine that measured
-them, the ratio is noise, not speed: on this project's 2-core VMs the workload's fastest of five runs read
-16.4 to 25.8 ms from one process to the next, the same minute, and a warm check right after the cold one
-scaled every limit above the 1 s floor by 0.746. A cache whose identity is the pool's is read at scale 1,
+them, the ratio is noise, not speed: on this project's 2-core VMs a calibration (the workload's fastest of
+five runs) read 16.3 to 24.8 ms, 18 of them in three pools within a minute, and a warm check right after the
+cold one scaled every limit above the 1 s floor by 0.746. A cache whose identity is the pool's is read at scale 1,
 as the cold run that wrote it judged.
 """
 
