@@ -1,6 +1,7 @@
-"""A warm load of an evalplus release reads the file once: each task's inputs come written from the cache, and
-the rest of the task from the reading that gave the bare problems; only a cache from before the inputs were
-kept has the file read again, from its first task without them."""
+"""A warm load of an evalplus release reads only the file's first record (which names the cache): each task's
+inputs come written from the cache, and the rest of the task from the cache's header; a cache from before the
+tasks were kept, or whose kept tasks are damaged, has the file read once for them, and one from before the
+inputs were kept has it read again, from its first task without them."""
 
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ import pytest
 from refinelab._location import Location
 from refinelab.errors import InfrastructureError
 from refinelab.problems import CallTest, HumanEvalPlusTask, Problem, _humanevalplus
+from refinelab.problems._mbppplus import restored
 from refinelab.sandbox import WorkerPool, prepare_benchmark
 from refinelab.sandbox._compare import DEFAULT_FLOAT_ATOL
 from refinelab.sandbox._outputs import Output
@@ -65,7 +67,7 @@ def _load(data: Path, cache: Path, tests: tuple[int, ...] = (3, 3, 3)) -> list[P
     return [replace(p, hidden_seconds=(), metadata={**p.metadata, "reference_time_scale": None}) for p in timed]
 
 
-def test_a_load_reads_the_release_once_cold_or_warm_and_builds_the_same_problems(
+def test_a_load_reads_the_release_once_cold_and_only_its_first_record_warm_and_builds_the_same_problems(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     data, readings = _release(tmp_path / "plus.jsonl"), _counting(monkeypatch)
@@ -73,7 +75,20 @@ def test_a_load_reads_the_release_once_cold_or_warm_and_builds_the_same_problems
     assert readings == [3]  # the bare problems, the inputs kept for computing the outputs
     readings.clear()
     warm = _load(data, tmp_path)
-    assert warm == cold and readings == [3]
+    assert warm == cold
+    assert readings == [1]  # the first record names the cache; the tasks come from its header
+    (cache,) = tmp_path.glob("humanevalplus-*.jsonl")
+    lines = cache.read_text().splitlines()
+    header = json.loads(lines[0])
+    for kept in (
+        {key: value for key, value in header.items() if key not in ("tasks", "tasks_sha256")},  # a cache from before
+        header | {"tasks": header["tasks"].replace("return x + 1", "return x + 7")},  # damaged: not its SHA-256
+    ):
+        cache.write_text("\n".join([json.dumps(kept), *lines[1:]]) + "\n")
+        readings.clear()
+        assert _load(data, tmp_path) == cold and readings == [3]
+    cache.write_text("\n".join(lines) + "\n")
+    readings.clear()
     assert [t.expr for t in warm[2].hidden_tests if isinstance(t, CallTest)] == [f"candidate({n})" for n in (1, 2, 3)]
     assert [t.expected for t in warm[2].hidden_tests if isinstance(t, CallTest)] == [3, 4, 5]
     # the second task's line from before its inputs were kept: the release is read again from there
@@ -82,7 +97,36 @@ def test_a_load_reads_the_release_once_cold_or_warm_and_builds_the_same_problems
     older = {key: value for key, value in json.loads(lines[2]).items() if key not in ("expressions", "arguments")}
     cache.write_text("\n".join([*lines[:2], json.dumps(older), lines[3]]) + "\n")
     readings.clear()
-    assert _load(data, tmp_path) == cold and readings == [3, 3]
+    assert _load(data, tmp_path) == cold and readings == [1, 3]
+
+
+def test_a_task_as_a_cache_keeps_it_is_the_task_without_its_inputs(tmp_path: Path) -> None:
+    source = tmp_path / "plus.jsonl"
+    record: dict[str, object] = {"task_id": "Mbpp/2", "entry_point": "similar_elements", "prompt": "p", "atol": 1e-3}
+    record |= {"canonical_solution": "s", "base_input": [[[3, 4], [5, 4]]], "plus_input": [[[1], [2]]], "other": 1}
+    for task in (
+        restored(HumanEvalPlusTask.of(record, Location(source, 4))),  # its inputs restored as tuples: not JSON's
+        HumanEvalPlusTask.of({**record, "task_id": "HumanEval/32", "entry_point": "find_zero"}, Location(source, 33)),
+    ):
+        light = HumanEvalPlusTask.of_light(json.loads(json.dumps(task.light_json())), source)
+        assert light == task.without_inputs() and light.record == task.without_inputs().record
+        assert (light.where, light.kind, light.json_inputs) == (task.where, task.kind, task.json_inputs)
+        assert light.problem((), 0) == task.problem((), 0)
+    assert restored(HumanEvalPlusTask.of(record, Location(source, 4))).json_inputs is False
+    assert HumanEvalPlusTask.of_light(task.light_json(), source).inputs == task.inputs  # find_zero keeps them
+    good = restored(HumanEvalPlusTask.of(record, Location(source, 4))).light_json()
+    bad: list[object] = [
+        [],
+        good | {"inputs": -1},
+        good | {"inputs": [[1]]},
+        good | {"kind": "mbpp"},
+        good | {"atol": 1},
+    ]
+    for data in bad:
+        with pytest.raises(ValueError):
+            HumanEvalPlusTask.of_light(data, source)
+    with pytest.raises(ValueError):
+        HumanEvalPlusTask.of_light(good | {"record": {**record, "task_id": "Mbpp/2"}}, source)  # more than it keeps
 
 
 def test_a_task_without_inputs_keeps_their_number_and_builds_tests_only_from_them_written() -> None:
@@ -182,7 +226,7 @@ def test_a_task_without_inputs_needs_no_second_reading(tmp_path: Path, monkeypat
     readings = _counting(monkeypatch)
     cold = _load(data, tmp_path, tests=(3, 0, 3))
     readings.clear()
-    assert _load(data, tmp_path, tests=(3, 0, 3)) == cold and readings == [3]
+    assert _load(data, tmp_path, tests=(3, 0, 3)) == cold and readings == [1]  # the first record only
 
 
 def _digest(path: Path) -> str:

@@ -102,6 +102,43 @@ class HumanEvalPlusTask:
         record = {key: self.record[key] for key in _KEPT if key in self.record}
         return replace(self, inputs=kept, record=record)
 
+    def light_json(self) -> dict[str, object]:
+        """The task as :meth:`without_inputs` leaves it, as JSON data: what a cache of its outputs keeps so that
+        a later load makes the task without reading the release again (:meth:`of_light`)."""
+        light = self.without_inputs()
+        data: dict[str, object] = {"record": light.record, "inputs": len(light.inputs), "atol": self.atol}
+        data |= {"kind": self.kind, "json_inputs": self.json_inputs, "line": self.where.line}
+        if self.entry_point == "find_zero":  # its polynomials: its tests are written from them
+            data["inputs"] = list(light.inputs)
+        return data
+
+    @classmethod
+    def of_light(cls, data: object, source: Path) -> HumanEvalPlusTask:
+        """The task :meth:`light_json` wrote, from the release at ``source``; a ``ValueError`` where ``data`` is
+        not what it writes."""
+        if not isinstance(data, dict):
+            raise ValueError(f"not a task: {type(data).__name__}")
+        record, inputs, atol = data.get("record"), data.get("inputs"), data.get("atol")
+        kind, json_inputs, line = data.get("kind"), data.get("json_inputs"), data.get("line")
+        if not (isinstance(record, dict) and set(record) <= set(_KEPT) and set(map(type, record.values())) <= {str}):
+            raise ValueError("a task's record is not its id, prompt, solution and entry point")
+        task_id, entry_point = record.get("task_id"), record.get("entry_point")
+        if not (isinstance(task_id, str) and isinstance(entry_point, str)):
+            raise ValueError("a task without its id or entry point")
+        if kind not in ("humanevalplus", "mbppplus") or type(json_inputs) is not bool or type(atol) is not float:
+            raise ValueError(f"{task_id}: not a task's kind, inputs and tolerance")
+        if not (line is None or type(line) is int):
+            raise ValueError(f"{task_id}: not a line: {line!r}")
+        if entry_point == "find_zero" and isinstance(inputs, list) and all(isinstance(i, list) for i in inputs):
+            kept: tuple[list[object], ...] = tuple(inputs)
+        elif type(inputs) is int and inputs >= 0 and entry_point != "find_zero":
+            kept = (_LEFT_OUT,) * inputs
+        else:
+            raise ValueError(f"{task_id}: not its inputs: {type(inputs).__name__}")
+        release: Literal["humanevalplus", "mbppplus"] = "mbppplus" if kind == "mbppplus" else "humanevalplus"
+        where = Location(source, line)
+        return cls(task_id, entry_point, kept, atol, dict(record), where, kind=release, json_inputs=json_inputs)
+
     def test(
         self, index: int, expected: object, tolerance: float | None, *, written: WrittenInputs | None = None
     ) -> Test:

@@ -18,6 +18,7 @@ Floats compare within the record's ``atol`` (default 1e-6), as evalplus does.
 from __future__ import annotations
 
 import asyncio
+import functools
 import hashlib
 import itertools
 import json
@@ -144,9 +145,10 @@ def stream_humanevalplus(
 
     The outputs are cached in ``cache_dir`` as ``humanevalplus-<file hash>.v6.jsonl`` (``mbppplus-...``), the
     large ones' compressed bytes in a file beside it (:func:`_write_cache`):
-    a header line (the calibration), then one line per task in the file's order; problems are built from
-    the tasks read with the bare problems (without their inputs, which the cache keeps written) and the cache
-    read side by side, one task at a time, so memory holds the problems and little else, and each is
+    a header line (the calibration, every task without its inputs), then one line per task in the file's order.
+    A warm load reads only the release's first record (its kind names the cache) and its bytes' hash: the bare
+    problems come from the tasks the header keeps, and each problem from its task and its line (the inputs
+    written, the outputs) read one task at a time, so memory holds the problems and little else; each is
     published as soon as it is built (computed: as soon as its last input is in). The reference's times are
     scaled by how fast this machine runs the calibration workload now against when they were measured (see
     the module docstring).
@@ -158,8 +160,14 @@ def stream_humanevalplus(
         raise UserError(f"{source}: no {'mbpp' if reader is read_mbppplus else 'humaneval'}-plus problems in the file")
     kind, digest = first.kind, _digest(source)
     cache = cache_dir / f"{kind}-{digest}.v{CACHE_FORMAT}.jsonl"
-    # Where no whole cache is there, computing needs every input: this reading keeps them (not read again).
-    bare, shape = _bare(itertools.chain([first], tasks), whole=not _looks_whole(cache))
+    header = _read_header(cache)
+    whole = header is not None and _blobs_path(cache, header.blobs).is_file()  # a warm load will most likely read it
+    light = _light_tasks(header, source) if whole else None
+    if light is not None:  # the cache keeps the tasks: the release is not read (but for its first record, above)
+        _close(tasks)
+        bare, shape = _bare(iter(light))
+    else:  # where no whole cache is there, computing needs every input: this reading keeps them (not read again)
+        bare, shape = _bare(itertools.chain([first], tasks), whole=not whole)
 
     async def load(loading: Loading) -> None:
         if await _from_cache(source, cache, Release(reader, shape.tasks), pool, loading.publish):
@@ -182,7 +190,9 @@ def stream_humanevalplus(
             computed = await _compute(tasks, pool, progress or _quiet, finished, shape, shelf.shelf)
             # Off the event loop: encoding the cache takes a while, and the workers are still scoring; the loop
             # keeps feeding them meanwhile (nothing it writes is changed any more).
-            await asyncio.to_thread(_write_cache, cache, measured, _every_task(shape, computed), inputs, shelf)
+            every = _every_task(shape, computed)
+            write = functools.partial(_write_cache, inputs=inputs, shelf=shelf, tasks=shape.tasks)
+            await asyncio.to_thread(write, cache, measured, every)
         except BaseException:
             _blobs_path(cache, shelf.token).unlink(missing_ok=True)  # what is open of it stays readable
             raise
@@ -241,14 +251,34 @@ def _taking(whole: deque[HumanEvalPlusTask]) -> Iterator[HumanEvalPlusTask]:
         yield whole.popleft()
 
 
-def _looks_whole(cache: Path) -> bool:
-    """Whether ``cache`` is there with its packed values' file (a warm load will most likely read it)."""
+def _read_header(cache: Path) -> Header | None:
+    """``cache``'s first line, read; None where there is none, or it does not read as a header."""
     try:
         with cache.open(encoding="utf-8") as handle:
-            header = _header(handle.readline())
+            return _header(handle.readline())
     except (OSError, ValueError):
-        return False
-    return header is not None and _blobs_path(cache, header.blobs).is_file()
+        return None
+
+
+def _light_tasks(header: Header | None, source: Path) -> list[HumanEvalPlusTask] | None:
+    """Every task of the release at ``source`` as the cache's ``header`` keeps them (without their inputs: see
+    :meth:`~refinelab.problems.HumanEvalPlusTask.light_json`); None where it keeps none (a cache from before they
+    were kept) or they do not read as tasks."""
+    if header is None or header.tasks is None:
+        return None
+    try:
+        found = json.loads(header.tasks)
+        tasks = [HumanEvalPlusTask.of_light(data, source) for data in found] if isinstance(found, list) else []
+    except (ValueError, RecursionError):
+        return None
+    return tasks or None
+
+
+def _close(tasks: Iterator[HumanEvalPlusTask]) -> None:
+    """Stop reading a release (its file is closed now, not when the reader is collected)."""
+    close = getattr(tasks, "close", None)
+    if callable(close):
+        close()
 
 
 def _every_task(shape: Shape, computed: list[Computed]) -> list[Computed]:
@@ -369,6 +399,10 @@ class Header:
     """The token that names its packed values' file (:func:`_blobs_path`)."""
     machine: str | None = None
     """Where they were measured (:attr:`Measured.machine`)."""
+    tasks: str | None = None
+    """Every task as :meth:`~refinelab.problems.HumanEvalPlusTask.light_json` writes it, a JSON array as text,
+    where the header's SHA-256 of it matches: a warm load makes the tasks from it instead of reading the
+    release (HumanEval+'s 124,000 inputs). None: a cache from before they were kept, or the text is damaged."""
 
 
 def _header(text: str) -> Header | None:
@@ -376,11 +410,17 @@ def _header(text: str) -> Header | None:
     try:
         entry = json.loads(text)
         measured, token, machine = float(entry["calibration_seconds"]), entry["blobs"], entry.get("machine")
+        tasks, digest = entry.get("tasks"), entry.get("tasks_sha256")
     except (ValueError, KeyError, TypeError, AttributeError):
         return None
     if not (measured > 0 and isinstance(token, str) and token.isalnum()):
         return None
-    return Header(measured, token, machine if isinstance(machine, str) else None)
+    kept = tasks if isinstance(tasks, str) and digest == _sha256(tasks) else None
+    return Header(measured, token, machine if isinstance(machine, str) else None, kept)
+
+
+def _sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _blobs_path(cache: Path, token: str) -> Path:
@@ -465,17 +505,21 @@ def _write_cache(
     computed: list[Computed],
     inputs: dict[str, WrittenInputs] | None = None,
     shelf: NewShelf | None = None,
+    tasks: list[HumanEvalPlusTask] | None = None,
 ) -> None:
-    """The cache: where the times were ``measured`` (the calibration, the machine), then each task's outputs
-    and times, and its inputs as they were written (``inputs``; a warm load takes them from here instead of writing
-    124,000 again). Its packed values go to ``shelf`` (a new one where none is given), where those computed in the
-    sandbox already are."""
+    """The cache: where the times were ``measured`` (the calibration, the machine) and every task without its
+    inputs (``tasks``, as :class:`Header` keeps them), then each task's outputs and times, and its inputs as they
+    were written (``inputs``; a warm load takes them from here instead of writing 124,000 again). Its packed
+    values go to ``shelf`` (a new one where none is given), where those computed in the sandbox already are."""
     shelf = shelf or _new_shelf(cache)
     token = shelf.token
     temporary = cache.with_name(f"{cache.name}.{token}.tmp")
     with temporary.open("w", encoding="utf-8") as handle:
         header = {"format": CACHE_FORMAT, "calibration_seconds": measured.calibration, "blobs": token}
         header["machine"] = measured.machine
+        if tasks:
+            header["tasks"] = text = json.dumps([task.light_json() for task in tasks])
+            header["tasks_sha256"] = _sha256(text)
         handle.write(json.dumps(header) + "\n")
         for task_id, items, seconds in computed:
             line: dict[str, object] = {"task_id": task_id, "outputs": [_to_json(item, shelf.shelf) for item in items]}
