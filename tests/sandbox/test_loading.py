@@ -263,11 +263,11 @@ def test_the_event_loop_runs_while_the_cache_is_written(tmp_path: Path, monkeypa
     async def load() -> list[Problem]:
         loop, writing = asyncio.get_running_loop(), asyncio.Event()
 
-        def slow_write(*args: object) -> None:
+        def slow_write(*args: object, **keywords: object) -> None:
             loop.call_soon_threadsafe(writing.set)  # runs only if the loop is free to run it
             if not went_on.wait(TIMEOUT):
                 raise AssertionError("the loop stood still while the cache was written")
-            write(*args)  # type: ignore[arg-type]
+            write(*args, **keywords)  # type: ignore[arg-type]
 
         async def beside() -> None:
             await writing.wait()

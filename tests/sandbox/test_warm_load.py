@@ -22,7 +22,7 @@ from refinelab._location import Location
 from refinelab.errors import InfrastructureError
 from refinelab.problems import CallTest, HumanEvalPlusTask, Problem, _humanevalplus
 from refinelab.problems._mbppplus import restored
-from refinelab.sandbox import WorkerPool, prepare_benchmark
+from refinelab.sandbox import WorkerPool, _reference, prepare_benchmark
 from refinelab.sandbox._compare import DEFAULT_FLOAT_ATOL
 from refinelab.sandbox._outputs import Output
 from refinelab.sandbox._packed import Packed, Shelf
@@ -87,7 +87,10 @@ def test_a_load_reads_the_release_once_cold_and_only_its_first_record_warm_and_b
         cache.write_text("\n".join([json.dumps(kept), *lines[1:]]) + "\n")
         readings.clear()
         assert _load(data, tmp_path) == cold and readings == [3]
-    cache.write_text("\n".join(lines) + "\n")
+        assert cache.read_text().splitlines() == lines  # the load put the tasks back in the header, as written
+        readings.clear()
+        assert _load(data, tmp_path) == cold and readings == [1]
+    assert not list(tmp_path.glob("*.tmp")) and len(list(tmp_path.glob("*.blobs"))) == 1  # nothing left beside it
     readings.clear()
     assert [t.expr for t in warm[2].hidden_tests if isinstance(t, CallTest)] == [f"candidate({n})" for n in (1, 2, 3)]
     assert [t.expected for t in warm[2].hidden_tests if isinstance(t, CallTest)] == [3, 4, 5]
@@ -98,6 +101,29 @@ def test_a_load_reads_the_release_once_cold_and_only_its_first_record_warm_and_b
     cache.write_text("\n".join([*lines[:2], json.dumps(older), lines[3]]) + "\n")
     readings.clear()
     assert _load(data, tmp_path) == cold and readings == [1, 3]
+
+
+def test_tasks_are_not_put_in_a_header_written_again_meanwhile_and_nothing_is_left_beside_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    data = _release(tmp_path / "plus.jsonl")
+    cold = _load(data, tmp_path)
+    (cache,) = tmp_path.glob("humanevalplus-*.jsonl")
+    lines = cache.read_text().splitlines()
+    header = {key: value for key, value in json.loads(lines[0]).items() if key not in ("tasks", "tasks_sha256")}
+    before = "\n".join([json.dumps(header), *lines[1:]]) + "\n"
+    cache.write_text(before)
+    tasks = [
+        HumanEvalPlusTask.of(json.loads(line), Location(data, n))
+        for n, line in enumerate(data.read_text().splitlines(), 1)
+    ]
+    other = _reference.Header(1.0, "0" * 16)  # another writing's values file, put in place meanwhile
+    monkeypatch.setattr(_reference, "_read_header", lambda path: other)
+    _reference._keep_tasks(cache, tasks)
+    assert cache.read_text() == before and not list(tmp_path.glob("*.tmp"))
+    monkeypatch.undo()
+    _reference._keep_tasks(cache, tasks)
+    assert cache.read_text().splitlines() == lines and _load(data, tmp_path) == cold
 
 
 def test_a_task_as_a_cache_keeps_it_is_the_task_without_its_inputs(tmp_path: Path) -> None:

@@ -25,6 +25,7 @@ import json
 import operator
 import os
 import secrets
+import shutil
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
@@ -173,6 +174,8 @@ def stream_humanevalplus(
         if await _from_cache(source, cache, Release(reader, shape.tasks), pool, loading.publish):
             if shape.whole is not None:
                 shape.whole.clear()  # written meanwhile, by another check
+            if light is None:  # a cache from before the tasks were kept (or with them damaged): it keeps them now
+                await asyncio.to_thread(_keep_tasks, cache, shape.tasks)
             return
         measured = Measured(await calibrate(pool), pool.machine)
 
@@ -249,6 +252,39 @@ def _taking(whole: deque[HumanEvalPlusTask]) -> Iterator[HumanEvalPlusTask]:
     """The tasks, each let go of as it is given (its chunks keep what they need of it: see ``_first_chunks``)."""
     while whole:
         yield whole.popleft()
+
+
+def _keep_tasks(cache: Path, tasks: list[HumanEvalPlusTask]) -> None:
+    """Put ``tasks`` in ``cache``'s header (as :func:`_write_cache` does), so that later loads need not read the
+    release; its lines (copied a block at a time) and values' file stay as they are. Nothing where the cache cannot
+    be read or written (a directory shared read-only), or it was written again meanwhile (its header names another
+    values' file); a writing that puts its own in place between that check and the renaming loses its place to
+    this one, and the next load computes the outputs again (the values' file named is gone)."""
+    temporary = cache.with_name(f"{cache.name}.{secrets.token_hex(8)}.tmp")
+    try:
+        with cache.open("rb") as source:
+            first = source.readline()
+            header, read = json.loads(first), _header(first.decode("utf-8"))
+            if not (isinstance(header, dict) and read is not None and read.tasks is None and tasks):
+                return
+            with temporary.open("wb") as target:
+                target.write(json.dumps(header | _tasks_header(tasks)).encode() + b"\n")
+                shutil.copyfileobj(source, target)
+        now = _read_header(cache)
+        if now is not None and now.blobs == read.blobs:
+            temporary.replace(cache)
+    except (OSError, ValueError):
+        return
+    finally:
+        temporary.unlink(missing_ok=True)
+
+
+def _tasks_header(tasks: list[HumanEvalPlusTask]) -> dict[str, object]:
+    """What a cache's header says of the release's tasks (:attr:`Header.tasks`); nothing for none."""
+    if not tasks:
+        return {}
+    text = json.dumps([task.light_json() for task in tasks])
+    return {"tasks": text, "tasks_sha256": _sha256(text)}
 
 
 def _read_header(cache: Path) -> Header | None:
@@ -517,9 +553,7 @@ def _write_cache(
     with temporary.open("w", encoding="utf-8") as handle:
         header = {"format": CACHE_FORMAT, "calibration_seconds": measured.calibration, "blobs": token}
         header["machine"] = measured.machine
-        if tasks:
-            header["tasks"] = text = json.dumps([task.light_json() for task in tasks])
-            header["tasks_sha256"] = _sha256(text)
+        header |= _tasks_header(tasks or [])
         handle.write(json.dumps(header) + "\n")
         for task_id, items, seconds in computed:
             line: dict[str, object] = {"task_id": task_id, "outputs": [_to_json(item, shelf.shelf) for item in items]}
