@@ -8,6 +8,7 @@ from types import SimpleNamespace
 
 import pytest
 
+from refinelab.sandbox._worker import protocol as wire
 from refinelab.sandbox._worker import supervise
 from refinelab.sandbox._worker.child import program_mark
 from refinelab.sandbox._worker.jobs import shortest_seconds
@@ -139,3 +140,40 @@ def test_brackets_in_a_string_are_no_nesting_and_a_report_nested_past_the_harnes
     watch.take_results()
     assert watch.events[Step(0, 0)]["v"] == "[{" * 5000
     assert (0, 1) not in watch.events
+
+
+@pytest.mark.parametrize(
+    ("spent", "taken"),
+    [(0.35, "sure"), (0.25, "run again"), (0.15, "its value")],
+)
+def test_a_step_stopped_while_its_report_was_in_the_pipe_is_the_timeout_not_the_next_step(
+    monkeypatch: pytest.MonkeyPatch, spent: float, taken: str
+) -> None:
+    """On a loaded machine the worker can look at the child's CPU after the child reported a step's end and
+    began the next, before it read that report: the look counts the next step's CPU as the step's. Seen in
+    CI: a test spinning 0.3 s under a 0.2 s limit passed, and the next test (0.01 s) was judged the timeout.
+    Now a step that ended past its limit is the timeout (sure past the grace), and one that ended within it
+    stands, the next step's timeout not sure (the host runs it again)."""
+    monkeypatch.setattr(supervise, "run_queue_waits", lambda pid: {"1": 0})
+    monkeypatch.setattr(supervise, "cpu_seconds", lambda pid: 0.4)  # the look: 0.4 s since the step began
+    now = [1000.0]
+    monkeypatch.setattr(supervise, "time", SimpleNamespace(monotonic=lambda: now[0]))
+    limits: dict[str, object] = {"output_bytes": 1000, "result_bytes": 10_000, wire.TIMEOUT_GRACE: 0.5}
+    watch = Watch("abc", limits, seconds=lambda key: 0.2, shortest=0.2)
+    loaded = {"n": "abc", "p": 0, "i": -1, "s": "ok", "next": [0, 0, 0.0]}
+    _take_result_bytes((json.dumps(loaded) + "\n").encode(), watch)
+    watch.take_results()
+    assert watch.current == Step(0, 0)
+    now[0] += 2.0
+    watch.killed = _over_limit(1, watch)  # the report below is already in the pipe, not read
+    assert watch.killed == "timeout" and watch.sure
+    value = {"n": "abc", "p": 0, "i": 0, wire.STATUS: wire.S_VALUE, wire.VALUE: 0.3, "next": [0, 1, spent]}
+    _take_result_bytes((json.dumps(value) + "\n").encode(), watch)
+    watch.take_results()
+    first = watch.events[Step(0, 0)]
+    if taken == "its value":
+        assert first[wire.STATUS] == wire.S_VALUE and watch.late is None and watch.current == Step(0, 1)
+        assert not watch.sure  # the next step, stopped as it began: its timeout is run again
+    else:
+        assert first[wire.STATUS] == wire.S_TIMEOUT and watch.late == Step(0, 0) and watch.current is None
+        assert first.get(wire.SURE, False) is (taken == "sure")

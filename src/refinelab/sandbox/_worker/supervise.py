@@ -130,6 +130,9 @@ class Watch:
         self.late: Step | None = None
         """A step that ended within the grace (a CPU timeout): the child is stopped, and what it reported after
         that step is not taken."""
+        self.stopping: Step | None = None
+        """The step the child is being stopped for, at a look at its CPU (:func:`_over_limit`): a report that it
+        had ended before then may still be on its way (:meth:`_stopped_after`)."""
         self._mark = program_mark(nonce, 0)[:-2]  # up to the program number
         self._carry: dict[str, bytes] = {}
         self._stream_program: dict[str, int | None] = {"out": None, "err": None}
@@ -206,7 +209,7 @@ class Watch:
 
     def _begin(self, key: Step, cpu: object) -> None:
         began = float(cpu) if _finite(cpu) else 0.0
-        self._charge(began)
+        self._charge(began, reported=True)
         if self.late is not None:
             return
         self.program = key.program
@@ -222,22 +225,41 @@ class Watch:
         self._charge(cpu)
         self._step = None
 
-    def _charge(self, cpu: float) -> None:
-        """The step under way ends at the child's ``cpu`` seconds: its program is charged for it, and, with a
-        grace, a step that took longer than its limit is a CPU timeout (:meth:`_late`)."""
+    def _charge(self, cpu: float, *, reported: bool = False) -> None:
+        """The step under way ends at the child's ``cpu`` seconds (``reported``: the child said so; else it
+        ended): its program is charged for it, and, with a grace, a step that took longer than its limit is a CPU
+        timeout (:meth:`_late`)."""
         if self._step is not None:
             step, began = self._step
             spent = max(cpu - began, 0.0)
             self.program_cpu[step.program] = self.program_cpu.get(step.program, 0.0) + spent
             if self.killed is None and spent > self.seconds(step) and self.grace_of(step.program):
                 self._late(step)
+            elif reported and self.killed == "timeout" and step == self.stopping:
+                self._stopped_after(step, spent)
 
-    def _late(self, step: Step) -> None:
+    def _stopped_after(self, step: Step, spent: float) -> None:
+        """The child was being stopped for ``step``, on a look at its CPU, when its report that ``step`` had
+        ended (after ``spent`` seconds) was still in the pipe: the look counted the next step's CPU, which the
+        child had begun, as ``step``'s. Past its limit the timeout is ``step``'s own (sure past the grace), not
+        the next step's; within it, ``step``'s report stands and the next step was stopped too soon to tell: its
+        timeout is not sure (the host runs it again). On a loaded machine the look and the report are seconds
+        apart: the next test of a looping one had been judged the timeout, and the looping one passed."""
+        self.stopping = None
+        limit, grace = self.seconds(step), self.grace_of(step.program)
+        if spent > limit:
+            self._late(step, sure=grace > 0 and spent > limit * (1.0 + grace))
+        else:
+            self.sure = False
+
+    def _late(self, step: Step, *, sure: bool = False) -> None:
         """``step`` ended past its CPU limit, within the grace (however it ended: a report, an error, the child's
-        exit): a CPU timeout, as if the child had been stopped at the limit (the host runs it again), and the
-        child is stopped now, where it went on."""
+        exit): a CPU timeout, as if the child had been stopped at the limit (the host runs it again; not where
+        it is ``sure``, past the grace), and the child is stopped now, where it went on."""
         self.late, self.killed, self._step, self.current = step, "timeout", None, None
         self.events[step] = {wire.STATUS: wire.S_TIMEOUT, wire.MESSAGE: TIMEOUT_MESSAGE, wire.LIMIT: wire.CPU_LIMIT}
+        if sure:
+            self.events[step][wire.SURE] = True
 
     def take_output(self, sink: bytearray, chunk: bytes) -> None:
         """Add printed bytes to ``sink`` (``out`` or ``err``); in a batch, split at program marks."""
@@ -497,7 +519,7 @@ def _over_limit(pid: int, watch: Watch) -> str | None:
         used = cpu_seconds(pid)
         grace = watch.grace_of(watch.current.program)
         if used - min(watch.begin_cpu, used) > cpu_limit * (1.0 + grace):
-            watch.sure = grace > 0
+            watch.sure, watch.stopping = grace > 0, watch.current
             return "timeout"
     return None
 
