@@ -153,7 +153,8 @@ def test_a_step_stopped_while_its_report_was_in_the_pipe_is_the_timeout_not_the_
     began the next, before it read that report: the look counts the next step's CPU as the step's. Seen in
     CI: a test spinning 0.3 s under a 0.2 s limit passed, and the next test (0.01 s) was judged the timeout.
     Now a step that ended past its limit is the timeout (sure past the grace), and one that ended within it
-    stands, the next step's timeout not sure (the host runs it again)."""
+    stands, the next step's timeout not sure (the host runs it again), or that step's own where its report
+    comes too and shows it past its limit."""
     monkeypatch.setattr(supervise, "run_queue_waits", lambda pid: {"1": 0})
     monkeypatch.setattr(supervise, "cpu_seconds", lambda pid: 0.4)  # the look: 0.4 s since the step began
     now = [1000.0]
@@ -174,6 +175,10 @@ def test_a_step_stopped_while_its_report_was_in_the_pipe_is_the_timeout_not_the_
     if taken == "its value":
         assert first[wire.STATUS] == wire.S_VALUE and watch.late is None and watch.current == Step(0, 1)
         assert not watch.sure  # the next step, stopped as it began: its timeout is run again
+        later = {**value, "i": 1, "next": [0, 2, spent + 0.35]}  # the next step too ended before the stop, past it
+        _take_result_bytes((json.dumps(later) + "\n").encode(), watch)
+        watch.take_results()
+        assert watch.late == Step(0, 1) and watch.events[Step(0, 1)].get(wire.SURE) is True
     else:
         assert first[wire.STATUS] == wire.S_TIMEOUT and watch.late == Step(0, 0) and watch.current is None
         assert first.get(wire.SURE, False) is (taken == "sure")

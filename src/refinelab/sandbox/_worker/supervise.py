@@ -130,9 +130,9 @@ class Watch:
         self.late: Step | None = None
         """A step that ended within the grace (a CPU timeout): the child is stopped, and what it reported after
         that step is not taken."""
-        self.stopping: Step | None = None
-        """The step the child is being stopped for, at a look at its CPU (:func:`_over_limit`): a report that it
-        had ended before then may still be on its way (:meth:`_stopped_after`)."""
+        self.stopping = False
+        """The child is being stopped on a look at its CPU (:func:`_over_limit`): reports that steps had ended
+        before then may still be on their way (:meth:`_stopped_after`)."""
         self._mark = program_mark(nonce, 0)[:-2]  # up to the program number
         self._carry: dict[str, bytes] = {}
         self._stream_program: dict[str, int | None] = {"out": None, "err": None}
@@ -235,19 +235,19 @@ class Watch:
             self.program_cpu[step.program] = self.program_cpu.get(step.program, 0.0) + spent
             if self.killed is None and spent > self.seconds(step) and self.grace_of(step.program):
                 self._late(step)
-            elif reported and self.killed == "timeout" and step == self.stopping:
+            elif reported and self.killed == "timeout" and self.stopping:
                 self._stopped_after(step, spent)
 
     def _stopped_after(self, step: Step, spent: float) -> None:
-        """The child was being stopped for ``step``, on a look at its CPU, when its report that ``step`` had
-        ended (after ``spent`` seconds) was still in the pipe: the look counted the next step's CPU, which the
-        child had begun, as ``step``'s. Past its limit the timeout is ``step``'s own (sure past the grace), not
-        the next step's; within it, ``step``'s report stands and the next step was stopped too soon to tell: its
-        timeout is not sure (the host runs it again). On a loaded machine the look and the report are seconds
-        apart: the next test of a looping one had been judged the timeout, and the looping one passed."""
-        self.stopping = None
+        """The child was being stopped, on a look at its CPU, when its report that ``step`` had ended (after
+        ``spent`` seconds) was still in the pipe: the look counted the CPU of the steps after it, which the child
+        had begun, as ``step``'s. Past its limit the timeout is ``step``'s own (sure past the grace), not a later
+        step's; within it, ``step``'s report stands, and the step the child is stopped in was stopped too soon to
+        tell: its timeout is not sure (the host runs it again). On a loaded machine the look and the report are
+        seconds apart: the next test of a looping one had been judged the timeout, and the looping one passed."""
         limit, grace = self.seconds(step), self.grace_of(step.program)
         if spent > limit:
+            self.stopping = False
             self._late(step, sure=grace > 0 and spent > limit * (1.0 + grace))
         else:
             self.sure = False
@@ -519,7 +519,7 @@ def _over_limit(pid: int, watch: Watch) -> str | None:
         used = cpu_seconds(pid)
         grace = watch.grace_of(watch.current.program)
         if used - min(watch.begin_cpu, used) > cpu_limit * (1.0 + grace):
-            watch.sure, watch.stopping = grace > 0, watch.current
+            watch.sure, watch.stopping = grace > 0, True
             return "timeout"
     return None
 
