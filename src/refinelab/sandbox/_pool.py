@@ -139,7 +139,8 @@ def _rerun_is_whole(inputs: SuiteInputs, limits: Limits) -> bool:
 
 
 def _backstop(items: Sequence[InputItem], limits: Limits) -> float:
-    """How long the host waits for a job's reply: every test's wall-clock backstop, and a margin."""
+    """How long the host waits for a job's reply on an idle machine: every test's wall-clock backstop, and a
+    margin (stretched by the machine's load: ``_workers._stretched``)."""
     walls = (sum(inputs.test_seconds(limits)) * limits.wall_factor + len(inputs.tests) for _, inputs in items)
     return sum(walls) + 30.0
 
@@ -476,10 +477,11 @@ class WorkerPool(Sandbox):
 
     @staticmethod
     async def _call(worker: WorkerProcess, job: bytes, backstop: float) -> tuple[dict[str, object], memoryview] | None:
-        """Send a job to ``worker``; ``None`` (the worker replaced) when it stopped answering."""
+        """Send a job to ``worker``; ``None`` when it stopped answering (it is stopped, and started again at its
+        next job: a start that fails then says so there, where a worker left without a process had failed
+        every later job of its own)."""
         try:
             return await worker.call(job, backstop)
         except (asyncio.TimeoutError, asyncio.IncompleteReadError, ConnectionError, ValueError):
             await worker.stop()
-            await worker.start()
             return None

@@ -1,7 +1,7 @@
 """Worker control: choosing the isolation, starting, talking to and stopping worker processes.
 
 Each worker is started once and reused; it forks a child per job (``_worker/``). A worker that stops
-answering is stopped and started again by the scheduler (``_pool.py``).
+answering is stopped by the scheduler (``_pool.py``) and started again at its next job.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import os
 import sys
 import tempfile
 import warnings
-from collections.abc import Callable, Sequence
-from typing import Literal
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Literal, TypeVar
 
 from refinelab.errors import InfrastructureError, MissingDependency
 from refinelab.sandbox._bwrap import WorkerCommand, base_interpreter, bwrap_command, probe_bwrap, unsandboxed_command
@@ -29,7 +29,13 @@ from refinelab.sandbox._landlock import (
 from refinelab.sandbox._limits import Limits
 from refinelab.sandbox._worker import protocol as wire
 
+_T = TypeVar("_T")
+
 _START_TIMEOUT = 30.0
+"""Seconds a starting worker has to say it is ready, on an idle machine (stretched by the load)."""
+_STOP_WAIT = 2.0
+"""Seconds a stopping worker is given to end after its input is closed, and again after it is terminated."""
+_LOADAVG = "/proc/loadavg"
 
 IsolationMode = Literal["auto", "bwrap", "landlock", "none"]
 """``auto``: the first of ``bwrap`` and ``landlock`` that works here, else refuse to start (never
@@ -77,7 +83,10 @@ class WorkerProcess:
         )
         self._stderr_task = asyncio.ensure_future(self._drain_stderr())
         assert self.process.stdout is not None
-        ready = await asyncio.wait_for(self.process.stdout.read(len(wire.READY)), _START_TIMEOUT)
+        try:
+            ready = await _stretching(self.process.stdout.read(len(wire.READY)), _START_TIMEOUT)
+        except asyncio.TimeoutError:
+            ready = b""
         if ready != wire.READY:
             await self.stop()
             raise InfrastructureError(
@@ -90,19 +99,19 @@ class WorkerProcess:
             self.stderr_tail = (self.stderr_tail + chunk)[-4096:]
 
     async def call(self, body: bytes, timeout: float) -> tuple[dict[str, object], memoryview]:
-        """Send one job (its JSON) and wait (at most ``timeout``) for its whole reply: its JSON, and the texts of
-        its values rows (``protocol.VALUES_TEXT``), unread and not copied (a row of HumanEval/130 is 20 MB)."""
+        """Send one job (its JSON) and wait for its whole reply: its JSON, and the texts of its values rows
+        (``protocol.VALUES_TEXT``), unread and not copied (a row of HumanEval/130 is 20 MB). ``timeout``: the
+        wait on an idle machine; on a loaded one it is stretched by the load (:func:`_stretched`). A worker
+        stopped (given up on, or never started) is started first."""
+        if self.process is None:
+            await self.start()
         process = self.process
         assert process is not None and process.stdin is not None and process.stdout is not None
         process.stdin.write(wire.HEADER.pack(len(body)) + body)
         await process.stdin.drain()
         # One wait for the header and the body, in this task: a job of the driver's is a few turns of its loop,
         # and wait_for would make each a task of its own (the driver runs about 1,600 jobs for a HumanEval+ check)
-        if sys.version_info >= (3, 11):
-            async with asyncio.timeout(timeout):
-                whole = await _reply(process.stdout)
-        else:
-            whole = await asyncio.wait_for(_reply(process.stdout), timeout)
+        whole = await _stretching(_reply(process.stdout), timeout)
         end = whole.find(b"\n")
         end = len(whole) if end < 0 else end
         reply = json.loads(whole[:end])
@@ -130,13 +139,52 @@ class WorkerProcess:
             process.stdin.close()  # the worker exits at end of input
         for end in (process.terminate, process.kill):
             try:
-                await asyncio.wait_for(process.wait(), 2.0)
+                await asyncio.wait_for(process.wait(), _STOP_WAIT)
                 break
             except asyncio.TimeoutError:
-                end()
+                try:
+                    end()
+                except ProcessLookupError:  # it ended meanwhile (its pipes closed before its end was seen)
+                    break
         await process.wait()
         if self._stderr_task is not None:
             await asyncio.gather(self._stderr_task, return_exceptions=True)
+
+
+async def _stretching(read: Awaitable[_T], timeout: float) -> _T:
+    """``read``, awaited in this task and given up on (``asyncio.TimeoutError``) after ``timeout`` on an idle
+    machine; when ``timeout`` runs out on a loaded one, the wait becomes :func:`_stretched`'s."""
+    if sys.version_info < (3, 11):  # Python 3.10 (past its end of life): the longest stretch from the start
+        return await asyncio.wait_for(read, timeout * wire.WALL_CEILING)
+    loop = asyncio.get_running_loop()
+    begun = loop.time()
+    async with asyncio.timeout(None) as window:
+        look = loop.call_at(begun + timeout, lambda: window.reschedule(begun + _stretched(timeout)))
+        try:
+            return await read
+        finally:
+            look.cancel()
+
+
+def _stretched(timeout: float) -> float:
+    """How long to wait for a job whose reply has not come in ``timeout`` (its backstop on an idle machine):
+    ``timeout`` times the machine's load (runnable tasks per core this process may use), up to
+    ``protocol.WALL_CEILING`` times. The worker excuses each test the time it waited for a CPU, up to that
+    ceiling, so on a loaded machine a job may rightly take several times its backstop: giving it up there
+    judged its programs ``crashed`` (64 workers on 2 cores, 2026-12-02)."""
+    return timeout * min(max(_load(), 1.0), wire.WALL_CEILING)
+
+
+def _load() -> float:
+    """Runnable tasks per core this process may use: the larger of the last minute's average and the count
+    now (``/proc/loadavg``); 1.0 where it cannot be read."""
+    try:
+        with open(_LOADAVG, encoding="ascii") as handle:
+            fields = handle.read().split()
+        runnable = max(float(fields[0]), float(fields[3].split("/")[0]) - 1)  # less this process's own reading
+    except (OSError, IndexError, ValueError):
+        return 1.0
+    return runnable / default_workers()
 
 
 async def _reply(stdout: asyncio.StreamReader) -> bytes:

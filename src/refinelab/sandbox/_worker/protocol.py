@@ -56,6 +56,10 @@ CPU_SECONDS = "cpu_seconds"
 """CPU seconds per test, for a test without a :data:`TEST_LIMIT` of its own (and a program's load)."""
 WALL_FACTOR = "wall_factor"
 """The wall-clock backstop of a test, as a multiple of its CPU limit (plus one second)."""
+WALL_CEILING = 10.0
+"""How many times its wall-clock backstop a test may last in plain wall time on a loaded machine (the time it
+waited for a CPU is excused up to there): the worker's rule for each test, and the most the host stretches its
+wait for a job's reply by the machine's load."""
 CPU_TOTAL = "cpu_total"
 """The hard RLIMIT_CPU of a child: every CPU limit it may spend, summed (a backstop for the backstop)."""
 STOP_AT_FAILURE = "stop_at_failure"

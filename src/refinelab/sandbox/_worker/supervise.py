@@ -9,7 +9,7 @@ and the output pipes are read separately, so the order they are read in says not
 The backstop is there for programs that sleep or block, so time a thread of the child spent ready to
 run but waiting for a CPU (``/proc/<pid>/task/<tid>/schedstat``, second field) does not count
 towards it: on a busy machine a correct CPU-bound program would otherwise time out. A test that has
-lasted ``_WALL_CEILING`` times the backstop in plain wall time ends anyway.
+lasted ``protocol.WALL_CEILING`` times the backstop in plain wall time ends anyway.
 """
 
 from __future__ import annotations
@@ -37,7 +37,6 @@ _POLL = 0.002
 """Seconds between reads of the result pipe while reports come in (:func:`watch_child`)."""
 _EAGER = 32768
 """Bytes of reports in one read past which the result pipe is read as they come (half a pipe's buffer)."""
-_WALL_CEILING = 10.0
 _LOOK = 0.05
 """Seconds into a step before the worker looks at its limits (reading ``/proc`` costs about what a quick test
 does, and a test reports on every pipe write): only where no step of the job has a shorter limit
@@ -513,7 +512,7 @@ def _over_limit(pid: int, watch: Watch) -> str | None:
     cpu_limit = watch.seconds(watch.current)
     wall_limit = cpu_limit * watch.wall_factor + 1.0
     waited = _waited(pid, watch, elapsed)
-    if elapsed - waited > wall_limit or elapsed > wall_limit * _WALL_CEILING:
+    if elapsed - waited > wall_limit or elapsed > wall_limit * wire.WALL_CEILING:
         return "wall_timeout"
     if elapsed > cpu_limit:
         used = cpu_seconds(pid)
