@@ -36,6 +36,7 @@ _START_TIMEOUT = 30.0
 _STOP_WAIT = 2.0
 """Seconds a stopping worker is given to end after its input is closed, and again after it is terminated."""
 _LOADAVG = "/proc/loadavg"
+"""Where the kernel says how many tasks are runnable (:func:`_load`)."""
 
 IsolationMode = Literal["auto", "bwrap", "landlock", "none"]
 """``auto``: the first of ``bwrap`` and ``landlock`` that works here, else refuse to start (never
@@ -170,8 +171,8 @@ def _stretched(timeout: float) -> float:
     """How long to wait for a job whose reply has not come in ``timeout`` (its backstop on an idle machine):
     ``timeout`` times the machine's load (runnable tasks per core this process may use), up to
     ``protocol.WALL_CEILING`` times. The worker excuses each test the time it waited for a CPU, up to that
-    ceiling, so on a loaded machine a job may rightly take several times its backstop: giving it up there
-    judged its programs ``crashed`` (64 workers on 2 cores, 2026-12-02)."""
+    ceiling, so on a loaded machine a job may rightly take several times its backstop, and giving it up there
+    would judge its programs ``crashed`` for the load (64 workers on 2 cores, 2026-12-02)."""
     return timeout * min(max(_load(), 1.0), wire.WALL_CEILING)
 
 
