@@ -108,16 +108,25 @@ def test_the_load_is_runnable_tasks_per_core_now_or_over_the_last_minute(
 
 @pytest.mark.skipif(sys.version_info < (3, 11), reason="the stretch is decided at the backstop from Python 3.11")
 def test_on_a_loaded_machine_a_job_is_waited_for_past_its_backstop(monkeypatch: pytest.MonkeyPatch) -> None:
-    # The reply is held until a frame the test writes once the backstop (2 s) has passed: the wait, stretched ten
-    # times by the load, takes it. 64 workers on 2 cores had each job past its backstop judged crashed.
+    # The reply is held until the backstop (1 s) has run out and the wait was stretched (ten times, by the load):
+    # the test writes the frame that releases it then, and the stretched wait takes it. 64 workers on 2 cores had
+    # each job past its backstop given up on.
     monkeypatch.setattr(_workers, "_load", lambda: 1e9)
+    stretched, asked, ran_out = _workers._stretched, [], asyncio.Event()
+
+    def noted(timeout: float) -> float:
+        asked.append(timeout)
+        ran_out.set()
+        return stretched(timeout)
+
+    monkeypatch.setattr(_workers, "_stretched", noted)
 
     async def main() -> object:
         worker = _fake()
         await worker.start()
         try:
-            call = asyncio.ensure_future(worker.call(b"slow", 2.0))
-            await asyncio.sleep(2.4)
+            call = asyncio.ensure_future(worker.call(b"slow", 1.0))
+            await ran_out.wait()
             assert not call.done()
             assert worker.process is not None and worker.process.stdin is not None
             worker.process.stdin.write(wire.HEADER.pack(2) + b"go")
@@ -127,6 +136,7 @@ def test_on_a_loaded_machine_a_job_is_waited_for_past_its_backstop(monkeypatch: 
             await worker.stop()
 
     assert asyncio.run(main()) == {"length": 4}
+    assert asked == [1.0]
 
 
 def test_a_worker_that_ended_while_it_was_being_stopped_is_stopped(monkeypatch: pytest.MonkeyPatch) -> None:
