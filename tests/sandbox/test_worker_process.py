@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from refinelab.errors import InfrastructureError
 from refinelab.sandbox import _workers
 from refinelab.sandbox._bwrap import WorkerCommand
 from refinelab.sandbox._worker import protocol as wire
@@ -182,3 +183,21 @@ def test_a_worker_given_up_on_starts_again_at_its_next_job() -> None:
             await worker.stop()
 
     assert asyncio.run(main()) == [{"length": 2}, b"row"]
+
+
+def test_a_worker_that_ended_before_its_start_was_read_says_why(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Its exit, its words and the end of its pipes are all in before start() reads: the read then returns without
+    # a turn of the loop, and stop() let go of the process before the task draining its stderr had begun (a loaded
+    # CI run; the error had said nothing, and Landlock's refusal went unrecognised).
+    spawn = asyncio.create_subprocess_exec
+
+    async def ended(*argv: Any, **options: Any) -> asyncio.subprocess.Process:
+        process = await spawn(*argv, **options)
+        await process.wait()  # the pipes closed too: every byte is in the readers
+        return process
+
+    monkeypatch.setattr(asyncio, "create_subprocess_exec", ended)
+    says = "import sys; sys.stderr.write('refused: the reason'); sys.exit(3)"
+    worker = WorkerProcess(WorkerCommand((sys.executable, "-c", says), "none"))
+    with pytest.raises(InfrastructureError, match="refused: the reason"):
+        asyncio.run(worker.start())

@@ -82,8 +82,8 @@ class WorkerProcess:
             limit=1 << 20,
             env=self.command.env,
         )
-        self._stderr_task = asyncio.ensure_future(self._drain_stderr())
-        assert self.process.stdout is not None
+        assert self.process.stdout is not None and self.process.stderr is not None
+        self._stderr_task = asyncio.ensure_future(self._drain_stderr(self.process.stderr))
         try:
             ready = await _stretching(self.process.stdout.read(len(wire.READY)), _START_TIMEOUT)
         except asyncio.TimeoutError:
@@ -94,9 +94,10 @@ class WorkerProcess:
                 f"sandbox worker failed to start: {self.stderr_tail.decode(errors='replace')[-500:]}"
             )
 
-    async def _drain_stderr(self) -> None:
-        assert self.process is not None and self.process.stderr is not None
-        while chunk := await self.process.stderr.read(65536):
+    async def _drain_stderr(self, stderr: asyncio.StreamReader) -> None:
+        """Keep the last of what the worker writes to ``stderr`` (its own pipe: the drain may first run after
+        ``stop`` has let go of the process, when a worker that said nothing was stopped before this task began)."""
+        while chunk := await stderr.read(65536):
             self.stderr_tail = (self.stderr_tail + chunk)[-4096:]
 
     async def call(self, body: bytes, timeout: float) -> tuple[dict[str, object], memoryview]:
