@@ -334,8 +334,9 @@ def test_a_slow_tasks_inputs_go_on_in_pieces_of_their_own_once_a_chunk_has_spent
     data = _one_task(tmp_path, "spin(n)", SPIN + "    return n\n", [[0.07]] * 10)
     sizes, running, most, (problem,) = _counted_jobs(tmp_path, data)
     calibration, first, *pieces = sizes
-    # 0.07 s an input: the first job runs four (0.28 s > 0.25 s), then one input a piece (about 0.125 s)
-    assert calibration == 5 and first == 10 and pieces == [1] * 6
+    # 0.07 s an input: the first job runs four (0.28 s > 0.25 s), or three where the child's own start took 0.04 s
+    # of its CPU (a CI run under load), then one input a piece (about 0.125 s)
+    assert calibration == 5 and first == 10 and len(pieces) in (6, 7) and pieces == [1] * len(pieces)
     assert most >= 2 and not running  # the pieces ran side by side
     assert [t.expected for t in problem.hidden_tests if isinstance(t, CallTest)] == [0.07] * 10
     assert all(0.07 <= t < 0.5 for t in problem.hidden_seconds)
