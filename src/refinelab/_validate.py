@@ -12,6 +12,7 @@ groups them).
 from __future__ import annotations
 
 import functools
+import math
 import types
 import typing
 from collections.abc import Iterator
@@ -26,6 +27,12 @@ _BOUNDS: tuple[tuple[type[Any], str, str], ...] = (
     (annotated_types.Lt, "lt", "less than"),
 )
 _NAMES = {bool: "true or false", int: "an integer", float: "a number", str: "a string"}
+
+
+def is_seconds(value: float) -> bool:
+    """Whether ``value`` is a time limit: a positive, finite number (``nan`` and ``inf`` are not; the
+    sandbox turns a limit into whole microseconds)."""
+    return value > 0 and math.isfinite(value)
 
 
 @functools.cache

@@ -149,7 +149,10 @@ def test_bad_tests_file_is_one_line_exit_2_and_nothing_written(
         (["--generated-tests", "t.jsonl"], "--generated-tests and --tests-per-sample need --select dual-agreement"),
         (["--select", "dual-agreement"], "needs --generated-tests TESTS (or --visible-tests join)"),
         (["--select", "dual-agreement", "--visible-tests", "join", "--tests-per-sample", "0"], "at least 1"),
-        (["--select", "dual-agreement", "--visible-tests", "join", "--agreement-timeout", "0"], "must be positive"),
+        (
+            ["--select", "dual-agreement", "--visible-tests", "join", "--agreement-timeout", "0"],
+            "must be a positive number",
+        ),
         (["--select", "dual-agreement", "--visible-tests", "join", "--self-test"], "does not combine with --self-test"),
     ],
 )

@@ -14,6 +14,7 @@ from typing import Any
 from refinelab._collection import batch_pace
 from refinelab._files import LinesInOrder, write_atomically
 from refinelab._progress import ProgressHook
+from refinelab._validate import is_seconds
 from refinelab._words import counted
 from refinelab.check import (
     CheckInputs,
@@ -162,8 +163,9 @@ def run(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
         raise UserError("--workers must be at least 1")
     if args.after and args.before and args.after >= args.before:
         raise UserError(f"--before ({args.before}) must be later than --after ({args.after})")
-    if args.timeout is not None and args.timeout <= 0:
-        raise UserError("--timeout must be positive")
+    for flag, seconds in (("--timeout", args.timeout), ("--agreement-timeout", args.agreement_timeout)):
+        if seconds is not None and not is_seconds(seconds):
+            raise UserError(f"{flag} must be a positive number of seconds")
     if not args.self_test and args.samples is None:
         raise UserError("give a SAMPLES file, or --self-test")
     _check_selection_args(args)
@@ -287,8 +289,6 @@ def _check_selection_args(args: argparse.Namespace) -> None:
         raise UserError("--select chooses among samples; it does not combine with --self-test")
     if args.generated_tests is None and args.visible_tests != "join":
         raise UserError("--select dual-agreement needs --generated-tests TESTS (or --visible-tests join)")
-    if args.agreement_timeout <= 0:
-        raise UserError("--agreement-timeout must be positive")
     if args.tests_per_sample is not None and args.tests_per_sample < 1:
         raise UserError("--tests-per-sample must be at least 1")
 

@@ -12,6 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, TextIO, TypeVar
 
+from refinelab._validate import is_seconds
 from refinelab._words import counted, dollars
 from refinelab.cli import _options
 from refinelab.cli._check import add_benchmark_options, print_cluster_events
@@ -208,8 +209,8 @@ def _spec(args: argparse.Namespace, settings: Settings) -> ExperimentSpec:
 def _sandbox_flags(args: argparse.Namespace) -> SandboxRequest:
     """What ``--timeout`` and ``--sandbox`` (``--isolation``) say, over a spec file's ``[sandbox]`` table
     (both go through :func:`refinelab.runtime.choose_sandbox`, as ``check`` and ``solve`` do)."""
-    if args.timeout is not None and args.timeout <= 0:
-        raise UserError("--timeout must be positive")
+    if args.timeout is not None and not is_seconds(args.timeout):
+        raise UserError("--timeout must be a positive number of seconds")
     return SandboxRequest(
         isolation=NOT_GIVEN if args.sandbox is None else parse_sandbox(args.sandbox).isolation,
         timeout=NOT_GIVEN if args.timeout is None else args.timeout,

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from refinelab._toml import located, read_toml
+from refinelab._validate import is_seconds
 from refinelab.errors import InputError, UserError
 from refinelab.experiment._spec import SAME, BenchmarkChoice, ExperimentSpec
 from refinelab.models import ModelsConfig, checked_effort, load_models_config, url_problem
@@ -154,7 +155,7 @@ class _Reader:
         value = table.get(key)
         if value is None:
             return None
-        if not isinstance(value, (int, float)) or isinstance(value, bool) or value <= 0:
+        if not isinstance(value, (int, float)) or isinstance(value, bool) or not is_seconds(value):
             raise self.error(key, "must be a positive number")
         return float(value)
 

@@ -23,6 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, fields, replace
 from typing import Literal
 
+from refinelab._validate import is_seconds
 from refinelab.errors import UserError
 from refinelab.problems import benchmark
 from refinelab.runtime._given import NOT_GIVEN, NotGiven
@@ -165,6 +166,9 @@ def choose_sandbox(benchmarks: Sequence[str], *layers: SandboxRequest) -> Sandbo
         value = next((v for layer in layers if not isinstance(v := getattr(layer, field.name), NotGiven)), NOT_GIVEN)
         if not isinstance(value, NotGiven):
             given[field.name] = value
+    for name in ("timeout", "agreement_timeout"):
+        if name in given and not is_seconds(given[name]):
+            raise UserError(f"{name} must be a positive number of seconds, not {given[name]:g}")
     graders = [benchmark(name) for name in benchmarks]
     if "timeout" not in given:
         given["timeout"] = max((grader.cpu_seconds for grader in graders), default=DEFAULT_TIMEOUT)

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from refinelab._validate import is_seconds
 from refinelab.errors import UserError
 from refinelab.experiment import ScoredRun, score_attempts
 from refinelab.models import EndpointSetting, Model, RoleEndpoint, checked_effort, choose_endpoint
@@ -145,8 +146,8 @@ def bind_strategy(text: str) -> StrategySpec:
 def solve_sandbox(options: SolveOptions, settings: Settings) -> SandboxChoice:
     """The sandbox of a solve, chosen as ``run`` and ``check`` choose theirs (no benchmark: its timeout
     applies to every test): its options over the ``sandbox`` setting."""
-    if options.timeout <= 0:
-        raise UserError(f"timeout must be positive, not {options.timeout}")
+    if not is_seconds(options.timeout):
+        raise UserError(f"timeout must be a positive number of seconds, not {options.timeout:g}")
     given = SandboxRequest(isolation=options.isolation, timeout=options.timeout)
     return choose_sandbox((), given, settings.sandbox_request())
 
