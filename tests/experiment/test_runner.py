@@ -189,7 +189,8 @@ def test_a_benchmark_with_no_problems_is_a_user_error_and_writes_nothing(
     spec = tmp_path / "spec.toml"
     data = write_benchmark(tmp_path / "problems.jsonl", n=2)  # problems without a date: none is after 2024
     spec.write_text(
-        f'actors = ["m"]\nstrategies = ["single-pass"]\n[[benchmarks]]\nname = "jsonl"\ndata = "{data}"\n'
+        f'actors = ["m"]\nbase_url = "http://127.0.0.1:9/v1"\nstrategies = ["single-pass"]\n'
+        f'[[benchmarks]]\nname = "jsonl"\ndata = "{data}"\n'
         'after = "2024-06-01"\n'
     )
     assert main(["run", str(spec), "--store", str(store), "--quiet"], {}) == 2

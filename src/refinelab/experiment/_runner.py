@@ -108,6 +108,8 @@ async def run_experiment(
     limits = RunLimits.of(spec.sandbox)
     endpoints = run_endpoints(spec, options)
     async with open_runtime(replace(settings, models=spec.models), sandbox=options.sandbox) as runtime:
+        for endpoint in endpoints:  # a model no server is named for: a user error before anything is written
+            runtime.check_model(endpoint.model, base_url=endpoint.base_url)
         before = runtime.open_store() if runtime.settings.store.exists() else None
         chosen = choose_run(before, spec, endpoints, options.endpoint_change)
         run_id = progress.run_id = chosen.run_id

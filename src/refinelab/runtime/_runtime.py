@@ -16,7 +16,7 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import replace
 
 from refinelab.errors import UserError
-from refinelab.models import EndpointLimits, Model, ResponseCache, open_model
+from refinelab.models import EndpointLimits, Model, ResponseCache, backend_kind, open_model, resolve
 from refinelab.runtime._settings import Settings
 from refinelab.sandbox import Sandbox, SandboxSettings, default_workers, open_sandbox
 from refinelab.store import Store
@@ -55,6 +55,7 @@ class Runtime:
         sources = None if cached_from is None else frozenset(cached_from)
         key = (name, urls, sources, cache)
         if key not in self._models:
+            self.check_model(name, base_url=base_url)  # before the response cache is made
             model = open_model(
                 name,
                 self.settings.model_environ,
@@ -68,6 +69,12 @@ class Runtime:
             self._stack.push_async_callback(model.aclose)
             self._models[key] = model
         return self._models[key]
+
+    def check_model(self, name: str, *, base_url: str | Sequence[str] | None = None) -> None:
+        """The user error opening ``name`` would raise for a served model (no server named for it, its API
+        key missing), raised now, opening nothing: a command checks its models before it writes anything."""
+        if not backend_kind(name, self.settings.models).in_process:
+            resolve(name, self.settings.model_environ, base_url=base_url, config=self.settings.models)
 
     async def open_sandbox(self, request: SandboxSettings) -> Sandbox:
         """The sandbox ``request`` asks for, with the settings' worker count and cluster where it names
