@@ -35,32 +35,56 @@ def located(path: Path, field: str, problem: str) -> InputError:
 
 
 def line_of(path: Path, field: str) -> int | None:
-    """The line that assigns ``field``'s last part inside its table (or opens a table of that name)."""
+    """The line that opens a table named ``field``, else the one that assigns ``field``'s last part inside
+    its table. A model string in a key has dots of its own (``models.endpoints.vllm:Qwen2.5-7B.price``), so
+    each dot is tried as the table's end, the last first."""
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except OSError:
         return None
-    table, _, key = field.rpartition(".")
-    start, end = _table_span(lines, table) if table else (0, _next_header(lines, 0))
-    pattern = re.compile(rf"^\s*(\[\[?\s*{re.escape(key)}\s*\]\]?|\"?{re.escape(key)}\"?\s*=)")
-    found = next((n for n in range(start, end) if pattern.match(lines[n])), None)
-    if found is None and not table:
-        found = next((n for n, line in enumerate(lines) if pattern.match(line)), None)
+    found = next((n for n, line in enumerate(lines) if _header(line) == field), None)
+    for table, key in _splits(field):
+        if found is not None:
+            break
+        span = _table_span(lines, table) if table else (0, _next_header(lines, 0))
+        found = None if span is None else _assignment(lines, key, *span)
+    if found is None:  # the table is not written as a header (inline, or dotted keys): the key anywhere
+        found = _assignment(lines, field.rpartition(".")[2], 0, len(lines))
     return None if found is None else found + 1
 
 
-def _table_span(lines: list[str], table: str) -> tuple[int, int]:
-    """Lines of ``name`` / ``name[i]`` (the i-th ``[[name]]``), header excluded."""
+def _splits(field: str) -> list[tuple[str, str]]:
+    """``(table, key)`` for each dot of ``field``, the last first, then ``("", field)``."""
+    dots = [i for i, char in enumerate(field) if char == "."]
+    return [(field[:i], field[i + 1 :]) for i in reversed(dots)] + [("", field)]
+
+
+def _assignment(lines: list[str], key: str, start: int, end: int) -> int | None:
+    pattern = re.compile(rf"^\s*[\"']?{re.escape(key)}[\"']?\s*=")
+    return next((n for n in range(start, end) if pattern.match(lines[n])), None)
+
+
+def _header(line: str) -> str | None:
+    """The table a header line opens, its keys unquoted (``[models.endpoints."vllm:x"]``:
+    ``models.endpoints.vllm:x``); ``None`` for any other line."""
+    match = re.match(r"^\s*\[\[?(.*?)\]\]?\s*(#.*)?$", line)
+    if match is None:
+        return None
+    parts = re.findall(r"\"[^\"]*\"|'[^']*'|[^.]+", match.group(1))
+    return ".".join(part.strip().strip("\"'") for part in parts)
+
+
+def _table_span(lines: list[str], table: str) -> tuple[int, int] | None:
+    """Lines of ``name`` / ``name[i]`` (the i-th ``[[name]]``), header excluded; ``None``: no such header."""
     name, _, index = table.partition("[")
     wanted = int(index.rstrip("]")) if index else 0
-    header = re.compile(rf"^\s*\[\[?\s*{re.escape(name)}\s*\]\]?")
     seen = -1
     for number, line in enumerate(lines):
-        if header.match(line):
+        if _header(line) == name:
             seen += 1
             if seen == wanted:
                 return number + 1, _next_header(lines, number + 1)
-    return 0, len(lines)
+    return None
 
 
 def _next_header(lines: list[str], start: int) -> int:

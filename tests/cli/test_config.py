@@ -87,6 +87,6 @@ def test_run_reads_the_project_config_and_the_spec_table_wins(
         bad = elsewhere / "bad.toml"
         bad.write_text("[models.aliases]\ncoder = 3\n")
         assert main(["run", str(spec), "--store", str(store), "--config", str(bad)], {}) == 2
-    assert "bad.toml: field 'models.aliases': must map names to model strings" in capsys.readouterr().err
+    assert "bad.toml:1: field 'models.aliases': must map names to model strings" in capsys.readouterr().err
     with Store(store) as opened:
         assert [r.status for r in opened.runs()] == ["complete", "complete"]

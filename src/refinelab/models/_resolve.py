@@ -15,7 +15,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from refinelab._toml import located, read_toml
-from refinelab.errors import InputError, UserError
+from refinelab.errors import UserError
 from refinelab.models._prices import Price
 from refinelab.models._profiles import (
     EFFORT_LEVELS,
@@ -154,11 +154,11 @@ def load_models_config(path: str | Path) -> ModelsConfig:
     data = read_toml(Path(path))
     models = data.get("models", {})
     if not isinstance(models, dict):
-        raise InputError(path, None, "models", "must be a table")
+        raise located(Path(path), "models", "must be a table")
     _only(models, {"aliases", "endpoints"}, path, "models")
     aliases = models.get("aliases", {})
     if not isinstance(aliases, dict) or not all(isinstance(v, str) for v in aliases.values()):
-        raise InputError(path, None, "models.aliases", "must map names to model strings")
+        raise located(Path(path), "models.aliases", "must map names to model strings")
     endpoints = {
         name: _endpoint(table, path, f"models.endpoints.{name}") for name, table in models.get("endpoints", {}).items()
     }
@@ -176,15 +176,15 @@ _ENDPOINT_KEYS = {"base_url", "concurrency", "price", "deployment", *(f.name for
 
 def _endpoint(table: object, path: str | Path, where: str) -> EndpointSettings:
     if not isinstance(table, dict):
-        raise InputError(path, None, where, "must be a table")
+        raise located(Path(path), where, "must be a table")
     _only(table, {*_ENDPOINT_KEYS, *_LOCAL_KEYS}, path, where)
     local = _local_settings(table, path, where)
     url = _base_url(table.get("base_url"), path, where)
     concurrency, price, deployment = table.get("concurrency"), table.get("price"), table.get("deployment")
     if concurrency is not None and (not isinstance(concurrency, int) or concurrency < 1):
-        raise InputError(path, None, f"{where}.concurrency", "must be a positive integer")
+        raise located(Path(path), f"{where}.concurrency", "must be a positive integer")
     if deployment is not None and (not isinstance(deployment, str) or not deployment):
-        raise InputError(path, None, f"{where}.deployment", "must be a non-empty string")
+        raise located(Path(path), f"{where}.deployment", "must be a non-empty string")
     priced = _price(price, path, f"{where}.price") if price is not None else None
     found = _profile_keys(table, path, where)  # each value checked against its field's type
     return replace(EndpointSettings(url, concurrency, priced, deployment, **local), **found)  # type: ignore[arg-type]
@@ -204,11 +204,11 @@ def _profile_keys(table: Mapping[str, object], path: str | Path, where: str) -> 
         try:
             found["profile"] = named_profile(str(table["profile"])).name
         except UserError as exc:
-            raise InputError(path, None, f"{where}.profile", str(exc)) from None
+            raise located(Path(path), f"{where}.profile", str(exc)) from None
     for key, choices in _CHOICES.items():
         if key in table:
             if table[key] not in choices:
-                raise InputError(path, None, f"{where}.{key}", f"must be one of {', '.join(choices)}")
+                raise located(Path(path), f"{where}.{key}", f"must be one of {', '.join(choices)}")
             found[key] = table[key]
     if "refuses" in table:
         found["refuses"] = _refuses(table["refuses"], path, f"{where}.refuses")
@@ -220,7 +220,7 @@ def _profile_keys(table: Mapping[str, object], path: str | Path, where: str) -> 
 def _refuses(value: object, path: str | Path, where: str) -> tuple[str, ...]:
     known = ("temperature", "top_p", "seed", "stop", "json_schema", "reasoning_effort")
     if not isinstance(value, list) or not all(v in known for v in value):
-        raise InputError(path, None, where, f"must be a list of settings among {', '.join(known)}")
+        raise located(Path(path), where, f"must be a list of settings among {', '.join(known)}")
     return tuple(value)
 
 
@@ -229,7 +229,7 @@ def _budgets(value: object, path: str | Path, where: str) -> dict[str, int | Non
     if not isinstance(value, dict) or not all(
         k in levels and isinstance(v, int) and not isinstance(v, bool) and v > 0 for k, v in value.items()
     ):
-        raise InputError(path, None, where, f"must map levels ({', '.join(levels)}) to positive token counts")
+        raise located(Path(path), where, f"must map levels ({', '.join(levels)}) to positive token counts")
     return dict(value)
 
 
@@ -254,10 +254,10 @@ def _base_url(value: object, path: str | Path, where: str) -> str | tuple[str, .
         return None
     urls = [value] if isinstance(value, str) else value
     if not isinstance(urls, list) or not urls or not all(isinstance(url, str) for url in urls):
-        raise InputError(path, None, f"{where}.base_url", "must be a URL, or a list of URLs (replicas of the model)")
+        raise located(Path(path), f"{where}.base_url", "must be a URL, or a list of URLs (replicas of the model)")
     for url in urls:
         if (problem := url_problem(url)) is not None:
-            raise InputError(path, None, f"{where}.base_url", problem)
+            raise located(Path(path), f"{where}.base_url", problem)
     return value if isinstance(value, str) else tuple(urls)
 
 
@@ -286,11 +286,11 @@ def url_problem(url: str) -> str | None:
 
 def _price(table: object, path: str | Path, where: str) -> Price:
     if not isinstance(table, dict):
-        raise InputError(path, None, where, "must be a table like { input = 0.4, output = 1.6 }")
+        raise located(Path(path), where, "must be a table like { input = 0.4, output = 1.6 }")
     _only(table, {"input", "output", "cached_input"}, path, where)
     values = {k: v for k, v in table.items() if isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0}
     if set(values) != set(table) or not {"input", "output"} <= set(values):
-        raise InputError(path, None, where, "needs non-negative 'input' and 'output' (USD per million tokens)")
+        raise located(Path(path), where, "needs non-negative 'input' and 'output' (USD per million tokens)")
     return Price(float(values["input"]), float(values["output"]), values.get("cached_input"))
 
 
