@@ -119,3 +119,15 @@ def test_selection_filters_by_date_and_samples_keeping_the_difficulty_mix() -> N
     recent = select(problems, BenchmarkChoice("jsonl", after="2024-06-01"))
     assert [p.id for p in recent] == ["p5", "p6", "p7", "p8"]  # months 6 to 9 (p9 wraps to January)
     assert [p.id for p in select(problems, BenchmarkChoice("jsonl", problems=("p9", "p1"), limit=1))] == ["p1"]
+
+
+def test_a_spec_s_workers_are_the_pool_s_size_as_the_settings_are(tmp_path: Path) -> None:
+    """``[sandbox] workers`` sizes the pool as ``$REFINELAB_WORKERS`` and ``workers`` in ``refinelab.toml`` do,
+    more than the cores included (it was cut to the cores, silently, while the settings were not)."""
+    from refinelab.experiment import sandbox_settings
+    from refinelab.sandbox import default_workers
+
+    many = default_workers() + 2
+    spec = load_spec(write(tmp_path, SPEC.replace("timeout = 6", f"timeout = 6\nworkers = {many}")))
+    assert sandbox_settings(spec).workers == many
+    assert sandbox_settings(load_spec(write(tmp_path, SPEC))).workers is None  # the settings', else one per core

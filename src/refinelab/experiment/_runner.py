@@ -27,7 +27,7 @@ from refinelab.experiment._units import Roles, WorkItem, run_unit, work_items
 from refinelab.models import Model, Role, RoleEndpoint
 from refinelab.records import Spend
 from refinelab.runtime import Runtime, Settings, open_runtime
-from refinelab.sandbox import ClusterEvent, ClusterSandbox, SandboxSettings, default_workers
+from refinelab.sandbox import ClusterEvent, ClusterSandbox, SandboxSettings
 from refinelab.store import RunHeader, RunProblem, Store
 from refinelab.strategies import Trajectory
 
@@ -85,12 +85,12 @@ class RunSummary:
 
 def sandbox_settings(spec: ExperimentSpec) -> SandboxSettings:
     """The sandbox a spec runs in: its sandbox choice (:func:`refinelab.runtime.choose_sandbox`) with the
-    visible tests' limits as the pool's, its workers never more than the cores, and what candidates may
-    import (what the spec allows plus what each benchmark's grader offers)."""
+    visible tests' limits as the pool's, its workers (``None``: the settings', else one per core, as
+    :meth:`refinelab.runtime.Runtime.open_sandbox` decides), and what candidates may import (what the spec
+    allows plus what each benchmark's grader offers)."""
     chosen = spec.sandbox
-    workers = min(chosen.workers, default_workers()) if chosen.workers else None
     names = [choice.name for choice in spec.benchmarks]
-    return chosen.sandbox_settings(names, chosen.visible_limits(), workers=workers)
+    return chosen.sandbox_settings(names, chosen.visible_limits())
 
 
 async def run_experiment(
