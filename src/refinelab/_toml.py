@@ -25,7 +25,16 @@ def read_toml(path: Path) -> dict[str, object]:
     except IsADirectoryError:
         raise UserError(f"{path}: is a directory, not a TOML file") from None
     except tomllib.TOMLDecodeError as exc:
-        raise InputError(path, getattr(exc, "lineno", None), None, f"invalid TOML ({exc})") from None
+        raise InputError(path, _error_line(exc), None, f"invalid TOML ({exc})") from None
+
+
+def _error_line(exc: ValueError) -> int | None:
+    """The line a TOML error is on: ``lineno`` from Python 3.14, else the ``(at line N, ...)`` of its text."""
+    line = getattr(exc, "lineno", None)
+    if isinstance(line, int):
+        return line
+    found = re.search(r"\(at line (\d+), column \d+\)", str(exc))
+    return int(found.group(1)) if found else None
 
 
 def located(path: Path, field: str, problem: str) -> InputError:
