@@ -90,3 +90,21 @@ def test_run_reads_the_project_config_and_the_spec_table_wins(
     assert "bad.toml:1: field 'models.aliases': must map names to model strings" in capsys.readouterr().err
     with Store(store) as opened:
         assert [r.status for r in opened.runs()] == ["complete", "complete"]
+
+
+def test_the_report_says_what_an_alias_stood_for_and_its_deployment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Two runs of one spec whose alias named two models (or two deployments) are two runs; the report's
+    header says which model each served, as the run recorded it (it named only the alias)."""
+    data, store = write_benchmark(tmp_path / "problems.jsonl", n=1), tmp_path / "s.sqlite"
+    args = ["run", "--benchmark", "jsonl", "--data", str(data), "--strategy", "single-pass", "--model", "coder"]
+    monkeypatch.chdir(tmp_path)
+    with serve(reply) as server:
+        path = config(tmp_path, server, alias="coder", target="vllm:fake")
+        path.write_text(path.read_text() + 'deployment = "fp8"\n')
+        assert main([*args, "--store", str(store), "--quiet"], {}) == 0
+        capsys.readouterr()
+        assert main(["report", "--store", str(store)], {}) == 0
+    header = capsys.readouterr().out.splitlines()[:5]
+    assert f"  actor coder = vllm:fake (deployment fp8): {server.base_url} (its [models.endpoints] entry)" in header

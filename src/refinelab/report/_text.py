@@ -8,6 +8,7 @@ from datetime import datetime
 from refinelab._words import counted, dollars
 from refinelab.experiment import ExperimentSpec
 from refinelab.metrics import Rate
+from refinelab.models import ModelsConfig
 from refinelab.problems import window_text
 from refinelab.report._baseline import Baseline, difference_text, paired_cells, unpaired_text
 from refinelab.report._build import Report, Row
@@ -259,15 +260,15 @@ def _time_rule(limits: Mapping[str, object]) -> str:
 def header_lines(report: Report) -> list[str]:
     """What ran, where, and on which tests."""
     run, header = report.run, report.run.header
-    limits, versions = header.limits, header.versions
+    limits, versions, spec = header.limits, header.versions, ExperimentSpec.from_json(run.spec)
     status = f"{run.status}: {run.note}" if run.note else run.status
     lines = [
         f"run {run.id} ({status}) · refinelab {versions.get('refinelab', '?')} · Python {versions.get('python', '?')}",
         f"sandbox: isolation {header.isolation} · {_time_rule(limits)} "
         f"(wall x{limits.get('wall_factor')}) · memory {_mib(limits.get('memory_bytes'))}",
-        *endpoint_lines(header.endpoints),
+        *endpoint_lines(header.endpoints, spec.models),
         f"{counted(report.problems, 'problem')}: {report.hidden_tests}",
-        *source_lines(ExperimentSpec.from_json(run.spec)),
+        *source_lines(spec),
     ]
     if report.pending:
         lines.append(
@@ -277,9 +278,10 @@ def header_lines(report: Report) -> list[str]:
     return lines
 
 
-def endpoint_lines(endpoints: Sequence[EndpointUse] | None) -> list[str]:
-    """Where each model role was served and which setting chose it; a role a resume moved names every
-    server in order, with when it moved (runs stored before refinelab recorded it show nothing)."""
+def endpoint_lines(endpoints: Sequence[EndpointUse] | None, models: ModelsConfig | None = None) -> list[str]:
+    """Where each model role was served and which setting chose it, and what an alias stood for and the
+    deployment tag (``models``: the run's); a role a resume moved names every server in order, with when it
+    moved (runs stored before refinelab recorded it show nothing)."""
     if not endpoints:
         return []
     roles: dict[tuple[str, str], list[EndpointUse]] = {}
@@ -290,8 +292,17 @@ def endpoint_lines(endpoints: Sequence[EndpointUse] | None) -> list[str]:
         places = [f"{u.endpoint.address} ({u.endpoint.chosen_by})" for u in uses]
         moves = [f", from {_when(u.since)} {place}" for u, place in zip(uses[1:], places[1:])]
         fresh = " (cached replies only from these)" if any(u.fresh for u in uses) else ""
-        lines.append(f"  {role} {model}: {places[0]}{''.join(moves)}{fresh}")
+        lines.append(f"  {role} {_model_text(model, models)}: {places[0]}{''.join(moves)}{fresh}")
     return lines
+
+
+def _model_text(model: str, models: ModelsConfig | None) -> str:
+    """``model``, then ``= MODEL`` when it is an alias, and ``(deployment TAG)`` when it has one."""
+    if models is None:
+        return model
+    target, deployment = models.model(model), models.settings(model).deployment
+    named = model if target == model else f"{model} = {target}"
+    return named if deployment is None else f"{named} (deployment {deployment})"
 
 
 def _when(seconds: float) -> str:
