@@ -119,3 +119,21 @@ def test_an_injected_sandbox_receives_the_run_s_programs(tmp_path: Path) -> None
     assert sorted({code for code, _ in mine.runs}) == drafts
     with Store(settings.store) as store:
         assert store.run(summary.run_id).header.isolation == "fake"  # the header says where they ran
+
+
+def test_where_programs_run_follows_the_layers_whichever_spelling_gives_it(tmp_path: Path) -> None:
+    """``--cluster`` is ``--sandbox cluster:ADDRESS`` spelled the old way, so it wins over the environment and
+    the file as every flag does (the ``sandbox`` setting's cluster won over it at any layer: a flag lost to
+    ``sandbox = "cluster:..."`` in refinelab.toml); within one layer the ``sandbox`` spelling wins."""
+    environ = {"REFINELAB_SANDBOX": "cluster:10.0.0.2:6379"}
+    assert resolve_settings(Flags(cluster="10.0.0.1:6379"), environ, tmp_path).cluster_address == "10.0.0.1:6379"
+    (tmp_path / "refinelab.toml").write_text('sandbox = "cluster:10.0.0.3:6379"\n')
+    assert resolve_settings(Flags(cluster="10.0.0.1:6379"), {}, tmp_path).cluster_address == "10.0.0.1:6379"
+    assert resolve_settings(Flags(), {"REFINELAB_CLUSTER": "10.0.0.4:6379"}, tmp_path).cluster_address == (
+        "10.0.0.4:6379"
+    )
+    both = Flags(cluster="10.0.0.1:6379", sandbox="cluster:10.0.0.5:6379")
+    assert resolve_settings(both, {}, tmp_path).cluster_address == "10.0.0.5:6379"
+    assert resolve_settings(Flags(sandbox="cluster:10.0.0.5:6379"), {}, tmp_path).cluster_address == "10.0.0.5:6379"
+    (tmp_path / "refinelab.toml").write_text('[sandbox]\ncluster = "10.0.0.3:6379"\n')
+    assert resolve_settings(Flags(sandbox="cluster:10.0.0.5:6379"), {}, tmp_path).cluster_address == "10.0.0.5:6379"

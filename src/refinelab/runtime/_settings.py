@@ -161,18 +161,32 @@ def resolve_settings(flags: Flags, environ: Mapping[str, str], cwd: Path) -> Set
     config found from ``cwd``, then the default (see :data:`SETTINGS`)."""
     config = find_config(cwd, environ, None if isinstance(flags.config, NotGiven) else flags.config)
     found, models = read_project(config, {s.key: s.kind for s in SETTINGS}) if config else ({}, ModelsConfig())
-    chosen: dict[str, Any] = {}  # each value checked against its setting's kind
+    chosen: dict[str, tuple[Any, int]] = {}  # each value checked against its setting's kind, and its layer
     for setting in SETTINGS:
         given = getattr(flags, setting.name)
         if not isinstance(given, NotGiven):
-            chosen[setting.name] = _checked(setting, given, "--" + setting.name.replace("_", "-"))
+            chosen[setting.name] = _checked(setting, given, "--" + setting.name.replace("_", "-")), 0
         elif environ.get(setting.variable):
             value = _from_environment(setting, environ[setting.variable])
-            chosen[setting.name] = _checked(setting, value, "$" + setting.variable)
+            chosen[setting.name] = _checked(setting, value, "$" + setting.variable), 1
         elif setting.key in found:
-            chosen[setting.name] = _checked(setting, found[setting.key], config)
+            chosen[setting.name] = _checked(setting, found[setting.key], config), 2
     settings = Settings(config=config, models=models, environ=environ, cache_dir=default_cache_dir(environ))
-    return replace(settings, **chosen)
+    return replace(settings, **{name: value for name, (value, _) in _one_cluster(chosen).items()})
+
+
+def _one_cluster(chosen: dict[str, tuple[Any, int]]) -> dict[str, tuple[Any, int]]:
+    """``chosen`` without a ``sandbox = "cluster:ADDRESS"`` that a ``cluster`` of a more specific layer (a
+    flag over the environment, the environment over the file) spells otherwise: the same choice, so the
+    more specific one wins (within one layer the ``sandbox`` spelling does: :attr:`Settings.cluster_address`)."""
+    sandbox, layer = chosen.get("sandbox", (None, 3))
+    if (
+        isinstance(sandbox, SandboxSetting)
+        and sandbox.cluster is not None
+        and chosen.get("cluster", (None, 3))[1] < layer
+    ):
+        return {name: value for name, value in chosen.items() if name != "sandbox"}
+    return chosen
 
 
 def _from_environment(setting: Setting, text: str) -> object:
