@@ -52,7 +52,12 @@ def add_parser(commands: Any, environ: Mapping[str, str]) -> None:
     )
     parser.add_argument("--benchmark", required=True, choices=sorted(BENCHMARKS), help="which problems")
     add_benchmark_options(parser)
-    parser.add_argument("--workers", type=int, help="sandbox workers (default: cores)")
+    parser.add_argument(
+        "--workers",
+        type=int,
+        help="sandbox workers (default: $REFINELAB_WORKERS, else [sandbox] workers in refinelab.toml, else one "
+        "per core)",
+    )
     parser.add_argument("--out", type=Path, help="write one JSON line per sample with per-test outcomes")
     parser.add_argument(
         "--timeout",
@@ -72,12 +77,13 @@ def add_parser(commands: Any, environ: Mapping[str, str]) -> None:
     )
     _options.add_sandbox(parser)
     _options.add_cluster(parser)
-    _options.add_config(parser, "project config with [sandbox] (default: refinelab.toml here or in a parent)")
+    _options.add_config(parser)
     parser.add_argument(
         "--cache-dir",
         type=Path,
         help="where downloaded benchmarks and computed HumanEval+/MBPP+ outputs are kept (default: "
-        "$REFINELAB_CACHE_DIR, else $XDG_CACHE_HOME/refinelab, else ~/.cache/refinelab)",
+        "$REFINELAB_CACHE_DIR, else cache_dir in refinelab.toml, else $XDG_CACHE_HOME/refinelab, else "
+        "~/.cache/refinelab)",
     )
     _add_selection_options(parser)
     parser.set_defaults(run=lambda args: run(args, environ))

@@ -15,22 +15,33 @@ from pathlib import Path
 from refinelab.runtime import Flags, Settings, resolve_settings
 from refinelab.sandbox import ISOLATION_MODES
 
-CONFIG_HELP = "project config with [models] (default: refinelab.toml here or in a parent)"
+CONFIG_HELP = "project config: [models], [sandbox] and where things live"
 
 
 def add_store(parser: argparse.ArgumentParser, text: str = "results database") -> None:
-    """``--store FILE`` (``text``: its help)."""
-    parser.add_argument("--store", type=Path, help=text)
+    """``--store FILE`` (``text``: its help, before the default)."""
+    parser.add_argument(
+        "--store",
+        type=Path,
+        help=f"{text} (default: $REFINELAB_STORE, else store in refinelab.toml, else .refinelab/store.sqlite)",
+    )
 
 
 def add_config(parser: argparse.ArgumentParser, text: str = CONFIG_HELP) -> None:
-    """``--config FILE`` (``text``: its help)."""
-    parser.add_argument("--config", type=Path, help=text)
+    """``--config FILE`` (``text``: its help, before how the file is found when it is not given)."""
+    parser.add_argument(
+        "--config", type=Path, help=f"{text} (default: $REFINELAB_CONFIG, else refinelab.toml here or in a parent)"
+    )
 
 
 def add_cache(parser: argparse.ArgumentParser) -> None:
     """``--cache FILE``: the response cache."""
-    parser.add_argument("--cache", type=Path, help="response cache (default: responses.sqlite beside the store)")
+    parser.add_argument(
+        "--cache",
+        type=Path,
+        help="response cache (default: $REFINELAB_CACHE, else cache in refinelab.toml, else responses.sqlite "
+        "beside the store)",
+    )
 
 
 def add_sandbox(parser: argparse.ArgumentParser) -> None:

@@ -23,7 +23,7 @@ def add_parser(commands: Any, environ: Mapping[str, str]) -> None:
     parser.add_argument("run_id", nargs="?", metavar="RUN", help="run id or unique prefix (default: the newest)")
     parser.add_argument("--judge", required=True, metavar="MODEL", help="the auxiliary model that judges the pairs")
     parser.add_argument("--base-url", help="any OpenAI-compatible server for the judge")
-    _options.add_config(parser, "project config with [models]")
+    _options.add_config(parser)
     _options.add_store(parser)
     parser.add_argument(
         "--with-refine", action="store_true", help="also judge pairs after 'refine' suggestions (for contrast)"

@@ -39,13 +39,13 @@ def add_parser(commands: Any, environ: Mapping[str, str]) -> None:
     """Register ``solve``."""
     parser = commands.add_parser("solve", help="write code for a prompt and verify it against tests")
     parser.add_argument("prompt", help="what the code should do: text, @FILE, or - for standard input")
-    parser.add_argument("--model", help="model (default: $REFINELAB_MODEL)")
+    parser.add_argument("--model", help="model (default: $REFINELAB_MODEL, else model in refinelab.toml)")
     parser.add_argument(
         "--base-url",
         action="append",
         help="any OpenAI-compatible server, e.g. http://localhost:8000/v1 (repeat: replicas)",
     )
-    _options.add_config(parser, "project config with [models] (default: refinelab.toml)")
+    _options.add_config(parser)
     tests = parser.add_argument_group("tests (the prompt's own examples count too)")
     tests.add_argument("--test", action="append", default=[], metavar="ASSERT", help="e.g. 'fib(1) == [0]'")
     tests.add_argument("--tests", type=Path, action="append", default=[], metavar="FILE", help="asserts or test_*()")
@@ -64,7 +64,7 @@ def add_parser(commands: Any, environ: Mapping[str, str]) -> None:
     budget.add_argument("--max-cost", type=float, help="US dollars")
     parser.add_argument("--out", type=Path, help="also write the code to FILE")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead")
-    _options.add_store(parser, "where the solve is recorded (default: as refinelab run)")
+    _options.add_store(parser, "where the solve is recorded")
     _options.add_cache(parser)
     parser.add_argument("--no-record", action="store_true", help="do not record the solve in the store")
     parser.add_argument("--timeout", type=float, default=Limits().cpu_seconds, help="CPU seconds per test")
