@@ -131,3 +131,17 @@ def test_a_spec_s_workers_are_the_pool_s_size_as_the_settings_are(tmp_path: Path
     spec = load_spec(write(tmp_path, SPEC.replace("timeout = 6", f"timeout = 6\nworkers = {many}")))
     assert sandbox_settings(spec).workers == many
     assert sandbox_settings(load_spec(write(tmp_path, SPEC))).workers is None  # the settings', else one per core
+
+
+@pytest.mark.parametrize(
+    "override",
+    ['refuses = ["temperature"]', 'token_limit = "max_completion_tokens"', "thinking_budgets = { high = 1024 }",
+     'effort_control = "not_taken"', 'profile = "openai-o-series"'],
+)  # fmt: skip
+def test_an_override_that_changes_what_is_sent_makes_another_run(tmp_path: Path, override: str) -> None:
+    """A profile override changes the requests (a refused setting not sent, another thinking budget): the
+    response cache keeps the two apart, and so must the run id, or a resume mixes units made under both."""
+    entry = '\n[models.endpoints."vllm:small"]\nconcurrency = 4\n'
+    plain = load_spec(write(tmp_path, SPEC + entry)).run_id
+    assert plain == load_spec(write(tmp_path, SPEC)).run_id  # a setting that changes nothing sent: the same run
+    assert load_spec(write(tmp_path, SPEC + entry + override + "\n")).run_id != plain

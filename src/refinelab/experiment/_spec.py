@@ -259,17 +259,27 @@ class ExperimentSpec:
         return f"{_slug(self.name)}-{digest}"
 
     def model_identities(self) -> dict[str, list[str]]:
-        """For each actor and critic written as an alias, tagged with a deployment or naming a local file:
-        the model string it stands for, its deployment tag ("" for none) and, for a local file, its hash."""
+        """For each actor and critic written as an alias, tagged with a deployment, naming a local file or
+        with profile overrides: the model string it stands for, its deployment tag ("" for none), for a local
+        file its hash, and the overrides that change what is sent (``refuses``, ``thinking_budgets``...)."""
         configurations = self.configurations()
         written = {c.actor for c in configurations} | {c.critic for c in configurations if c.critic is not None}
         found = {}
         for name in sorted(written):
             model, tag = self.models.model(name), self.models.settings(name).deployment or ""
             local = local_identity(model)  # a local file's hash: another file at that path is another model
-            if model != name or tag or local:
-                found[name] = [model, tag, *([local] if local else [])]
+            overrides = _overrides(self.models.settings(name))
+            if model != name or tag or local or overrides:
+                found[name] = [model, tag, *([local] if local else []), *([overrides] if overrides else [])]
         return found
+
+
+def _overrides(settings: EndpointSettings) -> str | None:
+    """The profile overrides an endpoint sets, as text (``None``: none): they change what is sent, so they
+    are part of the run id, as they are of the response cache's key."""
+    given = {f.name: getattr(settings.profile_overrides, f.name) for f in fields(settings.profile_overrides)}
+    plain = {name: _plain(value) for name, value in given.items() if value is not None}
+    return json.dumps(plain, sort_keys=True) if plain else None
 
 
 _LATER_ENDPOINT_KEYS = (
