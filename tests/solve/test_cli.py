@@ -209,6 +209,8 @@ def test_project_alias_and_prompt_from_a_file(
         and data["tests"][0]["origin"] == "given"
         and "def test_one" in data["tests"][0]["test"]
     )
+    assert main(["report", data["run_id"], "--store", "s.sqlite"], {}) == 0  # what the alias stood for, recorded
+    assert f"  actor small = coder: {fib_server.base_url} (its [models.endpoints] entry)" in capsys.readouterr().out
 
 
 def test_a_real_process_reads_the_prompt_from_stdin(fib_server: FakeOpenAI, here: Path) -> None:

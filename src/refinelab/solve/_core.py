@@ -103,7 +103,10 @@ async def solve_async(
         if options.record:
             used = (EndpointUse(endpoint=endpoint, since=time.time()),)
             header = RunHeader.of(pool, endpoints=used)
-            run = SolveRun(task=task, strategy=spec, model=meta.model, header=header, sandbox=sandbox, effort=effort)
+            run = SolveRun(
+                task=task, strategy=spec, model=meta.model, header=header, sandbox=sandbox, effort=effort,
+                models=settings.models,
+            )  # fmt: skip
             run_id = record(runtime.open_store(), run, solution, hidden)
             solution = replace(solution, evidence=replace(solution.evidence, run_id=run_id))
     return solution

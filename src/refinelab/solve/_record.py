@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from refinelab.experiment import BenchmarkChoice, ExperimentSpec, begin_run
+from refinelab.models import ModelsConfig
 from refinelab.runtime import SandboxChoice
 from refinelab.sandbox import RunResult
 from refinelab.store import SOLVE_BENCHMARK, RunHeader, RunProblem, Store, Unit
@@ -40,6 +41,8 @@ class SolveRun:
     """The sandbox it was chosen (recorded in its spec, as a run's is)."""
     effort: str | None = None
     """The reasoning effort every call asked for (``None``: the model's default)."""
+    models: ModelsConfig = field(default_factory=ModelsConfig)
+    """The settings' ``[models]`` table: what an alias stood for and its deployment, recorded as a run's."""
 
 
 def record(store: Store, run: SolveRun, solution: Solution, hidden: Sequence[RunResult | None]) -> str:
@@ -52,6 +55,7 @@ def record(store: Store, run: SolveRun, solution: Solution, hidden: Sequence[Run
         name=_name(problem.prompt),
         sandbox=run.sandbox,
         reasoning_effort=() if run.effort is None else (run.effort,),
+        models=run.models,
     )
     configuration = spec.configurations()[0]
     run_id = f"solve-{time.strftime('%Y%m%d-%H%M%S')}-{uuid.uuid4().hex[:6]}"
