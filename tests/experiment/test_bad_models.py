@@ -67,3 +67,18 @@ def test_solve_refuses_it_before_writing(
     assert main(["solve", "Write f(x).", "--test", "f(1) == 1", *flags], environ) == 2
     assert capsys.readouterr().err == f"refinelab: error: model 'foo:bar': {ADVICE}\n"
     assert not (tmp_path / ".refinelab").exists()
+
+
+def test_a_complete_run_asks_nothing_so_it_is_not_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Run again once complete (to see its report), a run asks no model, so a key it would need is not asked
+    for: as a complete run whose server moved is not stopped."""
+    from refinelab.testing import serve
+    from tests.experiment.fakes import reply
+
+    spec, store = spec_file(tmp_path, '["openai:gpt-4.1-mini"]'), tmp_path / "out" / "store.sqlite"
+    with serve(reply) as server:
+        argv = ["run", str(spec), "--store", str(store), "--quiet"]
+        assert main([*argv, "--base-url", server.base_url], {}) == 0
+    capsys.readouterr()
+    assert main(argv, {}) == 0  # no --base-url, no OPENAI_API_KEY: nothing is left to ask
+    assert capsys.readouterr().err.count("refinelab: error") == 0

@@ -108,10 +108,11 @@ async def run_experiment(
     limits = RunLimits.of(spec.sandbox)
     endpoints = run_endpoints(spec, options)
     async with open_runtime(replace(settings, models=spec.models), sandbox=options.sandbox) as runtime:
-        for endpoint in endpoints:  # a model no server is named for: a user error before anything is written
-            runtime.check_model(endpoint.model, base_url=endpoint.base_url)
         before = runtime.open_store() if runtime.settings.store.exists() else None
         chosen = choose_run(before, spec, endpoints, options.endpoint_change)
+        if not _complete(before, chosen.run_id):  # a model no server is named for: a user error before writing
+            for endpoint in endpoints:
+                runtime.check_model(endpoint.model, base_url=endpoint.base_url)
         run_id = progress.run_id = chosen.run_id
         pool = await runtime.open_sandbox(sandbox_settings(spec))
         fetch = settings.fetch_options()
@@ -168,6 +169,11 @@ class _Context:
     def _model(self, role: Role, name: str) -> Model:
         endpoint, cached = self.endpoints[role, name]
         return self.runtime.model(name, base_url=endpoint.base_url, cached_from=cached)
+
+
+def _complete(store: Store | None, run_id: str) -> bool:
+    """Whether ``run_id`` is stored and complete: run again, it asks no model."""
+    return store is not None and any(run.id == run_id and run.status == "complete" for run in store.runs())
 
 
 async def _schedule(context: _Context, problems: list[RunProblem], progress: Progress) -> None:
