@@ -416,3 +416,30 @@ def test_a_program_that_forges_a_confinement_failure_is_only_its_own_end() -> No
             return [[o.verdict for o in r.outcomes] for r in results]
 
     assert asyncio.run(body()) == [["crashed"], ["pass"]]
+
+
+REFUSE_LANDLOCK = r"""
+import ctypes, struct, sys
+from refinelab.sandbox._worker import landlock
+def op(code, k, jt=0, jf=0):
+    return struct.pack("HBBI", code, jt, jf, k)
+# load the call's number; Landlock's three (444-446 on every architecture) get EPERM, the rest run
+program = op(0x20, 0) + op(0x35, 444, 0, 2) + op(0x25, 446, 1, 0) + op(0x06, 0x00050000 | 1) + op(0x06, 0x7FFF0000)
+class Fprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_char_p)]
+libc = ctypes.CDLL(None, use_errno=True)
+assert libc.prctl(38, 1, 0, 0, 0) == 0  # no_new_privs, so that an unprivileged process may filter itself
+assert libc.prctl(22, 2, ctypes.byref(Fprog(len(program) // 8, program)), 0, 0) == 0, ctypes.get_errno()
+print(landlock.abi_version()[1])
+"""
+
+
+@pytest.mark.skipif(platform.machine() not in ("x86_64", "aarch64"), reason="Landlock's numbers are 444-446 there")
+def test_landlock_refused_by_a_seccomp_filter_is_not_called_missing_from_the_kernel() -> None:
+    # Docker's and Podman's default seccomp profiles refused Landlock's calls with EPERM until 2022: the kernel
+    # has Landlock, the container's filter hides it, and the fix is the profile, not a newer kernel.
+    done = subprocess.run([sys.executable, "-c", REFUSE_LANDLOCK], capture_output=True, text=True, check=True)
+    why = done.stdout.strip()
+    assert "this kernel has no Landlock" not in why
+    assert why.startswith("a seccomp filter refuses Landlock's system calls (Operation not permitted)")
+    assert "landlock_create_ruleset, landlock_add_rule and landlock_restrict_self" in why

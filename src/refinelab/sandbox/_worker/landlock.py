@@ -71,6 +71,12 @@ def abi_version() -> tuple[int, str]:
     except OSError as exc:
         if exc.errno == 95:  # EOPNOTSUPP
             return 0, "Landlock is built into this kernel but not enabled (add landlock to the lsm= boot parameter)"
+        if exc.errno == 1:  # EPERM: the kernel never answers so; a seccomp filter around this process does
+            return 0, (
+                "a seccomp filter refuses Landlock's system calls (Operation not permitted), as the default "
+                "profiles of container runtimes before 2022 do: allow landlock_create_ruleset, landlock_add_rule "
+                "and landlock_restrict_self in the container's seccomp profile, or use a newer Docker or Podman"
+            )
         return 0, f"this kernel has no Landlock ({exc.strerror})"
 
 
