@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pytest
 
 from refinelab.cli import main
+from tests.sandbox.isolations import choose
 
 PROBLEMS = [
     {
@@ -255,3 +259,28 @@ def test_the_summary_says_which_tests_were_skipped_and_why(tmp_path: Path, capsy
     )
     assert "tests run in stages of 8, 64, 512..." in printed  # as README.md shows it
     assert "--test-details runs every one" in printed
+
+
+def test_sigterm_ends_a_check_as_ctrl_c_does_leaving_no_scratch_directory(tmp_path: Path, problems: Path) -> None:
+    # `timeout`, `docker stop` and a cancelled CI job send SIGTERM: it used to end Python on the spot,
+    # leaving the landlock pool's directory (its canary, the workers' scratch) in $TMPDIR.
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    rows = [{"task_id": "sq", "solution": "def sq(x):\n    while True:\n        pass\n"}]
+    command = [sys.executable, "-m", "refinelab", "check", str(samples(tmp_path, rows)), "--benchmark", "jsonl",
+               "--data", str(problems), "--isolation", choose("landlock"), "--timeout", "600", "--workers", "1"]  # fmt: skip
+    process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, env={**os.environ, "TMPDIR": str(scratch)})
+    deadline = time.monotonic() + 120
+    while not _running(scratch) and process.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert process.poll() is None, "the check ended before its program ran"
+    process.send_signal(signal.SIGTERM)
+    _, err = process.communicate(timeout=120)
+    assert process.returncode == 143, err
+    assert err.endswith("refinelab: terminated (SIGTERM)\n") and "Traceback" not in err
+    assert list(scratch.iterdir()) == []
+
+
+def _running(scratch: Path) -> bool:
+    """The candidate's job has a working directory: the workers are up and running it."""
+    return any(path.name.startswith("job") for path in scratch.glob("refinelab-*/worker*/*"))

@@ -32,7 +32,7 @@ from refinelab.check import (
     self_test,
     summarize,
 )
-from refinelab.cli import _options
+from refinelab.cli import _options, _signals
 from refinelab.cli._progress import ProgressDisplay
 from refinelab.errors import UserError
 from refinelab.problems import BENCHMARKS, BenchmarkFiles, Problem, valid_date
@@ -203,7 +203,11 @@ def run(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
                 print_cluster_events(cluster_events(runtime.sandboxes))
 
     with batch_pace():
-        return asyncio.run(check())
+        try:
+            return asyncio.run(_signals.until_sigterm(check()))
+        except asyncio.CancelledError:
+            print("refinelab: terminated (SIGTERM)", file=sys.stderr)
+            return _signals.TERMINATED
 
 
 async def _check(args: argparse.Namespace, options: CheckOptions, runtime: Runtime) -> int:

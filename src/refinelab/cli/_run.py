@@ -7,14 +7,14 @@ import asyncio
 import signal
 import sys
 import time
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, TextIO, TypeVar
+from typing import Any, TextIO
 
 from refinelab._validate import is_seconds
 from refinelab._words import counted, dollars
-from refinelab.cli import _options
+from refinelab.cli import _options, _signals
 from refinelab.cli._check import add_benchmark_options, print_cluster_events
 from refinelab.cli._progress import ProgressDisplay
 from refinelab.cli._report import stored_report, with_store
@@ -36,7 +36,6 @@ from refinelab.report import render_text
 from refinelab.runtime import NOT_GIVEN, SandboxRequest, Settings, choose_sandbox, parse_sandbox
 from refinelab.strategies import StrategySpec
 
-T = TypeVar("T")
 _ONE_OFF = (
     "benchmark",
     "data",
@@ -127,7 +126,7 @@ def run(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
     display = TerminalProgress(sys.stderr, quiet=args.quiet)
     progress = Progress(on_update=_announcing(display, spec, settings.store, args.quiet))
     try:
-        summary = asyncio.run(_until_signal(run_experiment(spec, settings, progress, options=options)))
+        summary = asyncio.run(_signals.until_sigterm(run_experiment(spec, settings, progress, options=options)))
     except (KeyboardInterrupt, asyncio.CancelledError) as exc:
         display.finish()
         what = "interrupted" if isinstance(exc, KeyboardInterrupt) else "terminated (SIGTERM)"
@@ -173,20 +172,8 @@ def _announcing(
 
 INTERRUPTED = 128 + signal.SIGINT
 """Exit code after Ctrl-C (130, the shell's convention)."""
-TERMINATED = 128 + signal.SIGTERM
+TERMINATED = _signals.TERMINATED
 """Exit code after SIGTERM (143): the run is marked interrupted, its stored work kept."""
-
-
-async def _until_signal(work: Coroutine[Any, Any, T]) -> T:
-    """Await ``work``; SIGTERM cancels it the way Ctrl-C does, so the runner marks the run interrupted."""
-    loop = asyncio.get_running_loop()
-    task = asyncio.current_task()
-    assert task is not None
-    loop.add_signal_handler(signal.SIGTERM, task.cancel)
-    try:
-        return await work
-    finally:
-        loop.remove_signal_handler(signal.SIGTERM)
 
 
 def _spec(args: argparse.Namespace, settings: Settings) -> ExperimentSpec:

@@ -1,0 +1,28 @@
+"""SIGTERM handled as Ctrl-C is: what a command started (sandbox workers, their scratch directories, a
+run's state) is closed the normal way before it exits 143. ``timeout``, ``docker stop``, a pod's end and
+a cancelled CI job all send SIGTERM, whose default action ends Python with no clean-up at all."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+from collections.abc import Coroutine
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+TERMINATED = 128 + signal.SIGTERM
+"""Exit code after SIGTERM (143), as a process killed by it."""
+
+
+async def until_sigterm(work: Coroutine[Any, Any, T]) -> T:
+    """Await ``work``; SIGTERM cancels it the way Ctrl-C does (``asyncio.run`` then raises
+    :class:`asyncio.CancelledError`)."""
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
+    assert task is not None
+    loop.add_signal_handler(signal.SIGTERM, task.cancel)
+    try:
+        return await work
+    finally:
+        loop.remove_signal_handler(signal.SIGTERM)
