@@ -308,7 +308,7 @@ def userns_advice(stderr: str, sysctl_root: Path = Path("/proc/sys")) -> str | N
     fixes = [fix for _, fix in causes] + [
         "or allow bwrap in AppArmor (a profile granting 'userns' to /usr/bin/bwrap, as Ubuntu 24.04 documents)",
         "or run refinelab as root (the sandbox then needs no user namespace)",
-        "or pass --isolation none (no sandbox: only for code you trust)",
+        "or pass --isolation landlock (no namespace needed; what auto falls back to)",
     ]
     fixes[0] = fixes[0].removeprefix("or ")  # the first fix named, when no setting was found to blame
     return f" (unprivileged user namespaces are unavailable: {found}; to fix: {', '.join(fixes)})"
