@@ -12,6 +12,7 @@ import pytest
 from refinelab.problems import AssertTest, CallTest, StdioTest, Test
 from refinelab.sandbox import Item, Limits, RunResult, SandboxWarning, Suite, WorkerPool
 from tests.conftest import with_pool
+from tests.sandbox.processes import outliving, processes_with
 
 ADD = "def add(a, b):\n    return a + b\n"
 
@@ -355,3 +356,28 @@ def test_what_a_worker_says_each_program_used_is_taken_only_as_numbers_within_th
     for seconds in (0.25, float("inf"), float("nan"), 0.5):
         meter.add(seconds)
     assert meter.cpu == 0.75  # what is not a number of seconds is not counted
+
+
+def test_an_unsandboxed_worker_told_to_stop_ends_its_running_program_first() -> None:
+    """``none`` has no namespace and no subreaper: a busy worker the host stops (closing the pool on
+    Ctrl-C or SIGTERM) used to die alone, and its running program, re-parented to init, ran on to its CPU
+    limit. The worker now kills the job's process group first."""
+    marker = f"{700 + os.getpid() % 97}.25"
+    code = f"import subprocess, time\ndef f(x):\n    subprocess.Popen(['sleep', '{marker}'])\n    time.sleep(60)\n"
+
+    async def body() -> list[int]:
+        async with WorkerPool(workers=1, isolation="none", limits=Limits(cpu_seconds=30)) as pool:
+            job = asyncio.ensure_future(pool.run(code, Suite.of([CallTest("f(0)", None)], entry_point="f")))
+            while not processes_with(marker):  # the event: the program is running
+                assert not job.done(), job.result()
+                await asyncio.sleep(0.05)
+            worker = pool._all[0].process
+            assert worker is not None
+            worker.terminate()
+            await worker.wait()
+            await job
+        return outliving(marker, grace=10.0)
+
+    with pytest.warns(SandboxWarning, match="UNSANDBOXED"):
+        survivors = asyncio.run(body())
+    assert survivors == [], "the program outlived its terminated worker"

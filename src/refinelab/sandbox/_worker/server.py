@@ -20,7 +20,7 @@ from . import codec, confine
 from . import protocol as wire
 from .child import CANDIDATE_FILE, error_message, take_snapshot
 from .jobs import run_function_job, run_stdio_job
-from .supervise import CONTROL, read_frame
+from .supervise import CONTROL, kill_child, read_frame
 
 _M_ARENA_MAX = -8
 _PR_SET_PDEATHSIG = 1
@@ -230,10 +230,29 @@ def main() -> None:
     description = os.environ.pop(confine.ENVIRONMENT, None)
     if description is not None:
         _confine(description, scratch)
+    elif os.getpid() != 1:  # unsandboxed: no namespace dies with us, no subreaper sweeps
+        _end_jobs_on_termination()
     take_snapshot()
     gc.collect()
     _write_all(proto_out, wire.READY)
     serve(proto_in, proto_out, scratch)
+
+
+def _end_jobs_on_termination() -> None:
+    """Unsandboxed, when told to stop (SIGTERM: the host's stop of a busy worker, and now the parent-death
+    signal), kill each running job's process group first (every job child leads its own, ``setsid``):
+    before, the worker died alone and its program, re-parented to init, ran on to its CPU limit."""
+
+    def stop(number: int, frame: object) -> None:
+        for pid in confine.children():
+            kill_child(pid)
+        os._exit(1)
+
+    signal.signal(signal.SIGTERM, stop)
+    try:
+        ctypes.CDLL(None).prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
 
 
 def _confine(description: str, scratch: str) -> None:
