@@ -17,6 +17,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -177,11 +178,15 @@ def test_the_carved_rules_hold_in_a_confined_process(tmp_path: Path) -> None:
     assert json.loads(in_child(check)) == ["allowed", "EACCES"]
 
 
-def test_a_pool_refuses_to_start_when_the_kernel_does_not_enforce_its_policy(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_pool_refuses_to_start_when_the_kernel_does_not_enforce_its_policy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The probe is real: a policy whose canary lies where programs may write (so the kernel, rightly,
     lets the probe at it) makes each worker refuse to start, saying what was not refused, and the pool
-    refuse the isolation with that line."""
+    refuse the isolation with that line, leaving no directory behind (it used to leave its layout: the
+    canary, the workers' scratch)."""
     choose("landlock")
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     honest = _landlock.policy
 
     def leaky(python: str, scratch: str, layout: Layout) -> dict[str, object]:
@@ -196,6 +201,7 @@ def test_a_pool_refuses_to_start_when_the_kernel_does_not_enforce_its_policy(mon
     assert str(caught.value) == (
         "landlock: reading a file outside the sandbox was allowed; creating a file outside the sandbox was allowed"
     )
+    assert list(tmp_path.iterdir()) == []
 
 
 @pytest.fixture

@@ -292,6 +292,7 @@ class WorkerLauncher:
         ]
         if failures:
             await asyncio.gather(*(worker.stop() for worker in workers))
+            self.cleanup()  # no pool will close: its directories go now (the landlock layout, none's scratch)
             worker, error = failures[0]
             refused = confinement_refused(worker.stderr_tail)
             if refused is not None:
