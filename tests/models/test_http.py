@@ -139,6 +139,16 @@ def test_n_samples_in_one_request_or_one_each_when_rejected() -> None:
         assert [body.get("n", 1) for body, _ in server.log] == [3, 1, 1, 1]
 
 
+def test_a_server_that_ignores_n_gets_one_request_a_sample() -> None:
+    with serve() as server:
+        server.ignore_n = True  # Ollama: one choice for any n, and no error
+        model = model_for(server)
+        completions = run(model, model.generate_n(ASK, GenerateConfig(temperature=0.8), n=3))
+        again = run(model, model.generate_n(ASK, GenerateConfig(temperature=0.8), n=2))
+        assert [c.sample for c in completions] == [0, 1, 2] and len(again) == 2
+        assert [body.get("n", 1) for body, _ in server.log] == [3, 1, 1, 1, 1, 1]  # n is learned once
+
+
 def test_more_samples_than_a_server_takes_in_one_request_go_in_chunks() -> None:
     with serve() as server:
         server.max_n = MAX_N  # OpenAI's limit: a larger n is a 400 naming n

@@ -103,8 +103,10 @@ class OpenAIBackend:
     def _replies(self, data: object, n: int) -> list[Reply]:
         """Replies from the response JSON (parsed directly: the SDK's typed models cost ~0.5 ms a call)."""
         choices = data.get("choices") if isinstance(data, dict) else None
-        if not isinstance(choices, list) or len(choices) < n or not all(isinstance(c, dict) for c in choices):
+        if not isinstance(choices, list) or not choices or not all(isinstance(c, dict) for c in choices):
             raise TransientError("malformed response (missing choices)")
+        if len(choices) < n:  # Ollama answers one choice for any ``n``, without an error: ``n`` is not taken
+            raise NotSupported("n", reason=f"{self.endpoint} gave {len(choices)} choices for n={n}")
         assert isinstance(data, dict)
         usage = _usage(data.get("usage"))
         shares: list[Usage | None] = [None] * n if usage is None else list(split_usage(usage, n))

@@ -54,6 +54,8 @@ class FakeOpenAI(ThreadingHTTPServer):
         self.random = random.Random(1)  # noqa: S311 - fault injection, not cryptography
         self.usage = True
         self.accept_n = True
+        self.ignore_n = False
+        """Answer one choice whatever ``n`` asks for, with no error (Ollama's OpenAI-compatible endpoint)."""
         self.max_n: int | None = None
         """The largest ``n`` accepted (a larger one gets a 400 naming ``n``, as OpenAI's 128 does); ``None``: any."""
         self.accept_schema = True
@@ -167,7 +169,7 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(400, json.dumps({"error": {"message": "response_format is not supported", "code": 400}}).encode())
 
     def _ok(self, body: dict[str, object]) -> None:
-        n = int(body.get("n", 1))  # type: ignore[call-overload]
+        n = 1 if self.server.ignore_n else int(body.get("n", 1))  # type: ignore[call-overload]
         texts = [self.server.reply(body) for _ in range(n)]
         choices = [
             {"index": i, "message": {"role": "assistant", "content": t}, "finish_reason": "stop"}
