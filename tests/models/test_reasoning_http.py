@@ -130,6 +130,13 @@ def test_thinking_in_the_new_field_or_inside_the_text_is_read_apart(where: str) 
     assert completion.reasoning == " ".join(["hmm"] * (30 + 6)) and completion.usage.reasoning_tokens == 36
 
 
+def test_thinking_a_server_counts_as_zero_is_counted_from_its_text() -> None:
+    mimic = ReasoningMimic("vllm", thinking={"medium": 30}, where="reasoning", reports_zero=True)
+    with serve(mimic=mimic) as server:
+        completion = open_model("vllm:deepseek-ai/DeepSeek-R1", {}, base_url=server.base_url).generate_sync(ASK)
+    assert completion.reasoning is not None and completion.usage.reasoning_tokens == 36 and completion.usage.estimated
+
+
 def test_a_budget_caps_vllms_thinking() -> None:
     with serve(mimic=VLLM_THINKING) as server:
         completion = open_model("vllm:Qwen/Qwen3-8B", {}, base_url=server.base_url).generate_sync(

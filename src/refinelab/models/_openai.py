@@ -110,7 +110,9 @@ class OpenAIBackend:
         assert isinstance(data, dict)
         usage = _usage(data.get("usage"))
         shares: list[Usage | None] = [None] * n if usage is None else list(split_usage(usage, n))
-        counted = usage is not None and _reports_reasoning(data.get("usage"))
+        # a count of 0 beside thinking text is a server that does not count (vLLM for a template-opened block,
+        # SGLang, gateways): the text is counted instead
+        counted = usage is not None and usage.reasoning_tokens > 0
         replies = []
         for choice, share in zip(choices[:n], shares):
             message = choice.get("message")
@@ -252,12 +254,6 @@ def _usage(usage: object) -> Usage | None:
     completion = completion if isinstance(completion, int) else 0
     thought = thought if isinstance(thought, int) else 0
     return Usage(usage["prompt_tokens"], completion, cached or 0, reasoning_tokens=thought)
-
-
-def _reports_reasoning(usage: object) -> bool:
-    """The usage block counts reasoning tokens itself (``completion_tokens_details.reasoning_tokens``)."""
-    details = usage.get("completion_tokens_details") if isinstance(usage, dict) else None
-    return isinstance(details, dict) and isinstance(details.get("reasoning_tokens"), int)
 
 
 def _retry_after(exc: Exception) -> float | None:

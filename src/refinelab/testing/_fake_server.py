@@ -195,6 +195,8 @@ class _Handler(BaseHTTPRequestHandler):
             usage["total_tokens"] = prompt + completion
             if mimic is not None and mimic.kind == "openai":  # OpenAI counts the thinking; vLLM does not
                 usage["completion_tokens_details"] = {"reasoning_tokens": sum(thought)}
+            elif mimic is not None and mimic.reports_zero:
+                usage["completion_tokens_details"] = {"reasoning_tokens": 0}
             response["usage"] = usage
         self.server.note("sending", body)
         self._send(200, json.dumps(response).encode())

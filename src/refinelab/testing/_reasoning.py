@@ -46,6 +46,9 @@ class ReasoningMimic:
     """The effort of a request that names none."""
     where: Literal["reasoning_content", "reasoning", "inline"] = "reasoning_content"
     """vLLM: the message field the thinking goes in, or ``inline``: a ``<think>`` block in the text."""
+    reports_zero: bool = False
+    """vLLM: the usage says ``completion_tokens_details.reasoning_tokens = 0`` whatever it thought (servers and
+    gateways that fill the field without counting, or count only between tags a template opened itself)."""
     names_the_cap: bool = True
     """OpenAI: a refused ``max_tokens`` says "Use 'max_completion_tokens' instead" (False: it only refuses, as
     servers that copy OpenAI's rules may)."""
