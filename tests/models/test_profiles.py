@@ -131,6 +131,13 @@ def test_effort_spelling() -> None:
         checked_effort("hard", "--reasoning-effort")
 
 
+def test_a_budget_is_written_one_way_and_only_in_ascii_digits() -> None:
+    assert checked_effort("02048", "x") == "2048"  # one budget, one configuration and one cache key
+    for text in ("²", "٣", "00"):  # str.isdigit() takes the first two; int() refuses the first
+        with pytest.raises(UserError, match="thinking-token budget"):
+            checked_effort(text, "--reasoning-effort")
+
+
 def test_refinelab_toml_overrides_a_profile_per_endpoint(tmp_path: Path) -> None:
     config = tmp_path / "refinelab.toml"
     config.write_text(

@@ -46,6 +46,8 @@ DEFAULT_BUDGETS: Mapping[str, int | None] = MappingProxyType(
 """Thinking tokens of each level on servers that take a budget rather than a level (vLLM, SGLang, local);
 ``None``: no budget (think until done). A choice of refinelab's, overridable per endpoint
 (``thinking_budgets``)."""
+_BUDGET = re.compile(r"[0-9]+")
+"""A thinking-token budget as written (ASCII digits only: ``str.isdigit`` also takes ``²``, which ``int`` refuses)."""
 SETTINGS = ("temperature", "top_p", "max_tokens", "seed", "stop", "json_schema", "reasoning_effort")
 """The :class:`GenerateConfig` settings a profile may refuse."""
 
@@ -135,7 +137,7 @@ SERVERS: Mapping[str, EffortControl] = MappingProxyType(
 
 def effort_problem(text: str) -> str | None:
     """What is wrong with an effort as written (``None``: nothing): a level or a positive number of tokens."""
-    if text in EFFORT_LEVELS or (text.isdigit() and int(text) > 0):
+    if text in EFFORT_LEVELS or (_BUDGET.fullmatch(text) and int(text) > 0):
         return None
     return f"reasoning effort {text!r}: use one of {', '.join(EFFORT_LEVELS)}, or a thinking-token budget (e.g. 2048)"
 
@@ -147,7 +149,7 @@ def checked_effort(text: object, where: str) -> str:
     if problem is not None:
         raise UserError(f"{where}: {problem}")
     assert value is not None
-    return value
+    return value if value in EFFORT_LEVELS else str(int(value))  # 02048 is 2048: one configuration, one cache key
 
 
 @dataclass(frozen=True)
