@@ -137,6 +137,16 @@ def test_thinking_a_server_counts_as_zero_is_counted_from_its_text() -> None:
     assert completion.reasoning is not None and completion.usage.reasoning_tokens == 36 and completion.usage.estimated
 
 
+@pytest.mark.parametrize("where", ["inline", "opened"])
+def test_a_reply_cut_off_while_thinking_in_the_text_has_no_answer(where: str) -> None:
+    mimic = ReasoningMimic("vllm", thinking={"medium": 30}, where=where)  # type: ignore[arg-type]
+    with serve(mimic=mimic) as server:
+        model = open_model("vllm:deepseek-ai/DeepSeek-R1-Distill-Qwen-7B", {}, base_url=server.base_url)
+        cut, whole = (model.generate_sync(ASK, GenerateConfig(max_tokens=cap)) for cap in (20, 100))
+    assert cut.text == "" and cut.reasoning == " ".join(["hmm"] * 20) and cut.usage.reasoning_tokens == 20
+    assert whole.text == "echo: add two numbers" and whole.usage.reasoning_tokens == 36
+
+
 def test_a_budget_caps_vllms_thinking() -> None:
     with serve(mimic=VLLM_THINKING) as server:
         completion = open_model("vllm:Qwen/Qwen3-8B", {}, base_url=server.base_url).generate_sync(

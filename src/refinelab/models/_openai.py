@@ -78,7 +78,7 @@ class OpenAIBackend:
             raise self._translate(exc, config, n) from exc
         except ValueError as exc:  # a body that is not JSON
             raise TransientError("malformed response") from exc
-        return self._replies(data, n)
+        return self._replies(data, n, thinks=config.reasoning_effort != "none")
 
     def _request(self, messages: Sequence[Message], config: GenerateConfig, n: int) -> dict[str, Any]:
         request: dict[str, Any] = {
@@ -100,8 +100,9 @@ class OpenAIBackend:
         request.update(effort_fields(self.accepts.profile, config.reasoning_effort))
         return request
 
-    def _replies(self, data: object, n: int) -> list[Reply]:
-        """Replies from the response JSON (parsed directly: the SDK's typed models cost ~0.5 ms a call)."""
+    def _replies(self, data: object, n: int, *, thinks: bool = True) -> list[Reply]:
+        """Replies from the response JSON (parsed directly: the SDK's typed models cost ~0.5 ms a call);
+        ``thinks``: the request left thinking on, so a reply cut off before its ``</think>`` is all thinking."""
         choices = data.get("choices") if isinstance(data, dict) else None
         if not isinstance(choices, list) or not choices or not all(isinstance(c, dict) for c in choices):
             raise TransientError("malformed response (missing choices)")
@@ -118,7 +119,10 @@ class OpenAIBackend:
             message = choice.get("message")
             message = message if isinstance(message, dict) else {}
             content = message.get("content")
-            text, inline = split_thinking(content if isinstance(content, str) else "", opens_thinking=self._opens)
+            cut_off = thinks and choice.get("finish_reason") == "length"
+            text, inline = split_thinking(
+                content if isinstance(content, str) else "", opens_thinking=self._opens, cut_off=cut_off
+            )
             raw = data if n == 1 else {**data, "choices": [choice]}  # each sample keeps its own choice only
             thinking = message_thinking(message) or inline
             if share is not None and thinking and not counted:  # the server counted none: count the text

@@ -17,15 +17,16 @@ _BLOCK = re.compile(r"\A\s*<think>(.*?)(?:</think>|\Z)", re.DOTALL)
 _CLOSE = "</think>"
 
 
-def split_thinking(text: str, *, opens_thinking: bool = False) -> tuple[str, str | None]:
+def split_thinking(text: str, *, opens_thinking: bool = False, cut_off: bool = False) -> tuple[str, str | None]:
     """``(answer, thinking)`` of a reply's text: a leading ``<think>`` block is taken out (an unclosed one is
     all thinking: the reply ran out of tokens while thinking); with ``opens_thinking`` (the template opened the
-    block), text before a lone ``</think>`` is thinking too. ``thinking`` is ``None`` when there was none (an
-    empty block included: thinking turned off writes one)."""
+    block), text before a lone ``</think>`` is thinking too, and so is all of a reply ``cut_off`` (it hit the
+    token cap, thinking on) before any ``</think>``. ``thinking`` is ``None`` when there was none (an empty
+    block included: thinking turned off writes one)."""
     found = _BLOCK.match(text)
     if found is not None:
         return text[found.end() :].lstrip("\n"), found.group(1).strip("\n") or None
-    if opens_thinking and _CLOSE in text and "<think>" not in text:
+    if opens_thinking and "<think>" not in text and (_CLOSE in text or cut_off):
         thinking, _, answer = text.partition(_CLOSE)
         return answer.lstrip("\n"), thinking.strip("\n") or None
     return text, None

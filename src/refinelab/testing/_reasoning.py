@@ -44,8 +44,10 @@ class ReasoningMimic:
     """Tokens (words) of thinking at each effort; a request's own share is added (see :func:`thought`)."""
     default_effort: str = "medium"
     """The effort of a request that names none."""
-    where: Literal["reasoning_content", "reasoning", "inline"] = "reasoning_content"
-    """vLLM: the message field the thinking goes in, or ``inline``: a ``<think>`` block in the text."""
+    where: Literal["reasoning_content", "reasoning", "inline", "opened"] = "reasoning_content"
+    """vLLM: the message field the thinking goes in, or ``inline``: a ``<think>`` block in the text, or
+    ``opened``: in the text after a block the chat template opened (DeepSeek-R1 distills), ended by ``</think>``
+    alone."""
     reports_zero: bool = False
     """vLLM: the usage says ``completion_tokens_details.reasoning_tokens = 0`` whatever it thought (servers and
     gateways that fill the field without counting, or count only between tags a template opened itself)."""
@@ -117,19 +119,27 @@ def thinking_text(tokens: int) -> str:
 
 def with_thinking(mimic: ReasoningMimic, body: Mapping[str, Any], choice: dict[str, Any], text: str) -> tuple[int, int]:
     """Put the thinking of one choice where ``mimic``'s server puts it: its tokens and the answer's (words).
-    OpenAI's ``max_completion_tokens`` caps both, thinking first: a reply that ran out while thinking has no
-    answer (``finish_reason`` ``length``), as OpenAI's does."""
+    The cap (OpenAI's ``max_completion_tokens``, vLLM's ``max_tokens``) counts both, thinking first: a reply
+    that ran out while thinking has no answer (``finish_reason`` ``length``), as the real servers' do."""
     tokens, visible = mimic.thought(body), len(text.split())
-    cap = body.get("max_completion_tokens")
-    if mimic.kind == "openai" and cap is not None and tokens + visible > int(cap):
+    cap = body.get("max_completion_tokens" if mimic.kind == "openai" else "max_tokens")
+    if cap is not None and tokens + visible > int(cap):
         tokens, visible = min(tokens, int(cap)), max(0, int(cap) - tokens)
-        choice["message"]["content"] = " ".join(text.split()[:visible])
+        text = choice["message"]["content"] = " ".join(text.split()[:visible])
         choice["finish_reason"] = "length"
     if mimic.kind == "openai" or tokens == 0:
         return tokens, visible
-    thought = thinking_text(tokens)
-    if mimic.where == "inline":
-        choice["message"]["content"] = f"<think>\n{thought}\n</think>\n\n{text}"
-    else:
-        choice["message"][mimic.where] = thought
+    ended = visible > 0 or choice["finish_reason"] != "length"
+    _place(mimic.where, choice["message"], thinking_text(tokens), text, ended=ended)
     return tokens, visible
+
+
+def _place(where: str, message: dict[str, Any], thought: str, text: str, *, ended: bool) -> None:
+    """The thinking in its field, or in the text: closed by ``</think>`` where it ``ended`` before the cap."""
+    answer = f"\n</think>\n\n{text}" if ended else ""
+    if where == "inline":
+        message["content"] = f"<think>\n{thought}{answer}"
+    elif where == "opened":
+        message["content"] = f"{thought}{answer}"
+    else:
+        message[where] = thought
