@@ -9,7 +9,16 @@ from pathlib import Path
 
 import pytest
 
-from refinelab.models import GenerateConfig, Message, Model, ResponseCache, RetryPolicy, cache_key, open_model
+from refinelab.models import (
+    Completion,
+    GenerateConfig,
+    Message,
+    Model,
+    ResponseCache,
+    RetryPolicy,
+    cache_key,
+    open_model,
+)
 from refinelab.testing import OPENAI_REASONING, VLLM_THINKING, ReasoningMimic, serve
 
 pytestmark = pytest.mark.usefixtures("http_client")  # both HTTP clients (tests/models/conftest.py)
@@ -145,6 +154,23 @@ def test_a_reply_cut_off_while_thinking_in_the_text_has_no_answer(where: str) ->
         cut, whole = (model.generate_sync(ASK, GenerateConfig(max_tokens=cap)) for cap in (20, 100))
     assert cut.text == "" and cut.reasoning == " ".join(["hmm"] * 20) and cut.usage.reasoning_tokens == 20
     assert whole.text == "echo: add two numbers" and whole.usage.reasoning_tokens == 36
+
+
+def test_the_thinking_of_samples_of_one_request_adds_up_when_their_lengths_differ() -> None:
+    mimic = ReasoningMimic("vllm", thinking={"medium": 30}, where="reasoning", spread=100)
+    with serve(mimic=mimic) as server:
+        model = open_model("vllm:Qwen/Qwen3-8B", {}, base_url=server.base_url)
+
+        async def three() -> list[Completion]:
+            async with model:
+                return await model.generate_n(ASK, GenerateConfig(temperature=0.8), n=3)
+
+        samples = asyncio.run(three())
+        (body,) = server.answered()
+    assert body["n"] == 3
+    assert sum(s.usage.reasoning_tokens for s in samples) == 36 + 136 + 236  # as much as the three thought
+    assert sum(s.usage.completion_tokens for s in samples) == 36 + 136 + 236 + 3 * 4
+    assert all(0 < s.usage.reasoning_tokens <= s.usage.completion_tokens for s in samples)
 
 
 def test_a_budget_caps_vllms_thinking() -> None:

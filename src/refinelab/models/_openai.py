@@ -109,26 +109,30 @@ class OpenAIBackend:
         if len(choices) < n:  # Ollama answers one choice for any ``n``, without an error: ``n`` is not taken
             raise NotSupported("n", reason=f"{self.endpoint} gave {len(choices)} choices for n={n}")
         assert isinstance(data, dict)
+        parts = [self._answer_and_thinking(choice, thinks) for choice in choices[:n]]
         usage = _usage(data.get("usage"))
+        thoughts = [thinking for _, thinking in parts if thinking]
+        # no count, or 0 beside thinking text (vLLM for a template-opened block, SGLang, gateways): count the
+        # text, all samples' together, so the request's thinking is shared as evenly as the server's count is
+        if usage is not None and thoughts and usage.reasoning_tokens == 0:
+            usage = with_reasoning_counted(self.model, usage, thoughts)
         shares: list[Usage | None] = [None] * n if usage is None else list(split_usage(usage, n))
-        # a count of 0 beside thinking text is a server that does not count (vLLM for a template-opened block,
-        # SGLang, gateways): the text is counted instead
-        counted = usage is not None and usage.reasoning_tokens > 0
         replies = []
-        for choice, share in zip(choices[:n], shares):
-            message = choice.get("message")
-            message = message if isinstance(message, dict) else {}
-            content = message.get("content")
-            cut_off = thinks and choice.get("finish_reason") == "length"
-            text, inline = split_thinking(
-                content if isinstance(content, str) else "", opens_thinking=self._opens, cut_off=cut_off
-            )
+        for choice, (text, thinking), share in zip(choices[:n], parts, shares):
             raw = data if n == 1 else {**data, "choices": [choice]}  # each sample keeps its own choice only
-            thinking = message_thinking(message) or inline
-            if share is not None and thinking and not counted:  # the server counted none: count the text
-                share = with_reasoning_counted(self.model, share, thinking)
             replies.append(Reply(text, share, choice.get("finish_reason"), raw, reasoning=thinking))
         return replies
+
+    def _answer_and_thinking(self, choice: dict[str, Any], thinks: bool) -> tuple[str, str | None]:
+        """A choice's answer and its thinking (from the message's field, else from the text)."""
+        message = choice.get("message")
+        message = message if isinstance(message, dict) else {}
+        content = message.get("content")
+        cut_off = thinks and choice.get("finish_reason") == "length"
+        text, inline = split_thinking(
+            content if isinstance(content, str) else "", opens_thinking=self._opens, cut_off=cut_off
+        )
+        return text, message_thinking(message) or inline
 
     @property
     def _opens(self) -> bool:

@@ -45,10 +45,10 @@ def count_tokens(model: str, text: str) -> int:
     return (counter or _rough)(text)
 
 
-def with_reasoning_counted(model: str, usage: Usage, reasoning: str) -> Usage:
-    """``usage`` with its reasoning tokens counted from the thinking text (at most the completion tokens,
-    which include them), marked estimated: for servers that return the thinking but do not count it."""
-    thought = min(count_tokens(model, reasoning), usage.completion_tokens)
+def with_reasoning_counted(model: str, usage: Usage, reasoning: Sequence[str]) -> Usage:
+    """``usage`` with its reasoning tokens counted from the thinking texts of its samples (at most the completion
+    tokens, which include them), marked estimated: for servers that return the thinking but do not count it."""
+    thought = min(sum(count_tokens(model, text) for text in reasoning), usage.completion_tokens)
     return replace(usage, reasoning_tokens=thought, estimated=True)
 
 

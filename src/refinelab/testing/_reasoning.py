@@ -48,6 +48,8 @@ class ReasoningMimic:
     """vLLM: the message field the thinking goes in, or ``inline``: a ``<think>`` block in the text, or
     ``opened``: in the text after a block the chat template opened (DeepSeek-R1 distills), ended by ``</think>``
     alone."""
+    spread: int = 0
+    """vLLM: choice ``i`` of a request thinks ``i x spread`` tokens more than the first (samples differ)."""
     reports_zero: bool = False
     """vLLM: the usage says ``completion_tokens_details.reasoning_tokens = 0`` whatever it thought (servers and
     gateways that fill the field without counting, or count only between tags a template opened itself)."""
@@ -121,7 +123,7 @@ def with_thinking(mimic: ReasoningMimic, body: Mapping[str, Any], choice: dict[s
     """Put the thinking of one choice where ``mimic``'s server puts it: its tokens and the answer's (words).
     The cap (OpenAI's ``max_completion_tokens``, vLLM's ``max_tokens``) counts both, thinking first: a reply
     that ran out while thinking has no answer (``finish_reason`` ``length``), as the real servers' do."""
-    tokens, visible = mimic.thought(body), len(text.split())
+    tokens, visible = mimic.thought(body) + mimic.spread * int(choice.get("index", 0)), len(text.split())
     cap = body.get("max_completion_tokens" if mimic.kind == "openai" else "max_tokens")
     if cap is not None and tokens + visible > int(cap):
         tokens, visible = min(tokens, int(cap)), max(0, int(cap) - tokens)
