@@ -173,6 +173,16 @@ def test_the_thinking_of_samples_of_one_request_adds_up_when_their_lengths_diffe
     assert all(0 < s.usage.reasoning_tokens <= s.usage.completion_tokens for s in samples)
 
 
+def test_an_answer_a_server_put_in_the_thinking_field_with_thinking_off_is_the_answer() -> None:
+    mimic = ReasoningMimic("vllm", misplaces_answer=True)  # vLLM's deepseek_r1 parser, Qwen3, thinking off
+    with serve(mimic=mimic) as server:
+        model = open_model("vllm:Qwen/Qwen3-8B", {}, base_url=server.base_url)
+        off = model.generate_sync(ASK, GenerateConfig(reasoning_effort="none"))
+        (body,) = server.answered()
+    assert body["chat_template_kwargs"] == {"enable_thinking": False}
+    assert off.text == "echo: add two numbers" and off.reasoning is None and off.usage.reasoning_tokens == 0
+
+
 def test_a_budget_caps_vllms_thinking() -> None:
     with serve(mimic=VLLM_THINKING) as server:
         completion = open_model("vllm:Qwen/Qwen3-8B", {}, base_url=server.base_url).generate_sync(

@@ -124,7 +124,8 @@ class OpenAIBackend:
         return replies
 
     def _answer_and_thinking(self, choice: dict[str, Any], thinks: bool) -> tuple[str, str | None]:
-        """A choice's answer and its thinking (from the message's field, else from the text)."""
+        """A choice's answer and its thinking (from the message's field, else from the text); with thinking off
+        (``thinks`` false), a thinking field beside no answer is the answer."""
         message = choice.get("message")
         message = message if isinstance(message, dict) else {}
         content = message.get("content")
@@ -132,7 +133,11 @@ class OpenAIBackend:
         text, inline = split_thinking(
             content if isinstance(content, str) else "", opens_thinking=self._opens, cut_off=cut_off
         )
-        return text, message_thinking(message) or inline
+        field = message_thinking(message)
+        if field is not None and not thinks and not text.strip():
+            # thinking was off, so this is the answer: vLLM's deepseek_r1 parser puts Qwen3's there (vllm#19222)
+            return field, None
+        return text, field or inline
 
     @property
     def _opens(self) -> bool:

@@ -50,6 +50,9 @@ class ReasoningMimic:
     alone."""
     spread: int = 0
     """vLLM: choice ``i`` of a request thinks ``i x spread`` tokens more than the first (samples differ)."""
+    misplaces_answer: bool = False
+    """vLLM: with thinking turned off, the answer comes in the thinking field and ``content`` is null (its
+    ``deepseek_r1`` reasoning parser serving Qwen3 with ``enable_thinking = false``: vllm issue 19222)."""
     reports_zero: bool = False
     """vLLM: the usage says ``completion_tokens_details.reasoning_tokens = 0`` whatever it thought (servers and
     gateways that fill the field without counting, or count only between tags a template opened itself)."""
@@ -129,11 +132,17 @@ def with_thinking(mimic: ReasoningMimic, body: Mapping[str, Any], choice: dict[s
         tokens, visible = min(tokens, int(cap)), max(0, int(cap) - tokens)
         text = choice["message"]["content"] = " ".join(text.split()[:visible])
         choice["finish_reason"] = "length"
+    if mimic.kind == "vllm" and mimic.misplaces_answer and _thinking_off(body):
+        choice["message"].update({mimic.where: text, "content": None})
     if mimic.kind == "openai" or tokens == 0:
         return tokens, visible
     ended = visible > 0 or choice["finish_reason"] != "length"
     _place(mimic.where, choice["message"], thinking_text(tokens), text, ended=ended)
     return tokens, visible
+
+
+def _thinking_off(body: Mapping[str, Any]) -> bool:
+    return (body.get("chat_template_kwargs") or {}).get("enable_thinking") is False
 
 
 def _place(where: str, message: dict[str, Any], thought: str, text: str, *, ended: bool) -> None:
