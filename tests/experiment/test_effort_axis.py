@@ -83,3 +83,18 @@ def test_a_bad_effort_in_a_strategy_or_on_a_strategy_without_a_critic_is_an_erro
         text = SPEC.replace('"single-pass", ', f'"{strategy}", ')
         with pytest.raises(UserError, match=said):
             load_spec(write(tmp_path, text))
+
+
+def test_an_endpoint_whose_profile_is_overridden_is_another_run(tmp_path: Path) -> None:
+    base = load_spec(write(tmp_path, 'reasoning_effort = ["low"]\n' + SPEC))
+    budget = '[models.endpoints."vllm:big"]\nthinking_budgets = { low = 512 }\n'
+    budgets = [
+        load_spec(write(tmp_path, f'reasoning_effort = ["low"]\n{SPEC}{budget.replace("512", n)}'))
+        for n in ("512", "256")
+    ]
+    control = load_spec(
+        write(tmp_path, f'reasoning_effort = ["low"]\n{SPEC}[models.endpoints."vllm:big"]\nconcurrency = 3\n')
+    )
+    assert len({base.run_id, budgets[0].run_id, budgets[1].run_id}) == 3  # what is sent changed: new results
+    assert control.run_id == base.run_id  # a setting that changes no request keeps the run
+    assert ExperimentSpec.from_json(budgets[0].to_json()).run_id == budgets[0].run_id
