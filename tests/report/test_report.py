@@ -180,3 +180,18 @@ def test_the_headline_reads_change_from_the_first_attempt_in_text_and_html(store
     html_head = overview_html(report.overview[0]).split("<thead>")[1].split("</thead>")[0]
     assert [c.split("</th>")[0] for c in html_head.split("<th>")[1:]] == columns
     assert "4 problems:" in text and "1 problems" not in text
+
+
+def test_export_to_a_dash_writes_the_lines_to_standard_output_and_no_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "store.sqlite"
+    with Store(path) as store:
+        fill(store)
+    monkeypatch.chdir(tmp_path)
+    assert main(["export", "--store", str(path), "--out", str(tmp_path / "a.jsonl")], {}) == 0
+    capsys.readouterr()
+    assert main(["export", "--store", str(path), "--out", "-"], {}) == 0
+    captured = capsys.readouterr()
+    assert captured.out == (tmp_path / "a.jsonl").read_text(encoding="utf-8")
+    assert captured.err.startswith("11 attempts of run ") and not (tmp_path / "-").exists()

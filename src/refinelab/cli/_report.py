@@ -63,7 +63,7 @@ def add_parsers(commands: Any, environ: Mapping[str, str]) -> None:
         "run_id", nargs="?", metavar="RUN", help="run id or unique prefix (default: the newest run with results)"
     )
     _options.add_store(export)
-    export.add_argument("--out", type=Path, required=True, help="FILE.jsonl")
+    export.add_argument("--out", type=Path, required=True, help="FILE.jsonl, or - for standard output")
     export.set_defaults(run=lambda args: run_export(args, environ))
 
 
@@ -174,6 +174,10 @@ def run_export(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
         return run.id, [json.dumps(row) + "\n" for row in store.export_rows(run.id)]
 
     run_id, lines = with_store(_settings(args, environ), rows)
+    if str(args.out) == "-":  # to a pipe: the lines alone on standard output, the count on standard error
+        sys.stdout.writelines(lines)
+        print(f"{counted(len(lines), 'attempt')} of run {run_id}", file=sys.stderr)
+        return 0
     write_atomically(args.out, lines)
     print(f"{counted(len(lines), 'attempt')} of run {run_id} -> {args.out}")
     return 0
