@@ -36,3 +36,17 @@ def test_a_thinking_budget_ends_the_thinking_section_and_the_model_answers(
     assert "</think>" not in thought.text and "<think>" not in thought.text
     off = model.generate_sync(ASK, GenerateConfig(temperature=0.0, max_tokens=16, reasoning_effort="none"))
     assert off.reasoning is None and off.usage.reasoning_tokens == 0 and off.text != thought.text
+
+
+def test_thinking_that_fills_the_context_ends_the_reply_as_length_not_as_a_prompt_error(
+    local_model_env: dict[str, str], tmp_path: Path
+) -> None:
+    config = tmp_path / "refinelab.toml"
+    config.write_text('[models.endpoints."local:gemma-3-270m"]\nprofile = "open-thinking"\ncontext = 256\n')
+    model = open_model("local:gemma-3-270m", local_model_env, config=load_models_config(config))
+    count = [Message.user("Count from 1 to 1000, separated by spaces: " + " ".join(map(str, range(1, 21))))]
+    settings = GenerateConfig(temperature=0.0, max_tokens=300, reasoning_effort="250")
+    thought = model.generate_sync(count, settings)  # the prompt fits; the thinking runs to the context's end
+    assert thought.finish_reason == "length" and thought.reasoning
+    assert thought.usage.prompt_tokens + thought.usage.completion_tokens >= 256 - 8
+    assert thought.usage.completion_tokens == thought.usage.reasoning_tokens  # no room was left to answer

@@ -165,7 +165,9 @@ class LocalBackend:
 
         async def complete(prompt: str, settings: Mapping[str, Any]) -> Mapping[str, Any]:
             sampling = dataclasses.replace(settings["sampling"], grammar=settings.get("grammar"))
-            (outcome,) = await self._generate([Job(prompt, sampling, settings["max_tokens"], tuple(settings["stop"]))])
+            # after the thinking (``took``), a prompt that fills the context is a reply cut there, not the user's
+            job = Job(prompt, sampling, settings["max_tokens"], tuple(settings["stop"]), full_is_length=bool(took))
+            (outcome,) = await self._generate([job])
             took.append(outcome.seconds)
             choice = {"text": outcome.text, "finish_reason": outcome.finish_reason}
             return {"choices": [choice], "usage": _usage(outcome)}

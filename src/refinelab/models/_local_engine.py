@@ -40,6 +40,9 @@ class Job:
     """The cap on its completion (lowered to what the context leaves after the prompt)."""
     stop: tuple[str, ...] = ()
     """Stop sequences, in order."""
+    full_is_length: bool = False
+    """A prompt that fills the context ends the job at ``length`` with nothing generated, instead of being a
+    user error (a thinking plan's answer, after thinking that filled the context)."""
 
 
 @dataclass(frozen=True)
@@ -228,6 +231,9 @@ class Engine:
         except Exception as exc:  # noqa: BLE001 - the job's caller gets it (a prompt too long, a bad grammar)
             _settle(ticket.future, exc)
             return
+        if isinstance(running, Outcome):  # no room in the context, and the job ends there
+            _settle(ticket.future, running)
+            return
         try:
             prompt = self._prompt_into(slot, running.prompt)
         except Exception as exc:  # noqa: BLE001 - likewise (llama_decode failed: the caller retries)
@@ -238,10 +244,12 @@ class Engine:
         self._slots[slot] = running
         self._push(running, running.sampler.sample_from(prompt.logits))
 
-    def _prepare(self, ticket: Ticket, slot: int, started: float) -> _Running:
+    def _prepare(self, ticket: Ticket, slot: int, started: float) -> _Running | Outcome:
         model, context, job = self.model, self._context, ticket.job
         assert model is not None and context is not None
         tokens = tuple(model.tokenize(job.prompt))
+        if len(tokens) >= self.options.context and job.full_is_length:
+            return Outcome("", len(tokens), 0, "length", 0.0)
         if len(tokens) >= self.options.context:
             raise EndpointError(
                 f"local:{self.path.name}: a prompt of {len(tokens)} tokens does not fit the context of "
