@@ -99,6 +99,15 @@ def test_seeded_samples_differ_and_each_is_reproducible(local_model_env: dict[st
     assert first[2] == third["choices"][0]["message"]["content"]  # sample i of seed s is seed s + i
 
 
+def test_a_seed_that_is_llama_cpps_random_seed_in_32_bits_is_reproducible_too(local_model_env: dict[str, str]) -> None:
+    model = open_model("local:gemma-3-270m", local_model_env)
+    for seed in (2**32 - 1, -1):  # 0xFFFFFFFF is llama.cpp's "draw a random seed"
+        config = GenerateConfig(temperature=1.0, seed=seed, max_tokens=16)
+        first = [c.text for c in asyncio.run(model.generate_n(TALK, config, n=2))]
+        again = [c.text for c in asyncio.run(model.generate_n(TALK, config, n=2))]
+        assert first == again and first[0] != first[1]
+
+
 def test_stop_sequences_are_honoured(local_model_env: dict[str, str]) -> None:
     model = open_model("local:gemma-3-270m", local_model_env)
     whole = model.generate_sync(CODE, GenerateConfig(temperature=0.0, max_tokens=40)).text

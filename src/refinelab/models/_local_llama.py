@@ -400,7 +400,7 @@ class SamplerChain:
         self._add(llama_cpp.llama_sampler_init_top_p(sampling.top_p, 1))
         self._add(llama_cpp.llama_sampler_init_min_p(sampling.min_p, 1))
         self._add(llama_cpp.llama_sampler_init_temp(sampling.temperature))
-        seed = llama_cpp.LLAMA_DEFAULT_SEED if sampling.seed is None else sampling.seed & 0xFFFFFFFF
+        seed = llama_cpp.LLAMA_DEFAULT_SEED if sampling.seed is None else _seed32(sampling.seed)
         self._add(llama_cpp.llama_sampler_init_dist(seed))
 
     def sample(self, context: BatchContext, row: int) -> int:
@@ -433,6 +433,12 @@ class SamplerChain:
 
     def _add(self, sampler: Any) -> None:
         self.llama_cpp.llama_sampler_chain_add(self.chain, sampler)
+
+
+def _seed32(seed: int) -> int:
+    """A seed as llama.cpp's 32 bits, never 0xFFFFFFFF (``LLAMA_DEFAULT_SEED``: a random seed at every draw, so
+    a seeded request would not be reproducible); a seed from 0 to 0xFFFFFFFE is itself."""
+    return seed % 0xFFFFFFFF
 
 
 def _padded(context: int) -> int:
