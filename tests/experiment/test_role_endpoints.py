@@ -19,7 +19,8 @@ import pytest
 from refinelab.cli import main
 from refinelab.experiment import ExperimentSpec, RunOptions, load_spec, run_endpoints
 from refinelab.models import EndpointSetting, ModelsConfig, choose_endpoint
-from refinelab.store import Store
+from refinelab.report._text import endpoint_lines
+from refinelab.store import EndpointUse, Store
 from refinelab.testing import FakeOpenAI, serve
 from tests.experiment.fakes import reply, write_benchmark
 
@@ -226,3 +227,7 @@ def test_a_critic_without_an_entry_falls_back_to_the_actors_server(tmp_path: Pat
 def test_choose_endpoint_keeps_top_level_keys_off_a_local_model() -> None:
     spec = choose_endpoint("actor", "local:gemma-3-270m", ModelsConfig(), under=[EndpointSetting("http://a/v1", "x")])
     assert spec.urls == () and spec.address == "in this process"
+    assert endpoint_lines([EndpointUse(endpoint=spec, since=0.0)]) == [
+        "model endpoints:",
+        "  actor local:gemma-3-270m: in this process",
+    ]

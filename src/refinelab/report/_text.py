@@ -289,7 +289,7 @@ def endpoint_lines(endpoints: Sequence[EndpointUse] | None, models: ModelsConfig
         roles.setdefault((use.endpoint.role, use.endpoint.model), []).append(use)
     lines = ["model endpoints:"]
     for (role, model), uses in roles.items():
-        places = [f"{u.endpoint.address} ({u.endpoint.chosen_by})" for u in uses]
+        places = [_place(u) for u in uses]
         moves = [f", from {_when(u.since)} {place}" for u, place in zip(uses[1:], places[1:])]
         fresh = " (cached replies only from these)" if any(u.fresh for u in uses) else ""
         lines.append(f"  {role} {_model_text(model, models)}: {places[0]}{''.join(moves)}{fresh}")
@@ -303,6 +303,12 @@ def _model_text(model: str, models: ModelsConfig | None) -> str:
     target, deployment = models.model(model), models.settings(model).deployment
     named = model if target == model else f"{model} = {target}"
     return named if deployment is None else f"{named} (deployment {deployment})"
+
+
+def _place(use: EndpointUse) -> str:
+    """Where a role was served and the setting that chose it (a model run in this process: said once)."""
+    address, chosen_by = use.endpoint.address, use.endpoint.chosen_by
+    return address if chosen_by == address else f"{address} ({chosen_by})"
 
 
 def _when(seconds: float) -> str:
