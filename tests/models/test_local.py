@@ -7,9 +7,11 @@ file's hash."""
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import shutil
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any, cast
 
@@ -216,9 +218,9 @@ def test_the_samples_of_one_prompt_evaluate_it_once(
     prefills: list[int] = []
     prefill = context.prefill
 
-    def counted(seq: int, tokens: Any) -> Any:
+    def counted(seq: int, tokens: Any, stop: Any) -> Any:
         prefills.append(len(tokens))
-        return prefill(seq, tokens)
+        return prefill(seq, tokens, stop)
 
     monkeypatch.setattr(context, "prefill", counted)
     config = GenerateConfig(temperature=0.9, seed=5, max_tokens=16, stop=("no such stop",))
@@ -227,6 +229,37 @@ def test_the_samples_of_one_prompt_evaluate_it_once(
     single = _sequences(local_model_env, 1)
     one_by_one = [asyncio.run(single.generate(CODE, config, sample=i)).text for i in range(4)]
     assert shared == one_by_one  # a copied prompt gives what its own evaluation gives
+
+
+def test_a_request_cancelled_while_its_prompt_is_evaluated_stops_before_the_rest_of_the_prompt(
+    local_model_env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from refinelab.models._local_engine import Job, Ticket
+    from refinelab.models._local_llama import Sampling
+
+    engine = _engine(_sequences(local_model_env, 1))
+    engine.ready().result()
+    context, submitted = engine._context, threading.Event()
+    tickets: list[Ticket] = []
+    batches: list[int] = []
+    decode = context._decode
+
+    def cancelled_after_the_first_batch(rows: Any, *, outputs: bool | None) -> None:
+        batches.append(len(rows))
+        decode(rows, outputs=outputs)
+        submitted.wait()
+        tickets[0].cancel()  # Ctrl-C while a long prompt is evaluated
+
+    monkeypatch.setattr(context, "_decode", cancelled_after_the_first_batch)
+    found: list[Ticket] = engine.submit([Job("word " * 900, Sampling(temperature=0.0), 4)])
+    tickets.extend(found)
+    submitted.set()
+    with pytest.raises(concurrent.futures.CancelledError):
+        found[0].future.result()
+    assert batches == [512]  # its second batch of 512 tokens was never evaluated
+    monkeypatch.undo()
+    (after,) = engine.submit([Job("Hi", Sampling(temperature=0.0), 2)])
+    assert after.future.result().completion_tokens <= 2  # the sequence was freed
 
 
 def _sequences(environ: dict[str, str], sequences: int) -> Model:

@@ -6,9 +6,9 @@ prompt evaluated, or, when another sequence in flight has the same prompt (the o
 with that sequence's prompt copied in llama.cpp's KV cache and the logits kept from its evaluation, so a
 prompt is evaluated once for all its samples. Then every step decodes the last token of every sequence in
 one batch and each sequence's own sampler chain picks its next token; a finished sequence frees its slot at
-once for the next job. A cancelled job leaves the queue, or its slot at the next step. The event loop never
-waits on the model: llama.cpp releases the GIL while it computes. See docs/design/models.md ("Batched
-decoding", and what is and is not reproducible).
+once for the next job. A cancelled job leaves the queue, its prompt's evaluation between two batches, or its
+slot at the next step. The event loop never waits on the model: llama.cpp releases the GIL while it computes.
+See docs/design/models.md ("Batched decoding", and what is and is not reproducible).
 """
 
 from __future__ import annotations
@@ -235,10 +235,14 @@ class Engine:
             _settle(ticket.future, running)
             return
         try:
-            prompt = self._prompt_into(slot, running.prompt)
+            prompt = self._prompt_into(slot, running.prompt, ticket)
         except Exception as exc:  # noqa: BLE001 - likewise (llama_decode failed: the caller retries)
             running.sampler.close()
             _settle(ticket.future, exc)
+            return
+        if prompt is None:  # cancelled (or the engine closing) while its prompt was evaluated
+            running.sampler.close()
+            _settle(ticket.future, concurrent.futures.CancelledError())
             return
         prompt.holders.add(slot)
         self._slots[slot] = running
@@ -261,7 +265,9 @@ class Engine:
         text = CompletionText(limit, [s.encode() for s in job.stop])
         return _Running(ticket, slot, tokens, SamplerChain(model, job.sampling), text, started)
 
-    def _prompt_into(self, slot: int, tokens: tuple[int, ...]) -> _Prompt:
+    def _prompt_into(self, slot: int, tokens: tuple[int, ...], ticket: Ticket) -> _Prompt | None:
+        """The prompt in ``slot``: copied from a sequence that holds it, else evaluated (``None``: the job was
+        cancelled, or the engine is closing, before all of it was, so Ctrl-C does not wait for a long one)."""
         context = self._context
         assert context is not None
         known = self._prompts.get(tokens)
@@ -269,10 +275,13 @@ class Engine:
             context.share(next(iter(known.holders)), slot, len(tokens))
             return known
         try:
-            logits = context.prefill(slot, tokens)
+            logits = context.prefill(slot, tokens, stop=lambda: self._closing or ticket.cancelled.is_set())
         except TransientError:
             context.drop(slot)
             raise
+        if logits is None:
+            context.drop(slot)
+            return None
         self._prompts[tokens] = found = _Prompt(logits)
         return found
 

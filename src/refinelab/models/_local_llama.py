@@ -19,7 +19,7 @@ import ctypes
 import logging
 import os
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -313,11 +313,14 @@ class BatchContext:
         """Tokens one sequence may hold (its prompt and completion)."""
         self._batch = llama_cpp.llama_batch_init(max(BATCH, sequences), 0, 1)
 
-    def prefill(self, seq: int, tokens: Sequence[int]) -> Logits:
+    def prefill(self, seq: int, tokens: Sequence[int], stop: Callable[[], bool] = lambda: False) -> Logits | None:
         """Evaluate a prompt into sequence ``seq`` (in batches of :data:`BATCH`, as ``Llama`` does); the
-        logits after its last token."""
+        logits after its last token, or ``None`` when ``stop`` says so between two batches (a long prompt's
+        request cancelled while it is evaluated)."""
         self._threads_for_batches(self._evaluating)
         for start in range(0, len(tokens), BATCH):
+            if start and stop():
+                return None
             chunk = tokens[start : start + BATCH]
             rows = [Row(seq, token, start + i) for i, token in enumerate(chunk)]
             self._decode(rows, outputs=start + len(chunk) == len(tokens))
