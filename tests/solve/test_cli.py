@@ -4,6 +4,7 @@ store, the response cache, project aliases and user errors."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -412,3 +413,79 @@ def test_solve_with_a_local_model_in_a_terminal(tmp_path: Path, local_model_env:
     assert result["usage"]["completion_tokens"] > 0 and not result["usage"]["estimated"]
     again = subprocess.run(args, env=local_model_env, capture_output=True, text=True, timeout=600)
     assert json.loads(again.stdout)["code"] == result["code"] and json.loads(again.stdout)["cached"]
+
+
+def test_sigterm_answers_with_the_best_attempt_exits_143_and_leaves_no_scratch_directory(here: Path) -> None:
+    # `timeout`, `docker stop` and a cancelled CI job send SIGTERM: it used to end Python on the spot, the
+    # sandbox pool's directory left in $TMPDIR and the solve's record never marked.
+    import signal
+    import time
+
+    from refinelab.store import Store
+
+    scratch = here / "tmp"
+    scratch.mkdir()
+    release = threading.Event()
+
+    def reply(body: dict[str, object]) -> str:
+        if "Test results" in _content(body):
+            release.wait(60)  # the refinement never comes back before the signal
+        return fenced(FIB_DRAFT)
+
+    with serve(reply) as server:
+        argv = solve_cli(server, FIB_PROMPT, "--test", "fibonacci(1) == [0]", "--test", "fibonacci(3) == [0, 1, 1]",
+                         store=here / "s.sqlite")  # fmt: skip
+        env = {**os.environ, "TMPDIR": str(scratch)}
+        process = subprocess.Popen([sys.executable, "-m", "refinelab", *argv], stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, text=True, env=env)  # fmt: skip
+        try:
+            deadline = time.monotonic() + 120
+            while len(server.log) < 2 and process.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.05)  # the draft has been run; the refinement request is in flight
+            assert process.poll() is None, "the solve ended before the refinement was asked for"
+            process.send_signal(signal.SIGTERM)
+            out, err = process.communicate(timeout=120)
+        finally:
+            release.set()
+            if process.poll() is None:
+                process.kill()
+    assert process.returncode == 143, err
+    assert err.endswith("refinelab: terminated (SIGTERM)\n") and "Traceback" not in err
+    assert out.startswith("UNVERIFIED: passes 1 of 2 given tests\ndef fibonacci(n):")
+    assert "stopped: interrupted" in out
+    assert list(scratch.iterdir()) == []
+    with Store(here / "s.sqlite") as store:
+        assert [run.status for run in store.runs()] == ["interrupted"]
+
+
+def test_sigterm_before_any_attempt_exits_143(here: Path) -> None:
+    import signal
+    import time
+
+    scratch = here / "tmp"
+    scratch.mkdir()
+    release = threading.Event()
+
+    def reply(body: dict[str, object]) -> str:
+        release.wait(60)  # the draft never comes back before the signal
+        return fenced(FIB_DRAFT)
+
+    with serve(reply) as server:
+        argv = solve_cli(server, FIB_PROMPT, "--test", "fibonacci(1) == [0]", store=here / "s.sqlite")
+        env = {**os.environ, "TMPDIR": str(scratch)}
+        process = subprocess.Popen([sys.executable, "-m", "refinelab", *argv], stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, text=True, env=env)  # fmt: skip
+        try:
+            deadline = time.monotonic() + 120
+            while not server.log and process.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.05)  # the draft's request is in flight
+            assert process.poll() is None, "the solve ended before the model was asked"
+            process.send_signal(signal.SIGTERM)
+            out, err = process.communicate(timeout=120)
+        finally:
+            release.set()
+            if process.poll() is None:
+                process.kill()
+    assert (process.returncode, out) == (143, ""), err
+    assert err == "refinelab: terminated (SIGTERM)\n"
+    assert list(scratch.iterdir()) == []

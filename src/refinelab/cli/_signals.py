@@ -15,13 +15,27 @@ TERMINATED = 128 + signal.SIGTERM
 """Exit code after SIGTERM (143), as a process killed by it."""
 
 
-async def until_sigterm(work: Coroutine[Any, Any, T]) -> T:
+class Received:
+    """Whether SIGTERM came: a command whose work answers a cancel with what it has (a solve's best
+    attempt) still exits 143 after it."""
+
+    def __init__(self) -> None:
+        self.sigterm = False
+
+
+async def until_sigterm(work: Coroutine[Any, Any, T], received: Received | None = None) -> T:
     """Await ``work``; SIGTERM cancels it the way Ctrl-C does (``asyncio.run`` then raises
-    :class:`asyncio.CancelledError`)."""
+    :class:`asyncio.CancelledError`, unless ``work`` answers the cancel) and is noted in ``received``."""
     loop = asyncio.get_running_loop()
     task = asyncio.current_task()
     assert task is not None
-    loop.add_signal_handler(signal.SIGTERM, task.cancel)
+    noted = received or Received()
+
+    def cancel() -> None:
+        noted.sigterm = True
+        task.cancel()
+
+    loop.add_signal_handler(signal.SIGTERM, cancel)
     try:
         return await work
     finally:

@@ -17,7 +17,7 @@ from typing import Any, TextIO
 
 from refinelab._files import write_atomically
 from refinelab._words import counted, dollars
-from refinelab.cli import _options
+from refinelab.cli import _options, _signals
 from refinelab.errors import UserError
 from refinelab.runtime import Settings
 from refinelab.sandbox import Limits
@@ -86,8 +86,12 @@ def run(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
     io = [pair for value in args.io for pair in _io(value)]
     display = _Display(sys.stderr, quiet=args.quiet)
     options = _solve_options(args, settings, display)
+    received = _signals.Received()
+    solving = solve_async(prompt, settings.model, tests=tests, io=io, kind=args.kind, options=options)
     try:
-        solution = asyncio.run(solve_async(prompt, settings.model, tests=tests, io=io, kind=args.kind, options=options))
+        solution = asyncio.run(_signals.until_sigterm(solving, received))
+    except asyncio.CancelledError:  # SIGTERM before any attempt was run
+        return _terminated()
     finally:
         display.finish()
     if args.out is not None:
@@ -97,7 +101,14 @@ def run(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
         print(json.dumps(solution.to_json(), indent=2))
     else:
         show(solution, sys.stdout)
+    if received.sigterm:  # answered with the best attempt so far, as Ctrl-C is; the exit still says why
+        return _terminated()
     return VERIFIED if solution.verified else UNVERIFIED
+
+
+def _terminated() -> int:
+    print("refinelab: terminated (SIGTERM)", file=sys.stderr)
+    return _signals.TERMINATED
 
 
 def _solve_options(args: argparse.Namespace, settings: Settings, display: _Display) -> SolveOptions:
