@@ -267,8 +267,13 @@ def test_auto_falls_back_to_landlock_and_says_why_and_what_it_got() -> None:
 
 
 def test_none_is_only_given_and_says_how_to_get_a_sandbox() -> None:
-    with pytest.warns(SandboxWarning, match="UNSANDBOXED: .*to get one: install bubblewrap"):
+    with pytest.warns(SandboxWarning) as warned:
         assert start("none").isolation == "none"
+    (warning,) = warned
+    message = str(warning.message)
+    assert message.startswith("UNSANDBOXED: isolation 'none', as asked: candidate code runs with rlimits only")
+    assert "to get a sandbox: install bubblewrap" in message
+    assert "--isolation none" not in message  # it was given: advising it was advice to do what was done
 
 
 def test_the_isolation_is_recorded_in_every_result() -> None:

@@ -43,13 +43,15 @@ IsolationMode = Literal["auto", "bwrap", "landlock", "none"]
 ``none`` unless asked); ``bwrap``: bubblewrap's namespaces, or fail; ``landlock``: Landlock and seccomp
 without namespaces (containers, pods, CI runners), or fail; ``none``: no sandbox (trusted code only)."""
 
-SANDBOX_HELP = (
-    "to get one: install bubblewrap (bash scripts/install.sh) and allow it user namespaces, or in a container "
+SANDBOX_HOW = (
+    "install bubblewrap (bash scripts/install.sh) and allow it user namespaces, or in a container "
     "run it with --security-opt seccomp=unconfined --security-opt apparmor=unconfined --security-opt "
     "systempaths=unconfined (docs/design/sandbox.md: Docker and Kubernetes), or use a kernel with Landlock "
-    "ABI 3 (Linux 6.2) or newer; or pass --isolation none (no sandbox: only for code you trust)"
+    "ABI 3 (Linux 6.2) or newer"
 )
 """How to get a sandbox where none works, in one line (``auto`` refusing, and ``none`` warning)."""
+SANDBOX_HELP = f"to get one: {SANDBOX_HOW}; or pass --isolation none (no sandbox: only for code you trust)"
+"""What ``auto`` says when it refuses: how to get a sandbox, or how to run without one."""
 
 
 class SandboxWarning(UserWarning):
@@ -220,7 +222,8 @@ class WorkerLauncher:
         """
         if self.mode == "none":
             warnings.warn(
-                f"UNSANDBOXED: isolation='none'; candidate code runs with rlimits only ({SANDBOX_HELP})",
+                f"UNSANDBOXED: isolation 'none', as asked: candidate code runs with rlimits only, no sandbox "
+                f"(only for code you trust; to get a sandbox: {SANDBOX_HOW})",
                 SandboxWarning,
                 stacklevel=4,
             )
