@@ -145,3 +145,10 @@ def test_an_override_that_changes_what_is_sent_makes_another_run(tmp_path: Path,
     plain = load_spec(write(tmp_path, SPEC + entry)).run_id
     assert plain == load_spec(write(tmp_path, SPEC)).run_id  # a setting that changes nothing sent: the same run
     assert load_spec(write(tmp_path, SPEC + entry + override + "\n")).run_id != plain
+
+
+def test_a_spec_s_pool_wider_than_the_machine_holds_is_refused_at_its_line(tmp_path: Path) -> None:
+    path = write(tmp_path, SPEC.replace("timeout = 6", "timeout = 6\nworkers = 1000000"))
+    with pytest.raises(UserError, match=r"spec.toml:\d+: field 'sandbox.workers': 1,000,000 sandbox workers would"):
+        load_spec(path)
+    assert load_spec(write(tmp_path, SPEC.replace("timeout = 6", "timeout = 6\nworkers = 64"))).sandbox.workers == 64

@@ -148,3 +148,44 @@ class _Closing:
 
     async def aclose(self) -> None:
         return None
+
+
+ABSURD = 10**6
+"""Sandbox workers no machine refinelab runs on holds (16 TiB at 16 MiB each)."""
+
+
+@pytest.mark.parametrize(
+    ("flags", "environ", "text", "where"),
+    [
+        (Flags(workers=ABSURD), {}, "", "--workers: "),
+        (Flags(), {"REFINELAB_WORKERS": str(ABSURD)}, "", "$REFINELAB_WORKERS: "),
+        (Flags(), {}, f"[sandbox]\nworkers = {ABSURD}\n", "refinelab.toml:2: field 'sandbox.workers': "),
+    ],
+)
+def test_a_pool_wider_than_the_machine_holds_is_refused_naming_where_it_came_from(
+    tmp_path: Path, flags: Flags, environ: dict[str, str], text: str, where: str
+) -> None:
+    # REFINELAB_WORKERS=99999 used to start that many interpreters: the machine ground until it was killed.
+    project(tmp_path, text)
+    with pytest.raises(UserError) as caught:
+        resolve_settings(flags, environ, tmp_path)
+    message = str(caught.value)
+    assert where in message and "1,000,000 sandbox workers would not fit in this machine's memory" in message
+
+
+def test_more_workers_than_cores_are_allowed_and_a_cluster_s_nodes_are_not_this_machine_s(tmp_path: Path) -> None:
+    assert resolve_settings(Flags(workers=64), {}, tmp_path).workers == 64  # 64 on 2 cores: documented, tested
+    on_cluster = resolve_settings(Flags(workers=ABSURD, cluster="127.0.0.1:6379"), {}, tmp_path)
+    assert on_cluster.workers == ABSURD  # a cluster's nodes run one worker per Ray CPU, not this width
+
+
+def test_check_refuses_an_absurd_width_in_one_line_before_it_starts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    samples = tmp_path / "samples.jsonl"
+    samples.write_text('{"task_id": "t", "solution": "pass"}\n', encoding="utf-8")
+    argv = ["check", str(samples), "--benchmark", "jsonl", "--data", str(tmp_path / "absent.jsonl")]  # never read
+    assert main(argv, {"REFINELAB_WORKERS": str(ABSURD)}) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("refinelab: error: $REFINELAB_WORKERS: 1,000,000 sandbox workers") and err.count("\n") == 1

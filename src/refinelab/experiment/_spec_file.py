@@ -12,7 +12,7 @@ from refinelab.errors import InputError, UserError
 from refinelab.experiment._spec import SAME, BenchmarkChoice, ExperimentSpec
 from refinelab.models import ModelsConfig, checked_effort, load_models_config, url_problem
 from refinelab.problems import BENCHMARKS, valid_date
-from refinelab.runtime import NOT_GIVEN, NotGiven, SandboxRequest, choose_sandbox
+from refinelab.runtime import NOT_GIVEN, NotGiven, SandboxRequest, choose_sandbox, workers_problem
 from refinelab.sandbox import ISOLATION_MODES
 from refinelab.strategies import Budget, StrategySpec
 
@@ -213,6 +213,9 @@ class _Reader:
         if not isinstance(details, (bool, NotGiven)):
             raise reader.error("test_details", "must be true or false")
         workers = reader.optional_integer(table, "workers")
+        width = None if workers is None else workers_problem(workers)
+        if width is not None:
+            raise reader.error("workers", width)
         timeout, agreement = reader.number(table, "timeout"), reader.number(table, "agreement_timeout")
         return SandboxRequest(
             isolation=NOT_GIVEN if isolation is None else isolation,

@@ -15,6 +15,7 @@ from refinelab.runtime._sandbox import (
     SandboxSetting,
     choose_sandbox,
     parse_sandbox,
+    workers_problem,
 )
 from refinelab.runtime._settings import DEFAULT_STORE, SETTINGS, Flags, Setting, Settings, resolve_settings
 
@@ -38,4 +39,5 @@ __all__ = [
     "open_runtime",
     "parse_sandbox",
     "resolve_settings",
+    "workers_problem",
 ]

@@ -18,6 +18,7 @@ older spellings mean the same: ``--isolation KIND`` is ``--sandbox KIND``, and `
 
 from __future__ import annotations
 
+import os
 import typing
 from collections.abc import Sequence
 from dataclasses import dataclass, fields, replace
@@ -34,6 +35,26 @@ SandboxKind = Literal["auto", "bwrap", "landlock", "none", "cluster"]
 """What the ``sandbox`` setting names: an isolation mode (how each program is confined), or ``cluster``."""
 SANDBOX_KINDS: tuple[SandboxKind, ...] = typing.get_args(SandboxKind)
 """Every kind, in the order messages list them."""
+
+
+WORKER_MEMORY = 16 * 2**20
+"""Memory one idle sandbox worker holds at least (a Python interpreter: about 22 MiB proportional set
+size measured under bwrap, landlock and none alike); the widest pool this machine can hold is its
+memory over this, whatever its cores."""
+
+
+def workers_problem(count: int) -> str | None:
+    """What is wrong with a width of ``count`` workers in this machine's pool (``None``: nothing): more
+    than its memory can hold (:data:`WORKER_MEMORY` each) would only swap it to a halt. More workers than
+    cores is allowed (it only adds contention); a cluster's nodes do not use it (one per Ray CPU)."""
+    memory = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    most = max(1, memory // WORKER_MEMORY)
+    if count <= most:
+        return None
+    return (
+        f"{count:,} sandbox workers would not fit in this machine's memory ({memory / 2**30:.1f} GiB holds at "
+        f"most {most:,}, each at least {WORKER_MEMORY // 2**20} MiB); more workers than cores only adds contention"
+    )
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,13 @@ from refinelab.models import ModelsConfig, RetryPolicy
 from refinelab.problems import FetchOptions, default_cache_dir
 from refinelab.runtime._given import NOT_GIVEN, NotGiven
 from refinelab.runtime._project import find_config, read_project
-from refinelab.runtime._sandbox import SandboxRequest, SandboxSetting, parse_sandbox, sandbox_problem
+from refinelab.runtime._sandbox import (
+    SandboxRequest,
+    SandboxSetting,
+    parse_sandbox,
+    sandbox_problem,
+    workers_problem,
+)
 from refinelab.sandbox import IsolationMode, cluster_problem
 
 DEFAULT_STORE = Path(".refinelab/store.sqlite")
@@ -162,17 +168,33 @@ def resolve_settings(flags: Flags, environ: Mapping[str, str], cwd: Path) -> Set
     config = find_config(cwd, environ, None if isinstance(flags.config, NotGiven) else flags.config)
     found, models = read_project(config, {s.key: s.kind for s in SETTINGS}) if config else ({}, ModelsConfig())
     chosen: dict[str, tuple[Any, int]] = {}  # each value checked against its setting's kind, and its layer
+    where: dict[str, str | Path | None] = {}  # the flag, variable or file that gave it
     for setting in SETTINGS:
         given = getattr(flags, setting.name)
         if not isinstance(given, NotGiven):
-            chosen[setting.name] = _checked(setting, given, "--" + setting.name.replace("_", "-")), 0
+            where[setting.name] = "--" + setting.name.replace("_", "-")
+            chosen[setting.name] = _checked(setting, given, where[setting.name]), 0
         elif environ.get(setting.variable):
             value = _from_environment(setting, environ[setting.variable])
-            chosen[setting.name] = _checked(setting, value, "$" + setting.variable), 1
+            where[setting.name] = "$" + setting.variable
+            chosen[setting.name] = _checked(setting, value, where[setting.name]), 1
         elif setting.key in found:
+            where[setting.name] = config
             chosen[setting.name] = _checked(setting, found[setting.key], config), 2
     settings = Settings(config=config, models=models, environ=environ, cache_dir=default_cache_dir(environ))
-    return replace(settings, **{name: value for name, (value, _) in _one_cluster(chosen).items()})
+    settings = replace(settings, **{name: value for name, (value, _) in _one_cluster(chosen).items()})
+    return _width_checked(settings, where.get("workers"))
+
+
+def _width_checked(settings: Settings, layer: str | Path | None) -> Settings:
+    """``settings``, once the pool width they name fits this machine (:func:`workers_problem`); a
+    cluster's nodes run their own number of workers, so there it is not this machine's to hold."""
+    if settings.workers is None or settings.cluster_address is not None:
+        return settings
+    problem = workers_problem(settings.workers)
+    if problem is not None:
+        raise _refusal(layer, "sandbox.workers", problem)
+    return settings
 
 
 def _one_cluster(chosen: dict[str, tuple[Any, int]]) -> dict[str, tuple[Any, int]]:
@@ -205,6 +227,11 @@ def _checked(setting: Setting, value: object, layer: str | Path | None) -> objec
     problem = setting.check(value) if setting.check is not None and isinstance(value, str) else None
     if problem is None:
         return setting.parse(value) if setting.parse is not None and isinstance(value, str) else value
+    raise _refusal(layer, setting.key, problem)
+
+
+def _refusal(layer: str | Path | None, key: str, problem: str) -> UserError:
+    """``problem``, said naming the flag or variable that gave the value, or the file's line of ``key``."""
     if isinstance(layer, Path):
-        raise located(layer, setting.key, problem)
-    raise UserError(f"{layer}: {problem}")
+        return located(layer, key, problem)
+    return UserError(f"{layer}: {problem}")
