@@ -50,3 +50,17 @@ def test_thinking_that_fills_the_context_ends_the_reply_as_length_not_as_a_promp
     assert thought.finish_reason == "length" and thought.reasoning
     assert thought.usage.prompt_tokens + thought.usage.completion_tokens >= 256 - 8
     assert thought.usage.completion_tokens == thought.usage.reasoning_tokens  # no room was left to answer
+
+
+def test_a_reply_cut_off_at_the_cap_before_its_section_closes_is_all_thinking_unless_thinking_is_off(
+    local_model_env: dict[str, str], tmp_path: Path
+) -> None:
+    config = tmp_path / "refinelab.toml"
+    config.write_text('[models.endpoints."local:gemma-3-270m"]\nprofile = "open-thinking"\n')
+    model = open_model("local:gemma-3-270m", local_model_env, config=load_models_config(config))
+    for effort in (None, "xhigh"):  # thinking as the template leaves it, or on without a budget under the cap
+        cut = model.generate_sync(ASK, GenerateConfig(temperature=0.0, max_tokens=12, reasoning_effort=effort))
+        assert cut.finish_reason == "length" and cut.text == "" and cut.reasoning
+        assert cut.usage.reasoning_tokens == cut.usage.completion_tokens == 12
+    off = model.generate_sync(ASK, GenerateConfig(temperature=0.0, max_tokens=12, reasoning_effort="none"))
+    assert off.finish_reason == "length" and off.text and off.reasoning is None

@@ -92,3 +92,18 @@ def test_a_budget_above_the_cap_or_none_is_one_completion_as_the_template_wrote_
         reply = _reply(think(model, QWEN3, {"max_tokens": 100}, plan))
         assert [prompt for prompt, _ in model.calls] == [QWEN3]
         assert (reply.text, reply.reasoning) == ("answer", "x")
+
+
+def test_a_reply_cut_off_at_the_cap_inside_a_template_opened_section_is_all_thinking() -> None:
+    for plan in (ThinkingPlan(True, None), ThinkingPlan(True, 500)):  # no budget under the cap: one completion
+        model = Scripted(("draft: def f(): pass\nbut wait", 100, "length"))
+        reply = _reply(think(model, R1, {"max_tokens": 100}, plan), opens_thinking=True)
+        assert (reply.text, reply.reasoning) == ("", "draft: def f(): pass\nbut wait")
+        assert reply.usage is not None and reply.usage.reasoning_tokens == reply.usage.completion_tokens == 100
+
+
+def test_thinking_off_cut_off_at_the_cap_is_all_answer() -> None:
+    model = Scripted(("def f():\n    return", 100, "length"))
+    chat = think(model, R1, {"max_tokens": 100}, ThinkingPlan(False, None))
+    reply = _reply(chat, opens_thinking=True, thinks=False)
+    assert (reply.text, reply.reasoning) == ("def f():\n    return", None)

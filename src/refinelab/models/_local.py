@@ -176,7 +176,8 @@ class LocalBackend:
         if job.sampling.grammar is not None:  # structured output constrains the answer, not the thinking
             settings["grammar"] = job.sampling.grammar
         chat = await generate_thinking(complete, job.prompt, settings, plan)
-        return self._counted(_reply(self._wrapped(chat), opens_thinking=self._opens, seconds=sum(took)))
+        reply = _reply(self._wrapped(chat), opens_thinking=self._opens, thinks=plan.enabled, seconds=sum(took))
+        return self._counted(reply)
 
     def prompt(self, template: ChatTemplate, messages: Sequence[Message], config: GenerateConfig) -> str:
         """The formatted prompt: the model's chat template over the conversation."""
@@ -238,14 +239,21 @@ def _usage(outcome: Outcome) -> dict[str, int]:
     }
 
 
-def _reply(response: Mapping[str, Any], *, opens_thinking: bool = False, seconds: float | None = None) -> Reply:
+def _reply(
+    response: Mapping[str, Any], *, opens_thinking: bool = False, thinks: bool = True, seconds: float | None = None
+) -> Reply:
     """A reply from an OpenAI-shaped chat completion; usage is the model's own token count. A thinking section
-    is taken out of the text (the answer alone is read for code). ``seconds``: the time the engine worked on
-    it, the reply's latency."""
+    is taken out of the text (the answer alone is read for code); ``thinks``: thinking was left on, so a reply
+    cut off at the cap before a template-opened section's ``</think>`` is all thinking, every token of it.
+    ``seconds``: the time the engine worked on it, the reply's latency."""
     choice = response["choices"][0]
     usage = response["usage"]
-    text, thinking = split_thinking(choice["message"].get("content") or "", opens_thinking=opens_thinking)
+    cut_off = thinks and choice["finish_reason"] == "length"
+    content = choice["message"].get("content") or ""
+    text, thinking = split_thinking(content, opens_thinking=opens_thinking, cut_off=cut_off)
     thought = (usage.get("completion_tokens_details") or {}).get("reasoning_tokens", 0)
+    if cut_off and thinking and not text:  # no answer: the reply's tokens are its thinking's
+        thought = usage["completion_tokens"]
     counted = Usage(usage["prompt_tokens"], usage["completion_tokens"], 0, reasoning_tokens=thought)
     raw = dict(response)
     return Reply(text, counted, choice["finish_reason"], raw, reasoning=thinking, latency_seconds=seconds)
