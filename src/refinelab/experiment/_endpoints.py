@@ -70,6 +70,13 @@ def run_endpoints(spec: ExperimentSpec, options: RunOptions) -> tuple[RoleEndpoi
     return tuple(found.values())
 
 
+def role_efforts(spec: ExperimentSpec, endpoint: RoleEndpoint) -> set[str | None]:
+    """The reasoning efforts ``spec`` asks of the model in ``endpoint``'s role (``None``: its default)."""
+    if endpoint.role == "actor":
+        return {c.effort for c in spec.configurations() if c.actor == endpoint.model}
+    return {c.critic_effort for c in spec.configurations() if c.critic == endpoint.model}
+
+
 def _actor(spec: ExperimentSpec, options: RunOptions, name: str) -> RoleEndpoint:
     flag = EndpointSetting(options.base_url, "--base-url")
     return choose_endpoint("actor", name, spec.models, over=[flag], under=[_spec_key(spec, "base_url")])

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 
 from refinelab.errors import InfrastructureError, SandboxUnavailable
 from refinelab.experiment._batching import HiddenScoring, RunLimits
-from refinelab.experiment._endpoints import RunOptions, cached_from, choose_run, run_endpoints
+from refinelab.experiment._endpoints import RunOptions, cached_from, choose_run, role_efforts, run_endpoints
 from refinelab.experiment._problems import choose_problems, resolve_sources
 from refinelab.experiment._record import begin_run
 from refinelab.experiment._spec import Configuration, ExperimentSpec
@@ -110,9 +110,9 @@ async def run_experiment(
     async with open_runtime(replace(settings, models=spec.models), sandbox=options.sandbox) as runtime:
         before = runtime.open_store() if runtime.settings.store.exists() else None
         chosen = choose_run(before, spec, endpoints, options.endpoint_change)
-        if not _complete(before, chosen.run_id):  # a model no server is named for: a user error before writing
+        if not _complete(before, chosen.run_id):  # no server named, an effort refused: a user error before writing
             for endpoint in endpoints:
-                runtime.check_model(endpoint.model, base_url=endpoint.base_url)
+                runtime.check_model(endpoint.model, base_url=endpoint.base_url, efforts=role_efforts(spec, endpoint))
         run_id = progress.run_id = chosen.run_id
         pool = await runtime.open_sandbox(sandbox_settings(spec))
         fetch = settings.fetch_options()

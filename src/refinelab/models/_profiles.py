@@ -296,15 +296,20 @@ class Accepts:
         return NotSent("thinking_budget", str(budget), reason)
 
     def _check_effort(self, model: str, effort: str | None) -> None:
-        """A level the family does not take (or a budget where it takes levels) is the user's to fix."""
-        profile = self.profile
-        if effort is None or not profile.efforts or profile.effort == "not_taken":
-            return
-        if effort not in profile.efforts:
-            raise UserError(
-                f"{model} takes reasoning effort {', '.join(profile.efforts)}, not {effort!r} (model profile "
-                f'{profile.name}; a different profile can be named in refinelab.toml: profile = "...")'
-            )
+        check_effort(self.profile, model, effort)
+
+
+def check_effort(profile: ModelProfile, model: str, effort: str | None) -> None:
+    """A level the family does not take (or a budget where it takes levels) is the user's to fix: a user error,
+    raised by every request that asks for it, and by a command before it writes anything
+    (:meth:`refinelab.runtime.Runtime.check_model`)."""
+    if effort is None or not profile.efforts or profile.effort == "not_taken":
+        return
+    if effort not in profile.efforts:
+        raise UserError(
+            f"{model} takes reasoning effort {', '.join(profile.efforts)}, not {effort!r} (model profile "
+            f'{profile.name}; a different profile can be named in refinelab.toml: profile = "...")'
+        )
 
 
 def _effort_refusal(profile: ModelProfile, effort: str) -> str | None:

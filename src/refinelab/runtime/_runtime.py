@@ -16,7 +16,16 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import replace
 
 from refinelab.errors import UserError
-from refinelab.models import EndpointLimits, Model, ResponseCache, backend_kind, open_model, resolve
+from refinelab.models import (
+    EndpointLimits,
+    Model,
+    ResponseCache,
+    backend_kind,
+    check_effort,
+    open_model,
+    profile_for,
+    resolve,
+)
 from refinelab.runtime._settings import Settings
 from refinelab.sandbox import Sandbox, SandboxSettings, default_workers, open_sandbox
 from refinelab.store import Store
@@ -70,11 +79,19 @@ class Runtime:
             self._models[key] = model
         return self._models[key]
 
-    def check_model(self, name: str, *, base_url: str | Sequence[str] | None = None) -> None:
+    def check_model(
+        self, name: str, *, base_url: str | Sequence[str] | None = None, efforts: Collection[str | None] = ()
+    ) -> None:
         """The user error opening ``name`` would raise for a served model (no server named for it, its API
-        key missing), raised now, opening nothing: a command checks its models before it writes anything."""
-        if not backend_kind(name, self.settings.models).in_process:
-            resolve(name, self.settings.model_environ, base_url=base_url, config=self.settings.models)
+        key missing), or asking it for one of ``efforts`` would raise (a level its profile does not take),
+        raised now, opening nothing: a command checks its models before it writes anything."""
+        models = self.settings.models
+        model = models.model(name)
+        if not backend_kind(name, models).in_process:
+            model = resolve(name, self.settings.model_environ, base_url=base_url, config=models).model
+        profile = profile_for(model, models.settings(name).profile_overrides)  # as the opened model's
+        for effort in efforts:
+            check_effort(profile, model, effort)
 
     async def open_sandbox(self, request: SandboxSettings) -> Sandbox:
         """The sandbox ``request`` asks for, with the settings' worker count and cluster where it names

@@ -22,6 +22,7 @@ from refinelab.problems import Problem, ProblemKind
 from refinelab.runtime import (
     NOT_GIVEN,
     Flags,
+    Runtime,
     SandboxChoice,
     SandboxRequest,
     Settings,
@@ -77,7 +78,7 @@ async def solve_async(
     endpoint = _endpoint(model, options, settings)
     started = time.monotonic()
     async with open_runtime(settings) as runtime:
-        actor = model if isinstance(model, Model) else runtime.model(model, base_url=endpoint.base_url)
+        actor = _actor(runtime, model, endpoint, effort)
         pool = await runtime.open_sandbox(_sandbox(sandbox, settings))
         entry = task.problem.entry_point
         env = WatchedEnv(
@@ -125,6 +126,15 @@ def solve_settings(options: SolveOptions) -> Settings:
         cluster=NOT_GIVEN if options.cluster is None else options.cluster,
     )
     return resolve_settings(flags, environ, Path.cwd())
+
+
+def _actor(runtime: Runtime, model: str | Model, endpoint: RoleEndpoint, effort: str | None) -> Model:
+    """The solve's model, opened over the response cache; an effort it does not take is a user error first,
+    before the cache is made or anything is asked."""
+    if isinstance(model, Model):
+        return model
+    runtime.check_model(model, base_url=endpoint.base_url, efforts=(effort,))
+    return runtime.model(model, base_url=endpoint.base_url)
 
 
 def _endpoint(model: str | Model, options: SolveOptions, settings: Settings) -> RoleEndpoint:
