@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from refinelab.cli import main
-from refinelab.testing import FakeOpenAI, serve
+from refinelab.testing import OPENAI_REASONING, FakeOpenAI, serve
 from tests.solve.conftest import FIB_DRAFT, FIB_FIXED, FIB_PROMPT, SUM_DRAFT, SUM_FIXED, SUM_PROMPT, fenced
 
 
@@ -84,6 +84,28 @@ def test_verified_exit_0_and_json_fields(
     assert data["attempts"] == 2 and data["cost_usd"] is None and data["seconds"] > 0
     assert data["usage"]["total_tokens"] == data["usage"]["prompt_tokens"] + data["usage"]["completion_tokens"] > 0
     assert len(fib_server.answered()) == 2
+
+
+def test_json_counts_the_thinking_and_names_the_effort(here: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with serve(refining(FIB_DRAFT, FIB_FIXED), mimic=OPENAI_REASONING) as server:
+        argv = solve_cli(server, FIB_PROMPT, "--test", "fibonacci(1) == [0]", store=here / "s.sqlite")
+        argv[argv.index("coder")] = "openai:o4-mini"
+        assert main([*argv, "--reasoning-effort", "high", "--json"], {"OPENAI_API_KEY": "sk-test"}) == 0
+        bodies = server.answered()
+    data = json.loads(capsys.readouterr().out)
+    assert len(bodies) == 2 and {body["reasoning_effort"] for body in bodies} == {"high"}
+    assert data["usage"]["reasoning_tokens"] == sum(OPENAI_REASONING.thought(body) for body in bodies) > 0
+    assert data["usage"]["reasoning_tokens"] < data["usage"]["completion_tokens"]  # thinking is part of them
+    assert data["reasoning_effort"] == "high"
+
+
+def test_json_without_an_effort_says_null_and_counts_no_thinking(
+    fib_server: FakeOpenAI, here: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    argv = solve_cli(fib_server, FIB_PROMPT, "--test", "fibonacci(1) == [0]", "--json", store=here / "s.sqlite")
+    assert main(argv, {}) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["reasoning_effort"] is None and data["usage"]["reasoning_tokens"] == 0
 
 
 def test_unverified_exit_1_labelled_with_the_best_attempt(here: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -99,7 +99,7 @@ async def solve_async(
         code = None if chosen is None else trajectory.attempts[chosen].code
         agreement = await strategy_tests(task, trajectory, code, pool)
         trajectory = with_generation(trajectory, generation)
-        meta = _Meta(actor.name, str(spec), time.monotonic() - started)
+        meta = _Meta(actor.name, str(spec), time.monotonic() - started, effort)
         solution = conclude(task, ScoredRun(trajectory, hidden), agreement, meta)
         if options.record:
             used = (EndpointUse(endpoint=endpoint, since=time.time()),)
@@ -223,6 +223,7 @@ class _Meta:
     model: str
     strategy: str
     seconds: float
+    effort: str | None = None
 
 
 def conclude(task: Task, scored: ScoredRun, agreement: StrategyTests, meta: _Meta) -> Solution:
@@ -249,6 +250,7 @@ def conclude(task: Task, scored: ScoredRun, agreement: StrategyTests, meta: _Met
         model=meta.model,
         strategy=meta.strategy,
         cached=bool(attempts) and all(a.cached for a in attempts),
+        effort=meta.effort,
     )
     code = None if chosen is None else attempts[chosen].code
     return Solution(code, verified, task.problem.kind, evidence, trajectory)

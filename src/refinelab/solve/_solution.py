@@ -89,6 +89,8 @@ class Evidence:
     """Every reply came from the response cache (a repeated request)."""
     run_id: str | None = None
     """The run the solve is recorded as in the store (``None`` when not recorded)."""
+    effort: str | None = None
+    """The reasoning effort every call asked for (``None``: the model's default)."""
 
     @property
     def passed(self) -> int:
@@ -148,7 +150,8 @@ class Solution:
         return words
 
     def to_json(self) -> dict[str, object]:
-        """The ``--json`` object: code, verified, kind, tests, attempts, usage, cost_usd, seconds, and more."""
+        """The ``--json`` object: code, verified, kind, tests, attempts, usage (its thinking tokens included),
+        cost_usd, seconds, the reasoning effort, and more (keys named as ``refinelab export`` names them)."""
         evidence = self.evidence
         usage = evidence.usage
         return {
@@ -163,8 +166,10 @@ class Solution:
                 "prompt_tokens": usage.prompt_tokens,
                 "completion_tokens": usage.completion_tokens,
                 "total_tokens": usage.total_tokens,
+                "reasoning_tokens": usage.reasoning_tokens,
                 "estimated": usage.estimated,
             },
+            "reasoning_effort": evidence.effort,
             "cost_usd": evidence.cost_usd,
             "seconds": round(evidence.seconds, 3),
             "stop_reason": evidence.stop_reason,
