@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import signal
+import threading
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
@@ -25,7 +26,11 @@ class Received:
 
 async def until_sigterm(work: Coroutine[Any, Any, T], received: Received | None = None) -> T:
     """Await ``work``; SIGTERM cancels it the way Ctrl-C does (``asyncio.run`` then raises
-    :class:`asyncio.CancelledError`, unless ``work`` answers the cancel) and is noted in ``received``."""
+    :class:`asyncio.CancelledError`, unless ``work`` answers the cancel) and is noted in ``received``. Off
+    the main thread (a command called from a helper thread) only ``work`` is awaited: signals reach the main
+    thread alone, and asyncio takes no handler elsewhere."""
+    if threading.current_thread() is not threading.main_thread():
+        return await work
     loop = asyncio.get_running_loop()
     task = asyncio.current_task()
     assert task is not None
