@@ -381,3 +381,14 @@ def test_an_unsandboxed_worker_told_to_stop_ends_its_running_program_first() -> 
     with pytest.warns(SandboxWarning, match="UNSANDBOXED"):
         survivors = asyncio.run(body())
     assert survivors == [], "the program outlived its terminated worker"
+
+
+def test_an_unsandboxed_program_sees_sigterm_as_any_program_does() -> None:
+    """The unsandboxed worker's own SIGTERM handler (end its jobs, then exit) is not the program's: a
+    program that reads its SIGTERM disposition sees the default, as it does under bubblewrap."""
+    code = "import signal\ndef f(x):\n    return signal.getsignal(signal.SIGTERM) == signal.SIG_DFL\n"
+    with pytest.warns(SandboxWarning, match="UNSANDBOXED"):
+        result = with_pool(
+            lambda pool: pool.run(code, Suite.of([CallTest("f(0)", True)], entry_point="f")), isolation="none"
+        )
+    assert result.passed, result.outcomes

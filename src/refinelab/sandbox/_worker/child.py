@@ -477,6 +477,7 @@ def _prepare(job: dict[str, object], fds: dict[str, int]) -> None:
     os.chdir(str(job[CWD]))
     signal.signal(signal.SIGINT, signal.default_int_handler)
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # an unsandboxed worker's handler is not the program's
     gc.enable()
 
 
