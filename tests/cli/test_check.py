@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from refinelab.cli import main
-from tests.sandbox.isolations import choose
+from tests.sandbox.isolations import choose, reachable_tmp
 
 PROBLEMS = [
     {
@@ -264,16 +264,21 @@ def test_the_summary_says_which_tests_were_skipped_and_why(tmp_path: Path, capsy
 def test_sigterm_ends_a_check_as_ctrl_c_does_leaving_no_scratch_directory(tmp_path: Path, problems: Path) -> None:
     # `timeout`, `docker stop` and a cancelled CI job send SIGTERM: it used to end Python on the spot,
     # leaving the landlock pool's directory (its canary, the workers' scratch) in $TMPDIR.
-    scratch = tmp_path / "tmp"
-    scratch.mkdir()
     rows = [{"task_id": "sq", "solution": "def sq(x):\n    while True:\n        pass\n"}]
     command = [sys.executable, "-m", "refinelab", "check", str(samples(tmp_path, rows)), "--benchmark", "jsonl",
                "--data", str(problems), "--isolation", choose("landlock"), "--timeout", "600", "--workers", "1"]  # fmt: skip
+    with reachable_tmp() as scratch:
+        _terminated_leaving_nothing(command, scratch)
+
+
+def _terminated_leaving_nothing(command: list[str], scratch: Path) -> None:
+    """``command`` run with ``scratch`` as its TMPDIR, sent SIGTERM once its program runs: it exits 143 with
+    one line, and ``scratch`` is left empty."""
     process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, env={**os.environ, "TMPDIR": str(scratch)})
     deadline = time.monotonic() + 120
     while not _running(scratch) and process.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert process.poll() is None, "the check ended before its program ran"
+    assert process.poll() is None, f"the check ended before its program ran: {process.communicate()[1]}"
     process.send_signal(signal.SIGTERM)
     _, err = process.communicate(timeout=120)
     assert process.returncode == 143, err

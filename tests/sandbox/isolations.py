@@ -10,8 +10,13 @@ exercise the other.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -51,3 +56,16 @@ def check_expected(level: IsolationLevel) -> None:
     expected = os.environ.get("REFINELAB_EXPECT_ISOLATION")
     if expected and family(level) == "landlock":
         assert level == expected, f"this pass should run under {expected}, got {level}"
+
+
+@contextlib.contextmanager
+def reachable_tmp() -> Iterator[Path]:
+    """An empty directory, removed after, that a worker under a private uid can reach: a test's ``tmp_path``
+    lies in pytest's own directory (mode 0700), which ``landlock-uid`` workers (root, with a world-readable
+    Python such as Debian's) cannot traverse, so a pool made there says its scratch is not writable."""
+    path = Path(tempfile.mkdtemp(prefix="refinelab-test-", dir=tempfile.gettempdir()))
+    try:
+        path.chmod(0o755)
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)

@@ -30,7 +30,7 @@ from refinelab.problems import CallTest
 from refinelab.sandbox import Limits, SandboxWarning, Suite, WorkerPool, _landlock
 from refinelab.sandbox._landlock import Layout
 from refinelab.sandbox._worker import landlock, seccomp
-from tests.sandbox.isolations import check_expected, choose, unavailable
+from tests.sandbox.isolations import check_expected, choose, reachable_tmp, unavailable
 from tests.sandbox.processes import processes_with
 
 HEADERS = {
@@ -178,15 +178,19 @@ def test_the_carved_rules_hold_in_a_confined_process(tmp_path: Path) -> None:
     assert json.loads(in_child(check)) == ["allowed", "EACCES"]
 
 
-def test_a_pool_refuses_to_start_when_the_kernel_does_not_enforce_its_policy(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_pool_refuses_to_start_when_the_kernel_does_not_enforce_its_policy(monkeypatch: pytest.MonkeyPatch) -> None:
     """The probe is real: a policy whose canary lies where programs may write (so the kernel, rightly,
     lets the probe at it) makes each worker refuse to start, saying what was not refused, and the pool
     refuse the isolation with that line, leaving no directory behind (it used to leave its layout: the
     canary, the workers' scratch)."""
     choose("landlock")
-    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    with reachable_tmp() as scratch:
+        monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+        _refused_with_a_leaky_policy(monkeypatch)
+        assert list(scratch.iterdir()) == []
+
+
+def _refused_with_a_leaky_policy(monkeypatch: pytest.MonkeyPatch) -> None:
     honest = _landlock.policy
 
     def leaky(python: str, scratch: str, layout: Layout) -> dict[str, object]:
@@ -201,7 +205,6 @@ def test_a_pool_refuses_to_start_when_the_kernel_does_not_enforce_its_policy(
     assert str(caught.value) == (
         "landlock: reading a file outside the sandbox was allowed; creating a file outside the sandbox was allowed"
     )
-    assert list(tmp_path.iterdir()) == []
 
 
 @pytest.fixture
