@@ -195,3 +195,22 @@ def test_export_to_a_dash_writes_the_lines_to_standard_output_and_no_file(
     captured = capsys.readouterr()
     assert captured.out == (tmp_path / "a.jsonl").read_text(encoding="utf-8")
     assert captured.err.startswith("11 attempts of run ") and not (tmp_path / "-").exists()
+
+
+def test_cost_multiple_of_an_unfinished_run_divides_by_single_pass_on_the_same_problems(tmp_path: Path) -> None:
+    # interrupted: single pass finished all four problems (the later ones longer), self-refine only p0 and p1
+    with Store(tmp_path / "store.sqlite") as opened:
+        opened.open_run("demo-1", {"name": "demo", "repeats": 1}, HEADER)
+        opened.add_configurations("demo-1", [c.stored() for c in (SINGLE, REFINE)])
+        opened.add_problems("demo-1", [RunProblem(f"jsonl/{p}", problem(p)) for p in SINGLE_RUNS])
+        for i, name in enumerate(SINGLE_RUNS):  # tokens 110, 410, 710, 1010
+            trajectory = Trajectory(name, "single-pass", {}, (attempt(0, None, 100 + 300 * i),), 0, "single_pass")
+            opened.save("demo-1", Unit(SINGLE.key, f"jsonl/{name}", 0), trajectory, [result(True)])
+        for name in ("p0", "p1"):
+            trajectory = Trajectory(name, "self-refine", {"max_iters": 2}, (attempt(0, "pass", 100),), 0, "accepted")
+            opened.save("demo-1", Unit(REFINE.key, f"jsonl/{name}", 0), trajectory, [result(True)])
+        data = json.loads(report_json(build_report(opened)))
+    expected = (110 + 25) / ((110 + 410) / 2)  # self-refine's mean over single pass's mean on p0 and p1
+    refine = data["configurations"][1]
+    assert refine["vs_single"]["tokens"] == pytest.approx(expected)
+    assert data["overview"][0]["rows"][1]["cost_multiple"]["value"] == pytest.approx(expected)

@@ -41,7 +41,7 @@ from refinelab.metrics import (
 )
 from refinelab.report._baseline import Baseline, baseline_rows
 from refinelab.report._effort import EffortSection, effort_section
-from refinelab.report._overview import OverviewTable, build_overview, singles_by_actor
+from refinelab.report._overview import OverviewTable, build_overview, on_shared_problems, singles_by_actor
 from refinelab.report._selection import SelectionSection, selection_section
 from refinelab.store import Failure, RunInfo, Store, StoredProblem
 from refinelab.strategies import strategy_traits
@@ -276,7 +276,7 @@ def _row(group: Sequence[ScoredTrajectory], single: Sequence[ScoredTrajectory] |
         ),
         refinement=_refinement(group),
         use=use,
-        vs_single=_multiples(use, single),
+        vs_single=_multiples(group, single),
         judged=_judged(group),
         confidence=_confidence(group),
         tests_generated=tests_generated(group),
@@ -309,14 +309,19 @@ def _judged(group: Sequence[ScoredTrajectory]) -> CriticNumbers:
     return CriticNumbers(confusion=confusion_matrix(group), decisions=decisions(group), covered=critic_coverage(group))
 
 
-def _multiples(use: Means, single: Sequence[ScoredTrajectory] | None) -> Means | None:
-    base = means(single) if single else None
-    if base is None:
+def _multiples(group: Sequence[ScoredTrajectory], single: Sequence[ScoredTrajectory] | None) -> Means | None:
+    """Mean use per problem over single pass's, both on the problems both ran (an unfinished run's
+    configurations cover different problems, and a longer problem costs more under any strategy)."""
+    if not single:
+        return None
+    here, base = on_shared_problems(group, single)
+    use, base_use = means(here), means(base)
+    if use is None or base_use is None:
         return None
     return Means(
-        multiple(use.tokens, base.tokens) or 0.0,
-        multiple(use.seconds, base.seconds) or 0.0,
-        multiple(use.cost_usd, base.cost_usd),
+        multiple(use.tokens, base_use.tokens) or 0.0,
+        multiple(use.seconds, base_use.seconds) or 0.0,
+        multiple(use.cost_usd, base_use.cost_usd),
     )
 
 

@@ -198,7 +198,8 @@ def _cost_multiple(
     group: list[ScoredTrajectory], single: list[ScoredTrajectory], where: _Slice
 ) -> tuple[CostUnit | None, Interval | None]:
     """Dollars when every price is known and single pass cost something, else tokens (as the text table)."""
-    if not single:
+    group, single = on_shared_problems(group, single)
+    if not group or not single:
         return None, None
     if all(t.cost_usd is not None for t in [*group, *single]):
         dollars = where.bootstrap.ratio(where.per_problem(group, _dollars), where.per_problem(single, _dollars))
@@ -206,6 +207,15 @@ def _cost_multiple(
             return "usd", dollars
     tokens = where.bootstrap.ratio(where.per_problem(group, _tokens), where.per_problem(single, _tokens))
     return ("tokens", tokens) if tokens is not None else (None, None)
+
+
+def on_shared_problems(
+    group: Sequence[ScoredTrajectory], single: Sequence[ScoredTrajectory]
+) -> tuple[list[ScoredTrajectory], list[ScoredTrajectory]]:
+    """Both sides' trajectories on the problems both ran: what a cost multiple divides, so that an
+    unfinished run does not set one configuration's problems against another's."""
+    shared = {t.problem for t in group} & {t.problem for t in single}
+    return [t for t in group if t.problem in shared], [t for t in single if t.problem in shared]
 
 
 def _dollars(trajectory: ScoredTrajectory) -> float:
