@@ -3,6 +3,8 @@ CSV and JSON, and the CLI."""
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import os
 from collections.abc import Iterator
@@ -214,3 +216,31 @@ def test_cost_multiple_of_an_unfinished_run_divides_by_single_pass_on_the_same_p
     refine = data["configurations"][1]
     assert refine["vs_single"]["tokens"] == pytest.approx(expected)
     assert data["overview"][0]["rows"][1]["cost_multiple"]["value"] == pytest.approx(expected)
+
+
+def _two_runs(path: Path) -> None:
+    """demo-1 (self-refine to iteration 2) and demo-2 (single pass only, one problem)."""
+    with Store(path) as opened:
+        fill(opened)
+        opened.open_run("demo-2", {"name": "demo", "repeats": 1}, HEADER)
+        opened.add_configurations("demo-2", [SINGLE.stored()])
+        opened.add_problems("demo-2", [RunProblem("jsonl/p0", problem("p0"))])
+        trajectory = Trajectory("p0", "single-pass", {}, (attempt(0, None, 100),), 0, "single_pass")
+        opened.save("demo-2", Unit(SINGLE.key, "jsonl/p0", 0), trajectory, [result(True)])
+
+
+def test_report_of_two_runs_as_json_is_one_json_document(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _two_runs(tmp_path / "store.sqlite")
+    assert main(["report", "demo-1", "demo-2", "--store", str(tmp_path / "store.sqlite"), "--format", "json"], {}) == 0
+    reports = json.loads(capsys.readouterr().out)
+    assert [r["run"]["id"] for r in reports] == ["demo-1", "demo-2"]
+
+
+def test_report_of_two_runs_as_csv_has_one_header_over_both(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    _two_runs(tmp_path / "store.sqlite")
+    assert main(["report", "demo-2", "demo-1", "--store", str(tmp_path / "store.sqlite"), "--format", "csv"], {}) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert [(r["run_id"], r["strategy"]) for r in rows] == [
+        ("demo-2", "single-pass"), ("demo-1", "single-pass"), ("demo-1", "self-refine")
+    ]  # fmt: skip
+    assert rows[0]["pass_it2"] == "" and rows[2]["pass_it2"] == "0.5" and rows[2]["pass_final"] == "0.5"

@@ -37,7 +37,12 @@ def add_parsers(commands: Any, environ: Mapping[str, str]) -> None:
         "runs", nargs="*", metavar="RUN", help="run ids or unique prefixes (default: the newest run with results)"
     )
     _options.add_store(report)
-    report.add_argument("--format", choices=["text", "csv", "json"], default="text", help="output format")
+    report.add_argument(
+        "--format",
+        choices=["text", "csv", "json"],
+        default="text",
+        help="output format (several runs: CSV rows under one header, JSON a list of reports)",
+    )
     report.add_argument("--out", type=Path, help="write to FILE instead of standard output")
     report.add_argument(
         "--html",
@@ -108,8 +113,7 @@ def run_report(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
     reports = with_store(
         settings, lambda store: [build_report(store, run, baseline=args.baseline) for run in args.runs or [None]]
     )
-    render = {"text": render_text, "csv": report_csv, "json": report_json}[args.format]
-    _emit(args, "\n".join(render(report) for report in reports))
+    _emit(args, _rendered(reports, args.format))
     if args.html is not None:
         write_atomically(args.html, "\n".join(render_html(report) for report in reports))
         if args.html is DEFAULT_HTML:  # no name given: say where it went
@@ -117,6 +121,17 @@ def run_report(args: argparse.Namespace, environ: Mapping[str, str]) -> int:
         if (missing := figures_missing()) is not None:
             print(f"refinelab: {args.html}: every table, no figures: {missing}", file=sys.stderr)
     return 0
+
+
+def _rendered(reports: Sequence[Report], form: str) -> str:
+    """The reports in one format: text one after another; CSV under one header; JSON one document (a
+    list when there are several), so that every format parses as a whole."""
+    if form == "csv":
+        return report_csv(*reports)
+    if form == "json" and len(reports) > 1:
+        return json.dumps([json.loads(report_json(report)) for report in reports], indent=2) + "\n"
+    render = render_text if form == "text" else report_json
+    return "\n".join(render(report) for report in reports)
 
 
 def _emit(args: argparse.Namespace, text: str) -> int:

@@ -96,24 +96,34 @@ def _baseline(report: Report) -> dict[str, object] | None:
     }
 
 
-def report_csv(report: Report) -> str:
+def report_csv(report: Report, *more: Report) -> str:
     """One CSV row per configuration with its headline numbers (``pass_itN`` empty where the
-    configuration has no iteration ``N``: see ``metrics.pass_at_iteration``)."""
-    depth = max((len(r.passes.by_iteration) for r in report.rows), default=1)
+    configuration has no iteration ``N``: see ``metrics.pass_at_iteration``); with ``more`` reports,
+    their rows too, under one header that has every report's columns."""
+    reports = (report, *more)
+    depth = max((len(r.passes.by_iteration) for one in reports for r in one.rows), default=1)
     header = ["run_id", "configuration", "strategy", "actor", "critic", "n"]
     header += [f"pass_it{i}" for i in range(depth)]
     header += ["pass_final", "regression_errors", "avg_refinements", "avg_attempts", "tokens_per_task"]
     header += ["seconds_per_task", "cost_per_task_usd", "tokens_x_single", "cost_x_single", "improvement_rate"]
     header += ["regression_rate", "false_accepts", "false_rejects", "critic_attempts_judged", "tests_generated_on"]
-    thinking = report.efforts.shown  # runs without efforts or thinking keep the columns they always had
+    thinking = any(one.efforts.shown for one in reports)  # runs without efforts or thinking keep their columns
     header += ["effort", "critic_effort", "reasoning_tokens_per_task"] if thinking else []
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(header)
+    for one in reports:
+        writer.writerows(_csv_rows(one, depth, thinking))
+    return out.getvalue()
+
+
+def _csv_rows(report: Report, depth: int, thinking: bool) -> list[list[object]]:
+    rows: list[list[object]] = []
     for r in report.rows:
         its = [_blank(value) for value in r.passes.by_iteration]
+        its += [""] * (depth - len(its))
         single = r.vs_single
-        writer.writerow(
+        rows.append(
             [
                 report.run.id,
                 r.label,
@@ -140,7 +150,7 @@ def report_csv(report: Report) -> str:
                 *([_blank(r.effort), _blank(r.critic_effort), r.reasoning_tokens] if thinking else []),
             ]
         )
-    return out.getvalue()
+    return rows
 
 
 def _blank(value: object) -> object:
