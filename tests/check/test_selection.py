@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from refinelab.check import read_generated_tests
-from refinelab.check._selection import match_prompt
+from refinelab.check._selection import match_prompt, read_any_samples
 from refinelab.problems import AssertTest, Problem, load_humaneval
 
 
@@ -112,3 +112,16 @@ def test_codet_samples_keep_their_repeats_as_codet_counts_them(tmp_path: Path) -
         "assert f(2) == 2",
     ]
     assert found.rejected == 0
+
+
+def test_codet_samples_of_one_task_over_several_records_are_numbered_on(tmp_path: Path) -> None:
+    """A task's samples split over two CodeT records are that task's samples 0, 1, 2 in file order (the
+    ``sample_index`` of ``--out``), not 0, 1 then 0 again."""
+    prompt = 'def f(x):\n    """Double x."""\n'
+    records = [{"prompt": prompt, "samples": ["    return 2 * x\n", "    return x\n"]}]
+    records.append({"prompt": prompt, "samples": ["    return x + x\n"]})
+    path = tmp_path / "codet-solutions.jsonl"
+    path.write_text("".join(json.dumps(record) + "\n" for record in records))
+    samples, unmatched = read_any_samples(path, [problem("F", prompt, "f")])
+    assert unmatched == ()
+    assert [(s.task_id, s.index) for s in samples] == [("F", 0), ("F", 1), ("F", 2)]

@@ -12,6 +12,7 @@ Generated tests come from a file in one of two formats (see docs/verification.md
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -135,6 +136,7 @@ def read_any_samples(path: str | Path, problems: Sequence[Problem]) -> tuple[lis
         return read_samples(path, problems), ()
     samples: list[Sample] = []
     unmatched: list[str] = []
+    counts: Counter[str] = Counter()  # a task's samples are numbered on across records, in file order
     for line, record in read_jsonl(path):
         prompt, completions = record.get("prompt"), record.get("samples")
         if not isinstance(prompt, str):
@@ -145,10 +147,11 @@ def read_any_samples(path: str | Path, problems: Sequence[Problem]) -> tuple[lis
         if problem is None:
             unmatched.append(_unmatched(line, prompt))
             continue
-        for index, completion in enumerate(completions):
+        for completion in completions:
             code = codet_cut(str(completion))
             # The record's own prompt, not the task's: CodeT runs prompt + completion as its file has them.
-            samples.append(Sample(problem, prompt + code, problem.id, index, code, "completion"))
+            samples.append(Sample(problem, prompt + code, problem.id, counts[problem.id], code, "completion"))
+            counts[problem.id] += 1
     if not samples:
         raise InputError(path, None, "prompt", f"no record matched a task of this benchmark ({_listing(unmatched)})")
     return samples, tuple(unmatched)
