@@ -115,3 +115,15 @@ def test_an_empty_benchmark_file_is_a_user_error(tmp_path: Path, name: str) -> N
     empty.write_text("\n")
     with pytest.raises(UserError, match=f"^{empty}: no {name} problems in the file$"):
         asyncio.run(load_benchmark(name, empty))
+
+
+def test_a_byte_order_mark_is_not_part_of_the_first_record(tmp_path: Path) -> None:
+    """Windows tools (PowerShell's ``Out-File -Encoding utf8``, Notepad) start UTF-8 files with a BOM; RFC
+    8259 lets a reader ignore it, and the records are the same as without it, in either file form."""
+    lines = tmp_path / "p.jsonl"
+    lines.write_bytes(b"\xef\xbb\xbf" + GOOD.encode() + b"\r\n")
+    assert [p.id for p in load_jsonl(lines)] == ["a"]
+    listed = tmp_path / "m.json"
+    mbpp = {"task_id": 11, "text": "t", "test_list": ["assert f(1) == 1"]}
+    listed.write_bytes(gzip.compress(b"\xef\xbb\xbf" + json.dumps([mbpp]).encode()))
+    assert [p.id for p in load_mbpp(listed)] == ["11"]

@@ -15,6 +15,9 @@ from refinelab.errors import InputError, UserError
 
 T = TypeVar("T")
 
+_BOM = b"\xef\xbb\xbf"
+"""UTF-8's byte order mark: Windows tools start files with it; RFC 8259 lets a reader ignore it."""
+
 
 def _open_text(path: Path) -> str:
     try:
@@ -29,7 +32,7 @@ def _open_text(path: Path) -> str:
         except (OSError, EOFError) as exc:
             raise InputError(path, None, None, f"corrupt gzip data ({exc})") from None
     try:
-        return raw.decode("utf-8")
+        return raw.removeprefix(_BOM).decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InputError(path, None, None, f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
 
@@ -50,7 +53,7 @@ def _lines(path: Path) -> Iterator[tuple[int, bytes]]:
     with _open_binary(path) as handle:
         try:
             for number, raw in enumerate(handle, start=1):
-                yield number, raw
+                yield number, raw.removeprefix(_BOM) if number == 1 else raw
         except (OSError, EOFError) as exc:
             raise InputError(path, number + 1, None, f"corrupt gzip data ({exc})") from None
 
@@ -110,9 +113,11 @@ def _starts_with_list(path: Path) -> bool:
     """True when the file's first non-blank character is ``[`` (a JSON list, not JSON Lines)."""
     with _open_binary(path) as handle:
         try:
-            while chunk := handle.read(4096):
+            chunk = handle.read(4096).removeprefix(_BOM)  # a BOM starts the file, or is absent
+            while chunk:
                 if stripped := chunk.lstrip():
                     return stripped.startswith(b"[")
+                chunk = handle.read(4096)
         except (OSError, EOFError) as exc:
             raise InputError(path, None, None, f"corrupt gzip data ({exc})") from None
     return False
