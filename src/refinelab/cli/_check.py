@@ -48,7 +48,8 @@ def add_parser(commands: Any, environ: Mapping[str, str]) -> None:
         "samples",
         nargs="?",
         type=Path,
-        help="JSONL with task_id and completion or solution (or CodeT's prompt and samples)",
+        help="JSONL with task_id and completion or solution (or CodeT's prompt and samples, or "
+        "LiveCodeBench's JSON list of question_id and code_list)",
     )
     parser.add_argument("--benchmark", required=True, choices=sorted(BENCHMARKS), help="which problems")
     add_benchmark_options(parser)

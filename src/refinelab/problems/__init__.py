@@ -6,7 +6,7 @@ from refinelab.problems._benchmarks import BENCHMARKS, COMPUTED, Benchmark, Pack
 from refinelab.problems._examples import prompt_examples
 from refinelab.problems._humaneval import load_humaneval
 from refinelab.problems._humanevalplus import HumanEvalPlusTask, WrittenInputs, read_humanevalplus
-from refinelab.problems._io import read_jsonl
+from refinelab.problems._io import read_jsonl, read_records
 from refinelab.problems._jsonl import load_jsonl
 from refinelab.problems._livecodebench import load_livecodebench
 from refinelab.problems._mbpp import load_mbpp
@@ -59,6 +59,7 @@ __all__ = [
     "read_humanevalplus",
     "read_jsonl",
     "read_mbppplus",
+    "read_records",
     "tests_from_check",
     "tests_from_statements",
     "valid_date",
