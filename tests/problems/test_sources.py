@@ -245,3 +245,26 @@ def test_a_date_window_keeps_problems_on_or_after_and_strictly_before() -> None:
     assert [p.id for p in dated(problems, "2024-08-01", "2025-02-01")] == ["2024-08-01", "2025-01-31"]
     assert [p.id for p in dated(problems, before="2024-08-01")] == ["2024-07-31"]
     assert dated(problems) == problems
+
+
+def _mbpp_records(numbers: list[int], humaneval_form: bool) -> list[dict[str, object]]:
+    if humaneval_form:  # the 500-problem file: MBPP/N ids, a check function
+        test = "def check(candidate):\n    assert f(1) == 1\n"
+        return [{"task_id": f"MBPP/{n}", "prompt": "def f(x):\n", "entry_point": "f", "test": test} for n in numbers]
+    return [{"task_id": n, "text": "t", "test_list": ["assert f(1) == 1"]} for n in numbers]
+
+
+@pytest.mark.parametrize("humaneval_form", [False, True])
+def test_an_mbpp_split_of_your_own_file(tmp_path: Path, humaneval_form: bool) -> None:
+    """MBPP's releases are parts of one file (its splits by task id): ``--release`` keeps that part of a
+    ``--data`` file as it does of the download; without it, the whole file."""
+    path = tmp_path / "mbpp.jsonl"
+    records = _mbpp_records([1, 11, 510, 511, 601], humaneval_form)
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    ids = [p.id.rsplit("/", 1)[-1] for p in read_benchmark(open_benchmark("mbpp", path, release="test"))]
+    assert ids == ["11", "510"]
+    files = open_benchmark("mbpp", path, release="train")
+    assert files.provenance.release == "train" and [p.id for p in read_benchmark(files)][-1].endswith("601")
+    assert len(read_benchmark(open_benchmark("mbpp", path))) == 5
+    with pytest.raises(UserError, match="unknown release 'hard'"):
+        open_benchmark("mbpp", path, release="hard")

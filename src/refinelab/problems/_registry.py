@@ -30,7 +30,8 @@ def subset(problems: list[Problem], files: BenchmarkFiles) -> list[Problem]:
         return problems
     if files.subset in MBPP_SPLITS:
         low, high = MBPP_SPLITS[files.subset]
-        return [p for p in problems if p.id.isdigit() and low <= int(p.id) <= high]
+        numbers = ((p, p.id.rsplit("/", 1)[-1]) for p in problems)  # 11, or MBPP/11 in the HumanEval form
+        return [p for p, n in numbers if n.isdigit() and low <= int(n) <= high]
     return [p for p in problems if p.metadata.get("difficulty") == files.subset]
 
 

@@ -17,7 +17,7 @@ from refinelab._downloads import FetchOptions, file_sha256
 from refinelab.errors import UserError
 from refinelab.problems._benchmarks import Benchmark, Packaged, benchmark
 from refinelab.problems._fetch import fetch
-from refinelab.problems._manifest import manifest_from
+from refinelab.problems._manifest import PartsOfOneFile, manifest_from
 from refinelab.problems._provenance import FileRecord, Provenance
 
 
@@ -50,9 +50,9 @@ def open_benchmark(
     record = benchmark(name)
     override = record.override
     if data is None and override and environ.get(override):
-        return _given(name, Path(environ[override]), release, f"file (${override})")
+        return _given(record, Path(environ[override]), release, f"file (${override})")
     if data is not None:
-        return _given(name, Path(data), release, "file")
+        return _given(record, Path(data), release, "file")
     if record.packaged is not None:
         return _packaged(name, record.packaged, release)
     if record.releases is None:
@@ -62,15 +62,21 @@ def open_benchmark(
     return _downloaded(record, release, options)
 
 
-def _given(name: str, path: Path, release: str | None, source: str) -> BenchmarkFiles:
+def _given(benchmark: Benchmark, path: Path, release: str | None, source: str) -> BenchmarkFiles:
+    """The user's file; ``release`` keeps its part where releases are parts of one file (an MBPP split,
+    an APPS difficulty), as it does of the download."""
+    name = benchmark.name
+    part = None
     if release is not None:
-        raise UserError(
-            f"{name}: --release chooses which upstream files to download; with your own file use --after/--before"
-        )
+        if not isinstance(benchmark.releases, PartsOfOneFile):
+            raise UserError(
+                f"{name}: --release chooses which upstream files to download; with your own file use --after/--before"
+            )
+        part = benchmark.release(release).subset
     if not path.is_file():
         raise UserError(f"{path}: no such file")
     record = FileRecord(str(path.resolve()), file_sha256(path), path.stat().st_size)
-    return BenchmarkFiles(name, (path,), Provenance(name, source, None, None, (record,)), given=True)
+    return BenchmarkFiles(name, (path,), Provenance(name, source, None, release, (record,)), part, given=True)
 
 
 def _packaged(name: str, packaged: Packaged, release: str | None) -> BenchmarkFiles:
