@@ -122,16 +122,16 @@ FENCED = "```python\ndef f(x):\n    return x\n```"  # raw model output, code fen
          "3 of 3 programs do not parse: `solution` is a whole program; `completion` is appended to the prompt. "
          "3 of them parse when read as `completion`: rename the field to `completion`"),
         ("completion", [FENCED] * 3,
-         "3 of 3 programs do not parse: `completion` is appended to the prompt; `solution` is a whole program; "
-         "check which one the file holds"),
+         "3 of 3 programs do not parse: 3 of them hold markdown code fences (```); a sample is the code alone"),
         ("solution", [BODY, FENCED, "def f(x):\n    return x\n"],
          "2 of 3 programs do not parse: `solution` is a whole program; `completion` is appended to the prompt; "
          "check which one the file holds"),
         ("completion", [BODY, FENCED, BODY], None),
         ("completion", [FENCED, FENCED, BODY, BODY], None),  # half of them parse: no hint
         ("completion", [BODY, BODY, FENCED, FENCED, FENCED],
-         "3 of 5 programs do not parse: `completion` is appended to the prompt; `solution` is a whole program; "
-         "check which one the file holds"),
+         "3 of 5 programs do not parse: 3 of them hold markdown code fences (```); a sample is the code alone"),
+        ("solution", [FENCED, FENCED, BODY],
+         "3 of 3 programs do not parse: 2 of them hold markdown code fences (```); a sample is the code alone"),
     ],
 )  # fmt: skip
 def test_a_file_that_mostly_does_not_parse_gets_a_hint(

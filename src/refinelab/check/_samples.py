@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 import asyncio
 import json
+import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
@@ -151,8 +152,9 @@ def _json_kind(value: object) -> str:
 
 
 def format_hint(samples: Sequence[Sample]) -> str | None:
-    """One line of advice when most programs do not parse and the other field's reading would fix that:
-    ``completion`` is appended to the prompt, ``solution`` is a whole program (evalplus's convention)."""
+    """One line of advice when most programs do not parse: mostly still in markdown fences, or the other
+    field's reading would fix that (``completion`` is appended to the prompt, ``solution`` is a whole
+    program: evalplus's convention)."""
     broken: list[Sample] = []
     for parsed, sample in enumerate(samples, 1):
         if not _parses(sample.program):
@@ -161,8 +163,11 @@ def format_hint(samples: Sequence[Sample]) -> str | None:
             return None
     if not samples or len(broken) * 2 <= len(samples):
         return None
-    fixed = sum(_parses(s.code if s.given_as == "completion" else s.problem.program(s.code)) for s in broken)
     head = f"{len(broken)} of {len(samples)} programs do not parse"
+    fenced = sum(bool(_FENCE.search(s.code)) for s in broken)
+    if fenced * 2 > len(broken):  # raw replies: neither field's reading helps
+        return f"{head}: {fenced} of them hold markdown code fences (```); a sample is the code alone"
+    fixed = sum(_parses(s.code if s.given_as == "completion" else s.problem.program(s.code)) for s in broken)
     if broken[0].given_as == "solution":
         advice = "`solution` is a whole program; `completion` is appended to the prompt"
         other = "completion"
@@ -172,6 +177,10 @@ def format_hint(samples: Sequence[Sample]) -> str | None:
     if fixed * 2 > len(broken):
         return f"{head}: {advice}. {fixed} of them parse when read as `{other}`: rename the field to `{other}`"
     return f"{head}: {advice}; check which one the file holds"
+
+
+_FENCE = re.compile(r"^\s*```", re.MULTILINE)
+"""A markdown code fence opening or closing a line."""
 
 
 def _parses(program: str) -> bool:
