@@ -20,6 +20,7 @@ from refinelab.check import (
     CheckInputs,
     CheckOptions,
     GeneratedTestSet,
+    Sample,
     ScoredSample,
     Selection,
     SelectionOptions,
@@ -228,7 +229,7 @@ async def _check(args: argparse.Namespace, options: CheckOptions, runtime: Runti
                 _print_self_test(report, sandbox)
                 return 1 if report.discrepancies else 0
             problems = options.in_window(loading.bare)
-            inputs = _inputs(args, problems)
+            inputs = _inputs(args, problems, loading.bare)
             hook = _after_loading(show, loading)
             if args.select:
                 selection = _selection_options(args, options)
@@ -262,9 +263,12 @@ def _after_loading(show: ProgressHook, loading: Loading) -> ProgressHook:
     return hook
 
 
-def _inputs(args: argparse.Namespace, problems: Sequence[Problem]) -> CheckInputs:
-    """The samples (with a note on CodeT records that matched no task), then the generated tests."""
-    samples, unmatched = read_any_samples(args.samples, problems)
+def _inputs(args: argparse.Namespace, problems: Sequence[Problem], every: Sequence[Problem]) -> CheckInputs:
+    """The samples of ``problems`` (the date window's; samples of ``every`` other problem are left out,
+    with a note, as LiveCodeBench scores a window), with a note on CodeT records that matched no task,
+    then the generated tests."""
+    samples, unmatched = read_any_samples(args.samples, every)
+    samples = _in_window(samples, problems, args.samples)
     if unmatched:
         print(
             f"refinelab: note: {len(unmatched)} samples records matched no task: {_listing(unmatched)}",
@@ -272,6 +276,20 @@ def _inputs(args: argparse.Namespace, problems: Sequence[Problem]) -> CheckInput
         )
     tests = read_generated_tests(args.generated_tests, problems) if args.generated_tests else None
     return CheckInputs(samples, unmatched, tests)
+
+
+def _in_window(samples: list[Sample], problems: Sequence[Problem], path: Path) -> list[Sample]:
+    """The samples of ``problems`` (each task's keep their numbers); a note on the rest."""
+    ids = {problem.id for problem in problems}
+    kept = [sample for sample in samples if sample.problem.id in ids]
+    if len(kept) == len(samples):
+        return samples
+    outside = sorted({sample.problem.id for sample in samples} - ids)
+    note = f"{len(samples) - len(kept)} samples of {len(outside)} tasks outside the date window left out"
+    print(f"refinelab: note: {note}: {_listing(outside, 5)}", file=sys.stderr)
+    if not kept:
+        raise UserError(f"{path}: no sample is of a task in the date window")
+    return kept
 
 
 def _write_out(path: Path | None, selections: Sequence[Selection]) -> None:
